@@ -1,0 +1,39 @@
+#pragma once
+
+#include "actors/common/messages.hpp"
+#include "net/transport.hpp"
+
+#include <caf/all.hpp>
+
+namespace actor_host {
+
+/// Hands what a socket reads to the actor that owns the connection: the only
+/// crossing from the I/O threads into actors. Posting to a mailbox is
+/// thread-safe; no actor logic runs on the I/O thread.
+class frame_bridge : public net::frame_handler {
+public:
+  explicit frame_bridge(caf::actor target) : target_(std::move(target)) {
+  }
+
+  void on_text(std::string frame) override {
+    caf::anon_send(target_, frame_atom_v, std::move(frame));
+  }
+
+  void on_closed(std::string reason) override {
+    caf::anon_send(target_, closed_atom_v, std::move(reason));
+    target_ = nullptr;
+  }
+
+private:
+  caf::actor target_;
+};
+
+/// Closes the transport whenever `self` terminates, for whatever reason; the
+/// functor owns its own reference because the actor's state is gone by then.
+inline void close_on_exit(caf::local_actor* self, net::transport_ptr transport) {
+  self->attach_functor([t = std::move(transport)](const caf::error&) {
+    t->close(1001, "going away");
+  });
+}
+
+} // namespace actor_host

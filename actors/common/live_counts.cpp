@@ -1,0 +1,38 @@
+#include "actors/common/live_counts.hpp"
+
+#include <array>
+
+namespace actor_host {
+
+namespace {
+
+std::array<std::atomic<std::int64_t>, static_cast<std::size_t>(actor_kind::count_)> counts{};
+
+} // namespace
+
+std::atomic<std::int64_t> registered_runtimes{0};
+
+std::int64_t live_actors(actor_kind k) {
+  return counts[static_cast<std::size_t>(k)].load(std::memory_order_relaxed);
+}
+
+const char* actor_kind_name(actor_kind k) {
+  switch (k) {
+    case actor_kind::runtime_directory: return "runtime_directory";
+    case actor_kind::runtime_connection: return "runtime_connection";
+    case actor_kind::pending_request: return "pending_request";
+    case actor_kind::caller_session: return "caller_session";
+    case actor_kind::count_: break;
+  }
+  return "?";
+}
+
+live_count::live_count(actor_kind k) : kind_(k) {
+  counts[static_cast<std::size_t>(k)].fetch_add(1, std::memory_order_relaxed);
+}
+
+live_count::~live_count() {
+  counts[static_cast<std::size_t>(kind_)].fetch_sub(1, std::memory_order_relaxed);
+}
+
+} // namespace actor_host

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <caf/all.hpp>
+
+// The message vocabulary of actor-host's actors. Atoms are at most 10
+// characters and have no namespaces in CAF 0.17, hence the short names.
+CAF_BEGIN_TYPE_ID_BLOCK(actor_host, caf::first_custom_type_id)
+
+// socket -> actor
+CAF_ADD_ATOM(actor_host, actor_host::atoms, frame_atom, "frame")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, closed_atom, "closed")
+
+// caller <-> directory
+CAF_ADD_ATOM(actor_host, actor_host::atoms, register_atom, "register")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, deregister_atom, "deregister")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, route_atom, "route")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, list_atom, "list")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_open_atom, "bidiopen")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_close_atom, "bidiclose")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_find_atom, "bidifind")
+
+// caller -> connection -> pending request -> caller
+CAF_ADD_ATOM(actor_host, actor_host::atoms, call_atom, "call")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, accepted_atom, "accepted")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, trace_atom, "trace")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, chunk_atom, "chunk")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, done_atom, "done")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, response_atom, "response")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, input_atom, "input")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, end_input_atom, "endinput")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, abort_atom, "abort")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, forget_atom, "forget")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, conn_lost_atom, "connlost")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, expired_atom, "expired")
+
+// supervision
+CAF_ADD_ATOM(actor_host, actor_host::atoms, adopt_atom, "adopt")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, shutdown_atom, "shutdown")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, directory_atom, "directory")
+
+CAF_END_TYPE_ID_BLOCK(actor_host)
+
+namespace actor_host {
+using namespace atoms;
+} // namespace actor_host

@@ -1,0 +1,284 @@
+#include "actors/manager/api_session.hpp"
+
+#include "actors/common/frame_bridge.hpp"
+#include "actors/manager/call_client.hpp"
+#include "actors/manager/errors.hpp"
+#include "net/jsonrpc.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace actor_host {
+
+namespace rpc = net::jsonrpc;
+
+namespace {
+
+using self_ptr = caf::stateful_actor<api_session_state>*;
+
+void send_error(self_ptr self, const std::string& id, std::string error) {
+  self->state.transport->send_text(rpc::error_response(id, error));
+}
+
+void send_error(self_ptr self, const std::string& id, int code, const std::string& message) {
+  send_error(self, id, rpc::error_object(code, message));
+}
+
+// Optional params: absent, or an object.
+bool object_params(self_ptr self, const rpc::message& m, rpc::object_members& out) {
+  if (m.params.empty())
+    return true;
+  std::string why;
+  if (rpc::split_object(m.params, out, why))
+    return true;
+  if (m.kind == rpc::kind::request)
+    send_error(self, m.id, rpc::code::invalid_params, "Invalid params: params must be a JSON object");
+  return false;
+}
+
+// An optional string member; false (and an error reply) if it has another type.
+bool optional_string(self_ptr self, const rpc::message& m, const rpc::object_members& p,
+                     const char* key, std::string& out) {
+  auto* raw = p.find(key);
+  if (!raw || *raw == "null")
+    return true;
+  if (rpc::string_value(*raw, out))
+    return true;
+  send_error(self, m.id, rpc::code::invalid_params,
+             std::string{"Invalid params: '"} + key + "' must be a string");
+  return false;
+}
+
+void begin(self_ptr self, const rpc::message& m, std::string runtime_id, std::string method,
+           std::string params, caf::timespan timeout, bool events) {
+  auto& st = self->state;
+  if (st.by_id.count(m.id)) {
+    send_error(self, m.id, rpc::code::invalid_request,
+               "Invalid request: id " + m.id + " is already in use by a call in flight");
+    return;
+  }
+  auto tag = st.next_tag++;
+  auto& c = st.calls[tag];
+  c.caller_id = m.id;
+  c.method = method;
+  c.events = events;
+  st.by_id.emplace(m.id, tag);
+  start_call(self, st.directory,
+             {tag, std::move(runtime_id), std::move(method), std::move(params), timeout});
+}
+
+void on_list_runtimes(self_ptr self, const rpc::message& m) {
+  self->request(self->state.directory, caf::infinite, list_atom_v)
+    .then([self, id = m.id](const std::string& list) {
+      self->state.transport->send_text(rpc::result_response(id, R"({"runtimes":)" + list + "}"));
+    });
+}
+
+void on_run_action(self_ptr self, const rpc::message& m) {
+  rpc::object_members p;
+  std::string why;
+  if (m.params.empty() || !rpc::split_object(m.params, p, why))
+    return send_error(self, m.id, rpc::code::invalid_params,
+                      "Invalid params: runAction needs params {key, input?, ...}");
+  std::string key, runtime_id;
+  auto* raw_key = p.find("key");
+  if (!raw_key || !rpc::string_value(*raw_key, key) || key.empty())
+    return send_error(self, m.id, rpc::code::invalid_params,
+                      "Invalid params: 'key' must be an action key such as \"/flow/echo\"");
+  if (!optional_string(self, m, p, "runtimeId", runtime_id))
+    return;
+  for (const char* flag : {"stream", "streamInput"}) {
+    bool b;
+    if (auto* raw = p.find(flag); raw && !rpc::is_bool(*raw, b))
+      return send_error(self, m.id, rpc::code::invalid_params,
+                        std::string{"Invalid params: '"} + flag + "' must be a boolean");
+  }
+  caf::timespan timeout;
+  if (!read_timeout(p.find("timeoutMs"), self->state.policy.run_timeout, timeout))
+    return send_error(self, m.id, rpc::code::invalid_params,
+                      "Invalid params: 'timeoutMs' must be a non-negative number");
+  // The params go to the runtime as the caller wrote them (runtimes ignore
+  // keys they do not know, as with Genkit's own runtimeId), so they must be
+  // valid JSON all the way down.
+  if (!rpc::validate(m.params, &why))
+    return send_error(self, m.id, rpc::code::parse_error, "Parse error: " + why);
+  begin(self, m, std::move(runtime_id), "runAction", m.params, timeout, true);
+}
+
+void on_input(self_ptr self, const rpc::message& m, bool end) {
+  rpc::object_members p;
+  if (!object_params(self, m, p))
+    return;
+  auto& st = self->state;
+  auto* rid = p.find("requestId");
+  auto i = rid ? st.by_id.find(*rid) : st.by_id.end();
+  if (i == st.by_id.end()) {
+    spdlog::debug("{} for unknown requestId from caller {}", m.method, st.transport->peer());
+    if (m.kind == rpc::kind::request)
+      send_error(self, m.id, rpc::code::invalid_params,
+                 "Invalid params: no run in flight with requestId "
+                   + (rid ? *rid : std::string{"(missing)"}));
+    return;
+  }
+  auto& c = st.calls[i->second];
+  std::string chunk;
+  if (!end) {
+    auto* raw = p.find("chunk");
+    if (!raw) {
+      if (m.kind == rpc::kind::request)
+        send_error(self, m.id, rpc::code::invalid_params, "Invalid params: 'chunk' is missing");
+      return;
+    }
+    chunk = *raw;
+  }
+  if (c.input_ended)
+    return; // nothing after endInputStream, as runtimes do
+  c.input_ended = end;
+  if (!c.pending) {
+    // Not routed yet: keep wire order by queueing behind the runAction.
+    c.early_input.push_back(end ? std::string{} : std::move(chunk));
+  } else if (end) {
+    self->send(c.pending, end_input_atom_v);
+  } else {
+    self->send(c.pending, input_atom_v, std::move(chunk));
+  }
+  if (m.kind == rpc::kind::request)
+    st.transport->send_text(rpc::result_response(m.id, "{}"));
+}
+
+void on_frame(self_ptr self, std::string& frame) {
+  auto& st = self->state;
+  rpc::message m;
+  rpc::decode_error err;
+  if (!rpc::decode(frame, m, err))
+    return send_error(self, err.id, err.code, err.message);
+  if (m.kind == rpc::kind::response)
+    return; // we never send requests to callers
+  if (m.method == "sendInputStreamChunk")
+    return on_input(self, m, false);
+  if (m.method == "endInputStream")
+    return on_input(self, m, true);
+  if (m.kind != rpc::kind::request) {
+    spdlog::debug("ignoring notification {} from caller {}", m.method, st.transport->peer());
+    return;
+  }
+  if (m.method == "listRuntimes")
+    return on_list_runtimes(self, m);
+  if (m.method == "runAction")
+    return on_run_action(self, m);
+  rpc::object_members p;
+  if (!object_params(self, m, p))
+    return;
+  std::string runtime_id;
+  if (!optional_string(self, m, p, "runtimeId", runtime_id))
+    return;
+  auto timeout = st.policy.request_timeout;
+  if (m.method == "listActions")
+    return begin(self, m, std::move(runtime_id), m.method, {}, timeout, false);
+  if (m.method == "listValues") {
+    std::string type;
+    auto* raw = p.find("type");
+    if (!raw || !rpc::string_value(*raw, type) || type.empty())
+      return send_error(self, m.id, rpc::code::invalid_params,
+                        "Invalid params: 'type' must be a string such as \"defaultModel\"");
+    return begin(self, m, std::move(runtime_id), m.method, R"({"type":)" + *raw + "}", timeout,
+                 false);
+  }
+  if (m.method == "cancelAction") {
+    std::string trace;
+    auto* raw = p.find("traceId");
+    if (!raw || !rpc::string_value(*raw, trace) || trace.empty())
+      return send_error(self, m.id, rpc::code::invalid_params,
+                        "Invalid params: 'traceId' must be a non-empty string");
+    return begin(self, m, std::move(runtime_id), m.method, R"({"traceId":)" + *raw + "}",
+                 timeout, false);
+  }
+  send_error(self, m.id, rpc::code::method_not_found, "Method not found: " + m.method);
+}
+
+api_session_state::call* find_call(self_ptr self, std::uint64_t tag) {
+  auto i = self->state.calls.find(tag);
+  return i == self->state.calls.end() ? nullptr : &i->second;
+}
+
+void forget(self_ptr self, std::uint64_t tag) {
+  auto& st = self->state;
+  if (auto i = st.calls.find(tag); i != st.calls.end()) {
+    st.by_id.erase(i->second.caller_id);
+    st.calls.erase(i);
+  }
+}
+
+} // namespace
+
+caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
+                          net::transport_ptr transport, caf::actor directory,
+                          call_policy policy) {
+  auto& st = self->state;
+  st.transport = transport;
+  st.directory = std::move(directory);
+  st.policy = policy;
+  close_on_exit(self, std::move(transport));
+  // A pending request that dies without a `done` (manager shutdown) still
+  // owes its caller an answer.
+  self->set_down_handler([self](caf::down_msg& dm) {
+    for (auto& [tag, c] : self->state.calls) {
+      if (c.pending.address() == dm.source) {
+        auto error = dm.reason == caf::exit_reason::user_shutdown
+                       ? manager_errors::shutting_down()
+                       : manager_errors::internal("the request ended unexpectedly");
+        send_error(self, c.caller_id, std::move(error));
+        forget(self, tag);
+        return;
+      }
+    }
+  });
+  return {
+    [self](frame_atom, std::string& frame) { on_frame(self, frame); },
+    // Our pending requests monitor us: quitting abandons (cancels) the runs.
+    [self](closed_atom, const std::string&) { self->quit(); },
+    [self](accepted_atom, std::uint64_t tag, caf::actor& pending) {
+      auto* c = find_call(self, tag);
+      if (!c) {
+        // Finished before we learned who ran it; nothing to watch.
+        return;
+      }
+      c->pending = pending;
+      self->monitor(pending);
+      for (auto& x : c->early_input) {
+        if (x.empty())
+          self->send(pending, end_input_atom_v);
+        else
+          self->send(pending, input_atom_v, std::move(x));
+      }
+      c->early_input.clear();
+    },
+    [self](trace_atom, std::uint64_t tag, const std::string& trace) {
+      auto* c = find_call(self, tag);
+      if (!c || !c->events)
+        return;
+      self->state.transport->send_text(rpc::notification(
+        "runActionState", R"({"requestId":)" + c->caller_id + R"(,"state":{"traceId":)"
+                            + rpc::quote(trace) + "}}"));
+    },
+    [self](chunk_atom, std::uint64_t tag, const std::string& chunk) {
+      auto* c = find_call(self, tag);
+      if (!c || !c->events)
+        return;
+      self->state.transport->send_text(rpc::notification(
+        "streamChunk", R"({"requestId":)" + c->caller_id + R"(,"chunk":)" + chunk + "}"));
+    },
+    [self](done_atom, std::uint64_t tag, bool ok, const std::string& raw) {
+      auto* c = find_call(self, tag);
+      if (!c)
+        return;
+      if (c->pending)
+        self->demonitor(c->pending);
+      auto& t = self->state.transport;
+      t->send_text(ok ? rpc::result_response(c->caller_id, raw)
+                      : rpc::error_response(c->caller_id, raw));
+      forget(self, tag);
+    },
+  };
+}
+
+} // namespace actor_host

@@ -1,0 +1,41 @@
+#pragma once
+
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
+#include "actors/manager/manager_config.hpp"
+#include "net/transport.hpp"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace actor_host {
+
+struct api_session_state {
+  struct call {
+    std::string caller_id; // the caller's raw JSON-RPC id
+    std::string method;
+    caf::actor pending;    // known once accepted
+    std::vector<std::string> early_input; // input that arrived before `pending`
+    bool input_ended = false;
+    bool events = false;   // relay runActionState / streamChunk (runAction)
+  };
+
+  live_count live{actor_kind::caller_session};
+  net::transport_ptr transport;
+  caf::actor directory;
+  call_policy policy;
+  std::uint64_t next_tag = 1;
+  std::unordered_map<std::uint64_t, call> calls;           // by tag
+  std::unordered_map<std::string, std::uint64_t> by_id;    // caller id -> tag
+  static inline const char* name = "api_session";
+};
+
+/// A program's WebSocket on /api/ws: JSON-RPC 2.0 with the methods a manager
+/// sends to runtimes, plus listRuntimes and runtimeId routing. Runs calls
+/// concurrently and relays their events with the caller's own ids. When the
+/// socket closes, every run it started is cancelled.
+caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
+                          net::transport_ptr transport, caf::actor directory, call_policy policy);
+
+} // namespace actor_host

@@ -1,0 +1,27 @@
+#pragma once
+
+#include "registry/status.hpp"
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+/// Error objects the manager itself produces for callers. They carry a Genkit
+/// Status in `data`, like action failures do, so clients handle both alike.
+namespace actor_host::manager_errors {
+
+std::string status_error(registry::status_code code, std::string_view message);
+
+std::string no_runtimes();
+std::string runtime_not_found(std::string_view id);
+std::string timed_out(std::string_view runtime_id, std::string_view method,
+                      std::chrono::milliseconds after);
+std::string connection_closed(std::string_view runtime_id, std::string_view method);
+std::string shutting_down();
+std::string invalid_params(std::string_view detail);
+std::string internal(std::string_view detail);
+
+/// The HTTP status for a JSON-RPC error object (Status code first).
+int http_status(std::string_view error_object);
+
+} // namespace actor_host::manager_errors

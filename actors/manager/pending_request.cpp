@@ -1,0 +1,102 @@
+#include "actors/manager/pending_request.hpp"
+
+#include "actors/manager/errors.hpp"
+#include "net/jsonrpc.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace actor_host {
+
+namespace rpc = net::jsonrpc;
+
+namespace {
+
+using self_ptr = caf::stateful_actor<pending_state>*;
+
+void finish(self_ptr self, bool ok, std::string raw) {
+  auto& a = self->state.args;
+  if (a.caller)
+    self->send(a.caller, done_atom_v, a.tag, ok, std::move(raw));
+  self->quit();
+}
+
+// Abandoned runs should stop consuming the runtime's resources. The cancel is
+// a detached call: nobody waits for its answer.
+void cancel_on_runtime(self_ptr self) {
+  auto& st = self->state;
+  if (st.cancel_sent || st.trace_id.empty() || st.args.method != "runAction")
+    return;
+  st.cancel_sent = true;
+  spdlog::debug("cancelling abandoned run {} on runtime {}", st.trace_id, st.args.runtime_id);
+  caf::anon_send(st.args.conn, call_atom_v, std::uint64_t{0}, std::string{"cancelAction"},
+                 R"({"traceId":)" + rpc::quote(st.trace_id) + "}", st.args.cancel_timeout);
+}
+
+void abandon(self_ptr self) {
+  auto& st = self->state;
+  st.caller_gone = true;
+  st.args.caller = nullptr;
+  cancel_on_runtime(self);
+}
+
+} // namespace
+
+caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_args args) {
+  self->state.args = std::move(args);
+  // A caller that dies (socket closed, HTTP client gone) abandons the call.
+  if (self->state.args.caller) {
+    self->monitor(self->state.args.caller);
+    self->set_down_handler([self](caf::down_msg& dm) {
+      if (dm.source == self->state.args.caller.address())
+        abandon(self);
+    });
+  }
+  if (self->state.args.timeout.count() > 0)
+    self->delayed_send(self, self->state.args.timeout, expired_atom_v);
+  return {
+    [self](trace_atom, std::string& trace) {
+      auto& st = self->state;
+      // Go runtimes send runActionState once per span; the first one counts.
+      if (!st.trace_id.empty())
+        return;
+      st.trace_id = trace;
+      if (st.args.caller)
+        self->send(st.args.caller, trace_atom_v, st.args.tag, std::move(trace));
+      if (st.caller_gone)
+        cancel_on_runtime(self);
+    },
+    [self](chunk_atom, std::string& raw) {
+      auto& a = self->state.args;
+      if (a.caller)
+        self->send(a.caller, chunk_atom_v, a.tag, std::move(raw));
+    },
+    [self](response_atom, bool ok, std::string& raw) { finish(self, ok, std::move(raw)); },
+    [self](expired_atom) {
+      auto& a = self->state.args;
+      spdlog::warn("request {} ({}) to runtime {} timed out", a.wire_id, a.method, a.runtime_id);
+      self->send(a.conn, forget_atom_v, a.wire_id);
+      cancel_on_runtime(self);
+      finish(self, false,
+             manager_errors::timed_out(
+               a.runtime_id, a.method,
+               std::chrono::duration_cast<std::chrono::milliseconds>(a.timeout)));
+    },
+    [self](conn_lost_atom, const std::string&) {
+      auto& a = self->state.args;
+      finish(self, false, manager_errors::connection_closed(a.runtime_id, a.method));
+    },
+    [self](input_atom, const std::string& chunk) {
+      auto& a = self->state.args;
+      a.transport->send_text(rpc::notification(
+        "sendInputStreamChunk", R"({"requestId":)" + a.wire_id + R"(,"chunk":)" + chunk + "}"));
+    },
+    [self](end_input_atom) {
+      auto& a = self->state.args;
+      a.transport->send_text(
+        rpc::notification("endInputStream", R"({"requestId":)" + a.wire_id + "}"));
+    },
+    [self](abort_atom) { abandon(self); },
+  };
+}
+
+} // namespace actor_host

@@ -1,0 +1,175 @@
+#include "actors/manager/runtime_connection.hpp"
+
+#include "actors/common/frame_bridge.hpp"
+#include "actors/manager/errors.hpp"
+#include "actors/manager/pending_request.hpp"
+#include "net/jsonrpc.hpp"
+#include "registry/runtime_info.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace actor_host {
+
+namespace rpc = net::jsonrpc;
+
+const std::string& connection_state::who() const {
+  return runtime_id.empty() ? transport->peer() : runtime_id;
+}
+
+namespace {
+
+using self_ptr = caf::stateful_actor<connection_state>*;
+
+void reply_error(self_ptr self, const std::string& id, int code, const std::string& message) {
+  self->state.transport->send_text(rpc::error_response(id, rpc::error_object(code, message)));
+}
+
+void on_register(self_ptr self, const rpc::message& m) {
+  auto& st = self->state;
+  registry::runtime_info info;
+  std::string why;
+  if (!registry::parse_register_params(m.params, info, why)) {
+    spdlog::warn("rejected register from {}: {}", st.who(), why);
+    if (m.kind == rpc::kind::request)
+      reply_error(self, m.id, rpc::code::invalid_params, "Invalid params: " + why);
+    return;
+  }
+  info.reflection_server_url = st.opts.reflection_url;
+  info.timestamp = registry::iso_timestamp_now();
+  if (!st.runtime_id.empty() && st.runtime_id != info.id)
+    self->send(st.directory, deregister_atom_v, st.runtime_id, caf::actor{self});
+  st.runtime_id = info.id;
+  self->send(st.directory, register_atom_v, info.id, info.to_json(), caf::actor{self});
+  // No telemetry server here: an unreachable telemetryServerUrl wedges the
+  // Genkit JS runtime, so the key is left out (the runtime keeps its own).
+  if (m.kind == rpc::kind::request)
+    st.transport->send_text(rpc::result_response(m.id, "{}"));
+}
+
+caf::actor* pending_for(self_ptr self, const rpc::object_members& params) {
+  auto* rid = params.find("requestId");
+  if (!rid)
+    return nullptr;
+  auto& p = self->state.pending;
+  auto i = p.find(*rid);
+  return i == p.end() ? nullptr : &i->second;
+}
+
+void on_notification(self_ptr self, rpc::message& m) {
+  rpc::object_members params;
+  std::string why;
+  if (!rpc::split_object(m.params, params, why)) {
+    spdlog::debug("{} from {} without usable params: {}", m.method, self->state.who(), why);
+    return;
+  }
+  auto* pending = pending_for(self, params);
+  if (!pending) {
+    spdlog::debug("{} for unknown request id from {}", m.method, self->state.who());
+    return;
+  }
+  if (m.method == "streamChunk") {
+    if (auto* chunk = params.find("chunk"))
+      self->send(*pending, chunk_atom_v, *chunk);
+    return;
+  }
+  // runActionState
+  rpc::object_members state;
+  std::string trace;
+  if (auto* s = params.find("state"); s && rpc::split_object(*s, state, why))
+    if (auto* t = state.find("traceId"); t && rpc::string_value(*t, trace) && !trace.empty())
+      self->send(*pending, trace_atom_v, std::move(trace));
+}
+
+void on_frame(self_ptr self, std::string& frame) {
+  auto& st = self->state;
+  rpc::message m;
+  rpc::decode_error err;
+  if (!rpc::decode(frame, m, err)) {
+    spdlog::warn("bad frame from runtime {}: {}", st.who(), err.message);
+    reply_error(self, err.id, err.code, err.message);
+    return;
+  }
+  if (m.kind == rpc::kind::response) {
+    auto i = st.pending.find(m.id);
+    if (i == st.pending.end()) {
+      // Late answers after a timeout, or a runtime replaying after reconnect.
+      spdlog::debug("response for unknown request id {} from {}", m.id, st.who());
+      return;
+    }
+    bool ok = m.error.empty();
+    self->send(i->second, response_atom_v, ok, ok ? std::move(m.result) : std::move(m.error));
+    st.pending.erase(i);
+    return;
+  }
+  if (m.method == "streamChunk" || m.method == "runActionState")
+    return on_notification(self, m);
+  if (m.method == "register")
+    return on_register(self, m);
+  spdlog::debug("unknown method {} from runtime {}", m.method, st.who());
+  if (m.kind == rpc::kind::request)
+    reply_error(self, m.id, rpc::code::method_not_found, "Method not found: " + m.method);
+}
+
+} // namespace
+
+caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
+                                 net::transport_ptr transport, caf::actor directory,
+                                 connection_options opts) {
+  auto& st = self->state;
+  st.transport = transport;
+  st.directory = std::move(directory);
+  st.opts = std::move(opts);
+  close_on_exit(self, std::move(transport));
+  // Pending requests are linked so that they die with us on shutdown. One
+  // that fails on its own must not take the connection down.
+  self->set_exit_handler([self](caf::exit_msg& em) {
+    // With a handler installed, CAF delivers normal exits of linked children
+    // too; those are routine.
+    if (em.reason == caf::exit_reason::normal)
+      return;
+    auto& p = self->state.pending;
+    auto i = std::find_if(p.begin(), p.end(),
+                          [&](auto& kv) { return kv.second.address() == em.source; });
+    if (i != p.end()) {
+      p.erase(i);
+      return;
+    }
+    self->quit(em.reason);
+  });
+  return {
+    [self](frame_atom, std::string& frame) { on_frame(self, frame); },
+    [self](closed_atom, const std::string& reason) {
+      auto& st = self->state;
+      spdlog::info("runtime connection {} closed ({}), failing {} pending request(s)", st.who(),
+                   reason, st.pending.size());
+      for (auto& [id, p] : st.pending)
+        self->send(p, conn_lost_atom_v, reason);
+      st.pending.clear();
+      self->quit();
+    },
+    [self](call_atom, std::uint64_t tag, std::string& method, std::string& params,
+           caf::timespan timeout) -> caf::actor {
+      auto& st = self->state;
+      auto wire_id = '"' + std::to_string(st.next_id++) + '"';
+      pending_args a;
+      a.conn = self;
+      a.transport = st.transport;
+      a.caller = caf::actor_cast<caf::actor>(self->current_sender());
+      a.tag = tag;
+      a.wire_id = wire_id;
+      a.method = method;
+      a.runtime_id = st.runtime_id;
+      a.timeout = timeout;
+      a.cancel_timeout = st.opts.cancel_timeout;
+      auto p = self->spawn<caf::linked>(pending_request, std::move(a));
+      st.pending.emplace(wire_id, p);
+      st.transport->send_text(rpc::request(method, params, wire_id));
+      return p;
+    },
+    [self](forget_atom, const std::string& wire_id) { self->state.pending.erase(wire_id); },
+  };
+}
+
+} // namespace actor_host

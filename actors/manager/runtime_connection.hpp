@@ -1,0 +1,44 @@
+#pragma once
+
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
+#include "net/transport.hpp"
+
+#include <string>
+#include <unordered_map>
+
+namespace actor_host {
+
+struct connection_options {
+  std::string reflection_url;      // ws://localhost:<port>, reported in RuntimeInfo
+  caf::timespan cancel_timeout{std::chrono::seconds(30)};
+};
+
+struct connection_state {
+  live_count live{actor_kind::runtime_connection};
+  net::transport_ptr transport;
+  caf::actor directory;
+  connection_options opts;
+  std::string runtime_id; // empty until the runtime registers
+  std::uint64_t next_id = 1;
+  std::unordered_map<std::string, caf::actor> pending; // raw wire id -> pending_request
+  static inline const char* name = "runtime_connection";
+
+  const std::string& who() const;
+};
+
+/// One runtime's WebSocket. Answers `register`, allocates string ids for
+/// requests to the runtime, spawns a pending_request per request, and
+/// demultiplexes responses, runActionState and streamChunk by id. When the
+/// socket closes every pending request fails at once with "connection
+/// closed"; when the actor ends the socket closes.
+///
+/// - (frame_atom, text), (closed_atom, reason): from the socket
+/// - (call_atom, tag, method, params, timeout) -> actor: starts a request; the
+///   sender becomes the caller of the pending_request that is returned
+/// - (forget_atom, wire_id): a pending request gave up (timeout)
+caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
+                                 net::transport_ptr transport, caf::actor directory,
+                                 connection_options opts);
+
+} // namespace actor_host

@@ -1,0 +1,100 @@
+#include "actors/manager/runtime_directory.hpp"
+
+#include "actors/manager/errors.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace actor_host {
+
+directory_state::entry* directory_state::find(const std::string& id) {
+  auto i = std::find_if(entries.begin(), entries.end(), [&](auto& e) { return e.id == id; });
+  return i == entries.end() ? nullptr : &*i;
+}
+
+namespace {
+
+void publish_count(caf::stateful_actor<directory_state>* self) {
+  registered_runtimes.store(static_cast<std::int64_t>(self->state.entries.size()));
+}
+
+} // namespace
+
+caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
+  self->attach_functor([] { registered_runtimes.store(0); });
+  // A connection that dies takes its entries with it, unless a newer socket
+  // has re-registered the id in the meantime.
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& es = self->state.entries;
+    for (auto i = es.begin(); i != es.end();) {
+      if (i->conn.address() == dm.source) {
+        spdlog::info("Runtime {} disconnected ({})", i->id, caf::to_string(dm.reason));
+        i = es.erase(i);
+      } else {
+        ++i;
+      }
+    }
+    publish_count(self);
+    std::erase_if(self->state.bidi_by_trace,
+                  [&](auto& kv) { return kv.second.address() == dm.source; });
+  });
+  return {
+    [self](register_atom, std::string& id, std::string& info, caf::actor& conn) {
+      self->monitor(conn);
+      if (auto* e = self->state.find(id)) {
+        spdlog::info("Runtime {} re-registered; the newest connection wins", id);
+        e->info_json = std::move(info);
+        e->conn = std::move(conn);
+        return;
+      }
+      spdlog::info("Runtime {} registered", id);
+      self->state.entries.push_back({std::move(id), std::move(info), std::move(conn)});
+      publish_count(self);
+    },
+    [self](deregister_atom, const std::string& id, const caf::actor& conn) {
+      auto& es = self->state.entries;
+      auto i = std::find_if(es.begin(), es.end(),
+                            [&](auto& e) { return e.id == id && e.conn == conn; });
+      if (i != es.end())
+        es.erase(i);
+      publish_count(self);
+    },
+    [self](route_atom, const std::string& id) -> caf::result<bool, caf::actor, std::string> {
+      auto& es = self->state.entries;
+      if (id.empty()) {
+        if (es.empty())
+          return {false, caf::actor{}, manager_errors::no_runtimes()};
+        return {true, es.back().conn, es.back().id};
+      }
+      if (auto* e = self->state.find(id))
+        return {true, e->conn, e->id};
+      return {false, caf::actor{}, manager_errors::runtime_not_found(id)};
+    },
+    [self](list_atom) -> std::string {
+      std::string out = "[";
+      for (auto& e : self->state.entries) {
+        if (out.size() > 1)
+          out += ',';
+        out += e.info_json;
+      }
+      out += ']';
+      return out;
+    },
+    [self](bidi_open_atom, std::string& trace, caf::actor& pending) {
+      self->monitor(pending);
+      self->state.bidi_by_trace[std::move(trace)] = std::move(pending);
+    },
+    [self](bidi_close_atom, const std::string& trace) {
+      self->state.bidi_by_trace.erase(trace);
+    },
+    [self](bidi_find_atom, const std::string& trace) -> caf::result<bool, caf::actor> {
+      auto& m = self->state.bidi_by_trace;
+      if (auto i = m.find(trace); i != m.end())
+        return {true, i->second};
+      return {false, caf::actor{}};
+    },
+  };
+}
+
+} // namespace actor_host

@@ -1,0 +1,40 @@
+#pragma once
+
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace actor_host {
+
+struct directory_state {
+  struct entry {
+    std::string id;
+    std::string info_json;
+    caf::actor conn;
+  };
+
+  live_count live{actor_kind::runtime_directory};
+  std::vector<entry> entries; // registration order; back() is the most recent
+  std::unordered_map<std::string, caf::actor> bidi_by_trace;
+  static inline const char* name = "runtime_directory";
+
+  entry* find(const std::string& id);
+};
+
+/// runtimeId -> runtime_connection, in registration order. As in Genkit, the
+/// last entry is the "most recent" runtime and re-registering an existing id
+/// replaces the entry in place (last registration wins). Also indexes bidi
+/// runs by trace id for the HTTP front door.
+///
+/// - (register_atom, id, info_json, conn): add or replace; monitors conn
+/// - (deregister_atom, id, conn): remove if conn still owns the id
+/// - (route_atom, id) -> (bool ok, actor conn, string id_or_error); "" = most recent
+/// - (list_atom) -> string: JSON array of RuntimeInfo
+/// - (bidi_open_atom, trace, pending), (bidi_close_atom, trace)
+/// - (bidi_find_atom, trace) -> (bool, actor)
+caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self);
+
+} // namespace actor_host

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <memory>
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace actor_host::net {
+
+/// Owns the asio io_context and the threads that run it. Sockets live here;
+/// actors never run on these threads.
+class io_runtime {
+public:
+  explicit io_runtime(unsigned threads = 1);
+  ~io_runtime();
+  io_runtime(const io_runtime&) = delete;
+  io_runtime& operator=(const io_runtime&) = delete;
+
+  void start();
+
+  /// Lets pending handlers finish for up to `grace_ms`, then stops the
+  /// context and joins the threads.
+  void stop(unsigned grace_ms = 2000);
+
+  boost::asio::io_context& context();
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace actor_host::net

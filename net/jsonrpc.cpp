@@ -1,0 +1,406 @@
+#include "net/jsonrpc.hpp"
+
+#include <simdjson.h>
+
+#include <cstdio>
+
+namespace actor_host::net::jsonrpc {
+
+namespace od = simdjson::ondemand;
+
+namespace {
+
+// One parser per thread: a handler runs to completion on one thread, and the
+// parser's buffers are reused across frames.
+od::parser& thread_parser() {
+  thread_local od::parser parser;
+  return parser;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r'
+                        || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// Raw text of a value; consumes it.
+simdjson::error_code raw_of(od::value v, std::string_view& out) {
+  od::json_type t;
+  if (auto e = v.type().get(t))
+    return e;
+  if (t == od::json_type::object) {
+    od::object o;
+    if (auto e = v.get_object().get(o))
+      return e;
+    return o.raw_json().get(out);
+  }
+  if (t == od::json_type::array) {
+    od::array a;
+    if (auto e = v.get_array().get(a))
+      return e;
+    return a.raw_json().get(out);
+  }
+  out = trim(v.raw_json_token());
+  return simdjson::SUCCESS;
+}
+
+// 3.0.1 has no document::at_end(); current_location() fails once the
+// iterator has passed the last token.
+bool at_end(od::document& doc) {
+  const char* p = nullptr;
+  return doc.current_location().get(p) != simdjson::SUCCESS;
+}
+
+// Walks every value so that skipped scalars are checked too.
+simdjson::error_code walk(od::value v, int depth) {
+  if (depth > 512)
+    return simdjson::DEPTH_ERROR;
+  od::json_type t;
+  if (auto e = v.type().get(t))
+    return e;
+  switch (t) {
+    case od::json_type::object: {
+      od::object o;
+      if (auto e = v.get_object().get(o))
+        return e;
+      for (auto field : o) {
+        std::string_view k;
+        if (auto e = field.unescaped_key().get(k))
+          return e;
+        if (auto e = walk(field.value(), depth + 1))
+          return e;
+      }
+      return simdjson::SUCCESS;
+    }
+    case od::json_type::array: {
+      od::array a;
+      if (auto e = v.get_array().get(a))
+        return e;
+      for (auto el : a) {
+        od::value x;
+        if (auto e = el.get(x))
+          return e;
+        if (auto e = walk(x, depth + 1))
+          return e;
+      }
+      return simdjson::SUCCESS;
+    }
+    case od::json_type::number: {
+      double d;
+      return v.get_double().get(d);
+    }
+    case od::json_type::string: {
+      std::string_view s;
+      return v.get_string().get(s);
+    }
+    case od::json_type::boolean: {
+      bool b;
+      return v.get_bool().get(b);
+    }
+    case od::json_type::null:
+      return v.is_null() ? simdjson::SUCCESS : simdjson::INCORRECT_TYPE;
+  }
+  return simdjson::INCORRECT_TYPE;
+}
+
+// Scalar documents cannot be read as od::value; handle them separately.
+simdjson::error_code walk_document(od::document& doc) {
+  od::json_type t;
+  if (auto e = doc.type().get(t))
+    return e;
+  simdjson::error_code e = simdjson::SUCCESS;
+  switch (t) {
+    case od::json_type::object:
+    case od::json_type::array: {
+      od::value v;
+      if ((e = doc.get_value().get(v)))
+        return e;
+      e = walk(v, 0);
+      break;
+    }
+    case od::json_type::number: {
+      double d;
+      e = doc.get_double().get(d);
+      break;
+    }
+    case od::json_type::string: {
+      std::string_view s;
+      e = doc.get_string().get(s);
+      break;
+    }
+    case od::json_type::boolean: {
+      bool b;
+      e = doc.get_bool().get(b);
+      break;
+    }
+    case od::json_type::null:
+      e = doc.is_null() ? simdjson::SUCCESS : simdjson::INCORRECT_TYPE;
+      break;
+  }
+  if (e)
+    return e;
+  return at_end(doc) ? simdjson::SUCCESS : simdjson::TRAILING_CONTENT;
+}
+
+std::string describe(simdjson::error_code e) {
+  return simdjson::error_message(e);
+}
+
+// simdjson needs readable padding after the text: copy when unsure.
+struct padded {
+  explicit padded(std::string_view s) {
+    buf.reserve(s.size() + simdjson::SIMDJSON_PADDING);
+    buf.assign(s);
+  }
+  std::string buf;
+};
+
+} // namespace
+
+bool decode(std::string& frame, message& out, decode_error& err) {
+  if (frame.capacity() < frame.size() + simdjson::SIMDJSON_PADDING)
+    frame.reserve(frame.size() + simdjson::SIMDJSON_PADDING);
+  auto fail = [&](int c, std::string m) {
+    err.code = c;
+    err.message = std::move(m);
+    return false;
+  };
+  od::document doc;
+  if (auto e = thread_parser().iterate(frame.data(), frame.size(), frame.capacity()).get(doc))
+    return fail(code::parse_error, "Parse error: " + describe(e));
+  od::json_type t;
+  if (auto e = doc.type().get(t))
+    return fail(code::parse_error, "Parse error: " + describe(e));
+  if (t != od::json_type::object) {
+    if (t == od::json_type::array)
+      return fail(code::invalid_request,
+                  "Invalid request: batches are not supported, send one JSON-RPC object per frame");
+    return fail(code::invalid_request, "Invalid request: expected a JSON-RPC object");
+  }
+  od::object obj;
+  if (auto e = doc.get_object().get(obj))
+    return fail(code::parse_error, "Parse error: " + describe(e));
+  bool has_method = false;
+  bool has_id = false;
+  std::string_view invalid;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key))
+      return fail(code::parse_error, "Parse error: " + describe(e));
+    od::value v;
+    if (auto e = field.value().get(v))
+      return fail(code::parse_error, "Parse error: " + describe(e));
+    std::string_view raw;
+    if (key == "method") {
+      std::string_view m;
+      if (v.get_string().get(m)) {
+        invalid = "method must be a string";
+        continue;
+      }
+      out.method.assign(m);
+      has_method = true;
+    } else if (key == "id") {
+      od::json_type it;
+      if (auto e = v.type().get(it))
+        return fail(code::parse_error, "Parse error: " + describe(e));
+      if (auto e = raw_of(v, raw))
+        return fail(code::parse_error, "Parse error: " + describe(e));
+      if (it == od::json_type::string || it == od::json_type::number) {
+        out.id.assign(raw);
+        err.id = out.id;
+        has_id = true;
+      } else if (it != od::json_type::null) {
+        invalid = "id must be a string or a number";
+      }
+    } else if (key == "params" || key == "result" || key == "error") {
+      if (auto e = raw_of(v, raw))
+        return fail(code::parse_error, "Parse error: " + describe(e));
+      auto& dst = key == "params" ? out.params : key == "result" ? out.result : out.error;
+      dst.assign(raw);
+    }
+  }
+  if (!at_end(doc))
+    return fail(code::parse_error, "Parse error: trailing content after the JSON object");
+  if (!invalid.empty())
+    return fail(code::invalid_request, "Invalid request: " + std::string{invalid});
+  if (has_method) {
+    out.kind = has_id ? kind::request : kind::notification;
+    return true;
+  }
+  if (has_id && (!out.result.empty() || !out.error.empty())) {
+    out.kind = kind::response;
+    return true;
+  }
+  if (has_id)
+    return fail(code::invalid_request, "Invalid request: a response needs result or error");
+  return fail(code::invalid_request, "Invalid request: missing method");
+}
+
+const std::string* object_members::find(std::string_view name) const {
+  for (auto& [k, v] : members)
+    if (k == name)
+      return &v;
+  return nullptr;
+}
+
+bool split_object(std::string_view json, object_members& out, std::string& why) {
+  padded p{json};
+  od::document doc;
+  if (auto e = thread_parser().iterate(p.buf.data(), p.buf.size(), p.buf.capacity()).get(doc)) {
+    why = describe(e);
+    return false;
+  }
+  od::object obj;
+  if (doc.get_object().get(obj)) {
+    why = "expected a JSON object";
+    return false;
+  }
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) {
+      why = describe(e);
+      return false;
+    }
+    od::value v;
+    std::string_view raw;
+    if (auto e = field.value().get(v); e || (e = raw_of(v, raw))) {
+      why = describe(e);
+      return false;
+    }
+    out.members.emplace_back(std::string{key}, std::string{raw});
+  }
+  if (!at_end(doc)) {
+    why = "trailing content after the JSON object";
+    return false;
+  }
+  return true;
+}
+
+bool validate(std::string_view json, std::string* why) {
+  padded p{json};
+  od::document doc;
+  auto e = thread_parser().iterate(p.buf.data(), p.buf.size(), p.buf.capacity()).get(doc);
+  if (!e)
+    e = walk_document(doc);
+  if (e && why)
+    *why = describe(e);
+  return !e;
+}
+
+bool string_value(std::string_view raw, std::string& out) {
+  if (raw.size() < 2 || raw.front() != '"')
+    return false;
+  if (raw.find('\\') == std::string_view::npos) {
+    out.assign(raw.substr(1, raw.size() - 2));
+    return true;
+  }
+  padded p{raw};
+  od::document doc;
+  std::string_view s;
+  if (thread_parser().iterate(p.buf.data(), p.buf.size(), p.buf.capacity()).get(doc)
+      || doc.get_string().get(s))
+    return false;
+  out.assign(s);
+  return true;
+}
+
+bool number_value(std::string_view raw, double& out) {
+  if (raw.empty() || !(raw.front() == '-' || (raw.front() >= '0' && raw.front() <= '9')))
+    return false;
+  padded p{raw};
+  od::document doc;
+  return !thread_parser().iterate(p.buf.data(), p.buf.size(), p.buf.capacity()).get(doc)
+         && !doc.get_double().get(out);
+}
+
+std::string quote(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '"';
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string request(std::string_view method, std::string_view params, std::string_view id) {
+  std::string s;
+  s.reserve(48 + method.size() + params.size() + id.size());
+  s += R"({"jsonrpc":"2.0","method":")";
+  s += method;
+  s += '"';
+  if (!params.empty()) {
+    s += R"(,"params":)";
+    s += params;
+  }
+  s += R"(,"id":)";
+  s += id;
+  s += '}';
+  return s;
+}
+
+std::string notification(std::string_view method, std::string_view params) {
+  std::string s;
+  s.reserve(40 + method.size() + params.size());
+  s += R"({"jsonrpc":"2.0","method":")";
+  s += method;
+  s += '"';
+  if (!params.empty()) {
+    s += R"(,"params":)";
+    s += params;
+  }
+  s += '}';
+  return s;
+}
+
+std::string result_response(std::string_view id, std::string_view result) {
+  std::string s;
+  s.reserve(32 + id.size() + result.size());
+  s += R"({"jsonrpc":"2.0","result":)";
+  s += result;
+  s += R"(,"id":)";
+  s += id;
+  s += '}';
+  return s;
+}
+
+std::string error_response(std::string_view id, std::string_view error) {
+  std::string s;
+  s.reserve(32 + id.size() + error.size());
+  s += R"({"jsonrpc":"2.0","error":)";
+  s += error;
+  s += R"(,"id":)";
+  s += id.empty() ? std::string_view{"null"} : id;
+  s += '}';
+  return s;
+}
+
+std::string error_object(int code, std::string_view message, std::string_view data) {
+  std::string s = R"({"code":)" + std::to_string(code) + R"(,"message":)" + quote(message);
+  if (!data.empty()) {
+    s += R"(,"data":)";
+    s += data;
+  }
+  s += '}';
+  return s;
+}
+
+} // namespace actor_host::net::jsonrpc

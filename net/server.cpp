@@ -1,0 +1,709 @@
+#include "net/server.hpp"
+
+#include "net/io_runtime.hpp"
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <cctype>
+#include <deque>
+#include <optional>
+#include <regex>
+#include <vector>
+
+namespace actor_host::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+
+namespace {
+
+constexpr std::size_t simdjson_padding = 64;
+
+std::string endpoint_string(const tcp::socket& s) {
+  error_code ec;
+  auto ep = s.remote_endpoint(ec);
+  if (ec)
+    return "?";
+  return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '+') {
+      out += ' ';
+    } else if (in[i] == '%' && i + 2 < in.size() && hex_value(in[i + 1]) >= 0 && hex_value(in[i + 2]) >= 0) {
+      out += static_cast<char>(hex_value(in[i + 1]) * 16 + hex_value(in[i + 2]));
+      i += 2;
+    } else {
+      out += in[i];
+    }
+  }
+  return out;
+}
+
+void split_target(std::string_view target, std::string& path,
+                  std::map<std::string, std::string>& query) {
+  auto q = target.find('?');
+  path = percent_decode(target.substr(0, q));
+  if (q == std::string_view::npos)
+    return;
+  auto rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    auto amp = rest.find('&');
+    auto pair = rest.substr(0, amp);
+    auto eq = pair.find('=');
+    if (!pair.empty())
+      query[percent_decode(pair.substr(0, eq))]
+        = eq == std::string_view::npos ? std::string{} : percent_decode(pair.substr(eq + 1));
+    if (amp == std::string_view::npos)
+      break;
+    rest = rest.substr(amp + 1);
+  }
+}
+
+std::string reason_phrase(int status) {
+  if (status == 499)
+    return "Client Closed Request";
+  auto r = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
+  return r.empty() ? std::string{"Unknown"} : std::string{r};
+}
+
+bool cors_origin_allowed(const std::string& origin) {
+  // Same rule as the Genkit Dev UI server: any localhost page may call us.
+  static const std::regex allowed{R"(^http://localhost:\d+$)"};
+  return std::regex_match(origin, allowed);
+}
+
+} // namespace
+
+// -- server state shared by the listener and its sessions -------------------
+
+struct server::impl : std::enable_shared_from_this<server::impl> {
+  impl(asio::io_context& ioc, server_options o)
+    : ioc(ioc), opts(std::move(o)), acceptor(asio::make_strand(ioc)), retry(ioc) {
+  }
+
+  asio::io_context& ioc;
+  server_options opts;
+  tcp::acceptor acceptor;
+  asio::steady_timer retry;
+  std::vector<std::pair<std::string, ws_factory>> ws_routes;
+  http_handler http;
+  server_counters counters;
+  std::uint16_t bound_port = 0;
+
+  const ws_factory* find_route(const std::string& path) const {
+    for (auto& [p, f] : ws_routes)
+      if (p.empty() || p == path)
+        return &f;
+    return nullptr;
+  }
+
+  void do_accept();
+  void on_accept(error_code ec, tcp::socket socket);
+};
+
+// -- WebSocket session -------------------------------------------------------
+
+class ws_session : public transport, public std::enable_shared_from_this<ws_session> {
+public:
+  ws_session(tcp::socket&& socket, std::shared_ptr<server::impl> srv, std::string peer)
+    : ws_(std::move(socket)), strand_(ws_.get_executor()), srv_(std::move(srv)),
+      peer_(std::move(peer)) {
+    ++srv_->counters.websockets;
+  }
+
+  ~ws_session() override {
+    --srv_->counters.websockets;
+  }
+
+  void run(http::request<http::string_body> req, server::ws_factory factory) {
+    websocket::stream_base::timeout t;
+    t.handshake_timeout = std::chrono::seconds(30);
+    // Pings every half period find dead peers (a runtime whose host vanished)
+    // without any JSON-RPC heartbeat; every Reflection V2 peer answers pings.
+    t.idle_timeout = std::chrono::seconds(120);
+    t.keep_alive_pings = true;
+    ws_.set_option(t);
+    ws_.read_message_max(srv_->opts.max_frame_bytes);
+    ws_.set_option(websocket::stream_base::decorator(
+      [](websocket::response_type& res) { res.set(http::field::server, "actor-host"); }));
+    beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay{true});
+    factory_ = std::move(factory);
+    ws_.async_accept(req, beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
+  }
+
+  void send_text(std::string frame) override {
+    asio::post(strand_, [self = shared_from_this(), f = std::move(frame)]() mutable {
+      self->on_send(std::move(f));
+    });
+  }
+
+  void close(std::uint16_t code, std::string reason) override {
+    asio::post(strand_, [self = shared_from_this(), code, r = std::move(reason)]() mutable {
+      self->on_close_request(code, std::move(r));
+    });
+  }
+
+  const std::string& peer() const override {
+    return peer_;
+  }
+
+private:
+  void on_accept(error_code ec) {
+    if (ec) {
+      spdlog::debug("websocket handshake with {} failed: {}", peer_, ec.message());
+      return;
+    }
+    handler_ = factory_(shared_from_this());
+    factory_ = nullptr;
+    do_read();
+  }
+
+  void do_read() {
+    ws_.async_read(buffer_, beast::bind_front_handler(&ws_session::on_read, shared_from_this()));
+  }
+
+  void on_read(error_code ec, std::size_t n) {
+    if (ec)
+      return on_done(ec);
+    if (!ws_.got_text()) {
+      buffer_.consume(n);
+      spdlog::warn("closing {}: binary frame (only JSON text frames are accepted)", peer_);
+      on_close_request(static_cast<std::uint16_t>(websocket::close_code::bad_payload),
+                       "binary frames are not supported");
+      return do_read();
+    }
+    srv_->counters.frames_in.fetch_add(1, std::memory_order_relaxed);
+    srv_->counters.bytes_in.fetch_add(n, std::memory_order_relaxed);
+    std::string frame;
+    frame.reserve(n + simdjson_padding);
+    auto data = buffer_.cdata();
+    frame.assign(static_cast<const char*>(data.data()), n);
+    buffer_.consume(n);
+    if (handler_ && !closing_)
+      handler_->on_text(std::move(frame));
+    do_read();
+  }
+
+  void on_done(error_code ec) {
+    closed_ = true;
+    std::string reason;
+    if (ec == websocket::error::closed)
+      reason = "closed by peer";
+    else if (ec == websocket::error::message_too_big)
+      reason = "message larger than " + std::to_string(srv_->opts.max_frame_bytes) + " bytes";
+    else
+      reason = ec.message();
+    if (ec == websocket::error::message_too_big)
+      spdlog::warn("closed {}: {}", peer_, reason);
+    if (auto h = std::move(handler_))
+      h->on_closed(std::move(reason));
+  }
+
+  void on_send(std::string frame) {
+    if (closed_ || closing_)
+      return;
+    out_bytes_ += frame.size();
+    outq_.push_back(std::move(frame));
+    if (out_bytes_ > srv_->opts.max_write_queue_bytes) {
+      // The peer does not drain its socket; a close frame would queue behind
+      // the same backlog, so drop the connection.
+      srv_->counters.write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("dropping {}: {} bytes wait to be written (limit {})", peer_, out_bytes_,
+                   srv_->opts.max_write_queue_bytes);
+      closing_ = true;
+      error_code ignored;
+      beast::get_lowest_layer(ws_).socket().close(ignored);
+      return;
+    }
+    if (!writing_)
+      do_write();
+  }
+
+  void do_write() {
+    writing_ = true;
+    ws_.text(true);
+    ws_.async_write(asio::buffer(outq_.front()),
+                    beast::bind_front_handler(&ws_session::on_write, shared_from_this()));
+  }
+
+  void on_write(error_code ec, std::size_t n) {
+    writing_ = false;
+    if (ec) {
+      // The read side sees the same failure and reports it.
+      outq_.clear();
+      out_bytes_ = 0;
+      return;
+    }
+    srv_->counters.frames_out.fetch_add(1, std::memory_order_relaxed);
+    srv_->counters.bytes_out.fetch_add(n, std::memory_order_relaxed);
+    out_bytes_ -= outq_.front().size();
+    outq_.pop_front();
+    if (!outq_.empty())
+      return do_write();
+    if (closing_ && !closed_)
+      do_close();
+  }
+
+  void on_close_request(std::uint16_t code, std::string reason) {
+    if (closing_ || closed_)
+      return;
+    closing_ = true;
+    close_reason_ = websocket::close_reason(static_cast<websocket::close_code>(code), reason);
+    if (!writing_)
+      do_close();
+  }
+
+  void do_close() {
+    ws_.async_close(close_reason_, [self = shared_from_this()](error_code) {
+      // nop: the pending read completes with websocket::error::closed
+    });
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  const asio::any_io_executor strand_;
+  std::shared_ptr<server::impl> srv_;
+  std::string peer_;
+  server::ws_factory factory_;
+  frame_handler_ptr handler_;
+  beast::flat_buffer buffer_;
+  std::deque<std::string> outq_;
+  std::size_t out_bytes_ = 0;
+  websocket::close_reason close_reason_;
+  bool writing_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+};
+
+// -- HTTP session ------------------------------------------------------------
+
+class http_session : public std::enable_shared_from_this<http_session> {
+public:
+  http_session(tcp::socket&& socket, std::shared_ptr<server::impl> srv)
+    : stream_(std::move(socket)), srv_(std::move(srv)) {
+    peer_ = endpoint_string(stream_.socket());
+    ++srv_->counters.http_connections;
+  }
+
+  ~http_session() {
+    --srv_->counters.http_connections;
+  }
+
+  void run() {
+    stream_.socket().set_option(tcp::no_delay{true});
+    asio::dispatch(stream_.get_executor(),
+                   beast::bind_front_handler(&http_session::do_read, shared_from_this()));
+  }
+
+  // Called by the responder, always on the strand.
+  void head(int status, const std::string& content_type, std::optional<std::size_t> length,
+            const http_headers& extra, std::string body) {
+    if (peer_gone_ || !active_)
+      return;
+    std::string h;
+    h.reserve(256 + body.size());
+    h += "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) + "\r\n";
+    h += "Server: actor-host\r\n";
+    if (!content_type.empty())
+      h += "Content-Type: " + content_type + "\r\n";
+    if (length)
+      h += "Content-Length: " + std::to_string(*length) + "\r\n";
+    else
+      h += "Transfer-Encoding: chunked\r\n";
+    if (!cors_origin_.empty())
+      h += "Access-Control-Allow-Origin: " + cors_origin_
+           + "\r\nAccess-Control-Expose-Headers: X-Genkit-Trace-Id\r\nVary: Origin\r\n";
+    for (auto& [k, v] : extra)
+      h += k + ": " + v + "\r\n";
+    h += keep_alive_ ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+    h += body;
+    enqueue(std::move(h), length.has_value());
+  }
+
+  void chunk(std::string data) {
+    if (peer_gone_ || !active_ || data.empty())
+      return;
+    char size[20];
+    auto len = std::snprintf(size, sizeof(size), "%zx\r\n", data.size());
+    std::string c;
+    c.reserve(static_cast<std::size_t>(len) + data.size() + 2);
+    c.append(size, static_cast<std::size_t>(len));
+    c += data;
+    c += "\r\n";
+    enqueue(std::move(c), false);
+  }
+
+  void last_chunk() {
+    if (peer_gone_ || !active_)
+      return;
+    enqueue("0\r\n\r\n", true);
+  }
+
+  void set_abort(std::function<void()> fn) {
+    if (peer_gone_ && active_) {
+      fn();
+      return;
+    }
+    abort_fn_ = std::move(fn);
+  }
+
+  asio::any_io_executor strand() {
+    return stream_.get_executor();
+  }
+
+private:
+  void do_read() {
+    parser_.emplace();
+    parser_->body_limit(srv_->opts.max_body_bytes);
+    parser_->header_limit(64 * 1024);
+    stream_.expires_after(std::chrono::milliseconds(srv_->opts.http_idle_timeout_ms));
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&http_session::on_read, shared_from_this()));
+  }
+
+  void on_read(error_code ec, std::size_t) {
+    if (ec == http::error::body_limit) {
+      keep_alive_ = false;
+      begin_exchange(parser_->get());
+      std::string body = R"({"error":{"code":-32600,"message":"Invalid request: body larger than )"
+                         + std::to_string(srv_->opts.max_body_bytes) + R"( bytes"}})";
+      head(413, "application/json", body.size(), {}, std::move(body));
+      return;
+    }
+    if (ec) {
+      if (ec != http::error::end_of_stream && ec != beast::error::timeout
+          && ec != asio::error::operation_aborted && ec != asio::error::connection_reset)
+        spdlog::debug("http read from {}: {}", peer_, ec.message());
+      return shutdown();
+    }
+    auto req = parser_->release();
+    if (websocket::is_upgrade(req)) {
+      std::string path;
+      std::map<std::string, std::string> query;
+      split_target(req.target(), path, query);
+      if (auto* factory = srv_->find_route(path)) {
+        stream_.expires_never();
+        auto ws = std::make_shared<ws_session>(stream_.release_socket(), srv_, peer_);
+        ws->run(std::move(req), *factory);
+        return;
+      }
+    }
+    keep_alive_ = req.keep_alive();
+    begin_exchange(req);
+    http_request hr;
+    hr.method = std::string{req.method_string()};
+    split_target(req.target(), hr.path, hr.query);
+    for (auto& f : req) {
+      std::string name{f.name_string()};
+      for (auto& c : name)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      hr.headers[name] = std::string{f.value()};
+    }
+    hr.body = std::move(req.body());
+    hr.peer = peer_;
+    if (hr.method == "OPTIONS") {
+      head(204, "", 0, {{"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+                        {"Access-Control-Allow-Headers", "Content-Type"}}, {});
+      return;
+    }
+    if (!srv_->http) {
+      std::string body = "This port serves WebSocket upgrades only.\n";
+      head(426, "text/plain", body.size(), {{"Upgrade", "websocket"}}, std::move(body));
+      return;
+    }
+    srv_->http(std::move(hr), make_responder());
+    watch_peer();
+  }
+
+  template <class Header>
+  void begin_exchange(const Header& req) {
+    active_ = true;
+    stream_.expires_never();
+    cors_origin_.clear();
+    if (auto i = req.find(http::field::origin); i != req.end()) {
+      std::string origin{i->value()};
+      if (cors_origin_allowed(origin))
+        cors_origin_ = std::move(origin);
+    }
+  }
+
+  http_responder_ptr make_responder();
+
+  // A read while the handler works tells us when the client hangs up, so a
+  // long-running call can be cancelled. Bytes of a pipelined next request
+  // stay in buffer_ for the next parse.
+  void watch_peer() {
+    if (watching_ || peer_gone_ || buffer_.size() > 64 * 1024)
+      return;
+    watching_ = true;
+    stream_.async_read_some(buffer_.prepare(4096),
+                            beast::bind_front_handler(&http_session::on_watch, shared_from_this()));
+  }
+
+  void on_watch(error_code ec, std::size_t n) {
+    watching_ = false;
+    if (ec == asio::error::operation_aborted && !active_ && !peer_gone_)
+      return do_read(); // cancelled by after_response to start the next parse
+    if (ec) {
+      peer_gone_ = true;
+      if (active_) {
+        if (auto fn = std::move(abort_fn_))
+          fn();
+      }
+      return shutdown();
+    }
+    buffer_.commit(n);
+    if (active_)
+      watch_peer();
+    else
+      do_read();
+  }
+
+  void enqueue(std::string data, bool last) {
+    outq_.push_back(std::move(data));
+    if (last)
+      finishing_ = true;
+    if (!writing_)
+      do_write();
+  }
+
+  void do_write() {
+    writing_ = true;
+    inflight_.swap(outq_);
+    bufs_.clear();
+    for (auto& s : inflight_)
+      bufs_.emplace_back(asio::buffer(s));
+    asio::async_write(stream_, bufs_,
+                      beast::bind_front_handler(&http_session::on_write, shared_from_this()));
+  }
+
+  void on_write(error_code ec, std::size_t) {
+    writing_ = false;
+    inflight_.clear();
+    if (ec) {
+      outq_.clear();
+      peer_gone_ = true;
+      if (active_) {
+        if (auto fn = std::move(abort_fn_))
+          fn();
+      }
+      return shutdown();
+    }
+    if (!outq_.empty())
+      return do_write();
+    if (finishing_)
+      after_response();
+  }
+
+  void after_response() {
+    finishing_ = false;
+    active_ = false;
+    abort_fn_ = nullptr;
+    if (!keep_alive_ || peer_gone_)
+      return shutdown();
+    if (watching_)
+      stream_.cancel(); // on_watch restarts the parse
+    else
+      do_read();
+  }
+
+  void shutdown() {
+    error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.socket().close(ignored);
+  }
+
+  beast::tcp_stream stream_;
+  std::shared_ptr<server::impl> srv_;
+  std::string peer_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::deque<std::string> outq_;
+  std::deque<std::string> inflight_;
+  std::vector<asio::const_buffer> bufs_;
+  std::function<void()> abort_fn_;
+  std::string cors_origin_;
+  bool keep_alive_ = true;
+  bool active_ = false;
+  bool writing_ = false;
+  bool finishing_ = false;
+  bool watching_ = false;
+  bool peer_gone_ = false;
+};
+
+namespace {
+
+class responder_impl : public http_responder {
+public:
+  explicit responder_impl(std::shared_ptr<http_session> s)
+    : session_(std::move(s)), strand_(session_->strand()) {
+  }
+
+  void respond(int status, std::string content_type, std::string body,
+               http_headers extra) override {
+    post([status, ct = std::move(content_type), b = std::move(body),
+          x = std::move(extra)](http_session& s) mutable {
+      auto n = b.size();
+      s.head(status, ct, n, x, std::move(b));
+    });
+  }
+
+  void start_stream(int status, std::string content_type, http_headers extra) override {
+    post([status, ct = std::move(content_type), x = std::move(extra)](http_session& s) {
+      s.head(status, ct, std::nullopt, x, {});
+    });
+  }
+
+  void write(std::string data) override {
+    post([d = std::move(data)](http_session& s) mutable { s.chunk(std::move(d)); });
+  }
+
+  void finish() override {
+    post([](http_session& s) { s.last_chunk(); });
+  }
+
+  void on_abort(std::function<void()> fn) override {
+    post([f = std::move(fn)](http_session& s) mutable { s.set_abort(std::move(f)); });
+  }
+
+private:
+  template <class F>
+  void post(F&& f) {
+    asio::post(strand_, [s = session_, fn = std::forward<F>(f)]() mutable { fn(*s); });
+  }
+
+  std::shared_ptr<http_session> session_;
+  asio::any_io_executor strand_;
+};
+
+} // namespace
+
+http_responder_ptr http_session::make_responder() {
+  return std::make_shared<responder_impl>(shared_from_this());
+}
+
+// -- listener ------------------------------------------------------------------
+
+void server::impl::do_accept() {
+  acceptor.async_accept(asio::make_strand(ioc),
+                        beast::bind_front_handler(&impl::on_accept, shared_from_this()));
+}
+
+void server::impl::on_accept(error_code ec, tcp::socket socket) {
+  if (ec == asio::error::operation_aborted || !acceptor.is_open())
+    return;
+  if (ec) {
+    // Typically EMFILE: back off instead of spinning on the error.
+    spdlog::warn("accept on port {} failed: {}", bound_port, ec.message());
+    retry.expires_after(std::chrono::milliseconds(100));
+    retry.async_wait([self = shared_from_this()](error_code e) {
+      if (!e)
+        self->do_accept();
+    });
+    return;
+  }
+  std::make_shared<http_session>(std::move(socket), shared_from_this())->run();
+  do_accept();
+}
+
+server::server(io_runtime& io, server_options opts)
+  : impl_(std::make_shared<impl>(io.context(), std::move(opts))) {
+}
+
+server::~server() {
+  stop_accepting();
+}
+
+void server::on_websocket(std::string path, ws_factory factory) {
+  impl_->ws_routes.emplace_back(std::move(path), std::move(factory));
+}
+
+void server::on_http(http_handler handler) {
+  impl_->http = std::move(handler);
+}
+
+std::string server::listen() {
+  error_code ec;
+  auto address = asio::ip::make_address(impl_->opts.bind, ec);
+  if (ec)
+    return "invalid bind address '" + impl_->opts.bind + "': " + ec.message();
+  auto try_bind = [&](std::uint16_t port) -> error_code {
+    error_code e;
+    tcp::endpoint ep{address, port};
+    auto& a = impl_->acceptor;
+    if (a.is_open())
+      a.close(e);
+    a.open(ep.protocol(), e);
+    if (e)
+      return e;
+    a.set_option(asio::socket_base::reuse_address(true), e);
+    a.bind(ep, e);
+    if (e)
+      return e;
+    a.listen(asio::socket_base::max_listen_connections, e);
+    return e;
+  };
+  auto& o = impl_->opts;
+  if (o.port == 0 && o.range_first != 0) {
+    for (unsigned p = o.range_first; p <= o.range_last; ++p) {
+      ec = try_bind(static_cast<std::uint16_t>(p));
+      if (!ec)
+        break;
+    }
+    if (ec)
+      return "no free port in " + std::to_string(o.range_first) + "-"
+             + std::to_string(o.range_last) + " on " + o.bind;
+  } else if ((ec = try_bind(o.port))) {
+    return "cannot listen on " + o.bind + ":" + std::to_string(o.port) + ": " + ec.message();
+  }
+  impl_->bound_port = impl_->acceptor.local_endpoint(ec).port();
+  impl_->do_accept();
+  return {};
+}
+
+std::uint16_t server::port() const {
+  return impl_->bound_port;
+}
+
+void server::stop_accepting() {
+  asio::post(impl_->acceptor.get_executor(), [self = impl_] {
+    error_code ignored;
+    self->acceptor.close(ignored);
+    self->retry.cancel();
+  });
+}
+
+const server_counters& server::counters() const {
+  return impl_->counters;
+}
+
+} // namespace actor_host::net

@@ -1,0 +1,75 @@
+#pragma once
+
+#include "net/http_exchange.hpp"
+#include "net/transport.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace actor_host::net {
+
+class io_runtime;
+
+struct server_options {
+  std::string bind = "127.0.0.1";
+  /// 0 with a range: the first free port in [range_first, range_last];
+  /// 0 without a range: any free port.
+  std::uint16_t port = 0;
+  std::uint16_t range_first = 0;
+  std::uint16_t range_last = 0;
+  std::size_t max_frame_bytes = 64u << 20;
+  std::size_t max_body_bytes = 64u << 20;
+  /// A peer that does not drain its socket gets closed (1008) once this many
+  /// bytes wait to be written to it.
+  std::size_t max_write_queue_bytes = 256u << 20;
+  /// Idle keep-alive HTTP connections are closed after this long.
+  unsigned http_idle_timeout_ms = 60000;
+};
+
+/// Live socket counts of one server.
+struct server_counters {
+  std::atomic<std::int64_t> websockets{0};
+  std::atomic<std::int64_t> http_connections{0};
+  std::atomic<std::uint64_t> frames_in{0};
+  std::atomic<std::uint64_t> frames_out{0};
+  std::atomic<std::uint64_t> bytes_in{0};
+  std::atomic<std::uint64_t> bytes_out{0};
+  std::atomic<std::uint64_t> write_queue_overflows{0};
+};
+
+/// An HTTP/1.1 + WebSocket listener on Beast. WebSocket upgrades go to the
+/// factory registered for their path, other requests to the HTTP handler.
+class server {
+public:
+  /// Makes the handler for a freshly upgraded socket. Runs on its strand.
+  using ws_factory = std::function<frame_handler_ptr(transport_ptr)>;
+
+  server(io_runtime& io, server_options opts);
+  ~server();
+  server(const server&) = delete;
+  server& operator=(const server&) = delete;
+
+  /// `path` "" accepts an upgrade on any path. Register before `listen`.
+  void on_websocket(std::string path, ws_factory factory);
+  void on_http(http_handler handler);
+
+  /// Binds and starts accepting. Returns an empty string or the reason.
+  std::string listen();
+  std::uint16_t port() const;
+
+  /// Closes the acceptor; open sessions stay.
+  void stop_accepting();
+
+  const server_counters& counters() const;
+
+  struct impl; // shared with the sessions in server.cpp
+
+private:
+  std::shared_ptr<impl> impl_;
+};
+
+} // namespace actor_host::net

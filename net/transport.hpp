@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace actor_host::net {
+
+/// Outbound half of a message connection: a WebSocket session, or a fake in
+/// tests. Every member is thread-safe: actors call it from scheduler threads
+/// while the socket lives on an I/O thread.
+class transport {
+public:
+  virtual ~transport() = default;
+
+  /// Queues one text frame. Frames are written in call order. A transport that
+  /// is closing or closed drops the frame.
+  virtual void send_text(std::string frame) = 0;
+
+  /// Writes what is queued, then closes with `code`. Idempotent.
+  virtual void close(std::uint16_t code = 1000, std::string reason = {}) = 0;
+
+  /// "ip:port" of the peer, for logs.
+  virtual const std::string& peer() const = 0;
+};
+
+using transport_ptr = std::shared_ptr<transport>;
+
+/// Inbound half: where a session delivers what it reads. Called on the
+/// session's I/O strand, one call at a time, never after `on_closed`.
+class frame_handler {
+public:
+  virtual ~frame_handler() = default;
+
+  /// One complete text frame. The string has spare capacity for simdjson's
+  /// padding, so handlers may parse it in place.
+  virtual void on_text(std::string frame) = 0;
+
+  /// The socket is gone (peer close, error, or our own close completed).
+  virtual void on_closed(std::string reason) = 0;
+};
+
+using frame_handler_ptr = std::shared_ptr<frame_handler>;
+
+} // namespace actor_host::net

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace actor_host::net {
+
+/// The parts of an absolute http(s)/ws(s) URL that a client needs to connect.
+struct parsed_url {
+  /// Lower-case scheme: `http`, `https`, `ws` or `wss`.
+  std::string scheme;
+  /// Host name or address. IPv6 literals are stored without brackets (`::1`),
+  /// which is the form a resolver expects; use `host_header()` for the wire.
+  std::string host;
+  /// Decimal port; the scheme's default (80 or 443) when the URL has none.
+  std::string port;
+  /// Path plus query, never empty (`/` when the URL has no path). The
+  /// fragment is dropped: it is never sent to a server.
+  std::string target;
+};
+
+/// Parses `scheme://host[:port][/path][?query][#fragment]` for the schemes
+/// http, https, ws and wss. Returns `std::nullopt` for anything else,
+/// including URLs with user info (`user@host`), an empty host or a port
+/// outside 1..65535.
+std::optional<parsed_url> parse_url(std::string_view url);
+
+/// Returns `host:port` for an HTTP `Host` header, with brackets around IPv6
+/// literals.
+std::string host_header(const parsed_url& url);
+
+} // namespace actor_host::net

@@ -1,0 +1,108 @@
+#include "registry/runtime_info.hpp"
+
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+
+namespace actor_host::registry {
+
+namespace json = boost::json;
+
+std::string runtime_info::to_json() const {
+  json::object o;
+  o["id"] = id;
+  o["pid"] = pid;
+  if (name)
+    o["name"] = *name;
+  if (genkit_version)
+    o["genkitVersion"] = *genkit_version;
+  if (spec_version) {
+    double v = *spec_version;
+    if (v == std::floor(v))
+      o["reflectionApiSpecVersion"] = static_cast<std::int64_t>(v);
+    else
+      o["reflectionApiSpecVersion"] = v;
+  }
+  o["reflectionServerUrl"] = reflection_server_url;
+  o["timestamp"] = timestamp;
+  return json::serialize(o);
+}
+
+bool parse_register_params(std::string_view params, runtime_info& out, std::string& why) {
+  if (params.empty()) {
+    why = "register needs params {id, pid}";
+    return false;
+  }
+  json::error_code ec;
+  auto v = json::parse(params, ec);
+  if (ec || !v.is_object()) {
+    why = "register params must be a JSON object";
+    return false;
+  }
+  auto& o = v.as_object();
+  auto* id = o.if_contains("id");
+  if (!id || !id->is_string() || id->as_string().empty()) {
+    why = "'id' must be a non-empty string";
+    return false;
+  }
+  auto* pid = o.if_contains("pid");
+  if (!pid || !pid->is_number()) {
+    why = "'pid' must be a number";
+    return false;
+  }
+  out.id = std::string{id->as_string()};
+  if (pid->is_int64())
+    out.pid = pid->as_int64();
+  else if (pid->is_uint64())
+    out.pid = static_cast<std::int64_t>(pid->as_uint64());
+  else
+    out.pid = static_cast<std::int64_t>(pid->as_double());
+  auto opt_string = [&](const char* key, std::optional<std::string>& dst) {
+    auto* x = o.if_contains(key);
+    if (!x || x->is_null())
+      return true;
+    if (!x->is_string()) {
+      why = std::string{"'"} + key + "' must be a string";
+      return false;
+    }
+    dst = std::string{x->as_string()};
+    return true;
+  };
+  if (!opt_string("name", out.name) || !opt_string("genkitVersion", out.genkit_version))
+    return false;
+  if (auto* x = o.if_contains("reflectionApiSpecVersion"); x && !x->is_null()) {
+    if (!x->is_number()) {
+      why = "'reflectionApiSpecVersion' must be a number";
+      return false;
+    }
+    out.spec_version = x->to_number<double>();
+  }
+  if (auto* x = o.if_contains("envs"); x && !x->is_null()) {
+    bool ok = x->is_array();
+    if (ok)
+      for (auto& e : x->as_array())
+        ok = ok && e.is_string();
+    if (!ok) {
+      why = "'envs' must be an array of strings";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string iso_timestamp_now() {
+  using namespace std::chrono;
+  auto now = system_clock::now();
+  auto t = system_clock::to_time_t(now);
+  auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  auto n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buf + n, sizeof(buf) - n, ".%03lldZ", static_cast<long long>(ms));
+  return buf;
+}
+
+} // namespace actor_host::registry

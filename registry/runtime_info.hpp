@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace actor_host::registry {
+
+/// What the manager knows of a registered runtime (Genkit's RuntimeInfo).
+struct runtime_info {
+  std::string id;
+  std::int64_t pid = 0;
+  std::optional<std::string> name;
+  std::optional<std::string> genkit_version;
+  std::optional<double> spec_version;
+  std::string reflection_server_url; // the manager's own URL (virtual, as Genkit does)
+  std::string timestamp;             // ISO 8601, time of registration
+
+  /// RuntimeInfo JSON as the Genkit tools API returns it.
+  std::string to_json() const;
+};
+
+/// Validates `register` params: `id` a non-empty string and `pid` an integer
+/// are required; `name`, `genkitVersion` (strings), `reflectionApiSpecVersion`
+/// (number) and `envs` (array of strings) are optional. Unknown keys are
+/// ignored. On failure returns false with a reason a runtime author can act on.
+bool parse_register_params(std::string_view params, runtime_info& out, std::string& why);
+
+/// Current UTC time as "2026-12-02T12:00:00.123Z".
+std::string iso_timestamp_now();
+
+} // namespace actor_host::registry

@@ -1,0 +1,48 @@
+#include "registry/status.hpp"
+
+#include <array>
+
+namespace actor_host::registry {
+
+namespace {
+
+struct entry {
+  std::string_view name;
+  int http;
+};
+
+constexpr std::array<entry, 17> table{{
+  {"OK", 200},
+  {"CANCELLED", 499},
+  {"UNKNOWN", 500},
+  {"INVALID_ARGUMENT", 400},
+  {"DEADLINE_EXCEEDED", 504},
+  {"NOT_FOUND", 404},
+  {"ALREADY_EXISTS", 409},
+  {"PERMISSION_DENIED", 403},
+  {"RESOURCE_EXHAUSTED", 429},
+  {"FAILED_PRECONDITION", 400},
+  {"ABORTED", 409},
+  {"OUT_OF_RANGE", 400},
+  {"UNIMPLEMENTED", 501},
+  {"INTERNAL", 500},
+  {"UNAVAILABLE", 503},
+  {"DATA_LOSS", 500},
+  {"UNAUTHENTICATED", 401},
+}};
+
+} // namespace
+
+std::string_view status_name(int code) {
+  if (code < 0 || code >= static_cast<int>(table.size()))
+    return "UNKNOWN";
+  return table[static_cast<std::size_t>(code)].name;
+}
+
+int http_status_for(int code) {
+  if (code < 0 || code >= static_cast<int>(table.size()))
+    return 500;
+  return table[static_cast<std::size_t>(code)].http;
+}
+
+} // namespace actor_host::registry

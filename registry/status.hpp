@@ -1,0 +1,34 @@
+#pragma once
+
+#include <string_view>
+
+namespace actor_host::registry {
+
+/// Genkit's canonical status codes (the gRPC set), carried in error data.
+enum class status_code : int {
+  ok = 0,
+  cancelled = 1,
+  unknown = 2,
+  invalid_argument = 3,
+  deadline_exceeded = 4,
+  not_found = 5,
+  already_exists = 6,
+  permission_denied = 7,
+  resource_exhausted = 8,
+  failed_precondition = 9,
+  aborted = 10,
+  out_of_range = 11,
+  unimplemented = 12,
+  internal = 13,
+  unavailable = 14,
+  data_loss = 15,
+  unauthenticated = 16,
+};
+
+/// "INVALID_ARGUMENT" etc.; "UNKNOWN" for codes outside the set.
+std::string_view status_name(int code);
+
+/// The HTTP status Genkit maps a status code to.
+int http_status_for(int code);
+
+} // namespace actor_host::registry
