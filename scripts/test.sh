@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, builds, runs every test
+# (unit, CLI and interop against the real Genkit peers) through ctest, then the
+# unit tests again under ASan+UBSan.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bash "$root/scripts/install-deps.sh"
+bash "$root/scripts/build.sh" "$root/build"
+(cd "$root/build" && ctest --output-on-failure --timeout 600)
+
+# Sanitizers on the unit tests (the interop tests run the release build).
+# CAF's own UBSan finding is excluded in CMake (-fno-sanitize=null, see there).
+san="$root/build-asan"
+if [ ! -f "$san/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$san" $(command -v ninja >/dev/null && echo -G Ninja) \
+    -DCMAKE_BUILD_TYPE=Debug -DACTOR_HOST_SANITIZE=ON -DACTOR_HOST_INTEROP_TESTS=OFF
+fi
+cmake --build "$san" --target unit_tests -j "${JOBS:-2}"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd "$san" && ctest --output-on-failure -L unit)
