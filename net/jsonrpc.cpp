@@ -99,7 +99,12 @@ simdjson::error_code walk(od::value v, int depth) {
       return v.get_bool().get(b);
     }
     case od::json_type::null:
-      return v.is_null() ? simdjson::SUCCESS : simdjson::INCORRECT_TYPE;
+    {
+      bool null = false;
+      if (auto e = v.is_null().get(null))
+        return e;
+      return null ? simdjson::SUCCESS : simdjson::INCORRECT_TYPE;
+    }
   }
   return simdjson::INCORRECT_TYPE;
 }
@@ -135,8 +140,13 @@ simdjson::error_code walk_document(od::document& doc) {
       break;
     }
     case od::json_type::null:
-      e = doc.is_null() ? simdjson::SUCCESS : simdjson::INCORRECT_TYPE;
+    {
+      bool null = false;
+      e = doc.is_null().get(null);
+      if (!e && !null)
+        e = simdjson::INCORRECT_TYPE;
       break;
+    }
   }
   if (e)
     return e;
@@ -173,6 +183,10 @@ bool decode(std::string& frame, message& out, decode_error& err) {
   if (auto e = doc.type().get(t))
     return fail(code::parse_error, "Parse error: " + describe(e));
   if (t != od::json_type::object) {
+    // The first character only suggests a type: check the whole text before
+    // calling it valid JSON of the wrong shape.
+    if (auto e = walk_document(doc))
+      return fail(code::parse_error, "Parse error: " + describe(e));
     if (t == od::json_type::array)
       return fail(code::invalid_request,
                   "Invalid request: batches are not supported, send one JSON-RPC object per frame");

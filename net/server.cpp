@@ -1,6 +1,7 @@
 #include "net/server.hpp"
 
 #include "net/io_runtime.hpp"
+#include "net/detail/ws_session.hpp"
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -32,8 +33,6 @@ using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 
 namespace {
-
-constexpr std::size_t simdjson_padding = 64;
 
 std::string endpoint_string(const tcp::socket& s) {
   error_code ec;
@@ -117,7 +116,7 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
   asio::steady_timer retry;
   std::vector<std::pair<std::string, ws_factory>> ws_routes;
   http_handler http;
-  server_counters counters;
+  std::shared_ptr<socket_counters> counters = std::make_shared<socket_counters>();
   std::uint16_t bound_port = 0;
 
   const ws_factory* find_route(const std::string& path) const {
@@ -131,179 +130,6 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
   void on_accept(error_code ec, tcp::socket socket);
 };
 
-// -- WebSocket session -------------------------------------------------------
-
-class ws_session : public transport, public std::enable_shared_from_this<ws_session> {
-public:
-  ws_session(tcp::socket&& socket, std::shared_ptr<server::impl> srv, std::string peer)
-    : ws_(std::move(socket)), strand_(ws_.get_executor()), srv_(std::move(srv)),
-      peer_(std::move(peer)) {
-    ++srv_->counters.websockets;
-  }
-
-  ~ws_session() override {
-    --srv_->counters.websockets;
-  }
-
-  void run(http::request<http::string_body> req, server::ws_factory factory) {
-    websocket::stream_base::timeout t;
-    t.handshake_timeout = std::chrono::seconds(30);
-    // Pings every half period find dead peers (a runtime whose host vanished)
-    // without any JSON-RPC heartbeat; every Reflection V2 peer answers pings.
-    t.idle_timeout = std::chrono::seconds(120);
-    t.keep_alive_pings = true;
-    ws_.set_option(t);
-    ws_.read_message_max(srv_->opts.max_frame_bytes);
-    ws_.set_option(websocket::stream_base::decorator(
-      [](websocket::response_type& res) { res.set(http::field::server, "actor-host"); }));
-    beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay{true});
-    factory_ = std::move(factory);
-    ws_.async_accept(req, beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
-  }
-
-  void send_text(std::string frame) override {
-    asio::post(strand_, [self = shared_from_this(), f = std::move(frame)]() mutable {
-      self->on_send(std::move(f));
-    });
-  }
-
-  void close(std::uint16_t code, std::string reason) override {
-    asio::post(strand_, [self = shared_from_this(), code, r = std::move(reason)]() mutable {
-      self->on_close_request(code, std::move(r));
-    });
-  }
-
-  const std::string& peer() const override {
-    return peer_;
-  }
-
-private:
-  void on_accept(error_code ec) {
-    if (ec) {
-      spdlog::debug("websocket handshake with {} failed: {}", peer_, ec.message());
-      return;
-    }
-    handler_ = factory_(shared_from_this());
-    factory_ = nullptr;
-    do_read();
-  }
-
-  void do_read() {
-    ws_.async_read(buffer_, beast::bind_front_handler(&ws_session::on_read, shared_from_this()));
-  }
-
-  void on_read(error_code ec, std::size_t n) {
-    if (ec)
-      return on_done(ec);
-    if (!ws_.got_text()) {
-      buffer_.consume(n);
-      spdlog::warn("closing {}: binary frame (only JSON text frames are accepted)", peer_);
-      on_close_request(static_cast<std::uint16_t>(websocket::close_code::bad_payload),
-                       "binary frames are not supported");
-      return do_read();
-    }
-    srv_->counters.frames_in.fetch_add(1, std::memory_order_relaxed);
-    srv_->counters.bytes_in.fetch_add(n, std::memory_order_relaxed);
-    std::string frame;
-    frame.reserve(n + simdjson_padding);
-    auto data = buffer_.cdata();
-    frame.assign(static_cast<const char*>(data.data()), n);
-    buffer_.consume(n);
-    if (handler_ && !closing_)
-      handler_->on_text(std::move(frame));
-    do_read();
-  }
-
-  void on_done(error_code ec) {
-    closed_ = true;
-    std::string reason;
-    if (ec == websocket::error::closed)
-      reason = "closed by peer";
-    else if (ec == websocket::error::message_too_big)
-      reason = "message larger than " + std::to_string(srv_->opts.max_frame_bytes) + " bytes";
-    else
-      reason = ec.message();
-    if (ec == websocket::error::message_too_big)
-      spdlog::warn("closed {}: {}", peer_, reason);
-    if (auto h = std::move(handler_))
-      h->on_closed(std::move(reason));
-  }
-
-  void on_send(std::string frame) {
-    if (closed_ || closing_)
-      return;
-    out_bytes_ += frame.size();
-    outq_.push_back(std::move(frame));
-    if (out_bytes_ > srv_->opts.max_write_queue_bytes) {
-      // The peer does not drain its socket; a close frame would queue behind
-      // the same backlog, so drop the connection.
-      srv_->counters.write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
-      spdlog::warn("dropping {}: {} bytes wait to be written (limit {})", peer_, out_bytes_,
-                   srv_->opts.max_write_queue_bytes);
-      closing_ = true;
-      error_code ignored;
-      beast::get_lowest_layer(ws_).socket().close(ignored);
-      return;
-    }
-    if (!writing_)
-      do_write();
-  }
-
-  void do_write() {
-    writing_ = true;
-    ws_.text(true);
-    ws_.async_write(asio::buffer(outq_.front()),
-                    beast::bind_front_handler(&ws_session::on_write, shared_from_this()));
-  }
-
-  void on_write(error_code ec, std::size_t n) {
-    writing_ = false;
-    if (ec) {
-      // The read side sees the same failure and reports it.
-      outq_.clear();
-      out_bytes_ = 0;
-      return;
-    }
-    srv_->counters.frames_out.fetch_add(1, std::memory_order_relaxed);
-    srv_->counters.bytes_out.fetch_add(n, std::memory_order_relaxed);
-    out_bytes_ -= outq_.front().size();
-    outq_.pop_front();
-    if (!outq_.empty())
-      return do_write();
-    if (closing_ && !closed_)
-      do_close();
-  }
-
-  void on_close_request(std::uint16_t code, std::string reason) {
-    if (closing_ || closed_)
-      return;
-    closing_ = true;
-    close_reason_ = websocket::close_reason(static_cast<websocket::close_code>(code), reason);
-    if (!writing_)
-      do_close();
-  }
-
-  void do_close() {
-    ws_.async_close(close_reason_, [self = shared_from_this()](error_code) {
-      // nop: the pending read completes with websocket::error::closed
-    });
-  }
-
-  websocket::stream<beast::tcp_stream> ws_;
-  const asio::any_io_executor strand_;
-  std::shared_ptr<server::impl> srv_;
-  std::string peer_;
-  server::ws_factory factory_;
-  frame_handler_ptr handler_;
-  beast::flat_buffer buffer_;
-  std::deque<std::string> outq_;
-  std::size_t out_bytes_ = 0;
-  websocket::close_reason close_reason_;
-  bool writing_ = false;
-  bool closing_ = false;
-  bool closed_ = false;
-};
-
 // -- HTTP session ------------------------------------------------------------
 
 class http_session : public std::enable_shared_from_this<http_session> {
@@ -311,11 +137,11 @@ public:
   http_session(tcp::socket&& socket, std::shared_ptr<server::impl> srv)
     : stream_(std::move(socket)), srv_(std::move(srv)) {
     peer_ = endpoint_string(stream_.socket());
-    ++srv_->counters.http_connections;
+    ++srv_->counters->http_connections;
   }
 
   ~http_session() {
-    --srv_->counters.http_connections;
+    --srv_->counters->http_connections;
   }
 
   void run() {
@@ -396,7 +222,8 @@ private:
       begin_exchange(parser_->get());
       std::string body = R"({"error":{"code":-32600,"message":"Invalid request: body larger than )"
                          + std::to_string(srv_->opts.max_body_bytes) + R"( bytes"}})";
-      head(413, "application/json", body.size(), {}, std::move(body));
+      auto length = body.size(); // before the move: argument order is unspecified
+      head(413, "application/json", length, {}, std::move(body));
       return;
     }
     if (ec) {
@@ -412,8 +239,9 @@ private:
       split_target(req.target(), path, query);
       if (auto* factory = srv_->find_route(path)) {
         stream_.expires_never();
-        auto ws = std::make_shared<ws_session>(stream_.release_socket(), srv_, peer_);
-        ws->run(std::move(req), *factory);
+        run_server_websocket(stream_.release_socket(), std::move(req), peer_, *factory,
+                             {srv_->opts.max_frame_bytes, srv_->opts.max_write_queue_bytes},
+                             srv_->counters);
         return;
       }
     }
@@ -702,8 +530,8 @@ void server::stop_accepting() {
   });
 }
 
-const server_counters& server::counters() const {
-  return impl_->counters;
+const socket_counters& server::counters() const {
+  return *impl_->counters;
 }
 
 } // namespace actor_host::net

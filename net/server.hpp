@@ -1,6 +1,7 @@
 #pragma once
 
 #include "net/http_exchange.hpp"
+#include "net/socket_counters.hpp"
 #include "net/transport.hpp"
 
 #include <atomic>
@@ -30,23 +31,12 @@ struct server_options {
   unsigned http_idle_timeout_ms = 60000;
 };
 
-/// Live socket counts of one server.
-struct server_counters {
-  std::atomic<std::int64_t> websockets{0};
-  std::atomic<std::int64_t> http_connections{0};
-  std::atomic<std::uint64_t> frames_in{0};
-  std::atomic<std::uint64_t> frames_out{0};
-  std::atomic<std::uint64_t> bytes_in{0};
-  std::atomic<std::uint64_t> bytes_out{0};
-  std::atomic<std::uint64_t> write_queue_overflows{0};
-};
 
 /// An HTTP/1.1 + WebSocket listener on Beast. WebSocket upgrades go to the
 /// factory registered for their path, other requests to the HTTP handler.
 class server {
 public:
-  /// Makes the handler for a freshly upgraded socket. Runs on its strand.
-  using ws_factory = std::function<frame_handler_ptr(transport_ptr)>;
+  using ws_factory = session_factory;
 
   server(io_runtime& io, server_options opts);
   ~server();
@@ -64,7 +54,7 @@ public:
   /// Closes the acceptor; open sessions stay.
   void stop_accepting();
 
-  const server_counters& counters() const;
+  const socket_counters& counters() const;
 
   struct impl; // shared with the sessions in server.cpp
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -41,5 +42,9 @@ public:
 };
 
 using frame_handler_ptr = std::shared_ptr<frame_handler>;
+
+/// Makes the handler for a freshly opened WebSocket; runs on its strand
+/// before the first read.
+using session_factory = std::function<frame_handler_ptr(transport_ptr)>;
 
 } // namespace actor_host::net

@@ -45,4 +45,11 @@ int http_status_for(int code) {
   return table[static_cast<std::size_t>(code)].http;
 }
 
+std::optional<status_code> status_from_name(std::string_view name) {
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (table[i].name == name)
+      return static_cast<status_code>(i);
+  return std::nullopt;
+}
+
 } // namespace actor_host::registry

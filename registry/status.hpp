@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 namespace actor_host::registry {
@@ -30,5 +31,9 @@ std::string_view status_name(int code);
 
 /// The HTTP status Genkit maps a status code to.
 int http_status_for(int code);
+
+/// The code of a status name ("FAILED_PRECONDITION" -> failed_precondition),
+/// exact spelling as in Genkit's StatusName; nullopt for anything else.
+std::optional<status_code> status_from_name(std::string_view name);
 
 } // namespace actor_host::registry

@@ -26,3 +26,26 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# valijson (JSON Schema validation) is header-only, but Debian's libvalijson-dev
+# depends on the libraries behind all of its adapters (~97 packages: Qt5, Poco,
+# MariaDB, ...). Unpack just its headers into .deps/ instead; CMake looks there.
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+deps_dir="${ACTOR_HOST_DEPS:-$repo_root/.deps}"
+if [ ! -d "$deps_dir/usr/include/valijson" ]; then
+  if ! apt-cache show libvalijson-dev >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO=sudo
+    $SUDO apt-get update -qq
+  fi
+  tmp="$(mktemp -d)"
+  # As root, apt downloads as the sandbox user _apt, which must own the target dir.
+  [ "$(id -u)" -eq 0 ] && id _apt >/dev/null 2>&1 && chown _apt "$tmp"
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$tmp" && apt-get download -qq libvalijson-dev)
+  mkdir -p "$deps_dir"
+  dpkg -x "$tmp"/libvalijson-dev_*.deb "$deps_dir"
+  rm -rf "$tmp"
+  trap - EXIT
+  echo "valijson headers unpacked into $deps_dir/usr/include"
+fi

@@ -22,6 +22,9 @@ const char* actor_kind_name(actor_kind k) {
     case actor_kind::runtime_connection: return "runtime_connection";
     case actor_kind::pending_request: return "pending_request";
     case actor_kind::caller_session: return "caller_session";
+    case actor_kind::manager_link: return "manager_link";
+    case actor_kind::active_action: return "active_action";
+    case actor_kind::bidi_session: return "bidi_session";
     case actor_kind::count_: break;
   }
   return "?";

@@ -13,6 +13,9 @@ enum class actor_kind : int {
   runtime_connection,
   pending_request,
   caller_session,
+  manager_link,
+  active_action,
+  bidi_session,
   count_,
 };
 

@@ -33,6 +33,14 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, forget_atom, "forget")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, conn_lost_atom, "connlost")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, expired_atom, "expired")
 
+// runtime role
+CAF_ADD_ATOM(actor_host, actor_host::atoms, connected_atom, "connected")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, connect_failed_atom, "connfail")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, reconnect_atom, "reconnect")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, cancel_atom, "cancel")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, result_atom, "result")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, input_error_atom, "inputerr")
+
 // supervision
 CAF_ADD_ATOM(actor_host, actor_host::atoms, adopt_atom, "adopt")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, shutdown_atom, "shutdown")
@@ -43,3 +51,8 @@ CAF_END_TYPE_ID_BLOCK(actor_host)
 namespace actor_host {
 using namespace atoms;
 } // namespace actor_host
+
+#include "net/transport.hpp"
+
+// Sockets cross actor boundaries only inside one process.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::net::transport_ptr)

@@ -130,8 +130,13 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
     }
     chunk = *raw;
   }
-  if (c.input_ended)
-    return; // nothing after endInputStream, as runtimes do
+  if (c.input_ended) {
+    // Nothing goes to the runtime after endInputStream, as runtimes drop it.
+    if (m.kind == rpc::kind::request)
+      send_error(self, m.id, rpc::code::invalid_params,
+                 "Invalid params: the input of request " + *rid + " has already ended");
+    return;
+  }
   c.input_ended = end;
   if (!c.pending) {
     // Not routed yet: keep wire order by queueing behind the runAction.
@@ -231,6 +236,15 @@ caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
         return;
       }
     }
+  });
+  // On manager shutdown, answer what is in flight before the socket closes.
+  self->set_exit_handler([self](caf::exit_msg& em) {
+    if (em.reason == caf::exit_reason::normal)
+      return;
+    for (auto& [tag, c] : self->state.calls)
+      send_error(self, c.caller_id, manager_errors::shutting_down());
+    self->state.calls.clear();
+    self->quit(em.reason);
   });
   return {
     [self](frame_atom, std::string& frame) { on_frame(self, frame); },

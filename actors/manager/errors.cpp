@@ -37,7 +37,7 @@ std::string connection_closed(std::string_view runtime_id, std::string_view meth
 }
 
 std::string shutting_down() {
-  return status_error(status_code::cancelled, "Manager is shutting down");
+  return status_error(status_code::unavailable, "Manager is shutting down");
 }
 
 std::string invalid_params(std::string_view detail) {

@@ -2,6 +2,8 @@
 
 #include "actors/manager/manager_config.hpp"
 
+#include "actors/common/component.hpp"
+
 #include <caf/fwd.hpp>
 
 #include <cstddef>
@@ -26,19 +28,19 @@ struct manager_options {
 
 /// The manager role as one component: the reflection server for runtimes,
 /// the API server for callers, and the actor tree behind them.
-class manager {
+class manager : public component {
 public:
   manager(caf::actor_system& sys, net::io_runtime& io, manager_options opts);
-  ~manager();
+  ~manager() override;
   manager(const manager&) = delete;
   manager& operator=(const manager&) = delete;
 
   /// Binds both listeners. Returns "" or why it could not start.
-  std::string start();
+  std::string start() override;
 
   /// Stops accepting, takes the actor tree down (callers in flight get
   /// "Manager is shutting down") and waits for it.
-  void stop();
+  void stop() override;
 
   std::uint16_t port() const;
   std::uint16_t http_port() const;

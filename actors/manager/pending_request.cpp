@@ -2,6 +2,7 @@
 
 #include "actors/manager/errors.hpp"
 #include "net/jsonrpc.hpp"
+#include "registry/action_list.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -32,6 +33,24 @@ void cancel_on_runtime(self_ptr self) {
                  R"({"traceId":)" + rpc::quote(st.trace_id) + "}", st.args.cancel_timeout);
 }
 
+void forward_input(self_ptr self, const std::string& chunk) {
+  auto& a = self->state.args;
+  if (chunk.empty())
+    a.transport->send_text(
+      rpc::notification("endInputStream", R"({"requestId":)" + a.wire_id + "}"));
+  else
+    a.transport->send_text(rpc::notification(
+      "sendInputStreamChunk", R"({"requestId":)" + a.wire_id + R"(,"chunk":)" + chunk + "}"));
+}
+
+void input(self_ptr self, std::string chunk) {
+  auto& st = self->state;
+  if (st.trace_id.empty())
+    st.held_input.push_back(std::move(chunk));
+  else
+    forward_input(self, chunk);
+}
+
 void abandon(self_ptr self) {
   auto& st = self->state;
   st.caller_gone = true;
@@ -60,6 +79,9 @@ caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_
       if (!st.trace_id.empty())
         return;
       st.trace_id = trace;
+      for (auto& chunk : st.held_input)
+        forward_input(self, chunk);
+      st.held_input.clear();
       if (st.args.caller)
         self->send(st.args.caller, trace_atom_v, st.args.tag, std::move(trace));
       if (st.caller_gone)
@@ -70,7 +92,17 @@ caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_
       if (a.caller)
         self->send(a.caller, chunk_atom_v, a.tag, std::move(raw));
     },
-    [self](response_atom, bool ok, std::string& raw) { finish(self, ok, std::move(raw)); },
+    [self](response_atom, bool ok, std::string& raw) {
+      auto& a = self->state.args;
+      std::string why;
+      if (ok && a.method == "listActions" && !registry::normalize_list_actions(raw, why)) {
+        spdlog::warn("invalid listActions result from runtime {}: {}", a.runtime_id, why);
+        return finish(self, false,
+                      manager_errors::internal("invalid listActions result from runtime "
+                                               + a.runtime_id + ": " + why));
+      }
+      finish(self, ok, std::move(raw));
+    },
     [self](expired_atom) {
       auto& a = self->state.args;
       spdlog::warn("request {} ({}) to runtime {} timed out", a.wire_id, a.method, a.runtime_id);
@@ -85,16 +117,8 @@ caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_
       auto& a = self->state.args;
       finish(self, false, manager_errors::connection_closed(a.runtime_id, a.method));
     },
-    [self](input_atom, const std::string& chunk) {
-      auto& a = self->state.args;
-      a.transport->send_text(rpc::notification(
-        "sendInputStreamChunk", R"({"requestId":)" + a.wire_id + R"(,"chunk":)" + chunk + "}"));
-    },
-    [self](end_input_atom) {
-      auto& a = self->state.args;
-      a.transport->send_text(
-        rpc::notification("endInputStream", R"({"requestId":)" + a.wire_id + "}"));
-    },
+    [self](input_atom, std::string& chunk) { input(self, std::move(chunk)); },
+    [self](end_input_atom) { input(self, {}); },
     [self](abort_atom) { abandon(self); },
   };
 }

@@ -5,6 +5,7 @@
 #include "net/transport.hpp"
 
 #include <string>
+#include <vector>
 
 namespace actor_host {
 
@@ -25,6 +26,10 @@ struct pending_state {
   pending_args args;
   std::string trace_id;
   bool caller_gone = false;
+  // Input held until the runtime reports the trace id: Genkit JS runtimes
+  // create a run's input channel only after an asynchronous lookup and drop
+  // earlier input. "" marks the end of input.
+  std::vector<std::string> held_input;
   bool cancel_sent = false;
   static inline const char* name = "pending_request";
 };

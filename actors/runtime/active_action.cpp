@@ -1,0 +1,193 @@
+#include "actors/runtime/active_action.hpp"
+
+#include "net/jsonrpc.hpp"
+#include "registry/json_schema.hpp"
+#include "registry/program_action.hpp"
+
+#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <random>
+#include <typeinfo>
+
+namespace actor_host {
+
+namespace json = boost::json;
+namespace rpc = net::jsonrpc;
+using registry::status_code;
+
+std::string make_trace_id() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out(32, '0');
+  for (int half = 0; half < 2; ++half) {
+    auto bits = rng();
+    for (int i = 0; i < 16; ++i, bits >>= 4)
+      out[static_cast<std::size_t>(half * 16 + i)] = hex[bits & 0xf];
+  }
+  return out;
+}
+
+namespace {
+
+using self_ptr = caf::stateful_actor<active_action_state>*;
+
+json::value parse_or_null(const std::string& raw) {
+  if (raw.empty())
+    return nullptr;
+  json::error_code ec;
+  auto v = json::parse(raw, ec);
+  return ec ? json::value{} : v;
+}
+
+/// -32000 with a Genkit Status in data; details carry what helps a person.
+std::string status_error(int code, const std::string& message, const std::string& trace_id,
+                         const std::string& stack, const std::string& stderr_tail = {}) {
+  json::object details;
+  if (!stack.empty())
+    details["stack"] = stack;
+  if (!trace_id.empty())
+    details["traceId"] = trace_id;
+  if (!stderr_tail.empty())
+    details["stderr"] = stderr_tail;
+  json::object data{{"code", code}, {"message", message}};
+  if (!details.empty())
+    data["details"] = std::move(details);
+  return rpc::error_object(rpc::code::server_error, message, json::serialize(data));
+}
+
+// The handler's context: lives on the executor thread; chunks go to the
+// owning active_action as messages, in call order.
+class run_context : public registry::action_context {
+public:
+  run_context(const run_request& req, std::string trace_id, caf::actor owner)
+    : input_(parse_or_null(req.input)), init_(parse_or_null(req.init)),
+      context_(parse_or_null(req.context)), trace_id_(std::move(trace_id)),
+      streaming_(req.stream), owner_(std::move(owner)), cancel_(req.cancel),
+      inputs_(req.inputs) {
+  }
+
+  const json::value& input() const override {
+    return input_;
+  }
+  const json::value& init() const override {
+    return init_;
+  }
+  const json::value& context() const override {
+    return context_;
+  }
+  const std::string& trace_id() const override {
+    return trace_id_;
+  }
+  bool streaming() const override {
+    return streaming_;
+  }
+  void send_chunk(json::value chunk) override {
+    if (streaming_)
+      caf::anon_send(owner_, chunk_atom_v, json::serialize(chunk));
+  }
+  registry::input_stream* inputs() override {
+    return inputs_.get();
+  }
+  const registry::cancel_signal& cancel() const override {
+    return *cancel_;
+  }
+
+private:
+  json::value input_;
+  json::value init_;
+  json::value context_;
+  std::string trace_id_;
+  bool streaming_;
+  caf::actor owner_;
+  std::shared_ptr<registry::cancel_flag> cancel_;
+  std::shared_ptr<registry::input_queue> inputs_;
+};
+
+// Runs the handler to completion on a detached (own-thread) actor and
+// reports (result_atom, ok, raw) to the owner. Never throws.
+void execute(caf::blocking_actor*, caf::actor owner, run_request req, std::string trace_id) {
+  auto key = req.action->key();
+  std::string outcome;
+  bool ok = false;
+  try {
+    run_context ctx{req, trace_id, owner};
+    auto result = req.action->handler(ctx);
+    outcome = R"({"result":)" + json::serialize(result) + R"(,"telemetry":{"traceId":")" + trace_id
+              + R"("}})";
+    ok = true;
+  } catch (const registry::program_error& e) {
+    outcome = status_error(static_cast<int>(e.code()), e.what(), trace_id,
+                           std::string{"program_error: "} + e.what() + "\n    at " + key,
+                           e.stderr_tail());
+  } catch (const registry::action_error& e) {
+    outcome = status_error(static_cast<int>(e.code()), e.what(), trace_id,
+                           std::string{"action_error: "} + e.what() + "\n    at " + key);
+  } catch (const std::exception& e) {
+    outcome = status_error(static_cast<int>(status_code::internal), e.what(), trace_id,
+                           std::string{typeid(e).name()} + ": " + e.what() + "\n    at " + key);
+  } catch (...) {
+    outcome = status_error(static_cast<int>(status_code::internal), "unknown exception", trace_id,
+                           "unknown exception\n    at " + key);
+  }
+  caf::anon_send(owner, result_atom_v, ok, std::move(outcome));
+}
+
+bool validate_input(self_ptr self) {
+  auto& req = self->state.req;
+  auto& schema = req.action->input_validator;
+  if (!schema || req.inputs)
+    return true; // bidi runs validate each chunk instead
+  auto input = parse_or_null(req.input);
+  std::vector<std::string> errors;
+  if (schema->validate(input, errors))
+    return true;
+  auto message = "INVALID_ARGUMENT: "
+                 + registry::schema_error_message(errors, input, req.action->input_schema);
+  // Before the trace starts, as in Genkit: no runActionState, no traceId.
+  self->send(self->state.link, done_atom_v, req.request_id, false,
+             status_error(static_cast<int>(status_code::invalid_argument), message, {},
+                          "action_error: " + message));
+  return false;
+}
+
+} // namespace
+
+caf::behavior active_action(caf::stateful_actor<active_action_state>* self, run_request req,
+                            caf::actor link) {
+  auto& st = self->state;
+  st.req = std::move(req);
+  st.link = std::move(link);
+  if (!validate_input(self)) {
+    self->quit();
+    return {};
+  }
+  st.trace_id = make_trace_id();
+  self->send(st.link, trace_atom_v, st.req.request_id, st.trace_id);
+  self->spawn<caf::detached>(execute, caf::actor{self}, st.req, st.trace_id);
+  return {
+    [self](chunk_atom, std::string& raw) {
+      auto& st = self->state;
+      self->send(st.link, chunk_atom_v, st.req.request_id, std::move(raw));
+    },
+    [self](result_atom, bool ok, std::string& raw) {
+      auto& st = self->state;
+      if (st.input_error) {
+        ok = false;
+        raw = status_error(static_cast<int>(status_code::invalid_argument), *st.input_error,
+                           st.trace_id, "action_error: " + *st.input_error);
+      }
+      self->send(st.link, done_atom_v, st.req.request_id, ok, std::move(raw));
+      self->quit();
+    },
+    [self](cancel_atom) { self->state.req.cancel->trigger(); },
+    [self](input_error_atom, std::string& message) {
+      auto& st = self->state;
+      if (!st.input_error)
+        st.input_error = std::move(message);
+      st.req.cancel->trigger();
+    },
+  };
+}
+
+} // namespace actor_host

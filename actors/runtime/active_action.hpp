@@ -1,0 +1,51 @@
+#pragma once
+
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
+#include "registry/action.hpp"
+#include "registry/run_signals.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace actor_host {
+
+/// What the manager_link read from one runAction frame.
+struct run_request {
+  std::string request_id; // raw JSON id of the runAction
+  registry::catalog_ptr catalog;
+  const registry::action_descriptor* action = nullptr; // owned by catalog
+  std::string input;   // raw JSON; "" when absent
+  std::string init;    // raw JSON; "" when absent
+  std::string context; // raw JSON object; "" when absent
+  bool stream = false;
+  std::shared_ptr<registry::cancel_flag> cancel;
+  std::shared_ptr<registry::input_queue> inputs; // bidi runs only
+};
+
+struct active_action_state {
+  live_count live{actor_kind::active_action};
+  run_request req;
+  caf::actor link;
+  std::string trace_id;
+  std::optional<std::string> input_error; // a bad bidi chunk overrides the outcome
+  static inline const char* name = "active_action";
+};
+
+/// One runAction on the runtime side. Validates the input, opens the trace
+/// (runActionState), runs the handler on a thread of its own so a slow action
+/// blocks nothing else, relays its chunks in order, and sends the final
+/// result or Status error after the last chunk.
+///
+/// - to the link: (trace_atom, request_id, trace_id),
+///   (chunk_atom, request_id, raw), (done_atom, request_id, ok, raw)
+/// - (cancel_atom): cancels the handler; the run then ends with CANCELLED
+/// - (input_error_atom, message): a bidi chunk failed the input schema
+caf::behavior active_action(caf::stateful_actor<active_action_state>* self, run_request req,
+                            caf::actor link);
+
+/// 32 lowercase hex characters, as Genkit trace ids are.
+std::string make_trace_id();
+
+} // namespace actor_host

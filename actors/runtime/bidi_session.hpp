@@ -1,0 +1,32 @@
+#pragma once
+
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
+#include "registry/json_schema.hpp"
+#include "registry/run_signals.hpp"
+
+#include <memory>
+
+namespace actor_host {
+
+struct bidi_session_state {
+  live_count live{actor_kind::bidi_session};
+  std::shared_ptr<registry::input_queue> queue;
+  std::shared_ptr<const registry::json_schema> schema; // input chunks; may be null
+  caf::actor run;  // the active_action to tell about an invalid chunk
+  static inline const char* name = "bidi_session";
+};
+
+/// The input side of one bidi run. The manager_link creates it the moment it
+/// reads the runAction frame, before the action starts, and feeds it input in
+/// wire order; the handler's thread drains the queue. Input after
+/// endInputStream is dropped. A chunk that fails the action's input schema
+/// fails the run (INVALID_ARGUMENT).
+///
+/// - (input_atom, raw chunk), (end_input_atom): from the link
+/// - (input_error_atom, message) -> the run, once
+caf::behavior bidi_session(caf::stateful_actor<bidi_session_state>* self,
+                           std::shared_ptr<registry::input_queue> queue,
+                           std::shared_ptr<const registry::json_schema> schema);
+
+} // namespace actor_host

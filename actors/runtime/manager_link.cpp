@@ -1,0 +1,321 @@
+#include "actors/runtime/manager_link.hpp"
+
+#include "actors/common/frame_bridge.hpp"
+#include "actors/runtime/active_action.hpp"
+#include "actors/runtime/bidi_session.hpp"
+#include "net/jsonrpc.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace actor_host {
+
+namespace rpc = net::jsonrpc;
+
+namespace {
+
+using self_ptr = caf::stateful_actor<manager_link_state>*;
+
+void send(self_ptr self, std::string frame) {
+  // Like the Go and JS runtimes: nothing is queued while disconnected.
+  if (auto& t = self->state.transport)
+    t->send_text(std::move(frame));
+}
+
+void reply_error(self_ptr self, const std::string& id, int code, const std::string& message) {
+  send(self, rpc::error_response(id, rpc::error_object(code, message)));
+}
+
+caf::timespan backoff(self_ptr self) {
+  auto& st = self->state;
+  auto d = st.opts.backoff_base;
+  for (unsigned i = 0; i < st.attempt && d < st.opts.backoff_max; ++i)
+    d *= 2;
+  return std::min(d, st.opts.backoff_max);
+}
+
+void schedule_reconnect(self_ptr self) {
+  auto& st = self->state;
+  if (st.stopping)
+    return;
+  auto d = backoff(self);
+  ++st.attempt;
+  spdlog::debug("reconnecting to {} in {} ms", st.opts.manager_url,
+                std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+  self->delayed_send(self, d, reconnect_atom_v);
+  self->become(st.waiting);
+}
+
+void send_register(self_ptr self) {
+  auto& st = self->state;
+  st.register_id = '"' + std::to_string(st.next_request_id++) + '"';
+  auto params = R"({"id":)" + rpc::quote(st.opts.runtime_id) + R"(,"pid":)"
+                + std::to_string(st.opts.pid) + R"(,"name":)" + rpc::quote(st.opts.name)
+                + R"(,"genkitVersion":"cpp/)" ACTOR_HOST_VERSION
+                  R"(","reflectionApiSpecVersion":1,"envs":["dev"]})";
+  send(self, rpc::request("register", params, st.register_id));
+}
+
+void maybe_finish_stop(self_ptr self) {
+  auto& st = self->state;
+  if (st.stopping && st.runs.empty()) {
+    if (st.transport)
+      st.transport->close(1001, "runtime stopping");
+    st.transport = nullptr;
+    st.stopped.deliver(caf::ok_atom_v);
+    self->quit();
+  }
+}
+
+// -- requests from the manager ----------------------------------------------
+
+void on_run_action(self_ptr self, const rpc::message& m) {
+  auto& st = self->state;
+  rpc::object_members p;
+  std::string why, key;
+  if (m.params.empty() || !rpc::split_object(m.params, p, why))
+    return reply_error(self, m.id, rpc::code::invalid_params,
+                       "Invalid params: params must be a JSON object");
+  auto* raw_key = p.find("key");
+  if (!raw_key || !rpc::string_value(*raw_key, key))
+    return reply_error(self, m.id, rpc::code::invalid_params,
+                       "Invalid params: 'key' must be a string");
+  auto* action = st.catalog->find(key);
+  if (!action) // -32602 without Status data: what Genkit's own manager expects
+    return reply_error(self, m.id, rpc::code::invalid_params, "action " + key + " not found");
+  auto* ctx = p.find("context");
+  if (ctx && *ctx != "null" && ctx->front() != '{')
+    return reply_error(self, m.id, rpc::code::invalid_params,
+                       "Invalid params: 'context' must be a JSON object");
+  bool stream = false, stream_input = false;
+  if (auto* s = p.find("stream"))
+    rpc::is_bool(*s, stream);
+  if (auto* s = p.find("streamInput"))
+    rpc::is_bool(*s, stream_input);
+  run_request req;
+  req.request_id = m.id;
+  req.catalog = st.catalog;
+  req.action = action;
+  if (auto* x = p.find("input"))
+    req.input = *x;
+  if (auto* x = p.find("init"))
+    req.init = *x;
+  if (ctx && *ctx != "null")
+    req.context = *ctx;
+  req.stream = stream;
+  req.cancel = std::make_shared<registry::cancel_flag>();
+  manager_link_state::run r;
+  if (stream_input) {
+    // Registered now, before the action starts, so input that is already on
+    // the wire behind this frame is kept, in order.
+    req.inputs = std::make_shared<registry::input_queue>(*req.cancel);
+    r.bidi = self->spawn(bidi_session, req.inputs, action->input_validator);
+  }
+  if (auto old = st.runs.find(m.id); old != st.runs.end()) {
+    // A manager restarted its id counter: the old run's input is orphaned.
+    if (old->second.bidi)
+      self->send_exit(old->second.bidi, caf::exit_reason::user_shutdown);
+    old->second.bidi = nullptr;
+  }
+  r.action = self->spawn(active_action, std::move(req), caf::actor{self});
+  self->monitor(r.action);
+  if (r.bidi)
+    self->send(r.bidi, r.action);
+  st.runs[m.id] = std::move(r);
+}
+
+void on_cancel_action(self_ptr self, const rpc::message& m) {
+  auto& st = self->state;
+  rpc::object_members p;
+  std::string why, trace;
+  if (!m.params.empty() && rpc::split_object(m.params, p, why))
+    if (auto* t = p.find("traceId"))
+      rpc::string_value(*t, trace);
+  if (trace.empty())
+    return reply_error(self, m.id, rpc::code::invalid_params, "traceId is required");
+  auto i = st.by_trace.find(trace);
+  if (i == st.by_trace.end())
+    return reply_error(self, m.id, rpc::code::invalid_params,
+                       "Action not found or already completed");
+  if (auto r = st.runs.find(i->second); r != st.runs.end())
+    self->send(r->second.action, cancel_atom_v);
+  st.by_trace.erase(i);
+  send(self, rpc::result_response(m.id, R"({"message":"Action cancelled"})"));
+}
+
+void on_list_values(self_ptr self, const rpc::message& m) {
+  rpc::object_members p;
+  std::string why, type;
+  if (!m.params.empty() && rpc::split_object(m.params, p, why))
+    if (auto* t = p.find("type"))
+      rpc::string_value(*t, type);
+  if (type.empty())
+    return reply_error(self, m.id, rpc::code::invalid_params,
+                       "Invalid params: 'type' must be a string");
+  if (auto values = self->state.catalog->list_values_json(type))
+    return send(self, rpc::result_response(m.id, *values));
+  reply_error(self, m.id, rpc::code::invalid_params,
+              "'type' " + type + " is not supported. Only 'defaultModel' and 'middleware' are supported");
+}
+
+void on_input(self_ptr self, const rpc::message& m, bool end) {
+  auto& st = self->state;
+  rpc::object_members p;
+  std::string why;
+  if (m.params.empty() || !rpc::split_object(m.params, p, why))
+    return;
+  auto* rid = p.find("requestId");
+  auto i = rid ? st.runs.find(*rid) : st.runs.end();
+  if (i == st.runs.end() || !i->second.bidi) {
+    spdlog::debug("{} for unknown request id {}", m.method, rid ? *rid : "(none)");
+    return;
+  }
+  if (end) {
+    self->send(i->second.bidi, end_input_atom_v);
+  } else if (auto* chunk = p.find("chunk")) {
+    self->send(i->second.bidi, input_atom_v, *chunk);
+  }
+}
+
+void on_frame(self_ptr self, std::string& frame) {
+  auto& st = self->state;
+  rpc::message m;
+  rpc::decode_error err;
+  if (!rpc::decode(frame, m, err)) {
+    spdlog::warn("bad frame from manager: {}", err.message);
+    return reply_error(self, err.id, err.code, err.message);
+  }
+  if (m.kind == rpc::kind::response) {
+    if (m.id != st.register_id) {
+      spdlog::debug("response for unknown request id {}", m.id);
+    } else if (!m.error.empty()) {
+      spdlog::warn("Failed to register with manager {}: {}", st.opts.manager_url, m.error);
+    } else {
+      spdlog::info("Registered with manager {} as {}", st.opts.manager_url, st.opts.runtime_id);
+    }
+    return;
+  }
+  if (m.method == "sendInputStreamChunk")
+    return on_input(self, m, false);
+  if (m.method == "endInputStream")
+    return on_input(self, m, true);
+  if (m.kind != rpc::kind::request) {
+    if (m.method != "configure")
+      spdlog::debug("ignoring notification {}", m.method);
+    return;
+  }
+  if (m.method == "listActions")
+    return send(self, rpc::result_response(m.id, st.catalog->list_actions_json()));
+  if (m.method == "listValues")
+    return on_list_values(self, m);
+  if (m.method == "runAction")
+    return on_run_action(self, m);
+  if (m.method == "cancelAction")
+    return on_cancel_action(self, m);
+  reply_error(self, m.id, rpc::code::method_not_found, "Method not found: " + m.method);
+}
+
+void on_link_lost(self_ptr self, const std::string& reason) {
+  auto& st = self->state;
+  spdlog::warn("lost the manager link ({}): {} run(s) continue", reason, st.runs.size());
+  st.transport = nullptr;
+  st.register_id.clear();
+  // Nobody can send the rest of an input stream now.
+  for (auto& [id, r] : st.runs)
+    if (r.bidi)
+      self->send(r.bidi, end_input_atom_v);
+  if (st.stopping)
+    return maybe_finish_stop(self);
+  schedule_reconnect(self);
+}
+
+} // namespace
+
+caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_options opts,
+                           registry::catalog_ptr catalog, link_connector connect) {
+  auto& st = self->state;
+  st.opts = std::move(opts);
+  st.catalog = std::move(catalog);
+  st.connect = std::move(connect);
+  // A run ends when its actor does, whichever way.
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    for (auto i = st.runs.begin(); i != st.runs.end(); ++i) {
+      if (i->second.action.address() != dm.source)
+        continue;
+      if (i->second.bidi)
+        self->send_exit(i->second.bidi, caf::exit_reason::user_shutdown);
+      if (!i->second.trace_id.empty())
+        st.by_trace.erase(i->second.trace_id);
+      st.runs.erase(i);
+      break;
+    }
+    maybe_finish_stop(self);
+  });
+  caf::message_handler run_events{
+    [self](trace_atom, const std::string& request_id, const std::string& trace) {
+      auto& st = self->state;
+      auto i = st.runs.find(request_id);
+      if (i == st.runs.end())
+        return;
+      i->second.trace_id = trace;
+      st.by_trace[trace] = request_id;
+      send(self, rpc::notification("runActionState", R"({"requestId":)" + request_id
+                                                       + R"(,"state":{"traceId":")" + trace
+                                                       + R"("}})"));
+    },
+    [self](chunk_atom, const std::string& request_id, const std::string& chunk) {
+      send(self, rpc::notification("streamChunk",
+                                   R"({"requestId":)" + request_id + R"(,"chunk":)" + chunk + "}"));
+    },
+    [self](done_atom, const std::string& request_id, bool ok, const std::string& raw) {
+      // The runs map entry goes with the actor's down message; the trace id
+      // must not be cancellable from here on.
+      auto& st = self->state;
+      if (auto i = st.runs.find(request_id); i != st.runs.end() && !i->second.trace_id.empty())
+        st.by_trace.erase(i->second.trace_id);
+      send(self, ok ? rpc::result_response(request_id, raw) : rpc::error_response(request_id, raw));
+    },
+    [self](shutdown_atom) -> caf::result<caf::ok_atom> {
+      auto& st = self->state;
+      st.stopping = true;
+      for (auto& [id, r] : st.runs)
+        self->send(r.action, cancel_atom_v);
+      st.stopped = self->make_response_promise();
+      auto rp = st.stopped;
+      maybe_finish_stop(self);
+      return rp;
+    },
+  };
+  caf::message_handler connecting{
+    [self](connected_atom, net::transport_ptr& t) {
+      auto& st = self->state;
+      spdlog::info("Connected to manager {}", st.opts.manager_url);
+      st.transport = std::move(t);
+      st.attempt = 0;
+      if (st.stopping)
+        return maybe_finish_stop(self);
+      send_register(self);
+      self->become(st.connected);
+    },
+    [self](connect_failed_atom, const std::string& reason) {
+      spdlog::warn("cannot reach manager {}: {}", self->state.opts.manager_url, reason);
+      schedule_reconnect(self);
+    }};
+  caf::message_handler connected{
+    [self](frame_atom, std::string& frame) { on_frame(self, frame); },
+    [self](closed_atom, const std::string& reason) { on_link_lost(self, reason); }};
+  caf::message_handler waiting{[self](reconnect_atom) {
+    auto& st = self->state;
+    if (st.stopping)
+      return;
+    self->become(st.connecting);
+    st.connect(caf::actor{self});
+  }};
+  st.connecting = connecting.or_else(run_events);
+  st.connected = connected.or_else(run_events);
+  st.waiting = waiting.or_else(run_events);
+  st.connect(caf::actor{self});
+  return st.connecting;
+}
+
+} // namespace actor_host

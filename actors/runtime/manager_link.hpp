@@ -1,0 +1,65 @@
+#pragma once
+
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
+#include "net/transport.hpp"
+#include "registry/action.hpp"
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+
+namespace actor_host {
+
+/// Starts one connection attempt for `link`, which then receives
+/// (connected_atom, transport_ptr) followed by its frames, or
+/// (connect_failed_atom, reason). Injected so tests run without sockets.
+using link_connector = std::function<void(const caf::actor& link)>;
+
+struct link_options {
+  std::string runtime_id;
+  std::string name;
+  std::int64_t pid = 0;
+  std::string manager_url; // for logs
+  caf::timespan backoff_base{std::chrono::milliseconds(500)};
+  caf::timespan backoff_max{std::chrono::seconds(5)};
+};
+
+struct manager_link_state {
+  struct run {
+    caf::actor action;
+    caf::actor bidi; // bidi_session, if any
+    std::string trace_id;
+  };
+
+  live_count live{actor_kind::manager_link};
+  link_options opts;
+  registry::catalog_ptr catalog;
+  link_connector connect;
+  net::transport_ptr transport; // null while disconnected
+  std::uint64_t next_request_id = 1; // never reset, as in Genkit
+  std::string register_id;           // raw id of our pending register
+  unsigned attempt = 0;              // reconnect attempts since the last open
+  bool stopping = false;
+  caf::response_promise stopped;
+  std::unordered_map<std::string, run> runs;             // by raw runAction id
+  std::unordered_map<std::string, std::string> by_trace; // trace id -> raw runAction id
+  caf::behavior connecting;
+  caf::behavior connected;
+  caf::behavior waiting;
+  static inline const char* name = "manager_link";
+};
+
+/// The runtime's side of the Reflection V2 link: dials the manager,
+/// registers after every connect (keeping on reading while the register is
+/// pending), reconnects with min(base x 2^n, max) backoff, and serves
+/// listActions / listValues / runAction / cancelAction and bidi input.
+/// Runs outlive a dropped link (their answers go to the next connection, as
+/// the Go and JS runtimes do); open bidi inputs end when the link drops.
+///
+/// Named behaviors: connecting -> connected -> waiting -> connecting ...
+/// - (shutdown_atom) -> ok: cancels every run, waits for them, closes the link
+caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_options opts,
+                           registry::catalog_ptr catalog, link_connector connect);
+
+} // namespace actor_host

@@ -1,0 +1,44 @@
+#pragma once
+
+#include "registry/action.hpp"
+
+#include "actors/common/component.hpp"
+
+#include <caf/fwd.hpp>
+
+#include <memory>
+#include <string>
+
+namespace actor_host {
+
+namespace net {
+class io_runtime;
+}
+
+struct runtime_options {
+  std::string manager_url; // ws://host:port
+  std::string id;
+  std::string name;
+};
+
+/// The runtime role as one component: a manager_link that dials the
+/// manager and serves the catalog's actions.
+class runtime : public component {
+public:
+  runtime(caf::actor_system& sys, net::io_runtime& io, runtime_options opts,
+          registry::catalog_ptr catalog);
+  ~runtime() override;
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  std::string start() override;
+
+  /// Cancels the runs in flight, waits for them (bounded), closes the link.
+  void stop() override;
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace actor_host

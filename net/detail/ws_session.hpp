@@ -1,0 +1,31 @@
+#pragma once
+
+// Internal to net/: the WebSocket session shared by the server and the
+// client connector. Includes Beast, so only net/*.cpp include it.
+
+#include "net/socket_counters.hpp"
+#include "net/transport.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace actor_host::net {
+
+struct ws_limits {
+  std::size_t max_frame_bytes = 64u << 20;
+  std::size_t max_write_queue_bytes = 256u << 20;
+};
+
+/// Completes the server handshake for an upgrade request, then serves the
+/// socket with the handler `factory` makes.
+void run_server_websocket(boost::asio::ip::tcp::socket&& socket,
+                          boost::beast::http::request<boost::beast::http::string_body>&& req,
+                          std::string peer, const session_factory& factory, ws_limits limits,
+                          std::shared_ptr<socket_counters> counters);
+
+} // namespace actor_host::net

@@ -1,0 +1,19 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace actor_host::net {
+
+/// Live sockets and traffic of one listener (or of the outgoing links).
+struct socket_counters {
+  std::atomic<std::int64_t> websockets{0};
+  std::atomic<std::int64_t> http_connections{0};
+  std::atomic<std::uint64_t> frames_in{0};
+  std::atomic<std::uint64_t> frames_out{0};
+  std::atomic<std::uint64_t> bytes_in{0};
+  std::atomic<std::uint64_t> bytes_out{0};
+  std::atomic<std::uint64_t> write_queue_overflows{0};
+};
+
+} // namespace actor_host::net

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "net/socket_counters.hpp"
+#include "net/transport.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace actor_host::net {
+
+class io_runtime;
+
+struct connect_options {
+  std::size_t max_frame_bytes = 64u << 20;
+  std::chrono::milliseconds timeout{10000}; // TCP connect
+  std::shared_ptr<socket_counters> counters; // optional
+};
+
+/// Opens a WebSocket to `url` (ws://host:port/path) without blocking. On
+/// success `on_open` makes the handler for the new transport (on its strand);
+/// otherwise `on_fail` gets the reason. Exactly one of them is called.
+void ws_connect(io_runtime& io, const std::string& url, connect_options opts,
+                session_factory on_open, std::function<void(std::string)> on_fail);
+
+} // namespace actor_host::net

@@ -1,0 +1,77 @@
+#include "registry/action.hpp"
+
+#include "net/jsonrpc.hpp"
+#include "registry/json_schema.hpp"
+
+#include <algorithm>
+
+namespace actor_host::registry {
+
+void action_catalog::add(action_descriptor action) {
+  auto key = action.key();
+  if (!action.input_schema.empty() && !action.input_validator) {
+    std::string why;
+    action.input_validator = json_schema::compile(action.input_schema, why);
+    if (!action.input_validator)
+      throw std::invalid_argument("input schema of " + key + " does not compile: " + why);
+  }
+  auto i = std::find_if(actions_.begin(), actions_.end(), [&](auto& a) { return a.key() == key; });
+  if (i != actions_.end())
+    *i = std::move(action);
+  else
+    actions_.push_back(std::move(action));
+}
+
+void action_catalog::add_value(std::string type, std::string name, std::string json) {
+  values_[std::move(type)][std::move(name)] = std::move(json);
+}
+
+const action_descriptor* action_catalog::find(std::string_view key) const {
+  for (auto& a : actions_)
+    if (a.key() == key)
+      return &a;
+  return nullptr;
+}
+
+std::string action_catalog::list_actions_json() const {
+  using net::jsonrpc::quote;
+  std::string out = R"({"actions":{)";
+  bool first = true;
+  for (auto& a : actions_) {
+    if (!first)
+      out += ',';
+    first = false;
+    auto key = quote(a.key());
+    out += key + R"(:{"key":)" + key + R"(,"name":)" + quote(a.name);
+    if (!a.description.empty())
+      out += R"(,"description":)" + quote(a.description);
+    if (!a.metadata.empty())
+      out += R"(,"metadata":)" + a.metadata;
+    if (!a.input_schema.empty())
+      out += R"(,"inputSchema":)" + a.input_schema;
+    if (!a.output_schema.empty())
+      out += R"(,"outputSchema":)" + a.output_schema;
+    out += '}';
+  }
+  out += "}}";
+  return out;
+}
+
+std::optional<std::string> action_catalog::list_values_json(std::string_view type) const {
+  if (type != "defaultModel" && type != "middleware")
+    return std::nullopt;
+  std::string out = R"({"values":{)";
+  if (auto i = values_.find(std::string{type}); i != values_.end()) {
+    bool first = true;
+    for (auto& [name, json] : i->second) {
+      if (!first)
+        out += ',';
+      first = false;
+      out += net::jsonrpc::quote(name) + ":" + json;
+    }
+  }
+  out += "}}";
+  return out;
+}
+
+} // namespace actor_host::registry

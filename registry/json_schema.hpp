@@ -1,0 +1,62 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+/// JSON Schema validation of action inputs, as Genkit does it with ajv.
+namespace actor_host::registry {
+
+/// A compiled JSON Schema (draft-07, the subset zod-to-json-schema emits:
+/// type incl. type arrays, properties, required, additionalProperties, items,
+/// min/maxItems, min/maxLength, pattern, enum, const, minimum/maximum and
+/// their exclusive forms, multipleOf, anyOf/oneOf/allOf/not, local $ref).
+/// Validation is done by valijson (patterns with std::regex, ECMAScript
+/// syntax); `format` is checked here for email, uuid, date and date-time
+/// (ajv-formats' checks) outside anyOf/oneOf branches; other formats pass.
+/// Immutable once compiled: validate() may run on many threads at once.
+class json_schema {
+public:
+  ~json_schema();
+  json_schema(const json_schema&) = delete;
+  json_schema& operator=(const json_schema&) = delete;
+
+  /// Parses and compiles `schema_json`; nullptr (with a reason in `why`) if it
+  /// is not JSON or not a schema valijson accepts.
+  static std::shared_ptr<const json_schema> compile(std::string_view schema_json, std::string& why);
+
+  /// True if `v` is valid. Otherwise appends errors worded like ajv's, as
+  /// Genkit prints them: "<path>: <reason>", path dotted ("customer.address",
+  /// "items.0.qty") or "(root)", e.g. "customer: must have required property
+  /// 'address'". Like Genkit's ajv (allErrors off) it reports the first
+  /// failure in ajv's order only (for a failed anyOf/oneOf: the first failure
+  /// of each branch, then the anyOf itself); `all_errors` reports them all.
+  /// Numbers with an integral value count as integers (2.0 like 2), as in JS.
+  bool validate(const boost::json::value& v, std::vector<std::string>& errors,
+                bool all_errors = false) const;
+
+  /// The schema text as compiled.
+  const std::string& text() const;
+
+private:
+  struct impl;
+  explicit json_schema(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+/// Genkit's ValidationError text (without its "INVALID_ARGUMENT: " prefix):
+/// "Schema validation failed. Parse Errors:\n\n- e1\n- e2\n\nProvided data:\n\n
+/// <input>\n\nRequired JSON schema:\n\n<schema>", input and schema formatted
+/// like JSON.stringify(x, null, 2) (schema text that is not JSON goes verbatim).
+std::string schema_error_message(const std::vector<std::string>& errors,
+                                 const boost::json::value& input, std::string_view schema);
+
+/// JSON text of `v` as JavaScript's JSON.stringify(v, null, indent) writes it:
+/// numbers in JS form (17, 3.5, 1e+21, never 1.7E1), members in stored order,
+/// non-ASCII text unescaped. indent 0 = compact.
+std::string json_stringify(const boost::json::value& v, int indent = 0);
+
+} // namespace actor_host::registry

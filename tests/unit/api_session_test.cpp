@@ -1,0 +1,501 @@
+#define CAF_SUITE api_session
+
+#include "test_support.hpp"
+
+#include "actors/common/frame_bridge.hpp"
+
+#include <algorithm>
+
+using namespace actor_host;
+using namespace actor_host::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct session_fixture : actor_fixture {
+  fake_transport_ptr rt = make_fake_transport("127.0.0.1:40001");  // runtime socket
+  fake_transport_ptr api = make_fake_transport("127.0.0.1:50001"); // caller socket
+  caf::actor dir = spawn_directory();
+  caf::actor conn = spawn_connection(rt, dir);
+  caf::actor sess = spawn_session(api, dir);
+
+  session_fixture() {
+    send_frame(conn, register_frame("rt1"));
+    CAF_REQUIRE_EQUAL(rt->size(), 1u);
+    rt->clear();
+  }
+
+  api_session_state& session_state() {
+    return deref<caf::stateful_actor<api_session_state>>(sess).state;
+  }
+
+  /// The runtime side: a frame from the runtime to the manager.
+  void from_runtime(std::string text) {
+    send_frame(conn, std::move(text));
+  }
+
+  /// The caller side: a frame from the program to the manager.
+  void from_caller(std::string text) {
+    send_frame(sess, std::move(text));
+  }
+
+  void finish() {
+    stop(sess, caf::exit_reason::user_shutdown);
+    stop(conn, caf::exit_reason::user_shutdown);
+    stop(dir);
+    check_no_leaks();
+  }
+};
+
+std::string trace_state(std::string_view request_id, std::string_view trace) {
+  return R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":)"
+         + std::string{request_id} + R"(,"state":{"traceId":")" + std::string{trace} + R"("}}})";
+}
+
+std::string chunk(std::string_view request_id, std::string_view raw) {
+  return R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":)"
+         + std::string{request_id} + R"(,"chunk":)" + std::string{raw} + "}}";
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(api_session_tests, session_fixture)
+
+CAF_TEST(listRuntimes) {
+  from_caller(R"({"jsonrpc":"2.0","method":"listRuntimes","id":1})");
+  CAF_REQUIRE_EQUAL(api->size(), 1u);
+  auto reply = api->frame(0);
+  CAF_CHECK_EQUAL(member(reply, {"id"}), "1");
+  CAF_CHECK_EQUAL(member(reply, {"jsonrpc"}), R"("2.0")");
+  auto v = parse_json(reply);
+  auto& runtimes = v.at("result").at("runtimes").as_array();
+  CAF_REQUIRE_EQUAL(runtimes.size(), 1u);
+  CAF_CHECK_EQUAL(runtimes[0].at("id").as_string(), "rt1");
+  CAF_CHECK_EQUAL(runtimes[0].at("pid").to_number<int>(), 4242);
+  // The raw reply starts exactly as JSON-RPC says.
+  CAF_CHECK(reply.rfind(R"({"jsonrpc":"2.0","result":{"runtimes":[{)", 0) == 0);
+  finish();
+}
+
+CAF_TEST(runAction params are validated) {
+  struct bad_case {
+    const char* frame;
+    const char* needle;
+  };
+  bad_case cases[] = {
+    {R"({"jsonrpc":"2.0","method":"runAction","id":1})", "key"},
+    {R"({"jsonrpc":"2.0","method":"runAction","params":{"input":1},"id":1})", "key"},
+    {R"({"jsonrpc":"2.0","method":"runAction","params":{"key":""},"id":1})", "key"},
+    {R"({"jsonrpc":"2.0","method":"runAction","params":{"key":7},"id":1})", "key"},
+    {R"({"jsonrpc":"2.0","method":"runAction","params":[{"key":"/flow/x"}],"id":1})", "key"},
+    {R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/x","stream":"yes"},"id":1})",
+     "stream"},
+    {R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/x","streamInput":1},"id":1})",
+     "streamInput"},
+    {R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/x","runtimeId":5},"id":1})",
+     "runtimeId"},
+    {R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/x","timeoutMs":-1},"id":1})",
+     "timeoutMs"},
+  };
+  for (auto& c : cases) {
+    CAF_MESSAGE("frame: " << c.frame);
+    api->clear();
+    from_caller(c.frame);
+    CAF_REQUIRE_EQUAL(api->size(), 1u);
+    auto reply = api->frame(0);
+    CAF_CHECK_EQUAL(member(reply, {"id"}), "1");
+    CAF_CHECK_EQUAL(member(reply, {"error", "code"}), "-32602");
+    CAF_CHECK(contains(member_str(reply, {"error", "message"}), c.needle));
+  }
+  // Nothing reached the runtime and no call is left over.
+  CAF_CHECK_EQUAL(rt->size(), 0u);
+  CAF_CHECK(session_state().calls.empty());
+  CAF_CHECK(session_state().by_id.empty());
+  finish();
+}
+
+CAF_TEST(a bad literal deep inside runAction params is a parse error) {
+  from_caller(R"({"jsonrpc":"2.0","id":3,"method":"runAction","params":{"key":"/flow/x","input":[1,{"a":tru}]}})");
+  CAF_REQUIRE_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->frame(0), {"error", "code"}), "-32700");
+  CAF_CHECK_EQUAL(member(api->frame(0), {"id"}), "3");
+  CAF_CHECK_EQUAL(rt->size(), 0u);
+  finish();
+}
+
+// simdjson's is_null() on a malformed literal such as `nul` returns an error
+// that validate() turns into an exception; the session must answer instead of
+// dying with it.
+CAF_TEST(a bad null literal in runAction params is a parse error too) {
+  from_caller(R"({"jsonrpc":"2.0","id":3,"method":"runAction","params":{"key":"/flow/x","input":nul}})");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::caller_session), 1);
+  CAF_CHECK_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->frame(0), {"error", "code"}), "-32700");
+  CAF_CHECK_EQUAL(member(api->frame(0), {"id"}), "3");
+  CAF_CHECK_EQUAL(api->close_calls(), 0);
+  CAF_CHECK_EQUAL(rt->size(), 0u);
+  finish();
+}
+
+CAF_TEST(unknown methods and bad frames) {
+  from_caller(R"({"jsonrpc":"2.0","method":"frobnicate","id":"x"})");
+  CAF_REQUIRE_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->frame(0), {"error", "code"}), "-32601");
+  CAF_CHECK_EQUAL(member_str(api->frame(0), {"error", "message"}), "Method not found: frobnicate");
+  CAF_CHECK_EQUAL(member(api->frame(0), {"id"}), R"("x")");
+  // A notification with an unknown method gets nothing.
+  from_caller(R"({"jsonrpc":"2.0","method":"frobnicate"})");
+  CAF_CHECK_EQUAL(api->size(), 1u);
+  // Responses from a caller are ignored.
+  from_caller(R"({"jsonrpc":"2.0","result":{},"id":4})");
+  CAF_CHECK_EQUAL(api->size(), 1u);
+  from_caller("{oops");
+  CAF_REQUIRE_EQUAL(api->size(), 2u);
+  CAF_CHECK_EQUAL(member(api->frame(1), {"error", "code"}), "-32700");
+  CAF_CHECK_EQUAL(member(api->frame(1), {"id"}), "null");
+  from_caller(R"([{"jsonrpc":"2.0","method":"listRuntimes","id":1}])");
+  CAF_REQUIRE_EQUAL(api->size(), 3u);
+  CAF_CHECK_EQUAL(member(api->frame(2), {"error", "code"}), "-32600");
+  // Params of other methods must be objects too.
+  from_caller(R"({"jsonrpc":"2.0","method":"listActions","params":[1],"id":2})");
+  CAF_REQUIRE_EQUAL(api->size(), 4u);
+  CAF_CHECK_EQUAL(member(api->frame(3), {"error", "code"}), "-32602");
+  from_caller(R"({"jsonrpc":"2.0","method":"listValues","params":{},"id":3})");
+  CAF_REQUIRE_EQUAL(api->size(), 5u);
+  CAF_CHECK_EQUAL(member(api->frame(4), {"error", "code"}), "-32602");
+  from_caller(R"({"jsonrpc":"2.0","method":"cancelAction","params":{"traceId":""},"id":4})");
+  CAF_REQUIRE_EQUAL(api->size(), 6u);
+  CAF_CHECK_EQUAL(member(api->frame(5), {"error", "code"}), "-32602");
+  CAF_CHECK_EQUAL(rt->size(), 0u);
+  finish();
+}
+
+CAF_TEST(a streaming run is relayed with the numeric caller id) {
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/echo","input":{"a":1},"stream":true},"id":7})");
+  CAF_REQUIRE_EQUAL(rt->size(), 1u);
+  // The runtime gets the caller's params as they were, under our own id.
+  CAF_CHECK_EQUAL(rt->frame(0),
+                  R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/echo","input":{"a":1},"stream":true},"id":"1"})");
+  from_runtime(trace_state(R"("1")", "trace-7"));
+  from_runtime(chunk(R"("1")", R"({"n":1})"));
+  from_runtime(chunk(R"("1")", R"("two")"));
+  from_runtime(R"({"jsonrpc":"2.0","result":{"result":{"a":1},"telemetry":{"traceId":"trace-7"}},"id":"1"})");
+  auto frames = api->frames();
+  CAF_REQUIRE_EQUAL(frames.size(), 4u);
+  CAF_CHECK_EQUAL(frames[0],
+                  R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":7,"state":{"traceId":"trace-7"}}})");
+  CAF_CHECK_EQUAL(frames[1],
+                  R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":7,"chunk":{"n":1}}})");
+  CAF_CHECK_EQUAL(frames[2],
+                  R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":7,"chunk":"two"}})");
+  CAF_CHECK_EQUAL(frames[3],
+                  R"({"jsonrpc":"2.0","result":{"result":{"a":1},"telemetry":{"traceId":"trace-7"}},"id":7})");
+  CAF_CHECK(session_state().calls.empty());
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  finish();
+}
+
+CAF_TEST(string ids stay strings and errors keep the caller id) {
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/fail"},"id":"abc"})");
+  from_runtime(trace_state(R"("1")", "t"));
+  from_runtime(R"({"jsonrpc":"2.0","error":{"code":-32000,"message":"boom","data":{"code":13,"message":"boom"}},"id":"1"})");
+  auto frames = api->frames();
+  CAF_REQUIRE_EQUAL(frames.size(), 2u);
+  CAF_CHECK_EQUAL(member(frames[0], {"params", "requestId"}), R"("abc")");
+  CAF_CHECK_EQUAL(frames[1],
+                  R"({"jsonrpc":"2.0","error":{"code":-32000,"message":"boom","data":{"code":13,"message":"boom"}},"id":"abc"})");
+  finish();
+}
+
+CAF_TEST(concurrent calls are told apart) {
+  from_caller(R"({"jsonrpc":"2.0","method":"listActions","id":1})");
+  from_caller(R"({"jsonrpc":"2.0","method":"listValues","params":{"type":"defaultModel"},"id":2})");
+  from_caller(R"({"jsonrpc":"2.0","method":"cancelAction","params":{"traceId":"t-x"},"id":3})");
+  auto sent = rt->frames();
+  CAF_REQUIRE_EQUAL(sent.size(), 3u);
+  CAF_CHECK_EQUAL(sent[0], R"({"jsonrpc":"2.0","method":"listActions","id":"1"})");
+  CAF_CHECK_EQUAL(sent[1],
+                  R"({"jsonrpc":"2.0","method":"listValues","params":{"type":"defaultModel"},"id":"2"})");
+  CAF_CHECK_EQUAL(sent[2],
+                  R"({"jsonrpc":"2.0","method":"cancelAction","params":{"traceId":"t-x"},"id":"3"})");
+  from_runtime(R"({"jsonrpc":"2.0","result":{"message":"Action cancelled"},"id":"3"})");
+  from_runtime(R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
+  from_runtime(R"({"jsonrpc":"2.0","result":{"values":{}},"id":"2"})");
+  auto frames = api->frames();
+  CAF_REQUIRE_EQUAL(frames.size(), 3u);
+  CAF_CHECK_EQUAL(frames[0], R"({"jsonrpc":"2.0","result":{"message":"Action cancelled"},"id":3})");
+  CAF_CHECK_EQUAL(frames[1], R"({"jsonrpc":"2.0","result":{"actions":{}},"id":1})");
+  CAF_CHECK_EQUAL(frames[2], R"({"jsonrpc":"2.0","result":{"values":{}},"id":2})");
+  // listActions gets no runActionState relayed: events are for runAction.
+  finish();
+}
+
+CAF_TEST(a duplicate id in flight is rejected) {
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/x"},"id":5})");
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/y"},"id":5})");
+  CAF_REQUIRE_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->frame(0), {"error", "code"}), "-32600");
+  CAF_CHECK_EQUAL(member(api->frame(0), {"id"}), "5");
+  CAF_CHECK_EQUAL(rt->size(), 1u);
+  // Once the first is done the id is free again.
+  from_runtime(R"({"jsonrpc":"2.0","result":{},"id":"1"})");
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/y"},"id":5})");
+  CAF_CHECK_EQUAL(rt->size(), 2u);
+  CAF_CHECK_EQUAL(member(rt->frame(1), {"id"}), R"("2")");
+  // A string "5" is another id than the number 5.
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/z"},"id":"5"})");
+  CAF_CHECK_EQUAL(rt->size(), 3u);
+  from_runtime(R"({"jsonrpc":"2.0","result":{},"id":"2"})");
+  from_runtime(R"({"jsonrpc":"2.0","result":{},"id":"3"})");
+  finish();
+}
+
+CAF_TEST(early bidi input follows the runAction in order) {
+  caf::anon_send(sess, frame_atom_v,
+                 std::string{R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/bidi","streamInput":true},"id":9})"});
+  caf::anon_send(sess, frame_atom_v,
+                 std::string{R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":9,"chunk":"a"}})"});
+  caf::anon_send(sess, frame_atom_v,
+                 std::string{R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":9,"chunk":{"b":2}}})"});
+  caf::anon_send(sess, frame_atom_v,
+                 std::string{R"({"jsonrpc":"2.0","method":"endInputStream","params":{"requestId":9}})"});
+  // The session reads all four frames before the call is routed.
+  expect((frame_atom, std::string), from(_).to(sess));
+  expect((frame_atom, std::string), from(_).to(sess));
+  expect((frame_atom, std::string), from(_).to(sess));
+  expect((frame_atom, std::string), from(_).to(sess));
+  {
+    auto& st = session_state();
+    CAF_REQUIRE_EQUAL(st.calls.size(), 1u);
+    auto& c = st.calls.begin()->second;
+    CAF_CHECK(!c.pending);
+    CAF_CHECK_EQUAL(c.early_input.size(), 3u);
+  }
+  sched.run();
+  // The pending request holds the input until the runtime reports the trace.
+  CAF_REQUIRE_EQUAL(rt->size(), 1u);
+  from_runtime(trace_state(R"("1")", "t-bidi"));
+  auto sent = rt->frames();
+  CAF_REQUIRE_EQUAL(sent.size(), 4u);
+  CAF_CHECK_EQUAL(member(sent[0], {"method"}), R"("runAction")");
+  CAF_CHECK_EQUAL(member(sent[0], {"id"}), R"("1")");
+  CAF_CHECK_EQUAL(sent[1],
+                  R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":"1","chunk":"a"}})");
+  CAF_CHECK_EQUAL(sent[2],
+                  R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":"1","chunk":{"b":2}}})");
+  CAF_CHECK_EQUAL(sent[3], R"({"jsonrpc":"2.0","method":"endInputStream","params":{"requestId":"1"}})");
+  CAF_CHECK_EQUAL(api->size(), 1u); // the run state
+  api->clear();
+  // Input after the end is dropped.
+  from_caller(R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":9,"chunk":"late"}})");
+  CAF_CHECK_EQUAL(rt->size(), 4u);
+  // Nothing was sent back to the caller for notifications.
+  CAF_CHECK_EQUAL(api->size(), 0u);
+  from_runtime(R"({"jsonrpc":"2.0","result":{"result":"ab"},"id":"1"})");
+  CAF_CHECK_EQUAL(api->last(), R"({"jsonrpc":"2.0","result":{"result":"ab"},"id":9})");
+  finish();
+}
+
+CAF_TEST(bidi input after the call is accepted goes straight through) {
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/bidi","streamInput":true},"id":"r"})");
+  from_runtime(trace_state(R"("1")", "t-r"));
+  api->clear();
+  from_caller(R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":"r","chunk":1}})");
+  // As a request, the input is acknowledged.
+  from_caller(R"({"jsonrpc":"2.0","method":"endInputStream","params":{"requestId":"r"},"id":"e"})");
+  auto sent = rt->frames();
+  CAF_REQUIRE_EQUAL(sent.size(), 3u);
+  CAF_CHECK_EQUAL(sent[1],
+                  R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":"1","chunk":1}})");
+  CAF_CHECK_EQUAL(sent[2], R"({"jsonrpc":"2.0","method":"endInputStream","params":{"requestId":"1"}})");
+  CAF_REQUIRE_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(api->frame(0), R"({"jsonrpc":"2.0","result":{},"id":"e"})");
+  // Input for a run that does not exist: an error for a request only.
+  from_caller(R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":"nope","chunk":1}})");
+  CAF_CHECK_EQUAL(api->size(), 1u);
+  from_caller(R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":"nope","chunk":1},"id":"q"})");
+  CAF_REQUIRE_EQUAL(api->size(), 2u);
+  CAF_CHECK_EQUAL(member(api->frame(1), {"error", "code"}), "-32602");
+  CAF_CHECK_EQUAL(member(api->frame(1), {"id"}), R"("q")");
+  from_runtime(R"({"jsonrpc":"2.0","result":{},"id":"1"})");
+  finish();
+}
+
+CAF_TEST(input requests after the end still get an answer) {
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/bidi","streamInput":true},"id":1})");
+  from_caller(R"({"jsonrpc":"2.0","method":"endInputStream","params":{"requestId":1}})");
+  api->clear();
+  from_caller(R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":1,"chunk":2},"id":2})");
+  // Whatever the answer, a request with an id must not be left unanswered.
+  CAF_CHECK_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->frame(0), {"id"}), "2");
+  from_runtime(R"({"jsonrpc":"2.0","result":{},"id":"1"})");
+  finish();
+}
+
+CAF_TEST(routing errors carry the caller id) {
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/x","runtimeId":"nope"},"id":11})");
+  CAF_REQUIRE_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->frame(0), {"id"}), "11");
+  CAF_CHECK_EQUAL(member(api->frame(0), {"error", "data", "code"}), "5");
+  CAF_CHECK_EQUAL(member_str(api->frame(0), {"error", "message"}), "Runtime nope not found");
+  // Explicit runtimeId that exists.
+  from_caller(R"({"jsonrpc":"2.0","method":"listActions","params":{"runtimeId":"rt1"},"id":12})");
+  CAF_CHECK_EQUAL(rt->size(), 1u);
+  from_runtime(R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
+  // Once the runtime is gone there is no runtime at all.
+  caf::anon_send(conn, closed_atom_v, std::string{"gone"});
+  sched.run();
+  from_caller(R"({"jsonrpc":"2.0","method":"listActions","id":13})");
+  CAF_CHECK_EQUAL(member(api->last(), {"id"}), "13");
+  CAF_CHECK_EQUAL(member(api->last(), {"error", "data", "code"}), "14");
+  from_caller(R"({"jsonrpc":"2.0","method":"listRuntimes","id":14})");
+  CAF_CHECK_EQUAL(api->last(), R"({"jsonrpc":"2.0","result":{"runtimes":[]},"id":14})");
+  finish();
+}
+
+CAF_TEST(a runtime that disconnects fails the run for the caller) {
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/x"},"id":21})");
+  caf::anon_send(conn, closed_atom_v, std::string{"gone"});
+  sched.run();
+  CAF_REQUIRE_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->frame(0), {"id"}), "21");
+  CAF_CHECK_EQUAL(member(api->frame(0), {"error", "data", "code"}), "14");
+  CAF_CHECK_EQUAL(member_str(api->frame(0), {"error", "message"}),
+                  "Runtime rt1 connection closed before the response was received (runAction)");
+  CAF_CHECK(session_state().calls.empty());
+  finish();
+}
+
+CAF_TEST(a run times out with timeoutMs) {
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/slow","timeoutMs":250},"id":31})");
+  from_runtime(trace_state(R"("1")", "t-slow"));
+  CAF_CHECK_EQUAL(advance_time(249ms), 0u);
+  sched.run();
+  CAF_CHECK_EQUAL(api->size(), 1u); // the run state
+  CAF_CHECK_EQUAL(advance_time(1ms), 1u);
+  sched.run();
+  CAF_REQUIRE_EQUAL(api->size(), 2u);
+  CAF_CHECK_EQUAL(member(api->frame(1), {"id"}), "31");
+  CAF_CHECK_EQUAL(member(api->frame(1), {"error", "data", "code"}), "4");
+  CAF_CHECK_EQUAL(member_str(api->frame(1), {"error", "message"}),
+                  "Request to runtime rt1 timed out after 250 ms (runAction)");
+  // The runtime is asked to stop the run.
+  CAF_CHECK_EQUAL(rt->last(),
+                  R"({"jsonrpc":"2.0","method":"cancelAction","params":{"traceId":"t-slow"},"id":"2"})");
+  from_runtime(R"({"jsonrpc":"2.0","result":{},"id":"1"})"); // too late: dropped
+  CAF_CHECK_EQUAL(api->size(), 2u);
+  from_runtime(R"({"jsonrpc":"2.0","result":{"message":"Action cancelled"},"id":"2"})");
+  finish();
+}
+
+CAF_TEST(the session policy timeout applies to list calls) {
+  stop(sess, caf::exit_reason::user_shutdown);
+  api = make_fake_transport("127.0.0.1:50002");
+  call_policy policy;
+  policy.request_timeout = 3s;
+  sess = spawn_session(api, dir, policy);
+  from_caller(R"({"jsonrpc":"2.0","method":"listActions","id":1})");
+  CAF_CHECK_EQUAL(advance_time(3s), 1u);
+  sched.run();
+  CAF_REQUIRE_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->frame(0), {"error", "data", "code"}), "4");
+  finish();
+}
+
+CAF_TEST(a closed caller socket ends the session and cancels its runs) {
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/long"},"id":1})");
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/other"},"id":2})");
+  from_runtime(trace_state(R"("1")", "t-long"));
+  CAF_CHECK_EQUAL(live_delta(actor_kind::caller_session), 1);
+  CAF_CHECK_EQUAL(api->size(), 1u); // the run state
+  api->clear();
+  caf::anon_send(sess, closed_atom_v, std::string{"client went away"});
+  sched.run();
+  CAF_CHECK_EQUAL(live_delta(actor_kind::caller_session), 0);
+  CAF_CHECK_EQUAL(api->close_calls(), 1);
+  // The run with a known trace is cancelled at once.
+  auto sent = rt->frames();
+  CAF_REQUIRE_EQUAL(sent.size(), 3u);
+  CAF_CHECK_EQUAL(sent[2],
+                  R"({"jsonrpc":"2.0","method":"cancelAction","params":{"traceId":"t-long"},"id":"3"})");
+  // The other one as soon as its trace id arrives.
+  from_runtime(trace_state(R"("2")", "t-other"));
+  CAF_REQUIRE_EQUAL(rt->size(), 4u);
+  CAF_CHECK_EQUAL(member_str(rt->last(), {"params", "traceId"}), "t-other");
+  // The runtime winds everything down; nothing is written to the closed socket.
+  from_runtime(R"({"jsonrpc":"2.0","error":{"code":-32000,"message":"cancelled"},"id":"1"})");
+  from_runtime(R"({"jsonrpc":"2.0","error":{"code":-32000,"message":"cancelled"},"id":"2"})");
+  from_runtime(R"({"jsonrpc":"2.0","result":{},"id":"3"})");
+  from_runtime(R"({"jsonrpc":"2.0","result":{},"id":"4"})");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  CAF_CHECK_EQUAL(api->size(), 0u);
+  CAF_CHECK_EQUAL(api->dropped(), 0u);
+  finish();
+}
+
+CAF_TEST(a shutdown during a call tells the caller) {
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/x"},"id":41})");
+  // The supervisor takes the runtime connection down (and with it the
+  // pending request) while the caller's socket is still open.
+  stop(conn, caf::exit_reason::user_shutdown);
+  CAF_REQUIRE_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->frame(0), {"id"}), "41");
+  CAF_CHECK_EQUAL(member_str(api->frame(0), {"error", "message"}), "Manager is shutting down");
+  CAF_CHECK_EQUAL(member(api->frame(0), {"error", "data", "code"}), "14");
+  CAF_CHECK(session_state().calls.empty());
+  finish();
+}
+
+CAF_TEST(a session stopped by the supervisor answers its calls first) {
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/x"},"id":51})");
+  from_caller(R"({"jsonrpc":"2.0","method":"listActions","id":"52"})");
+  stop(sess, caf::exit_reason::user_shutdown);
+  auto frames = api->frames();
+  CAF_REQUIRE_EQUAL(frames.size(), 2u);
+  std::vector<std::string> ids{member(frames[0], {"id"}), member(frames[1], {"id"})};
+  std::sort(ids.begin(), ids.end());
+  CAF_CHECK_EQUAL(ids[0], R"("52")");
+  CAF_CHECK_EQUAL(ids[1], "51");
+  for (auto& f : frames)
+    CAF_CHECK_EQUAL(member_str(f, {"error", "message"}), "Manager is shutting down");
+  CAF_CHECK_EQUAL(api->close_calls(), 1);
+  CAF_CHECK_EQUAL(api->dropped(), 0u);
+  // The runs it started are abandoned; the runtime's answers go nowhere.
+  from_runtime(R"({"jsonrpc":"2.0","result":{},"id":"1"})");
+  from_runtime(R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"2"})");
+  CAF_CHECK_EQUAL(api->size(), 2u);
+  finish();
+}
+
+CAF_TEST(the frame bridge feeds the session) {
+  frame_bridge bridge{sess};
+  bridge.on_text(R"({"jsonrpc":"2.0","method":"listRuntimes","id":1})");
+  sched.run();
+  CAF_REQUIRE_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->frame(0), {"id"}), "1");
+  bridge.on_closed("peer went away");
+  sched.run();
+  CAF_CHECK_EQUAL(live_delta(actor_kind::caller_session), 0);
+  CAF_CHECK_EQUAL(api->close_calls(), 1);
+  finish();
+}
+
+// CONFORMANCE 25: a listActions result without an `actions` record, or with
+// an entry without a string `name`, rejects that caller's request.
+CAF_TEST(listActions results are validated) {
+  from_caller(R"({"jsonrpc":"2.0","method":"listActions","id":1})");
+  from_runtime(R"({"jsonrpc":"2.0","result":{"notActions":{}},"id":"1"})");
+  CAF_CHECK_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->last(), {"id"}), "1");
+  CAF_CHECK_EQUAL(member(api->last(), {"result"}), "<missing>");
+  CAF_CHECK_NOT_EQUAL(member(api->last(), {"error", "code"}), "<missing>");
+  from_caller(R"({"jsonrpc":"2.0","method":"listActions","id":2})");
+  from_runtime(R"({"jsonrpc":"2.0","result":{"actions":{"/flow/x":{"key":"/flow/x"}}},"id":"2"})");
+  CAF_CHECK_EQUAL(api->size(), 2u);
+  CAF_CHECK_EQUAL(member(api->last(), {"id"}), "2");
+  CAF_CHECK_EQUAL(member(api->last(), {"result"}), "<missing>");
+  finish();
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

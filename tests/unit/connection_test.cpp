@@ -1,0 +1,441 @@
+#define CAF_SUITE runtime_connection
+
+#include "test_support.hpp"
+
+using namespace actor_host;
+using namespace actor_host::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct connection_fixture : actor_fixture {
+  fake_transport_ptr rt = make_fake_transport("127.0.0.1:40001");
+  caf::actor dir = spawn_directory();
+  caf::actor conn = spawn_connection(rt, dir);
+  caf::actor caller = spawn_probe();
+
+  std::tuple<bool, caf::actor, std::string> route(const std::string& id) {
+    return ask<bool, caf::actor, std::string>(dir, route_atom_v, id);
+  }
+
+  /// Registers "rt1" and forgets the reply frame.
+  void register_runtime(const std::string& id = "rt1") {
+    send_frame(conn, register_frame(id));
+    CAF_REQUIRE_EQUAL(rt->size(), 1u);
+    rt->clear();
+  }
+
+  /// Starts a call as `caller` and returns the pending_request it got back.
+  caf::actor call(std::uint64_t tag, std::string method, std::string params = {},
+                  caf::timespan timeout = caf::timespan{0}) {
+    auto before = events(caller).size();
+    caf::send_as(caller, conn, call_atom_v, tag, std::move(method), std::move(params), timeout);
+    sched.run();
+    auto& ev = events(caller);
+    CAF_REQUIRE_EQUAL(ev.size(), before + 1);
+    CAF_REQUIRE_EQUAL(ev.back().kind, "actor");
+    auto p = ev.back().actor;
+    ev.pop_back();
+    CAF_REQUIRE(p);
+    return p;
+  }
+
+  /// Everything in this fixture ends; the counts must be back where they were.
+  void finish() {
+    stop(caller);
+    stop(conn, caf::exit_reason::user_shutdown);
+    stop(dir);
+    check_no_leaks();
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(connection_tests, connection_fixture)
+
+// -- register -----------------------------------------------------------------
+
+CAF_TEST(register replies and enters the directory) {
+  send_frame(conn, register_frame("rt1"));
+  CAF_REQUIRE_EQUAL(rt->size(), 1u);
+  CAF_CHECK_EQUAL(rt->frame(0), R"({"jsonrpc":"2.0","result":{},"id":"1"})");
+  auto [ok, c, id] = route("rt1");
+  CAF_CHECK(ok);
+  CAF_CHECK(c == conn);
+  CAF_CHECK_EQUAL(id, "rt1");
+  auto list = std::get<0>(ask<std::string>(dir, list_atom_v));
+  auto v = parse_json(list);
+  CAF_REQUIRE(v.is_array() && v.as_array().size() == 1);
+  auto entry = boost::json::serialize(v.as_array()[0]);
+  CAF_CHECK_EQUAL(member_str(entry, {"id"}), "rt1");
+  CAF_CHECK_EQUAL(member(entry, {"pid"}), "4242");
+  CAF_CHECK_EQUAL(member_str(entry, {"name"}), "test-runtime");
+  CAF_CHECK_EQUAL(member_str(entry, {"reflectionServerUrl"}), "ws://localhost:3100");
+  CAF_CHECK_NOT_EQUAL(member(entry, {"timestamp"}), "<missing>");
+  CAF_CHECK_EQUAL(deref<caf::stateful_actor<connection_state>>(conn).state.runtime_id, "rt1");
+  finish();
+}
+
+CAF_TEST(register with a numeric id echoes it) {
+  send_frame(conn, register_frame("rt1", "17"));
+  CAF_CHECK_EQUAL(rt->last(), R"({"jsonrpc":"2.0","result":{},"id":17})");
+  finish();
+}
+
+CAF_TEST(invalid register params get -32602 and no entry) {
+  send_frame(conn, register_frame("rt1", R"("1")", R"("x")"));
+  CAF_REQUIRE_EQUAL(rt->size(), 1u);
+  auto reply = rt->frame(0);
+  CAF_CHECK_EQUAL(member(reply, {"id"}), R"("1")");
+  CAF_CHECK_EQUAL(member(reply, {"error", "code"}), "-32602");
+  CAF_CHECK(contains(member_str(reply, {"error", "message"}), "pid"));
+  CAF_CHECK_EQUAL(member(reply, {"result"}), "<missing>");
+  auto [ok, c, err] = route("");
+  CAF_CHECK(!ok);
+  CAF_CHECK_EQUAL(member(err, {"data", "code"}), "14");
+  // Missing params, and params that are not an object.
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"register","id":"2"})");
+  CAF_CHECK_EQUAL(member(rt->last(), {"error", "code"}), "-32602");
+  CAF_CHECK_EQUAL(member(rt->last(), {"id"}), R"("2")");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"register","params":[1],"id":"3"})");
+  CAF_CHECK_EQUAL(member(rt->last(), {"error", "code"}), "-32602");
+  // An invalid register notification gets nothing back.
+  rt->clear();
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"register","params":{"id":""}})");
+  CAF_CHECK_EQUAL(rt->size(), 0u);
+  CAF_CHECK(!std::get<0>(route("")));
+  finish();
+}
+
+CAF_TEST(register as a notification registers without a reply) {
+  send_frame(conn, register_frame("rt1", ""));
+  CAF_CHECK_EQUAL(rt->size(), 0u);
+  auto [ok, c, id] = route("");
+  CAF_CHECK(ok);
+  CAF_CHECK(c == conn);
+  CAF_CHECK_EQUAL(id, "rt1");
+  finish();
+}
+
+CAF_TEST(registering under another id drops the old one) {
+  register_runtime("old");
+  send_frame(conn, register_frame("new", R"("2")"));
+  CAF_CHECK(!std::get<0>(route("old")));
+  CAF_CHECK(std::get<0>(route("new")));
+  CAF_CHECK_EQUAL(std::get<0>(ask<std::string>(dir, list_atom_v)).find("\"old\""),
+                  std::string::npos);
+  finish();
+}
+
+// -- bad frames -------------------------------------------------------------------
+
+CAF_TEST(malformed frame gets -32700 with a null id) {
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"register",)");
+  CAF_REQUIRE_EQUAL(rt->size(), 1u);
+  CAF_CHECK_EQUAL(member(rt->frame(0), {"error", "code"}), "-32700");
+  CAF_CHECK_EQUAL(member(rt->frame(0), {"id"}), "null");
+  CAF_CHECK(member_str(rt->frame(0), {"error", "message"}).rfind("Parse error", 0) == 0);
+  // The connection carries on.
+  rt->clear();
+  register_runtime();
+  finish();
+}
+
+CAF_TEST(unknown method) {
+  register_runtime();
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"frobnicate","params":{},"id":"9"})");
+  CAF_REQUIRE_EQUAL(rt->size(), 1u);
+  CAF_CHECK_EQUAL(member(rt->frame(0), {"error", "code"}), "-32601");
+  CAF_CHECK_EQUAL(member_str(rt->frame(0), {"error", "message"}), "Method not found: frobnicate");
+  CAF_CHECK_EQUAL(member(rt->frame(0), {"id"}), R"("9")");
+  rt->clear();
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"frobnicate","params":{}})");
+  CAF_CHECK_EQUAL(rt->size(), 0u);
+  finish();
+}
+
+// -- calls --------------------------------------------------------------------
+
+CAF_TEST(calls get increasing string ids) {
+  register_runtime();
+  auto p1 = call(1, "listActions");
+  CAF_CHECK_EQUAL(rt->frame(0), R"({"jsonrpc":"2.0","method":"listActions","id":"1"})");
+  auto p2 = call(2, "listValues", R"({"type":"defaultModel"})");
+  CAF_CHECK_EQUAL(rt->frame(1),
+                  R"({"jsonrpc":"2.0","method":"listValues","params":{"type":"defaultModel"},"id":"2"})");
+  CAF_CHECK(p1 != p2);
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 2);
+  CAF_CHECK_EQUAL(deref<caf::stateful_actor<connection_state>>(conn).state.pending.size(), 2u);
+  finish();
+}
+
+CAF_TEST(responses go to the pending request with that id) {
+  register_runtime();
+  call(10, "listActions");
+  call(11, "listValues", R"({"type":"middleware"})");
+  call(12, "listActions");
+  // Out of order, and one of them an error.
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"values":{}},"id":"2"})");
+  send_frame(conn,
+             R"({"jsonrpc":"2.0","error":{"code":-32000,"message":"boom","data":{"code":13}},"id":"3"})");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
+  CAF_CHECK_EQUAL(render(events(caller)),
+                  R"(done 11 ok {"values":{}} | )"
+                  R"(done 12 failed {"code":-32000,"message":"boom","data":{"code":13}} | )"
+                  R"(done 10 ok {"actions":{}})");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  CAF_CHECK(deref<caf::stateful_actor<connection_state>>(conn).state.pending.empty());
+  // Nothing was written back for responses.
+  CAF_CHECK_EQUAL(rt->size(), 3u);
+  finish();
+}
+
+CAF_TEST(response with an unknown id is ignored) {
+  register_runtime();
+  call(1, "listActions");
+  rt->clear();
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{},"id":"99"})");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{},"id":1})"); // numeric: not our "1"
+  CAF_CHECK_EQUAL(rt->size(), 0u);
+  CAF_CHECK(events(caller).empty());
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 1);
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
+  CAF_CHECK_EQUAL(render(events(caller)), R"(done 1 ok {"actions":{}})");
+  finish();
+}
+
+CAF_TEST(run state and chunks are relayed in order) {
+  register_runtime();
+  call(5, "runAction", R"({"key":"/flow/x","input":1,"stream":true})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-1"}}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"1","chunk":{"n":1}}})");
+  // Go runtimes repeat runActionState per span: only the first counts.
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-1"}}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"1","chunk":"two"}})");
+  // Without a traceId, and for an unknown request: dropped.
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{}}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"7","chunk":3}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":"junk"})");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"result":3,"telemetry":{"traceId":"t-1"}},"id":"1"})");
+  CAF_CHECK_EQUAL(render(events(caller)),
+                  R"(trace 5 t-1 | chunk 5 {"n":1} | chunk 5 "two" | )"
+                  R"(done 5 ok {"result":3,"telemetry":{"traceId":"t-1"}})");
+  // A chunk after the end is dropped.
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"1","chunk":4}})");
+  CAF_CHECK_EQUAL(events(caller).size(), 4u);
+  // Only the runAction request was ever written.
+  CAF_CHECK_EQUAL(rt->size(), 1u);
+  finish();
+}
+
+// -- connection closed ----------------------------------------------------------
+
+CAF_TEST(closing fails every pending request and ends the connection) {
+  register_runtime();
+  call(1, "listActions");
+  call(2, "runAction", R"({"key":"/flow/x"})");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::runtime_connection), 1);
+  CAF_CHECK_EQUAL(rt->close_calls(), 0);
+  caf::anon_send(conn, closed_atom_v, std::string{"peer closed"});
+  sched.run();
+  auto& ev = events(caller);
+  CAF_REQUIRE_EQUAL(ev.size(), 2u);
+  for (auto& e : ev) {
+    CAF_CHECK_EQUAL(e.kind, "done");
+    CAF_CHECK(!e.ok);
+    CAF_CHECK(contains(member_str(e.text, {"message"}), "connection closed"));
+    CAF_CHECK(contains(member_str(e.text, {"message"}), "rt1"));
+    CAF_CHECK_EQUAL(member(e.text, {"code"}), "-32000");
+    CAF_CHECK_EQUAL(member(e.text, {"data", "code"}), "14");
+  }
+  CAF_CHECK(contains(member_str(ev[0].text, {"message"}), "(listActions)")
+            || contains(member_str(ev[1].text, {"message"}), "(listActions)"));
+  // The actor is gone, the socket was closed by the attach functor, and the
+  // directory forgot the runtime.
+  CAF_CHECK_EQUAL(live_delta(actor_kind::runtime_connection), 0);
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  CAF_CHECK_EQUAL(rt->close_calls(), 1);
+  CAF_CHECK_EQUAL(rt->close_code(), 1001);
+  CAF_CHECK(!std::get<0>(route("rt1")));
+  finish();
+}
+
+CAF_TEST(a killed connection closes its socket and takes its requests along) {
+  register_runtime();
+  call(1, "listActions");
+  stop(conn, caf::exit_reason::user_shutdown);
+  CAF_CHECK_EQUAL(rt->close_calls(), 1);
+  CAF_CHECK_EQUAL(live_delta(actor_kind::runtime_connection), 0);
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  CAF_CHECK(!std::get<0>(route("rt1")));
+  finish();
+}
+
+// -- timeouts -------------------------------------------------------------------
+
+CAF_TEST(a request times out on the test clock) {
+  register_runtime();
+  call(3, "listActions", {}, 5s);
+  CAF_CHECK_EQUAL(advance_time(5s - 1ms), 0u);
+  sched.run();
+  CAF_CHECK(events(caller).empty());
+  CAF_CHECK_EQUAL(advance_time(1ms), 1u);
+  sched.run();
+  auto& ev = events(caller);
+  CAF_REQUIRE_EQUAL(ev.size(), 1u);
+  CAF_CHECK_EQUAL(ev[0].kind, "done");
+  CAF_CHECK_EQUAL(ev[0].tag, 3u);
+  CAF_CHECK(!ev[0].ok);
+  CAF_CHECK_EQUAL(member(ev[0].text, {"data", "code"}), "4");
+  CAF_CHECK_EQUAL(member_str(ev[0].text, {"message"}),
+                  "Request to runtime rt1 timed out after 5000 ms (listActions)");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  CAF_CHECK(deref<caf::stateful_actor<connection_state>>(conn).state.pending.empty());
+  // The late answer is dropped.
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
+  CAF_CHECK_EQUAL(events(caller).size(), 1u);
+  // No cancelAction for a listActions.
+  CAF_CHECK_EQUAL(rt->size(), 1u);
+  finish();
+}
+
+CAF_TEST(an answer before the deadline wins) {
+  register_runtime();
+  call(3, "listActions", {}, 5s);
+  advance_time(4s);
+  sched.run();
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
+  advance_time(2s);
+  sched.run();
+  CAF_CHECK_EQUAL(render(events(caller)), R"(done 3 ok {"actions":{}})");
+  finish();
+}
+
+CAF_TEST(a timed out run is cancelled on the runtime) {
+  register_runtime();
+  call(4, "runAction", R"({"key":"/flow/slow"})", 2s);
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-slow"}}})");
+  advance_time(2s);
+  sched.run();
+  CAF_REQUIRE_EQUAL(rt->size(), 2u);
+  CAF_CHECK_EQUAL(rt->frame(1),
+                  R"({"jsonrpc":"2.0","method":"cancelAction","params":{"traceId":"t-slow"},"id":"2"})");
+  CAF_CHECK_EQUAL(member(events(caller).back().text, {"data", "code"}), "4");
+  // The detached cancel waits for its own answer, which goes nowhere.
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 1);
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"message":"Action cancelled"},"id":"2"})");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  CAF_CHECK_EQUAL(events(caller).size(), 2u); // trace + done
+  finish();
+}
+
+// -- abandoned runs -------------------------------------------------------------
+
+CAF_TEST(a run abandoned after its trace is known is cancelled) {
+  register_runtime();
+  call(1, "runAction", R"({"key":"/flow/x"})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-9"}}})");
+  CAF_CHECK_EQUAL(render(events(caller)), "trace 1 t-9");
+  stop(caller, caf::exit_reason::user_shutdown);
+  CAF_REQUIRE_EQUAL(rt->size(), 2u);
+  CAF_CHECK_EQUAL(rt->frame(1),
+                  R"({"jsonrpc":"2.0","method":"cancelAction","params":{"traceId":"t-9"},"id":"2"})");
+  // The runtime answers both; nothing is left behind.
+  send_frame(conn, R"({"jsonrpc":"2.0","error":{"code":-32000,"message":"Action was cancelled","data":{"code":1}},"id":"1"})");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"message":"Action cancelled"},"id":"2"})");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  CAF_CHECK_EQUAL(rt->size(), 2u);
+  finish();
+}
+
+CAF_TEST(a run abandoned before its trace is known is cancelled when it arrives) {
+  register_runtime();
+  call(1, "runAction", R"({"key":"/flow/x"})");
+  stop(caller, caf::exit_reason::user_shutdown);
+  CAF_CHECK_EQUAL(rt->size(), 1u);
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-late"}}})");
+  CAF_REQUIRE_EQUAL(rt->size(), 2u);
+  CAF_CHECK_EQUAL(member(rt->frame(1), {"method"}), R"("cancelAction")");
+  CAF_CHECK_EQUAL(member_str(rt->frame(1), {"params", "traceId"}), "t-late");
+  // Only once, even if the state repeats.
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-late"}}})");
+  CAF_CHECK_EQUAL(rt->size(), 2u);
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{},"id":"1"})");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{},"id":"2"})");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  finish();
+}
+
+CAF_TEST(abort abandons the call) {
+  register_runtime();
+  auto p = call(1, "runAction", R"({"key":"/flow/x"})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-a"}}})");
+  caf::send_as(caller, p, abort_atom_v);
+  sched.run();
+  CAF_CHECK_EQUAL(member_str(rt->last(), {"params", "traceId"}), "t-a");
+  // The caller hears nothing more about the call.
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{},"id":"1"})");
+  CAF_CHECK_EQUAL(render(events(caller)), "trace 1 t-a");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{},"id":"2"})");
+  finish();
+}
+
+CAF_TEST(a list call abandoned by its caller is not cancelled) {
+  register_runtime();
+  call(1, "listActions");
+  stop(caller, caf::exit_reason::user_shutdown);
+  CAF_CHECK_EQUAL(rt->size(), 1u);
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  finish();
+}
+
+// -- bidi input -------------------------------------------------------------------
+
+CAF_TEST(input to a pending request is written with the wire id) {
+  register_runtime();
+  call(1, "listActions");
+  auto p = call(2, "runAction", R"({"key":"/flow/bidi","streamInput":true})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"2","state":{"traceId":"t-b"}}})");
+  rt->clear();
+  caf::send_as(caller, p, input_atom_v, std::string{R"({"text":"a"})"});
+  caf::send_as(caller, p, input_atom_v, std::string{R"("b")"});
+  caf::send_as(caller, p, end_input_atom_v);
+  sched.run();
+  auto frames = rt->frames();
+  CAF_REQUIRE_EQUAL(frames.size(), 3u);
+  CAF_CHECK_EQUAL(frames[0],
+                  R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":"2","chunk":{"text":"a"}}})");
+  CAF_CHECK_EQUAL(frames[1],
+                  R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":"2","chunk":"b"}})");
+  CAF_CHECK_EQUAL(frames[2],
+                  R"({"jsonrpc":"2.0","method":"endInputStream","params":{"requestId":"2"}})");
+  finish();
+}
+
+// Genkit JS runtimes drop input that arrives before the run reports its
+// trace id, so the pending request holds it until then.
+CAF_TEST(input before the trace id is held and then sent in order) {
+  register_runtime();
+  auto p = call(1, "runAction", R"({"key":"/flow/bidi","streamInput":true})");
+  rt->clear();
+  caf::send_as(caller, p, input_atom_v, std::string{"1"});
+  caf::send_as(caller, p, input_atom_v, std::string{"2"});
+  sched.run();
+  CAF_CHECK_EQUAL(rt->size(), 0u);
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-h"}}})");
+  caf::send_as(caller, p, input_atom_v, std::string{"3"});
+  caf::send_as(caller, p, end_input_atom_v);
+  sched.run();
+  auto frames = rt->frames();
+  CAF_REQUIRE_EQUAL(frames.size(), 4u);
+  CAF_CHECK_EQUAL(frames[0],
+                  R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":"1","chunk":1}})");
+  CAF_CHECK_EQUAL(member(frames[1], {"params", "chunk"}), "2");
+  CAF_CHECK_EQUAL(member(frames[2], {"params", "chunk"}), "3");
+  CAF_CHECK_EQUAL(frames[3], R"({"jsonrpc":"2.0","method":"endInputStream","params":{"requestId":"1"}})");
+  CAF_CHECK_EQUAL(render(events(caller)), "trace 1 t-h");
+  finish();
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,0 +1,317 @@
+#define CAF_SUITE directory
+
+#include "test_support.hpp"
+
+#include "actors/manager/call_client.hpp"
+#include "actors/manager/errors.hpp"
+#include "actors/manager/manager_supervisor.hpp"
+
+using namespace actor_host;
+using namespace actor_host::testing;
+
+namespace {
+
+std::string info(const std::string& id, int n = 0) {
+  return R"({"id":")" + id + R"(","pid":)" + std::to_string(1000 + n) + "}";
+}
+
+struct directory_fixture : actor_fixture {
+  caf::actor dir = spawn_directory();
+
+  void reg(const std::string& id, const caf::actor& conn, int n = 0) {
+    caf::anon_send(dir, register_atom_v, id, info(id, n), conn);
+    sched.run();
+  }
+
+  std::tuple<bool, caf::actor, std::string> route(const std::string& id) {
+    return ask<bool, caf::actor, std::string>(dir, route_atom_v, id);
+  }
+
+  std::string list() {
+    return std::get<0>(ask<std::string>(dir, list_atom_v));
+  }
+
+  std::tuple<bool, caf::actor> find(const std::string& trace) {
+    return ask<bool, caf::actor>(dir, bidi_find_atom_v, trace);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(directory_tests, directory_fixture)
+
+CAF_TEST(route without runtimes is unavailable) {
+  auto [ok, conn, err] = route("");
+  CAF_CHECK(!ok);
+  CAF_CHECK(!conn);
+  CAF_CHECK_EQUAL(member(err, {"code"}), "-32000");
+  CAF_CHECK_EQUAL(member(err, {"data", "code"}), "14");
+  CAF_CHECK_EQUAL(member_str(err, {"message"}),
+                  "No runtimes found: no runtime is registered with this manager");
+  CAF_CHECK_EQUAL(list(), "[]");
+}
+
+CAF_TEST(route by id and to the most recent) {
+  auto c1 = spawn_dummy();
+  auto c2 = spawn_dummy();
+  reg("a", c1);
+  reg("b", c2);
+  CAF_CHECK_EQUAL(registered_runtimes.load(), 2);
+  {
+    auto [ok, conn, id] = route("");
+    CAF_CHECK(ok);
+    CAF_CHECK(conn == c2);
+    CAF_CHECK_EQUAL(id, "b");
+  }
+  {
+    auto [ok, conn, id] = route("a");
+    CAF_CHECK(ok);
+    CAF_CHECK(conn == c1);
+    CAF_CHECK_EQUAL(id, "a");
+  }
+  {
+    auto [ok, conn, err] = route("x");
+    CAF_CHECK(!ok);
+    CAF_CHECK(!conn);
+    CAF_CHECK_EQUAL(member(err, {"code"}), "-32000");
+    CAF_CHECK_EQUAL(member(err, {"data", "code"}), "5");
+    CAF_CHECK_EQUAL(member_str(err, {"message"}), "Runtime x not found");
+    CAF_CHECK_EQUAL(member_str(err, {"data", "message"}), "Runtime x not found");
+  }
+  CAF_CHECK_EQUAL(list(), "[" + info("a") + "," + info("b") + "]");
+  stop(c1);
+  stop(c2);
+}
+
+CAF_TEST(re-registering keeps the position and the new connection wins) {
+  auto c1 = spawn_dummy();
+  auto c2 = spawn_dummy();
+  auto c3 = spawn_dummy();
+  reg("a", c1, 1);
+  reg("b", c2, 2);
+  reg("a", c3, 3);
+  CAF_CHECK_EQUAL(registered_runtimes.load(), 2);
+  // "b" is still the most recent: the re-registration did not move "a".
+  {
+    auto [ok, conn, id] = route("");
+    CAF_CHECK(ok);
+    CAF_CHECK(conn == c2);
+    CAF_CHECK_EQUAL(id, "b");
+  }
+  {
+    auto [ok, conn, id] = route("a");
+    CAF_CHECK(ok);
+    CAF_CHECK(conn == c3);
+  }
+  // The info is the newest one, in the old place.
+  CAF_CHECK_EQUAL(list(), "[" + info("a", 3) + "," + info("b", 2) + "]");
+  // A stale connection cannot deregister the id.
+  caf::anon_send(dir, deregister_atom_v, std::string{"a"}, c1);
+  sched.run();
+  {
+    auto [ok, conn, id] = route("a");
+    CAF_CHECK(ok);
+    CAF_CHECK(conn == c3);
+  }
+  // The owner can.
+  caf::anon_send(dir, deregister_atom_v, std::string{"a"}, c3);
+  sched.run();
+  CAF_CHECK(!std::get<0>(route("a")));
+  CAF_CHECK_EQUAL(registered_runtimes.load(), 1);
+  CAF_CHECK_EQUAL(list(), "[" + info("b", 2) + "]");
+  stop(c1);
+  stop(c2);
+  stop(c3);
+}
+
+CAF_TEST(a dying connection removes only the entries it still owns) {
+  auto old_conn = spawn_dummy();
+  auto new_conn = spawn_dummy();
+  auto other = spawn_dummy();
+  reg("a", old_conn);
+  reg("b", old_conn);
+  reg("c", other);
+  reg("a", new_conn);
+  stop(old_conn);
+  // "b" belonged to the dead connection; "a" had moved on to a newer one.
+  CAF_CHECK(!std::get<0>(route("b")));
+  {
+    auto [ok, conn, id] = route("a");
+    CAF_CHECK(ok);
+    CAF_CHECK(conn == new_conn);
+  }
+  CAF_CHECK_EQUAL(list(), "[" + info("a") + "," + info("c") + "]");
+  CAF_CHECK_EQUAL(registered_runtimes.load(), 2);
+  stop(new_conn);
+  CAF_CHECK(!std::get<0>(route("a")));
+  CAF_CHECK_EQUAL(std::get<2>(route("")), "c");
+  stop(other);
+  auto [ok, conn, err] = route("");
+  CAF_CHECK(!ok);
+  CAF_CHECK_EQUAL(member(err, {"data", "code"}), "14");
+  CAF_CHECK_EQUAL(registered_runtimes.load(), 0);
+}
+
+CAF_TEST(bidi open find and close) {
+  auto p1 = spawn_dummy();
+  auto p2 = spawn_dummy();
+  caf::anon_send(dir, bidi_open_atom_v, std::string{"t1"}, p1);
+  caf::anon_send(dir, bidi_open_atom_v, std::string{"t2"}, p2);
+  sched.run();
+  {
+    auto [ok, p] = find("t1");
+    CAF_CHECK(ok);
+    CAF_CHECK(p == p1);
+  }
+  {
+    auto [ok, p] = find("t3");
+    CAF_CHECK(!ok);
+    CAF_CHECK(!p);
+  }
+  caf::anon_send(dir, bidi_close_atom_v, std::string{"t1"});
+  sched.run();
+  CAF_CHECK(!std::get<0>(find("t1")));
+  CAF_CHECK(std::get<0>(find("t2")));
+  // A pending request that dies takes its bidi entry with it.
+  stop(p2);
+  CAF_CHECK(!std::get<0>(find("t2")));
+  stop(p1);
+}
+
+CAF_TEST(the directory itself is counted and leaves nothing behind) {
+  CAF_CHECK_EQUAL(live_delta(actor_kind::runtime_directory), 1);
+  auto c = spawn_dummy();
+  reg("a", c);
+  CAF_CHECK_EQUAL(registered_runtimes.load(), 1);
+  stop(dir);
+  // Exiting resets the published runtime count.
+  CAF_CHECK_EQUAL(registered_runtimes.load(), 0);
+  stop(c);
+  check_no_leaks();
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
+// -- manager_supervisor -------------------------------------------------------
+
+CAF_TEST_FIXTURE_SCOPE(supervisor_tests, actor_fixture)
+
+CAF_TEST(shutdown stops every child and answers after the last one) {
+  auto sup = sys.spawn(manager_supervisor);
+  sched.run();
+  auto dir = spawn_directory();
+  auto t = make_fake_transport();
+  auto conn = spawn_connection(t, dir);
+  caf::anon_send(sup, adopt_atom_v, dir);
+  caf::anon_send(sup, adopt_atom_v, conn);
+  sched.run();
+  CAF_CHECK_EQUAL(live_delta(actor_kind::runtime_directory), 1);
+  CAF_CHECK_EQUAL(live_delta(actor_kind::runtime_connection), 1);
+  auto [ok] = ask<caf::ok_atom>(sup, shutdown_atom_v);
+  (void)ok;
+  check_no_leaks();
+  // The connection's socket was closed on the way out.
+  CAF_CHECK_EQUAL(t->close_calls(), 1);
+}
+
+CAF_TEST(shutdown without children answers at once) {
+  auto sup = sys.spawn(manager_supervisor);
+  sched.run();
+  ask<caf::ok_atom>(sup, shutdown_atom_v);
+  check_no_leaks();
+}
+
+CAF_TEST(a child that ends on its own is forgotten) {
+  auto sup = sys.spawn(manager_supervisor);
+  sched.run();
+  auto a = spawn_dummy();
+  auto dir = spawn_directory();
+  caf::anon_send(sup, adopt_atom_v, a);
+  caf::anon_send(sup, adopt_atom_v, dir);
+  sched.run();
+  stop(a);
+  CAF_CHECK_EQUAL(deref<caf::stateful_actor<supervisor_state>>(sup).state.children.size(), 1u);
+  ask<caf::ok_atom>(sup, shutdown_atom_v);
+  check_no_leaks();
+}
+
+CAF_TEST(a child adopted while stopping is stopped too) {
+  auto sup = sys.spawn(manager_supervisor);
+  sched.run();
+  auto dir1 = spawn_directory();
+  auto dir2 = spawn_directory();
+  caf::anon_send(sup, adopt_atom_v, dir1);
+  sched.run();
+  auto hdl = self->request(sup, caf::infinite, shutdown_atom_v);
+  caf::anon_send(sup, adopt_atom_v, dir2);
+  sched.run();
+  CAF_REQUIRE(!self->mailbox().empty());
+  hdl.receive([](caf::ok_atom) {}, [&](caf::error& err) { CAF_FAIL(sys.render(err)); });
+  check_no_leaks();
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
+// -- helpers of the manager ----------------------------------------------------
+
+CAF_TEST(read_timeout) {
+  using namespace std::chrono_literals;
+  caf::timespan out{};
+  CAF_CHECK(read_timeout(nullptr, 30s, out));
+  CAF_CHECK(out == caf::timespan{30s});
+  std::string null_raw = "null";
+  CAF_CHECK(read_timeout(&null_raw, 5s, out));
+  CAF_CHECK(out == caf::timespan{5s});
+  std::string ms = "250";
+  CAF_CHECK(read_timeout(&ms, 5s, out));
+  CAF_CHECK(out == caf::timespan{250ms});
+  std::string frac = "1.5";
+  CAF_CHECK(read_timeout(&frac, 5s, out));
+  CAF_CHECK(out == caf::timespan{1500us});
+  std::string zero = "0";
+  CAF_CHECK(read_timeout(&zero, 5s, out));
+  CAF_CHECK(out == caf::timespan{0});
+  for (std::string bad : {"-1", R"("100")", "true", "{}"}) {
+    CAF_MESSAGE("timeoutMs " << bad);
+    CAF_CHECK(!read_timeout(&bad, 5s, out));
+  }
+}
+
+CAF_TEST(manager error objects) {
+  using namespace std::chrono_literals;
+  auto t = manager_errors::timed_out("rt1", "listActions", 1500ms);
+  CAF_CHECK_EQUAL(member(t, {"code"}), "-32000");
+  CAF_CHECK_EQUAL(member_str(t, {"message"}),
+                  "Request to runtime rt1 timed out after 1500 ms (listActions)");
+  CAF_CHECK_EQUAL(member(t, {"data", "code"}), "4");
+  auto c = manager_errors::connection_closed("rt1", "runAction");
+  CAF_CHECK_EQUAL(member_str(c, {"message"}),
+                  "Runtime rt1 connection closed before the response was received (runAction)");
+  CAF_CHECK_EQUAL(member(c, {"data", "code"}), "14");
+  CAF_CHECK_EQUAL(member(manager_errors::invalid_params("x"), {"code"}), "-32602");
+  CAF_CHECK_EQUAL(member(manager_errors::invalid_params("x"), {"data"}), "<missing>");
+  // Quotes in ids are escaped, not pasted.
+  CAF_CHECK_EQUAL(member_str(manager_errors::runtime_not_found("a\"b"), {"message"}),
+                  "Runtime a\"b not found");
+  // HTTP statuses per docs/API.md.
+  CAF_CHECK_EQUAL(manager_errors::http_status(manager_errors::no_runtimes()), 503);
+  CAF_CHECK_EQUAL(manager_errors::http_status(manager_errors::runtime_not_found("x")), 404);
+  CAF_CHECK_EQUAL(manager_errors::http_status(t), 504);
+  CAF_CHECK_EQUAL(manager_errors::http_status(R"({"code":-32601,"message":"m"})"), 404);
+  CAF_CHECK_EQUAL(manager_errors::http_status(R"({"code":-32602,"message":"m"})"), 400);
+  CAF_CHECK_EQUAL(manager_errors::http_status(R"({"code":-32700,"message":"m"})"), 400);
+  CAF_CHECK_EQUAL(manager_errors::http_status(R"({"code":-32000,"message":"m"})"), 500);
+  CAF_CHECK_EQUAL(manager_errors::http_status("garbage"), 500);
+}
+
+// docs/API.md, "Errors": a runtime that disconnects mid-request and a manager
+// that shuts down are both 503 (Status 14).
+CAF_TEST(http status of manager errors per API.md) {
+  auto closed = manager_errors::connection_closed("rt1", "runAction");
+  auto down = manager_errors::shutting_down();
+  CAF_CHECK_EQUAL(member(closed, {"data", "code"}), "14");
+  CAF_CHECK_EQUAL(member(down, {"data", "code"}), "14");
+  CAF_CHECK_EQUAL(member_str(down, {"message"}), "Manager is shutting down");
+  CAF_CHECK_EQUAL(manager_errors::http_status(closed), 503);
+  CAF_CHECK_EQUAL(manager_errors::http_status(down), 503);
+}

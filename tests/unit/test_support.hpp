@@ -1,0 +1,265 @@
+#pragma once
+
+// Shared helpers for the actor tests: a fixture on CAF's deterministic
+// scheduler, a probe actor that records what a caller receives, JSON access
+// for what the fake transports captured, and live-count bookkeeping.
+//
+// Include after `#define CAF_SUITE <name>`; never together with
+// unit_test_impl.hpp (main.cpp has the only copy).
+
+#include <caf/test/dsl.hpp>
+
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
+#include "actors/manager/api_session.hpp"
+#include "actors/manager/runtime_connection.hpp"
+#include "actors/manager/runtime_directory.hpp"
+#include "fake_transport.hpp"
+
+#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace actor_host::testing {
+
+// -- JSON ---------------------------------------------------------------------
+
+/// Parses `text`; a failed check (not an abort: CAF 0.17 aborts the whole
+/// binary on CAF_FAIL/CAF_REQUIRE) and null when it is not JSON.
+inline boost::json::value parse_json(const std::string& text) {
+  boost::json::error_code ec;
+  auto v = boost::json::parse(text, ec);
+  if (ec) {
+    CAF_MESSAGE("not valid JSON (" << ec.message() << "): " << text);
+    CAF_CHECK(!ec);
+    return nullptr;
+  }
+  return v;
+}
+
+/// Compact JSON of the member at `path` inside `text`, or "<missing>".
+/// member(R"({"a":{"b":"x"}})", {"a", "b"}) == R"("x")".
+inline std::string member(const std::string& text, std::initializer_list<std::string_view> path) {
+  auto v = parse_json(text);
+  const boost::json::value* cur = &v;
+  for (auto key : path) {
+    auto* obj = cur->if_object();
+    if (!obj)
+      return "<missing>";
+    auto* next = obj->if_contains(key);
+    if (!next)
+      return "<missing>";
+    cur = next;
+  }
+  return boost::json::serialize(*cur);
+}
+
+/// Same as member() but for a JSON string: its decoded text, or "<not a string>".
+inline std::string member_str(const std::string& text,
+                              std::initializer_list<std::string_view> path) {
+  auto v = parse_json(text);
+  const boost::json::value* cur = &v;
+  for (auto key : path) {
+    auto* obj = cur->if_object();
+    if (!obj || !obj->if_contains(key))
+      return "<missing>";
+    cur = obj->if_contains(key);
+  }
+  if (auto* s = cur->if_string())
+    return std::string{s->data(), s->size()};
+  return "<not a string>";
+}
+
+inline bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+/// A `register` frame from a runtime; `id` is the raw JSON-RPC id, empty for a
+/// notification.
+inline std::string register_frame(std::string_view runtime_id, std::string_view id = R"("1")",
+                                  std::string_view pid = "4242") {
+  std::string s = R"({"jsonrpc":"2.0","method":"register","params":{"id":")";
+  s += runtime_id;
+  s += R"(","pid":)";
+  s += pid;
+  s += R"(,"name":"test-runtime","genkitVersion":"js/1.0.0","reflectionApiSpecVersion":2})";
+  if (!id.empty()) {
+    s += R"(,"id":)";
+    s += id;
+  }
+  s += '}';
+  return s;
+}
+
+// -- probe: a caller that records everything --------------------------------
+
+struct probe_event {
+  std::string kind; // trace, chunk, done, accepted, actor (reply to call_atom)
+  std::uint64_t tag = 0;
+  bool ok = false;
+  std::string text;
+  caf::actor actor;
+};
+
+struct probe_state {
+  std::vector<probe_event> events;
+  static inline const char* name = "probe";
+};
+
+inline caf::behavior probe_actor(caf::stateful_actor<probe_state>* self) {
+  auto add = [self](probe_event e) { self->state.events.push_back(std::move(e)); };
+  return {
+    [add](trace_atom, std::uint64_t tag, std::string& trace) {
+      add({"trace", tag, false, std::move(trace), {}});
+    },
+    [add](chunk_atom, std::uint64_t tag, std::string& chunk) {
+      add({"chunk", tag, false, std::move(chunk), {}});
+    },
+    [add](done_atom, std::uint64_t tag, bool ok, std::string& raw) {
+      add({"done", tag, ok, std::move(raw), {}});
+    },
+    [add](accepted_atom, std::uint64_t tag, caf::actor& pending) {
+      add({"accepted", tag, false, {}, std::move(pending)});
+    },
+    // The reply to an async (call_atom, ...) sent as the probe.
+    [add](caf::actor& pending) { add({"actor", 0, false, {}, std::move(pending)}); },
+  };
+}
+
+/// "trace 1 t-1 | chunk 1 {..} | done 1 ok {..}": one string for one check.
+inline std::string render(const std::vector<probe_event>& events) {
+  std::string out;
+  for (auto& e : events) {
+    if (!out.empty())
+      out += " | ";
+    out += e.kind + ' ' + std::to_string(e.tag);
+    if (e.kind == "done")
+      out += e.ok ? " ok" : " failed";
+    if (!e.text.empty())
+      out += ' ' + e.text;
+  }
+  return out;
+}
+
+// -- fixture ------------------------------------------------------------------
+
+constexpr auto all_kinds = std::array{actor_kind::runtime_directory,
+                                      actor_kind::runtime_connection,
+                                      actor_kind::pending_request, actor_kind::caller_session};
+
+struct actor_fixture : test_coordinator_fixture<> {
+  std::array<std::int64_t, all_kinds.size()> live_at_start{};
+
+  actor_fixture() {
+    spdlog::set_level(spdlog::level::off);
+    for (std::size_t i = 0; i < all_kinds.size(); ++i)
+      live_at_start[i] = live_actors(all_kinds[i]);
+  }
+
+  // Every spawn runs the scheduler: under the test coordinator an actor's
+  // init (its behavior function) runs only when it is first scheduled.
+
+  caf::actor spawn_directory() {
+    auto d = sys.spawn(runtime_directory);
+    sched.run();
+    return d;
+  }
+
+  caf::actor spawn_connection(const fake_transport_ptr& t, const caf::actor& dir,
+                              connection_options opts = default_connection_options()) {
+    auto c = sys.spawn(runtime_connection, net::transport_ptr{t}, dir, std::move(opts));
+    sched.run();
+    return c;
+  }
+
+  caf::actor spawn_session(const fake_transport_ptr& t, const caf::actor& dir,
+                           call_policy policy = {}) {
+    auto s = sys.spawn(api_session, net::transport_ptr{t}, dir, policy);
+    sched.run();
+    return s;
+  }
+
+  caf::actor spawn_probe() {
+    auto p = sys.spawn(probe_actor);
+    sched.run();
+    return p;
+  }
+
+  /// A plain actor, e.g. a stand-in connection for the directory.
+  caf::actor spawn_dummy() {
+    auto d = sys.spawn([](caf::event_based_actor*) -> caf::behavior { return {[](int) {}}; });
+    sched.run();
+    return d;
+  }
+
+  static connection_options default_connection_options() {
+    connection_options o;
+    o.reflection_url = "ws://localhost:3100";
+    o.cancel_timeout = std::chrono::seconds(30);
+    return o;
+  }
+
+  std::vector<probe_event>& events(const caf::actor& probe) {
+    return deref<caf::stateful_actor<probe_state>>(probe).state.events;
+  }
+
+  /// Delivers one socket frame and runs every message (but moves no time).
+  void send_frame(const caf::actor& to, std::string text) {
+    caf::anon_send(to, frame_atom_v, std::move(text));
+    sched.run();
+  }
+
+  /// Request from the fixture's scoped actor; runs messages only (no timeouts).
+  template <class... Ts, class... Us>
+  std::tuple<Ts...> ask(const caf::actor& dest, Us&&... xs) {
+    auto hdl = self->request(dest, caf::infinite, std::forward<Us>(xs)...);
+    sched.run();
+    std::tuple<Ts...> result;
+    if (self->mailbox().empty()) {
+      CAF_MESSAGE("no reply to the request");
+      CAF_CHECK(!self->mailbox().empty());
+      return result;
+    }
+    hdl.receive([&](Ts&... ys) { result = std::make_tuple(std::move(ys)...); },
+                [&](caf::error& err) {
+                  CAF_MESSAGE("request failed: " << sys.render(err));
+                  CAF_CHECK(!err);
+                });
+    return result;
+  }
+
+  /// Ends `who` (kill cannot be trapped) and runs the consequences.
+  void stop(const caf::actor& who, caf::exit_reason reason = caf::exit_reason::kill) {
+    caf::anon_send_exit(who, reason);
+    sched.run();
+  }
+
+  std::int64_t live(actor_kind k) const {
+    return live_actors(k);
+  }
+
+  std::int64_t live_delta(actor_kind k) const {
+    for (std::size_t i = 0; i < all_kinds.size(); ++i)
+      if (all_kinds[i] == k)
+        return live_actors(k) - live_at_start[i];
+    return 0;
+  }
+
+  /// Every kind of actor is back to what lived when the test began.
+  void check_no_leaks() {
+    for (auto k : all_kinds) {
+      CAF_MESSAGE("live " << actor_kind_name(k) << ": " << live_delta(k) << " more than at start");
+      CAF_CHECK_EQUAL(live_delta(k), 0);
+    }
+  }
+};
+
+} // namespace actor_host::testing
