@@ -888,6 +888,16 @@ action_descriptor make_program_action(program_spec spec) {
   d.stream_schema = spec.stream_schema;
   d.init_schema = spec.init_schema;
   d.metadata = spec.metadata;
+  if (spec.bidi) {
+    // Mark it the way Genkit marks its bidi actions, so clients can tell.
+    boost::json::error_code ec;
+    auto md = d.metadata.empty() ? boost::json::value(boost::json::object{})
+                                 : boost::json::parse(d.metadata, ec);
+    if (!ec && md.is_object() && !md.as_object().contains("bidi")) {
+      md.as_object()["bidi"] = true;
+      d.metadata = boost::json::serialize(md);
+    }
+  }
   // Shared by every copy of the handler, so the limit is per action.
   std::shared_ptr<slot_pool> slots;
   if (spec.max_concurrency > 0)
