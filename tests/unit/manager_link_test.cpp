@@ -1,0 +1,377 @@
+#define CAF_SUITE manager_link
+
+#include "test_support.hpp"
+
+#include "actors/runtime/bidi_session.hpp"
+#include "actors/runtime/manager_link.hpp"
+#include "registry/run_signals.hpp"
+
+#include <condition_variable>
+#include <mutex>
+
+using namespace actor_host;
+using namespace actor_host::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Holds action handlers (which run on detached threads, even under the test
+/// coordinator) until the test opens it, so that no handler finishes while
+/// the test thread runs the scheduler. The fixture opens it at the end, so a
+/// failing test never leaves a thread blocked.
+struct gate {
+  std::mutex mtx;
+  std::condition_variable cv;
+  bool is_open = false;
+
+  void open() {
+    {
+      std::lock_guard<std::mutex> guard{mtx};
+      is_open = true;
+    }
+    cv.notify_all();
+  }
+
+  void wait() {
+    std::unique_lock<std::mutex> guard{mtx};
+    cv.wait(guard, [this] { return is_open; });
+  }
+};
+
+using gate_ptr = std::shared_ptr<gate>;
+
+registry::catalog_ptr make_catalog(const gate_ptr& g) {
+  auto cat = std::make_shared<registry::action_catalog>();
+  registry::action_descriptor echo;
+  echo.type = "flow";
+  echo.name = "echo";
+  echo.description = "returns its input";
+  echo.handler = [](registry::action_context& ctx) { return ctx.input(); };
+  cat->add(std::move(echo));
+  registry::action_descriptor collect;
+  collect.type = "flow";
+  collect.name = "collect";
+  collect.handler = [g](registry::action_context& ctx) -> boost::json::value {
+    g->wait();
+    boost::json::array out;
+    if (auto* in = ctx.inputs())
+      while (auto chunk = in->next())
+        out.push_back(std::move(*chunk));
+    return out;
+  };
+  cat->add(std::move(collect));
+  return cat;
+}
+
+struct link_fixture : actor_fixture {
+  gate_ptr handlers = std::make_shared<gate>();
+  registry::catalog_ptr catalog = make_catalog(handlers);
+  std::shared_ptr<std::vector<caf::actor>> dials = std::make_shared<std::vector<caf::actor>>();
+  std::int64_t links_at_start = live(actor_kind::manager_link);
+  std::int64_t actions_at_start = live(actor_kind::active_action);
+  std::int64_t bidis_at_start = live(actor_kind::bidi_session);
+  caf::actor link;
+
+  link_fixture() {
+    link_options opts;
+    opts.runtime_id = "rt-test";
+    opts.name = "test runtime";
+    opts.pid = 4242;
+    opts.manager_url = "ws://localhost:4100";
+    auto d = dials;
+    link = sys.spawn(manager_link, std::move(opts), catalog,
+                     [d](const caf::actor& l) { d->push_back(l); });
+    sched.run();
+  }
+
+  ~link_fixture() {
+    handlers->open();
+    sys.await_detached_threads();
+    if (link) {
+      caf::anon_send_exit(link, caf::exit_reason::kill);
+      sched.run();
+    }
+  }
+
+  /// Opens the handlers' gate and waits until every detached handler thread
+  /// is gone (its result message is queued by then), then runs the messages.
+  void finish_handlers() {
+    handlers->open();
+    sys.await_detached_threads();
+    sched.run();
+  }
+
+  fake_transport_ptr connect() {
+    auto t = make_fake_transport("127.0.0.1:4100");
+    caf::anon_send(link, connected_atom_v, net::transport_ptr{t});
+    sched.run();
+    return t;
+  }
+
+  void fail(std::string reason = "refused") {
+    caf::anon_send(link, connect_failed_atom_v, std::move(reason));
+    sched.run();
+  }
+
+  void closed(std::string reason = "gone") {
+    caf::anon_send(link, closed_atom_v, std::move(reason));
+    sched.run();
+  }
+
+  void post(std::string text) {
+    caf::anon_send(link, frame_atom_v, std::move(text));
+  }
+
+  void tick(caf::timespan d) {
+    advance_time(d);
+    sched.run();
+  }
+
+  /// Connects and forgets the register frame.
+  fake_transport_ptr connect_registered() {
+    auto t = connect();
+    CAF_REQUIRE_EQUAL(t->size(), 1u);
+    t->clear();
+    return t;
+  }
+
+  manager_link_state& link_state() {
+    return deref<caf::stateful_actor<manager_link_state>>(link).state;
+  }
+
+  /// The frame answering raw id `id`, or "<no reply>".
+  static std::string reply_to(const fake_transport_ptr& t, const std::string& id) {
+    for (auto& f : t->frames()) {
+      auto v = parse_json(f);
+      auto* obj = v.if_object();
+      if (obj && obj->if_contains("id") && !obj->if_contains("method")
+          && boost::json::serialize(obj->at("id")) == id)
+        return f;
+    }
+    return "<no reply>";
+  }
+
+  void check_runs_gone() {
+    CAF_CHECK(link_state().runs.empty());
+    CAF_CHECK_EQUAL(live(actor_kind::active_action), actions_at_start);
+    CAF_CHECK_EQUAL(live(actor_kind::bidi_session), bidis_at_start);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(manager_link_tests, link_fixture)
+
+// -- register -------------------------------------------------------------------
+
+CAF_TEST(register is the first frame after connect) {
+  CAF_REQUIRE_EQUAL(dials->size(), 1u);
+  CAF_CHECK(dials->front() == link);
+  auto t = connect();
+  CAF_REQUIRE_EQUAL(t->size(), 1u);
+  auto f = t->frame(0);
+  CAF_CHECK_EQUAL(member_str(f, {"jsonrpc"}), "2.0");
+  CAF_CHECK_EQUAL(member_str(f, {"method"}), "register");
+  CAF_CHECK_EQUAL(member(f, {"id"}), R"("1")");
+  CAF_CHECK_EQUAL(member_str(f, {"params", "id"}), "rt-test");
+  CAF_CHECK_EQUAL(member(f, {"params", "pid"}), "4242");
+  CAF_CHECK_EQUAL(member_str(f, {"params", "name"}), "test runtime");
+  CAF_CHECK(member_str(f, {"params", "genkitVersion"}).rfind("cpp/", 0) == 0);
+  CAF_CHECK_EQUAL(member(f, {"params", "reflectionApiSpecVersion"}), "1");
+  CAF_CHECK_EQUAL(member(f, {"params", "envs"}), R"(["dev"])");
+  // The register reply changes nothing on the wire.
+  post(R"({"jsonrpc":"2.0","result":{},"id":"1"})");
+  sched.run();
+  CAF_CHECK_EQUAL(t->size(), 1u);
+  CAF_CHECK_EQUAL(dials->size(), 1u);
+}
+
+// -- reconnect --------------------------------------------------------------------
+
+CAF_TEST(reconnect backs off exponentially up to the cap and resets after a connect) {
+  CAF_REQUIRE_EQUAL(dials->size(), 1u);
+  std::size_t expected = 1;
+  for (auto wait : {500ms, 1000ms, 2000ms, 4000ms, 5000ms, 5000ms}) {
+    fail();
+    CAF_CHECK_EQUAL(dials->size(), expected);
+    tick(wait - 1ms);
+    CAF_CHECK_EQUAL(dials->size(), expected);
+    tick(1ms);
+    ++expected;
+    CAF_MESSAGE("waited " << wait.count() << " ms");
+    CAF_CHECK_EQUAL(dials->size(), expected);
+  }
+  auto t1 = connect();
+  CAF_REQUIRE_EQUAL(t1->size(), 1u);
+  CAF_CHECK_EQUAL(member(t1->frame(0), {"id"}), R"("1")");
+  closed();
+  CAF_CHECK_EQUAL(dials->size(), expected);
+  tick(499ms);
+  CAF_CHECK_EQUAL(dials->size(), expected);
+  tick(1ms);
+  CAF_CHECK_EQUAL(dials->size(), expected + 1);
+  CAF_CHECK(dials->back() == link);
+  auto t2 = connect();
+  CAF_CHECK_EQUAL(t1->size(), 1u);
+  CAF_REQUIRE_EQUAL(t2->size(), 1u);
+  CAF_CHECK_EQUAL(member_str(t2->frame(0), {"method"}), "register");
+  CAF_CHECK_EQUAL(member(t2->frame(0), {"id"}), R"("2")");
+}
+
+// -- requests ---------------------------------------------------------------------
+
+CAF_TEST(listActions listValues and unknown methods) {
+  auto t = connect_registered();
+  post(R"({"jsonrpc":"2.0","method":"listActions","id":"7"})");
+  sched.run();
+  CAF_REQUIRE_EQUAL(t->size(), 1u);
+  auto f = t->frame(0);
+  CAF_CHECK_EQUAL(member(f, {"id"}), R"("7")");
+  CAF_CHECK_EQUAL(member_str(f, {"result", "actions", "/flow/echo", "key"}), "/flow/echo");
+  CAF_CHECK_EQUAL(member_str(f, {"result", "actions", "/flow/echo", "name"}), "echo");
+  CAF_CHECK_EQUAL(member_str(f, {"result", "actions", "/flow/echo", "description"}),
+                  "returns its input");
+  CAF_CHECK_NOT_EQUAL(member(f, {"result", "actions", "/flow/collect"}), "<missing>");
+  t->clear();
+  post(R"({"jsonrpc":"2.0","method":"noSuchMethod","id":8})");
+  sched.run();
+  CAF_REQUIRE_EQUAL(t->size(), 1u);
+  CAF_CHECK_EQUAL(member(t->frame(0), {"id"}), "8");
+  CAF_CHECK_EQUAL(member(t->frame(0), {"error", "code"}), "-32601");
+  t->clear();
+  post(R"({"jsonrpc":"2.0","method":"listValues","params":{"type":"prompts"},"id":"9"})");
+  sched.run();
+  CAF_REQUIRE_EQUAL(t->size(), 1u);
+  CAF_CHECK_EQUAL(member(t->frame(0), {"id"}), R"("9")");
+  CAF_CHECK_EQUAL(member(t->frame(0), {"error", "code"}), "-32602");
+  CAF_CHECK(contains(member_str(t->frame(0), {"error", "message"}), "is not supported"));
+}
+
+CAF_TEST(cancelAction without a known trace id) {
+  auto t = connect_registered();
+  post(R"({"jsonrpc":"2.0","method":"cancelAction","params":{"traceId":"nope"},"id":"3"})");
+  sched.run();
+  CAF_REQUIRE_EQUAL(t->size(), 1u);
+  CAF_CHECK_EQUAL(member(t->frame(0), {"id"}), R"("3")");
+  CAF_CHECK_EQUAL(member(t->frame(0), {"error", "code"}), "-32602");
+  CAF_CHECK_EQUAL(member_str(t->frame(0), {"error", "message"}),
+                  "Action not found or already completed");
+  t->clear();
+  post(R"({"jsonrpc":"2.0","method":"cancelAction","params":{},"id":"4"})");
+  sched.run();
+  CAF_REQUIRE_EQUAL(t->size(), 1u);
+  CAF_CHECK_EQUAL(member(t->frame(0), {"id"}), R"("4")");
+  CAF_CHECK_EQUAL(member(t->frame(0), {"error", "code"}), "-32602");
+  CAF_CHECK_EQUAL(member_str(t->frame(0), {"error", "message"}), "traceId is required");
+}
+
+// -- bidi input ---------------------------------------------------------------------
+
+CAF_TEST(bidi input right behind runAction is kept in order and ends at endInputStream) {
+  auto t = connect_registered();
+  // Everything is on the wire before the link reads any of it.
+  post(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/collect","streamInput":true},"id":"5"})");
+  post(R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":"5","chunk":1}})");
+  post(R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":"5","chunk":2}})");
+  post(R"({"jsonrpc":"2.0","method":"endInputStream","params":{"requestId":"5"}})");
+  post(R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":"5","chunk":3}})");
+  sched.run();
+  CAF_CHECK_EQUAL(reply_to(t, R"("5")"), "<no reply>");
+  finish_handlers();
+  auto reply = reply_to(t, R"("5")");
+  CAF_CHECK_EQUAL(member(reply, {"result", "result"}), "[1,2]");
+  CAF_CHECK_EQUAL(member(reply, {"error"}), "<missing>");
+  // runActionState came first, with the trace id the result reports.
+  CAF_REQUIRE_GREATER_OR_EQUAL(t->size(), 2u);
+  CAF_CHECK_EQUAL(member_str(t->frame(0), {"method"}), "runActionState");
+  CAF_CHECK_EQUAL(member(t->frame(0), {"params", "requestId"}), R"("5")");
+  CAF_CHECK_EQUAL(member(t->frame(0), {"params", "state", "traceId"}),
+                  member(reply, {"result", "telemetry", "traceId"}));
+  check_runs_gone();
+}
+
+CAF_TEST(a dropped link ends open inputs) {
+  auto t = connect_registered();
+  post(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/collect","streamInput":true},"id":"6"})");
+  post(R"({"jsonrpc":"2.0","method":"sendInputStreamChunk","params":{"requestId":"6","chunk":"a"}})");
+  sched.run();
+  auto& runs = link_state().runs;
+  CAF_REQUIRE_EQUAL(runs.size(), 1u);
+  auto bidi = runs.begin()->second.bidi;
+  CAF_REQUIRE(bidi);
+  auto queue = deref<caf::stateful_actor<bidi_session_state>>(bidi).state.queue;
+  CAF_REQUIRE(queue);
+  CAF_CHECK(!queue->ended());
+  closed();
+  CAF_CHECK(queue->ended());
+  // The run outlives the link; its answer has nowhere to go.
+  finish_handlers();
+  CAF_CHECK_EQUAL(reply_to(t, R"("6")"), "<no reply>");
+  check_runs_gone();
+}
+
+// -- bidi_session on its own ----------------------------------------------------
+
+CAF_TEST(bidi_session drops input after the end and fails the run on a bad chunk) {
+  registry::cancel_flag cancel;
+  // Input after the end is dropped.
+  {
+    auto q = std::make_shared<registry::input_queue>(cancel);
+    auto s = sys.spawn(bidi_session, q, nullptr);
+    caf::anon_send(s, input_atom_v, std::string{"1"});
+    caf::anon_send(s, input_atom_v, std::string{R"({"x":2})"});
+    caf::anon_send(s, end_input_atom_v);
+    caf::anon_send(s, input_atom_v, std::string{"3"});
+    sched.run();
+    bool ended = false;
+    auto a = q->try_next(ended);
+    CAF_REQUIRE(a);
+    CAF_CHECK_EQUAL(boost::json::serialize(*a), "1");
+    auto b = q->try_next(ended);
+    CAF_REQUIRE(b);
+    CAF_CHECK_EQUAL(boost::json::serialize(*b), R"({"x":2})");
+    auto c = q->try_next(ended);
+    CAF_CHECK(!c);
+    CAF_CHECK(ended);
+    stop(s);
+  }
+  // A chunk that fails the schema tells the run and ends the queue.
+  {
+    registry::action_catalog cat;
+    registry::action_descriptor d;
+    d.type = "flow";
+    d.name = "typed";
+    d.input_schema = R"({"type":"number"})";
+    d.handler = [](registry::action_context& ctx) { return ctx.input(); };
+    cat.add(std::move(d));
+    auto schema = cat.find("/flow/typed")->input_validator;
+    CAF_REQUIRE(schema);
+    auto q = std::make_shared<registry::input_queue>(cancel);
+    auto s = sys.spawn(bidi_session, q, schema);
+    auto errors = std::make_shared<std::vector<std::string>>();
+    auto run = sys.spawn([errors](caf::event_based_actor*) -> caf::behavior {
+      return {[errors](input_error_atom, const std::string& msg) { errors->push_back(msg); }};
+    });
+    sched.run();
+    caf::anon_send(s, run);
+    caf::anon_send(s, input_atom_v, std::string{"1"});
+    sched.run();
+    caf::anon_send(s, input_atom_v, std::string{R"("not a number")"});
+    caf::anon_send(s, input_atom_v, std::string{"2"});
+    sched.run();
+    CAF_REQUIRE_EQUAL(errors->size(), 1u);
+    CAF_CHECK(contains(errors->front(), "INVALID_ARGUMENT"));
+    CAF_CHECK(q->ended());
+    bool ended = false;
+    auto a = q->try_next(ended);
+    CAF_REQUIRE(a);
+    CAF_CHECK_EQUAL(boost::json::serialize(*a), "1");
+    CAF_CHECK(!q->try_next(ended));
+    CAF_CHECK(ended);
+    stop(s);
+    stop(run);
+  }
+  CAF_CHECK_EQUAL(live(actor_kind::bidi_session), bidis_at_start);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
