@@ -136,8 +136,7 @@ void on_cancel_action(self_ptr self, const rpc::message& m) {
   if (i == st.by_trace.end())
     return reply_error(self, m.id, rpc::code::invalid_params,
                        "Action not found or already completed");
-  if (auto r = st.runs.find(i->second); r != st.runs.end())
-    self->send(r->second.action, cancel_atom_v);
+  self->send(i->second, cancel_atom_v);
   st.by_trace.erase(i);
   send(self, rpc::result_response(m.id, R"({"message":"Action cancelled"})"));
 }
@@ -239,13 +238,12 @@ caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_o
   // A run ends when its actor does, whichever way.
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
+    std::erase_if(st.by_trace, [&](auto& kv) { return kv.second.address() == dm.source; });
     for (auto i = st.runs.begin(); i != st.runs.end(); ++i) {
       if (i->second.action.address() != dm.source)
         continue;
       if (i->second.bidi)
         self->send_exit(i->second.bidi, caf::exit_reason::user_shutdown);
-      if (!i->second.trace_id.empty())
-        st.by_trace.erase(i->second.trace_id);
       st.runs.erase(i);
       break;
     }
@@ -254,11 +252,9 @@ caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_o
   caf::message_handler run_events{
     [self](trace_atom, const std::string& request_id, const std::string& trace) {
       auto& st = self->state;
-      auto i = st.runs.find(request_id);
-      if (i == st.runs.end())
-        return;
-      i->second.trace_id = trace;
-      st.by_trace[trace] = request_id;
+      // Keyed to the actor, not the request id: a reused id must not make an
+      // old trace cancel a newer run.
+      st.by_trace[trace] = caf::actor_cast<caf::actor>(self->current_sender());
       send(self, rpc::notification("runActionState", R"({"requestId":)" + request_id
                                                        + R"(,"state":{"traceId":")" + trace
                                                        + R"("}})"));
@@ -271,8 +267,8 @@ caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_o
       // The runs map entry goes with the actor's down message; the trace id
       // must not be cancellable from here on.
       auto& st = self->state;
-      if (auto i = st.runs.find(request_id); i != st.runs.end() && !i->second.trace_id.empty())
-        st.by_trace.erase(i->second.trace_id);
+      auto sender = self->current_sender();
+      std::erase_if(st.by_trace, [&](auto& kv) { return kv.second.address() == sender; });
       send(self, ok ? rpc::result_response(request_id, raw) : rpc::error_response(request_id, raw));
     },
     [self](shutdown_atom) -> caf::result<caf::ok_atom> {

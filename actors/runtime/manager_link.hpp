@@ -29,7 +29,6 @@ struct manager_link_state {
   struct run {
     caf::actor action;
     caf::actor bidi; // bidi_session, if any
-    std::string trace_id;
   };
 
   live_count live{actor_kind::manager_link};
@@ -43,7 +42,7 @@ struct manager_link_state {
   bool stopping = false;
   caf::response_promise stopped;
   std::unordered_map<std::string, run> runs;             // by raw runAction id
-  std::unordered_map<std::string, std::string> by_trace; // trace id -> raw runAction id
+  std::unordered_map<std::string, caf::actor> by_trace; // trace id -> active_action
   caf::behavior connecting;
   caf::behavior connected;
   caf::behavior waiting;
