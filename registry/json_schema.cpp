@@ -1,5 +1,7 @@
 #include "registry/json_schema.hpp"
 
+#include "net/jsonrpc.hpp"
+
 // valijson reports schema errors by throwing only with this set (else it
 // prints and calls abort()).
 #define VALIJSON_USE_EXCEPTIONS 1
@@ -75,30 +77,6 @@ std::string js_number(double x) {
   return out;
 }
 
-void write_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char esc[8];
-          std::snprintf(esc, sizeof esc, "\\u%04x", c);
-          out += esc;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-}
-
 void write_json(std::string& out, const json::value& v, int step, std::string& indent) {
   auto newline = [&] {
     if (step > 0) {
@@ -112,7 +90,7 @@ void write_json(std::string& out, const json::value& v, int step, std::string& i
     case json::kind::int64: out += std::to_string(v.get_int64()); break;
     case json::kind::uint64: out += std::to_string(v.get_uint64()); break;
     case json::kind::double_: out += js_number(v.get_double()); break;
-    case json::kind::string: write_string(out, v.get_string()); break;
+    case json::kind::string: out += net::jsonrpc::quote(v.get_string()); break;
     case json::kind::array: {
       auto& a = v.get_array();
       if (a.empty()) {
@@ -146,7 +124,7 @@ void write_json(std::string& out, const json::value& v, int step, std::string& i
           out += ',';
         first = false;
         newline();
-        write_string(out, m.key());
+        out += net::jsonrpc::quote(m.key());
         out += step > 0 ? ": " : ":";
         write_json(out, m.value(), step, indent);
       }
