@@ -57,7 +57,8 @@ std::string status_error(int code, const std::string& message, const std::string
 }
 
 // The handler's context: lives on the executor thread; chunks go to the
-// owning active_action as messages, in call order.
+// owning active_action as messages, in call order. Numbers are written the
+// way JavaScript writes them (17, not 1.7E1), as Genkit peers expect to read.
 class run_context : public registry::action_context {
 public:
   run_context(const run_request& req, std::string trace_id, caf::actor owner)
@@ -84,7 +85,7 @@ public:
   }
   void send_chunk(json::value chunk) override {
     if (streaming_)
-      caf::anon_send(owner_, chunk_atom_v, json::serialize(chunk));
+      caf::anon_send(owner_, chunk_atom_v, registry::json_stringify(chunk));
   }
   registry::input_stream* inputs() override {
     return inputs_.get();
@@ -113,7 +114,7 @@ void execute(caf::blocking_actor*, caf::actor owner, run_request req, std::strin
   try {
     run_context ctx{req, trace_id, owner};
     auto result = req.action->handler(ctx);
-    outcome = R"({"result":)" + json::serialize(result) + R"(,"telemetry":{"traceId":")" + trace_id
+    outcome = R"({"result":)" + registry::json_stringify(result) + R"(,"telemetry":{"traceId":")" + trace_id
               + R"("}})";
     ok = true;
   } catch (const registry::program_error& e) {
