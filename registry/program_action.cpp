@@ -1,5 +1,7 @@
 #include "registry/program_action.hpp"
 
+#include "proc/spawn.hpp"
+
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -19,19 +21,16 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace actor_host::registry {
 
 namespace {
 
 namespace json = boost::json;
+using proc::unique_fd;
 using clock_type = std::chrono::steady_clock;
 using time_point = clock_type::time_point;
 
@@ -53,48 +52,6 @@ constexpr int exit_check_ms = 50;
 constexpr int input_check_ms = 10;
 
 std::atomic<pid_t> last_pid{0};
-
-/// pidfd_open(2) through syscall(): glibc 2.36's <sys/pidfd.h> lacks C
-/// linkage for C++. -1 with ENOSYS on kernels before 5.3.
-int open_pidfd(pid_t pid) {
-  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-}
-
-/// Owns one file descriptor.
-class unique_fd {
-public:
-  unique_fd() = default;
-  explicit unique_fd(int fd) : fd_(fd) {
-  }
-  unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {
-  }
-  unique_fd& operator=(unique_fd&& other) noexcept {
-    if (this != &other)
-      reset(std::exchange(other.fd_, -1));
-    return *this;
-  }
-  ~unique_fd() {
-    reset();
-  }
-
-  int get() const noexcept {
-    return fd_;
-  }
-  explicit operator bool() const noexcept {
-    return fd_ >= 0;
-  }
-  int release() noexcept {
-    return std::exchange(fd_, -1);
-  }
-  void reset(int fd = -1) noexcept {
-    if (fd_ >= 0)
-      ::close(fd_);
-    fd_ = fd;
-  }
-
-private:
-  int fd_ = -1;
-};
 
 [[noreturn]] void throw_internal(std::string what) {
   throw program_error(status_code::internal, std::move(what), {});
@@ -197,100 +154,8 @@ slot_lease acquire_slot(const std::shared_ptr<slot_pool>& pool, action_context& 
 
 // -- process start ------------------------------------------------------------
 
-/// Where exec_child failed, reported through the report pipe.
-enum child_stage : int { stage_prctl = 1, stage_fds, stage_chdir, stage_exec };
-
-const char* stage_text(int stage) {
-  switch (stage) {
-    case stage_prctl:
-      return "prctl";
-    case stage_fds:
-      return "setting up stdio";
-    case stage_chdir:
-      return "chdir";
-    default:
-      return "execve";
-  }
-}
-
-/// What the child needs, all built before fork(): between fork() and
-/// execve() only async-signal-safe calls are allowed (another thread may have
-/// held the malloc lock at fork time).
-struct child_setup {
-  const char* exe;
-  char* const* argv;
-  char* const* envp;
-  const char* cwd; // nullptr = keep
-  pid_t parent;
-  int stdin_r;
-  int stdout_w;
-  int stderr_w;
-  int report_w;
-};
-
-[[noreturn]] void exec_child(const child_setup& s) {
-  auto fail = [&](int stage) {
-    int msg[2] = {stage, errno};
-    [[maybe_unused]] auto n = ::write(s.report_w, msg, sizeof msg);
-    ::_exit(127);
-  };
-  // Die with the runtime even if it is SIGKILLed. The death signal is tied
-  // to the forking thread, which is the handler's thread: it outlives the
-  // child by construction.
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
-    fail(stage_prctl);
-  // The parent may have died before prctl took effect.
-  if (::getppid() != s.parent)
-    ::_exit(127);
-  // Own process group, so that signals reach whatever the program spawns.
-  ::setpgid(0, 0);
-  // Move every pipe end above 2 first so that dup2 onto 0..2 cannot clobber
-  // one of them (the runtime may run with a closed stdin).
-  int in = ::fcntl(s.stdin_r, F_DUPFD_CLOEXEC, 3);
-  int out = ::fcntl(s.stdout_w, F_DUPFD_CLOEXEC, 3);
-  int err = ::fcntl(s.stderr_w, F_DUPFD_CLOEXEC, 3);
-  int report = ::fcntl(s.report_w, F_DUPFD_CLOEXEC, 3);
-  if (in < 0 || out < 0 || err < 0 || report < 0)
-    fail(stage_fds);
-  if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0)
-    fail(stage_fds);
-  if (report != 3) {
-    if (::dup3(report, 3, O_CLOEXEC) < 0)
-      fail(stage_fds);
-  }
-  // Close everything else the runtime has open (sockets, other runs'
-  // pipes); fd 3 is close-on-exec and goes away with execve.
-  ::close_range(4, ~0U, 0);
-  auto fail_report = [](int stage) {
-    int msg[2] = {stage, errno};
-    [[maybe_unused]] auto n = ::write(3, msg, sizeof msg);
-    ::_exit(127);
-  };
-  if (s.cwd != nullptr && ::chdir(s.cwd) != 0)
-    fail_report(stage_chdir);
-  // Ignored signals survive execve (the runtime ignores SIGPIPE); programs
-  // expect default dispositions and an empty mask.
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig)
-    ::sigaction(sig, &dfl, nullptr);
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  ::execve(s.exe, s.argv, s.envp);
-  fail_report(stage_exec);
-  ::_exit(127); // unreachable
-}
-
-std::map<std::string, std::string> child_environment(const program_spec& spec,
-                                                     action_context& ctx) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry{*e};
-    auto eq = entry.find('=');
-    if (eq != std::string_view::npos && eq > 0)
-      env.emplace(std::string{entry.substr(0, eq)}, std::string{entry.substr(eq + 1)});
-  }
+proc::environment child_environment(const program_spec& spec, action_context& ctx) {
+  auto env = proc::inherited_environment();
   for (auto& [k, v] : spec.env)
     env[k] = v;
   env["ACTOR_HOST_ACTION"] = spec.name;
@@ -307,33 +172,6 @@ std::map<std::string, std::string> child_environment(const program_spec& spec,
     env["ACTOR_HOST_INIT"] = std::move(init);
   }
   return env;
-}
-
-bool is_executable_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
-/// execvp's PATH search, done before fork() (execvp may allocate).
-std::optional<std::string> find_program(const std::string& name, const std::string& path_var,
-                                        const std::string& cwd) {
-  if (name.find('/') != std::string::npos)
-    return name;
-  std::string_view path = path_var;
-  for (;;) {
-    auto colon = path.find(':');
-    std::string dir{path.substr(0, colon)};
-    if (dir.empty())
-      dir = ".";
-    auto candidate = dir + "/" + name;
-    // A relative PATH entry is relative to the child's working directory.
-    auto probe = candidate.front() != '/' && !cwd.empty() ? cwd + "/" + candidate : candidate;
-    if (is_executable_file(probe))
-      return candidate;
-    if (colon == std::string_view::npos)
-      return std::nullopt;
-    path.remove_prefix(colon + 1);
-  }
 }
 
 std::optional<status_code> parse_status(const json::value& v) {
@@ -405,17 +243,9 @@ public:
     auto tail = stderr_tail();
     if (failure_)
       throw program_error(failure_->first, std::move(failure_->second), std::move(tail));
-    if (WIFSIGNALED(wait_status_)) {
-      int sig = WTERMSIG(wait_status_);
-      auto* abbrev = ::sigabbrev_np(sig);
+    if (WIFSIGNALED(wait_status_) || WEXITSTATUS(wait_status_) != 0)
       throw program_error(status_code::internal,
-                          "program killed by signal " + std::to_string(sig)
-                            + (abbrev ? std::string{" (SIG"} + abbrev + ")" : std::string{}),
-                          std::move(tail));
-    }
-    if (int code = WEXITSTATUS(wait_status_); code != 0)
-      throw program_error(status_code::internal,
-                          "program exited with status " + std::to_string(code), std::move(tail));
+                          "program " + proc::describe_wait_status(wait_status_), std::move(tail));
     return result_ ? std::move(*result_) : json::value{};
   }
 
@@ -423,94 +253,19 @@ private:
   // -- start ----------------------------------------------------------------
 
   void spawn() {
-    auto env = child_environment(spec_, ctx_);
-    auto path_var = env.count("PATH") ? env["PATH"] : std::string{"/usr/local/bin:/usr/bin:/bin"};
-    if (spec_.command.empty() || spec_.command.front().empty())
-      throw_internal("program action " + spec_.name + " has no command");
-    auto exe = find_program(spec_.command.front(), path_var, spec_.cwd);
-    if (!exe)
-      throw_internal("cannot start program '" + spec_.command.front() + "': not found in PATH");
-    std::vector<std::string> env_strings;
-    env_strings.reserve(env.size());
-    for (auto& [k, v] : env)
-      env_strings.push_back(k + "=" + v);
-    std::vector<char*> envp;
-    for (auto& s : env_strings)
-      envp.push_back(s.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> args = spec_.command;
-    std::vector<char*> argv;
-    for (auto& a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int in[2], out[2], err[2], report[2];
-    if (::pipe2(in, O_CLOEXEC) != 0)
-      throw_errno("pipe2");
-    unique_fd in_r{in[0]}, in_w{in[1]};
-    if (::pipe2(out, O_CLOEXEC) != 0)
-      throw_errno("pipe2");
-    unique_fd out_r{out[0]}, out_w{out[1]};
-    if (::pipe2(err, O_CLOEXEC) != 0)
-      throw_errno("pipe2");
-    unique_fd err_r{err[0]}, err_w{err[1]};
-    if (::pipe2(report, O_CLOEXEC) != 0)
-      throw_errno("pipe2");
-    unique_fd report_r{report[0]}, report_w{report[1]};
-    child_setup setup{exe->c_str(),
-                      argv.data(),
-                      envp.data(),
-                      spec_.cwd.empty() ? nullptr : spec_.cwd.c_str(),
-                      ::getpid(),
-                      in_r.get(),
-                      out_w.get(),
-                      err_w.get(),
-                      report_w.get()};
-    // Block all signals across fork() so the child cannot run one of the
-    // runtime's handlers before it has reset them.
-    sigset_t all, old;
-    ::sigfillset(&all);
-    ::pthread_sigmask(SIG_SETMASK, &all, &old);
-    pid_t pid = ::fork();
-    if (pid == 0)
-      exec_child(setup);
-    int fork_errno = errno;
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    if (pid < 0) {
-      errno = fork_errno;
-      throw_errno("fork");
+    proc::child_process child;
+    try {
+      child = proc::spawn({spec_.command, child_environment(spec_, ctx_), spec_.cwd});
+    } catch (const proc::spawn_error& e) {
+      throw_internal(e.what());
     }
-    pid_ = pid;
-    last_pid.store(pid);
-    // The child does this too; doing it here as well means the group exists
-    // before the first signal, whichever process runs first.
-    ::setpgid(pid, pid);
-    in_r.reset();
-    out_w.reset();
-    err_w.reset();
-    report_w.reset();
-    pidfd_.reset(open_pidfd(pid));
-    // The report pipe closes on a successful execve, or carries why not.
-    int msg[2] = {0, 0};
-    ssize_t got = 0;
-    while (got < static_cast<ssize_t>(sizeof msg)) {
-      auto n = ::read(report_r.get(), reinterpret_cast<char*>(msg) + got, sizeof msg - got);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      got += n;
-    }
-    if (got == static_cast<ssize_t>(sizeof msg)) {
-      reap();
-      throw_internal("cannot start program '" + spec_.command.front() + "': "
-                     + stage_text(msg[0]) + ": " + std::strerror(msg[1]));
-    }
-    spdlog::debug("program action {}: started pid {}", spec_.name, pid);
-    for (int fd : {in_w.get(), out_r.get(), err_r.get()})
-      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-    stdin_ = std::move(in_w);
-    stdout_ = std::move(out_r);
-    stderr_ = std::move(err_r);
+    pid_ = child.pid;
+    last_pid.store(pid_);
+    spdlog::debug("program action {}: started pid {}", spec_.name, pid_);
+    pidfd_ = std::move(child.pidfd);
+    stdin_ = std::move(child.stdin_w);
+    stdout_ = std::move(child.stdout_r);
+    stderr_ = std::move(child.stderr_r);
   }
 
   // -- I/O ------------------------------------------------------------------
@@ -790,8 +545,7 @@ private:
   void signal_group(int sig) {
     // While the leader is unreaped its pid (and so the group id) cannot be
     // reused: signalling the group never hits a stranger.
-    if (::kill(-pid_, sig) != 0)
-      ::kill(pid_, sig);
+    proc::signal_group(pid_, sig);
   }
 
   /// SIGTERM, up to kill_grace to exit, then SIGKILL; always reaps.

@@ -1,0 +1,69 @@
+#pragma once
+
+#include "proc/unique_fd.hpp"
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+/// Starting child processes: what program actions and child runtimes share.
+/// Knows nothing of actors, sockets or the action API.
+namespace actor_host::proc {
+
+using environment = std::map<std::string, std::string>;
+
+struct spawn_request {
+  /// argv[0] followed by the arguments; no shell. An argv[0] without '/' is
+  /// looked up in the PATH of `env` (relative entries against `cwd`).
+  std::vector<std::string> argv;
+  /// The child's complete environment.
+  environment env;
+  /// Working directory; empty = the parent's.
+  std::string cwd;
+};
+
+/// A started child. It leads its own process group, gets SIGKILL when the
+/// thread that forked it dies, and has default signal dispositions and an
+/// empty signal mask. The pipe ends are non-blocking and close-on-exec.
+struct child_process {
+  pid_t pid = 0;
+  /// -1 on kernels without pidfd_open (before 5.3).
+  unique_fd pidfd;
+  unique_fd stdin_w;
+  unique_fd stdout_r;
+  unique_fd stderr_r;
+};
+
+/// Why a child could not be started, in words a person can act on
+/// ("cannot start program 'x': not found in PATH").
+class spawn_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Forks and execs. Throws spawn_error; a child whose exec failed is reaped
+/// before the throw.
+child_process spawn(const spawn_request& req);
+
+/// The parent's own environment as a map.
+environment inherited_environment();
+
+/// Signals the child's whole group, or the child alone if the group is gone.
+/// Only safe while the child is unreaped (its pid cannot be reused then).
+void signal_group(pid_t pid, int sig);
+
+/// "exited with status 3", "killed by signal 9 (SIGKILL)".
+std::string describe_wait_status(int wait_status);
+
+/// pidfd_open(2); -1 with ENOSYS on kernels before 5.3.
+int open_pidfd(pid_t pid);
+
+/// execvp's PATH search, done before fork() (execvp may allocate).
+std::optional<std::string> find_program(const std::string& name, const std::string& path_var,
+                                        const std::string& cwd);
+
+} // namespace actor_host::proc
