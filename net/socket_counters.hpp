@@ -14,6 +14,8 @@ struct socket_counters {
   std::atomic<std::uint64_t> bytes_in{0};
   std::atomic<std::uint64_t> bytes_out{0};
   std::atomic<std::uint64_t> write_queue_overflows{0};
+  // Bytes queued for writing and not yet written, over all sockets.
+  std::atomic<std::int64_t> queued_bytes{0};
 };
 
 } // namespace actor_host::net

@@ -39,6 +39,8 @@ public:
 
   ~ws_session() override {
     --counters_->websockets;
+    counters_->queued_bytes.fetch_sub(static_cast<std::int64_t>(out_bytes_),
+                                      std::memory_order_relaxed);
   }
 
   void accept(http::request<http::string_body> req, session_factory factory) {
@@ -148,7 +150,7 @@ private:
   void on_send(std::string frame) {
     if (closed_ || closing_)
       return;
-    out_bytes_ += frame.size();
+    add_out_bytes(static_cast<std::int64_t>(frame.size()));
     outq_.push_back(std::move(frame));
     if (out_bytes_ > limits_.max_write_queue_bytes) {
       // The peer does not drain its socket; a close frame would queue behind
@@ -165,6 +167,12 @@ private:
       do_write();
   }
 
+  // out_bytes_ and the listener-wide gauge move together.
+  void add_out_bytes(std::int64_t delta) {
+    out_bytes_ = static_cast<std::size_t>(static_cast<std::int64_t>(out_bytes_) + delta);
+    counters_->queued_bytes.fetch_add(delta, std::memory_order_relaxed);
+  }
+
   void do_write() {
     writing_ = true;
     ws_.text(true);
@@ -177,12 +185,12 @@ private:
     if (ec) {
       // The read side sees the same failure and reports it.
       outq_.clear();
-      out_bytes_ = 0;
+      add_out_bytes(-static_cast<std::int64_t>(out_bytes_));
       return;
     }
     counters_->frames_out.fetch_add(1, std::memory_order_relaxed);
     counters_->bytes_out.fetch_add(n, std::memory_order_relaxed);
-    out_bytes_ -= outq_.front().size();
+    add_out_bytes(-static_cast<std::int64_t>(outq_.front().size()));
     outq_.pop_front();
     if (!outq_.empty())
       return do_write();

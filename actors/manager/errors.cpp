@@ -1,5 +1,7 @@
 #include "actors/manager/errors.hpp"
 
+#include <optional>
+
 #include "net/jsonrpc.hpp"
 
 namespace actor_host::manager_errors {
@@ -48,32 +50,67 @@ std::string internal(std::string_view detail) {
   return status_error(status_code::internal, detail);
 }
 
-int http_status(std::string_view error_object) {
-  rpc::object_members err;
+namespace {
+
+/// data.code of an error object, if it carries a Status.
+std::optional<int> data_status(const rpc::object_members& err) {
   std::string why;
-  if (!rpc::split_object(error_object, err, why))
-    return 500;
   if (auto* data = err.find("data")) {
     rpc::object_members d;
     double status = 0;
     if (rpc::split_object(*data, d, why))
       if (auto* c = d.find("code"); c && rpc::number_value(*c, status))
-        return registry::http_status_for(static_cast<int>(status));
+        return static_cast<int>(status);
   }
+  return std::nullopt;
+}
+
+std::optional<int> rpc_code(const rpc::object_members& err) {
   double code = 0;
-  if (auto* c = err.find("code"); c && rpc::number_value(*c, code)) {
-    switch (static_cast<int>(code)) {
-      case rpc::code::parse_error:
-      case rpc::code::invalid_request:
-      case rpc::code::invalid_params:
-        return 400;
-      case rpc::code::method_not_found:
-        return 404;
-      default:
-        break;
-    }
+  if (auto* c = err.find("code"); c && rpc::number_value(*c, code))
+    return static_cast<int>(code);
+  return std::nullopt;
+}
+
+} // namespace
+
+int http_status(std::string_view error_object) {
+  rpc::object_members err;
+  std::string why;
+  if (!rpc::split_object(error_object, err, why))
+    return 500;
+  if (auto status = data_status(err))
+    return registry::http_status_for(*status);
+  switch (rpc_code(err).value_or(0)) {
+    case rpc::code::parse_error:
+    case rpc::code::invalid_request:
+    case rpc::code::invalid_params:
+      return 400;
+    case rpc::code::method_not_found:
+      return 404;
+    default:
+      return 500;
   }
-  return 500;
+}
+
+int status_code_of(std::string_view error_object) {
+  using registry::status_code;
+  rpc::object_members err;
+  std::string why;
+  if (!rpc::split_object(error_object, err, why))
+    return static_cast<int>(status_code::unknown);
+  if (auto status = data_status(err))
+    return *status;
+  switch (rpc_code(err).value_or(0)) {
+    case rpc::code::parse_error:
+    case rpc::code::invalid_request:
+    case rpc::code::invalid_params:
+      return static_cast<int>(status_code::invalid_argument);
+    case rpc::code::method_not_found:
+      return static_cast<int>(status_code::unimplemented);
+    default:
+      return static_cast<int>(status_code::unknown);
+  }
 }
 
 } // namespace actor_host::manager_errors

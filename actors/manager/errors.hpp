@@ -24,4 +24,8 @@ std::string internal(std::string_view detail);
 /// The HTTP status for a JSON-RPC error object (Status code first).
 int http_status(std::string_view error_object);
 
+/// The Status code an error object stands for: data.code, else one derived
+/// from the JSON-RPC code (UNKNOWN when neither says).
+int status_code_of(std::string_view error_object);
+
 } // namespace actor_host::manager_errors

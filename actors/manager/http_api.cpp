@@ -339,6 +339,16 @@ net::http_handler make_http_api(http_api_context ctx) {
       return respond_plain(res, 200, "OK");
     if (get && p == "/api/__stats")
       return res->respond(200, json_type, ctx.stats_json());
+    // Operator endpoints: cheap, answered on the I/O thread.
+    if (get && p == "/metrics")
+      return res->respond(200, "text/plain; version=0.0.4; charset=utf-8", ctx.metrics_text());
+    if (get && p == "/healthz")
+      return respond_plain(res, 200, "ok\n");
+    if (get && p == "/readyz") {
+      auto why_not = ctx.not_ready_reason();
+      return why_not.empty() ? respond_plain(res, 200, "ready\n")
+                             : respond_plain(res, 503, "not ready: " + why_not + "\n");
+    }
     static const std::pair<const char*, std::pair<bool, route>> table[] = {
       {"/api/runtimes", {false, route::runtimes}},
       {"/api/actions", {false, route::actions}},

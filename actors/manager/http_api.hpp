@@ -15,6 +15,8 @@ struct http_api_context {
   caf::actor* directory = nullptr; // owned by the manager component
   call_policy policy;
   std::function<std::string()> stats_json;
+  std::function<std::string()> metrics_text;      // GET /metrics
+  std::function<std::string()> not_ready_reason;  // GET /readyz; "" = ready
 };
 
 /// The front door's HTTP routes (shapes of the Genkit Dev UI server). Cheap

@@ -5,11 +5,15 @@
 #include "actors/manager/api_session.hpp"
 #include "actors/manager/http_api.hpp"
 #include "actors/manager/manager_supervisor.hpp"
+#include "actors/manager/metrics_page.hpp"
 #include "actors/manager/runtime_connection.hpp"
 #include "actors/manager/runtime_directory.hpp"
 #include "net/server.hpp"
+#include "obs/metrics.hpp"
 
 #include <spdlog/spdlog.h>
+
+#include <atomic>
 
 namespace actor_host {
 
@@ -28,7 +32,7 @@ struct manager::impl {
   net::server api;
   caf::actor supervisor;
   caf::actor directory;
-  bool running = false;
+  std::atomic<bool> running{false};
 
   template <class F, class... Ts>
   caf::actor spawn_child(F fun, Ts&&... xs) {
@@ -62,7 +66,10 @@ std::string manager::start() {
     auto a = d.spawn_child(api_session, t, d.directory, d.opts.policy);
     return std::make_shared<frame_bridge>(std::move(a));
   });
-  d.api.on_http(make_http_api({&d.sys, &d.directory, d.opts.policy, [this] { return stats_json(); }}));
+  http_api_context api_ctx{&d.sys, &d.directory, d.opts.policy, [this] { return stats_json(); }};
+  api_ctx.metrics_text = [&d] { return metrics_page(d.reflection.counters(), d.api.counters()); };
+  api_ctx.not_ready_reason = [this] { return not_ready_reason(); };
+  d.api.on_http(make_http_api(std::move(api_ctx)));
   if (auto err = d.api.listen(); !err.empty())
     return "API server: " + err;
   d.running = true;
@@ -86,6 +93,20 @@ void manager::stop() {
              });
   d.supervisor = nullptr;
   d.directory = nullptr;
+}
+
+std::string manager::not_ready_reason() const {
+  auto& m = obs::global();
+  if (!impl_->running)
+    return "not listening";
+  if (m.draining.load())
+    return "draining";
+  auto expected = m.services_expected.load();
+  auto ready = m.services_ready.load();
+  if (ready < expected)
+    return std::to_string(ready) + " of " + std::to_string(expected)
+           + " configured services registered";
+  return {};
 }
 
 std::uint16_t manager::port() const {

@@ -45,6 +45,10 @@ public:
   std::uint16_t port() const;
   std::uint16_t http_port() const;
 
+  /// Why GET /readyz fails, "" when ready: listening, not draining, and
+  /// every configured service registered.
+  std::string not_ready_reason() const;
+
   /// Live actors and sockets as JSON (GET /api/__stats).
   std::string stats_json() const;
 

@@ -2,6 +2,7 @@
 
 #include "actors/manager/errors.hpp"
 #include "net/jsonrpc.hpp"
+#include "obs/metrics.hpp"
 #include "registry/action_list.hpp"
 
 #include <spdlog/spdlog.h>
@@ -16,6 +17,9 @@ using self_ptr = caf::stateful_actor<pending_state>*;
 
 void finish(self_ptr self, bool ok, std::string raw) {
   auto& a = self->state.args;
+  obs::global().record_request(obs::method_from_name(a.method),
+                               ok ? 0 : manager_errors::status_code_of(raw),
+                               std::chrono::steady_clock::now() - self->state.started);
   if (a.caller)
     self->send(a.caller, done_atom_v, a.tag, ok, std::move(raw));
   self->quit();
@@ -35,6 +39,8 @@ void cancel_on_runtime(self_ptr self) {
 
 void forward_input(self_ptr self, const std::string& chunk) {
   auto& a = self->state.args;
+  if (!chunk.empty())
+    obs::global().input_chunks.fetch_add(1, std::memory_order_relaxed);
   if (chunk.empty())
     a.transport->send_text(
       rpc::notification("endInputStream", R"({"requestId":)" + a.wire_id + "}"));
@@ -89,6 +95,7 @@ caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_
     },
     [self](chunk_atom, std::string& raw) {
       auto& a = self->state.args;
+      obs::global().stream_chunks.fetch_add(1, std::memory_order_relaxed);
       if (a.caller)
         self->send(a.caller, chunk_atom_v, a.tag, std::move(raw));
     },

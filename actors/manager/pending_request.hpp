@@ -4,6 +4,7 @@
 #include "actors/common/messages.hpp"
 #include "net/transport.hpp"
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct pending_state {
   // earlier input. "" marks the end of input.
   std::vector<std::string> held_input;
   bool cancel_sent = false;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   static inline const char* name = "pending_request";
 };
 

@@ -1,0 +1,138 @@
+#include "actors/manager/metrics_page.hpp"
+
+#include "actors/common/live_counts.hpp"
+#include "net/socket_counters.hpp"
+#include "obs/metrics.hpp"
+#include "registry/status.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+namespace actor_host {
+
+namespace {
+
+class page {
+public:
+  void family(const char* name, const char* type, const char* help) {
+    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  }
+  template <class T>
+  void sample(const char* name, std::string_view labels, T value) {
+    if (labels.empty())
+      out_ += fmt::format("{} {}\n", name, value);
+    else
+      out_ += fmt::format("{}{{{}}} {}\n", name, labels, value);
+  }
+  template <class T>
+  void single(const char* name, const char* type, const char* help, T value) {
+    family(name, type, help);
+    sample(name, {}, value);
+  }
+  std::string& text() {
+    return out_;
+  }
+
+private:
+  std::string out_;
+};
+
+std::string lower(std::string_view s) {
+  std::string out{s};
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+void socket_family(page& p, const char* name, const char* type, const char* help,
+                   std::int64_t reflection, std::int64_t api) {
+  p.family(name, type, help);
+  p.sample(name, R"(listener="reflection")", reflection);
+  p.sample(name, R"(listener="api")", api);
+}
+
+} // namespace
+
+std::string metrics_page(const net::socket_counters& rc, const net::socket_counters& ac) {
+  auto& m = obs::global();
+  auto ld = [](auto& a) { return static_cast<std::int64_t>(a.load(std::memory_order_relaxed)); };
+  page p;
+  p.single("actor_host_runtimes_connected", "gauge", "Runtimes registered with this manager.",
+           registered_runtimes.load());
+  p.single("actor_host_callers_connected", "gauge",
+           "Caller sessions (API WebSockets and HTTP calls in progress).",
+           live_actors(actor_kind::caller_session));
+  p.single("actor_host_pending_requests", "gauge", "Requests sent to runtimes, not yet answered.",
+           live_actors(actor_kind::pending_request));
+  p.single("actor_host_bidi_sessions", "gauge", "Open bidi input streams (bidi_session actors of the runtime role).",
+           live_actors(actor_kind::bidi_session));
+  p.single("actor_host_active_actions", "gauge", "Actions running in this process (runtime role).",
+           live_actors(actor_kind::active_action));
+  p.family("actor_host_live_actors", "gauge", "Live actors by kind.");
+  for (int k = 0; k < static_cast<int>(actor_kind::count_); ++k) {
+    auto kind = static_cast<actor_kind>(k);
+    p.sample("actor_host_live_actors", fmt::format("kind=\"{}\"", actor_kind_name(kind)),
+             live_actors(kind));
+  }
+  p.family("actor_host_requests_total", "counter",
+           "Requests routed to runtimes, by method and outcome (ok or the Status name).");
+  for (int mi = 0; mi < static_cast<int>(obs::rpc_method::count_); ++mi) {
+    for (int code = 0; code < obs::outcome_count; ++code) {
+      auto n = m.requests[mi][code].load(std::memory_order_relaxed);
+      if (n == 0)
+        continue;
+      auto outcome = code == 0 ? std::string{"ok"} : lower(registry::status_name(code));
+      p.sample("actor_host_requests_total",
+               fmt::format("method=\"{}\",outcome=\"{}\"",
+                           obs::method_label(static_cast<obs::rpc_method>(mi)), outcome),
+               n);
+    }
+  }
+  p.family("actor_host_request_duration_seconds", "histogram",
+           "Time from sending a request to a runtime to its answer (whole stream for runAction).");
+  for (int mi = 0; mi < static_cast<int>(obs::rpc_method::count_); ++mi)
+    m.latency[mi].render(
+      p.text(), "actor_host_request_duration_seconds",
+      fmt::format("method=\"{}\"", obs::method_label(static_cast<obs::rpc_method>(mi))));
+  p.single("actor_host_stream_chunks_total", "counter", "Stream chunks relayed to callers.",
+           ld(m.stream_chunks));
+  p.single("actor_host_input_chunks_total", "counter", "Bidi input chunks relayed to runtimes.",
+           ld(m.input_chunks));
+  socket_family(p, "actor_host_websockets", "gauge", "Open WebSocket connections.",
+                ld(rc.websockets), ld(ac.websockets));
+  socket_family(p, "actor_host_http_connections", "gauge", "Open HTTP connections.",
+                ld(rc.http_connections), ld(ac.http_connections));
+  socket_family(p, "actor_host_frames_in_total", "counter", "WebSocket messages read.",
+                ld(rc.frames_in), ld(ac.frames_in));
+  socket_family(p, "actor_host_frames_out_total", "counter", "WebSocket messages written.",
+                ld(rc.frames_out), ld(ac.frames_out));
+  socket_family(p, "actor_host_bytes_in_total", "counter", "WebSocket payload bytes read.",
+                ld(rc.bytes_in), ld(ac.bytes_in));
+  socket_family(p, "actor_host_bytes_out_total", "counter", "WebSocket payload bytes written.",
+                ld(rc.bytes_out), ld(ac.bytes_out));
+  socket_family(p, "actor_host_write_queue_bytes", "gauge",
+                "Bytes queued for writing to sockets and not yet written.", ld(rc.queued_bytes),
+                ld(ac.queued_bytes));
+  socket_family(p, "actor_host_write_queue_overflows_total", "counter",
+                "Peers dropped because they did not drain their socket.",
+                ld(rc.write_queue_overflows), ld(ac.write_queue_overflows));
+  p.single("actor_host_services_expected", "gauge", "Configured services that must register.",
+           ld(m.services_expected));
+  p.single("actor_host_services_ready", "gauge", "Configured services currently registered.",
+           ld(m.services_ready));
+  p.single("actor_host_child_starts_total", "counter", "Child runtime processes started.",
+           ld(m.child_starts));
+  p.single("actor_host_child_restarts_total", "counter",
+           "Child runtimes restarted by their restart policy.", ld(m.child_restarts));
+  p.single("actor_host_child_start_failures_total", "counter",
+           "Child runtimes that could not be started (exec failed).", ld(m.child_start_failures));
+  p.single("actor_host_draining", "gauge", "1 while the manager drains before shutting down.",
+           m.draining.load() ? 1 : 0);
+  p.single("actor_host_drain_cancelled_calls_total", "counter",
+           "Calls cancelled because they outlived the drain timeout.",
+           ld(m.drain_cancelled_calls));
+  return std::move(p.text());
+}
+
+} // namespace actor_host

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+/// Process-wide counters and histograms behind /metrics. Plain atomics with
+/// relaxed ordering: recording must cost nothing next to a routed call, and a
+/// scrape may see counters a few increments apart.
+namespace actor_host::obs {
+
+/// Reflection methods the manager sends to runtimes, as metric labels.
+enum class rpc_method : int { list_actions, list_values, run_action, cancel_action, other, count_ };
+
+rpc_method method_from_name(std::string_view name);
+const char* method_label(rpc_method m);
+
+/// Genkit status codes 0..16; 0 is the "ok" outcome.
+inline constexpr int outcome_count = 17;
+
+/// A fixed-bucket latency histogram (Prometheus cumulative buckets).
+class latency_histogram {
+public:
+  static constexpr std::array<double, 14> bounds_seconds{0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+                                                         0.005,  0.01,    0.025,  0.05,  0.1,
+                                                         0.25,   1,       5,      30};
+
+  void observe(std::chrono::nanoseconds d) noexcept;
+
+  /// Appends the _bucket/_sum/_count lines of `name{labels}`.
+  void render(std::string& out, std::string_view name, std::string_view labels) const;
+
+private:
+  std::array<std::atomic<std::uint64_t>, bounds_seconds.size() + 1> buckets_{};
+  std::atomic<std::uint64_t> sum_ns_{0};
+  std::atomic<std::uint64_t> count_{0};
+};
+
+struct metrics {
+  // Requests the manager sent to runtimes, by method and outcome code.
+  std::array<std::array<std::atomic<std::uint64_t>, outcome_count>,
+             static_cast<int>(rpc_method::count_)>
+    requests{};
+  std::array<latency_histogram, static_cast<int>(rpc_method::count_)> latency{};
+  std::atomic<std::uint64_t> stream_chunks{0};
+  std::atomic<std::uint64_t> input_chunks{0};
+  // Child runtimes (services).
+  std::atomic<std::uint64_t> child_starts{0};
+  std::atomic<std::uint64_t> child_restarts{0};
+  std::atomic<std::uint64_t> child_start_failures{0};
+  std::atomic<std::int64_t> services_expected{0}; // services that must register
+  std::atomic<std::int64_t> services_ready{0};
+  // Lifecycle.
+  std::atomic<bool> draining{false};
+  std::atomic<std::uint64_t> drain_cancelled_calls{0};
+
+  void record_request(rpc_method m, int outcome_code, std::chrono::nanoseconds took) noexcept;
+};
+
+/// The one registry of this process.
+metrics& global();
+
+/// Escapes a label value for the text exposition format.
+std::string label_value(std::string_view v);
+
+} // namespace actor_host::obs
