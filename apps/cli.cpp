@@ -21,7 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 
-#include "apps/duration.hpp"
+#include "registry/duration.hpp"
 #include "net/url.hpp"
 #include "net/ws_client.hpp"
 
@@ -690,7 +690,7 @@ int run_cli(int argc, char** argv) {
       }
     }
     if (!opts.timeout.empty()) {
-      timeout_ms = parse_duration_ms(opts.timeout);
+      timeout_ms = registry::parse_duration_ms(opts.timeout);
       if (!timeout_ms) {
         std::cerr << "error: invalid --timeout '" << opts.timeout
                   << "' (expected e.g. 250ms, 30s, 2m or a number of milliseconds)\n";

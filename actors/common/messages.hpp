@@ -46,6 +46,17 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, adopt_atom, "adopt")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, shutdown_atom, "shutdown")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, directory_atom, "directory")
 
+// child runtimes and drain
+CAF_ADD_ATOM(actor_host, actor_host::atoms, start_atom, "start")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, exited_atom, "exited")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, watch_atom, "watch")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, ready_atom, "ready")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, unready_atom, "unready")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, kill_atom, "kill")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, stop_atom, "stop")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, drain_atom, "drain")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, idle_atom, "idle")
+
 CAF_END_TYPE_ID_BLOCK(actor_host)
 
 namespace actor_host {
@@ -56,3 +67,4 @@ using namespace atoms;
 
 // Sockets cross actor boundaries only inside one process.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::net::transport_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<caf::actor>)

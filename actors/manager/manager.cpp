@@ -3,23 +3,29 @@
 #include "actors/common/frame_bridge.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/manager/api_session.hpp"
+#include "actors/manager/child_runtime.hpp"
 #include "actors/manager/http_api.hpp"
 #include "actors/manager/manager_supervisor.hpp"
 #include "actors/manager/metrics_page.hpp"
 #include "actors/manager/runtime_connection.hpp"
 #include "actors/manager/runtime_directory.hpp"
+#include "net/io_runtime.hpp"
 #include "net/server.hpp"
 #include "obs/metrics.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
 
 namespace actor_host {
 
 struct manager::impl {
   impl(caf::actor_system& sys, net::io_runtime& io, manager_options o)
-    : sys(sys), opts(std::move(o)),
+    : sys(sys), opts(std::move(o)), io(io),
       reflection(io, net::server_options{opts.bind, opts.port, 3200, 3400, opts.max_frame_bytes,
                                          opts.max_body_bytes}),
       api(io, net::server_options{opts.bind, opts.http_port, 0, 0, opts.max_frame_bytes,
@@ -28,10 +34,12 @@ struct manager::impl {
 
   caf::actor_system& sys;
   manager_options opts;
+  net::io_runtime& io;
   net::server reflection;
   net::server api;
   caf::actor supervisor;
   caf::actor directory;
+  std::vector<caf::actor> children; // child_runtime actors
   std::atomic<bool> running{false};
 
   template <class F, class... Ts>
@@ -41,6 +49,71 @@ struct manager::impl {
     return a;
   }
 };
+
+namespace {
+
+std::string write_env_file(const std::string& path, const std::string& manager_url,
+                           const std::string& runtime_id) {
+  std::ofstream out{path, std::ios::trunc};
+  for (auto& [k, v] : child_runtime_env(manager_url, runtime_id))
+    if (!v.empty())
+      out << k << '=' << v << '\n';
+  out.flush();
+  if (!out)
+    return "cannot write --write-env-file " + path + ": " + std::strerror(errno);
+  spdlog::info("Wrote the runtime environment to {}", path);
+  return {};
+}
+
+/// Lets the requests in flight finish for up to `timeout`, then cancels the
+/// rest and waits (bounded) for them to be answered.
+void drain(caf::scoped_actor& self, const caf::actor& directory,
+           std::chrono::milliseconds timeout) {
+  std::vector<caf::actor> conns;
+  self->request(directory, std::chrono::seconds(5), drain_atom_v)
+    .receive([&](std::vector<caf::actor>& xs) { conns = std::move(xs); },
+             [](caf::error&) {});
+  if (conns.empty())
+    return;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<caf::actor> busy;
+  for (auto& c : conns) {
+    auto left = std::max(deadline - std::chrono::steady_clock::now(),
+                         std::chrono::steady_clock::duration::zero());
+    bool done = false;
+    self->request(c, std::chrono::duration_cast<caf::timespan>(left), drain_atom_v)
+      .receive([&](caf::ok_atom) { done = true; }, [](caf::error&) {});
+    if (!done)
+      busy.push_back(c);
+  }
+  if (busy.empty()) {
+    spdlog::info("drained: no call in flight");
+    return;
+  }
+  spdlog::warn("drain timeout ({} ms) passed: cancelling the calls still in flight",
+               timeout.count());
+  for (auto& c : busy) {
+    self->send(c, cancel_atom_v);
+    self->request(c, std::chrono::seconds(5), drain_atom_v)
+      .receive([](caf::ok_atom) {}, [](caf::error&) {});
+  }
+}
+
+/// Stops every child runtime at once (signal, then SIGKILL after its grace)
+/// and waits for all of them.
+void stop_children(caf::scoped_actor& self, const std::vector<caf::actor>& children, int sig) {
+  if (children.empty())
+    return;
+  // All at once, then wait: each child_runtime escalates to SIGKILL itself.
+  using handle = decltype(self->request(children.front(), caf::infinite, stop_atom_v, sig));
+  std::vector<handle> waits;
+  for (auto& c : children)
+    waits.push_back(self->request(c, caf::infinite, stop_atom_v, sig));
+  for (auto& w : waits)
+    w.receive([](caf::ok_atom) {}, [](caf::error&) {});
+}
+
+} // namespace
 
 manager::manager(caf::actor_system& sys, net::io_runtime& io, manager_options opts)
   : impl_(std::make_unique<impl>(sys, io, std::move(opts))) {
@@ -75,17 +148,36 @@ std::string manager::start() {
   d.running = true;
   spdlog::info("Starting reflection server: ws://localhost:{}", d.reflection.port());
   spdlog::info("Starting API server: http://localhost:{}", d.api.port());
+  auto manager_url = "ws://localhost:" + std::to_string(d.reflection.port());
+  if (!d.opts.write_env_file.empty()) {
+    auto id = d.opts.services.size() == 1 ? d.opts.services.front().runtime_id : std::string{};
+    if (auto err = write_env_file(d.opts.write_env_file, manager_url, id); !err.empty())
+      return err;
+  }
+  for (auto& spec : d.opts.services) {
+    child_runtime_args args{spec, d.directory, &d.io.context(), manager_url,
+                            d.opts.on_service_exit};
+    d.children.push_back(d.spawn_child(child_runtime, std::move(args)));
+  }
   return {};
 }
 
 void manager::stop() {
+  stop(SIGTERM);
+}
+
+void manager::stop(int stop_signal) {
   auto& d = *impl_;
   if (!d.supervisor)
     return;
   d.running = false;
+  obs::global().draining = true;
   d.reflection.stop_accepting();
   d.api.stop_accepting();
   caf::scoped_actor self{d.sys};
+  drain(self, d.directory, d.opts.drain_timeout);
+  stop_children(self, d.children, stop_signal);
+  d.children.clear();
   self->request(d.supervisor, std::chrono::seconds(10), shutdown_atom_v)
     .receive([](caf::ok_atom) {},
              [](caf::error& err) {
@@ -93,6 +185,7 @@ void manager::stop() {
              });
   d.supervisor = nullptr;
   d.directory = nullptr;
+  obs::global().draining = false;
 }
 
 std::string manager::not_ready_reason() const {

@@ -3,13 +3,17 @@
 #include "actors/manager/manager_config.hpp"
 
 #include "actors/common/component.hpp"
+#include "registry/host_config.hpp"
 
 #include <caf/fwd.hpp>
 
 #include <cstddef>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace actor_host {
 
@@ -24,6 +28,16 @@ struct manager_options {
   std::size_t max_frame_bytes = 64u << 20;
   std::size_t max_body_bytes = 64u << 20;
   call_policy policy;
+  /// SIGTERM: how long in-flight calls may finish before they are cancelled.
+  std::chrono::milliseconds drain_timeout{15000};
+  /// Child runtimes to start once listening (host config, `-- <command>`).
+  std::vector<registry::service_spec> services;
+  /// Write the children's GENKIT_* variables here once the port is known.
+  std::string write_env_file;
+  /// A service ended for good (exited without restart, or never got ready):
+  /// (exit code, why). Used by main to end the process with an attached
+  /// `-- <command>`.
+  std::function<void(int, std::string)> on_service_exit;
 };
 
 /// The manager role as one component: the reflection server for runtimes,
@@ -38,9 +52,12 @@ public:
   /// Binds both listeners. Returns "" or why it could not start.
   std::string start() override;
 
-  /// Stops accepting, takes the actor tree down (callers in flight get
-  /// "Manager is shutting down") and waits for it.
+  /// Graceful: stops accepting, lets calls in flight finish for up to
+  /// drain_timeout, cancels the rest (callers get CANCELLED), stops the child
+  /// runtimes with `stop_signal` (SIGKILL after each one's stop_grace), then
+  /// takes the actor tree down and waits for it.
   void stop() override;
+  void stop(int stop_signal);
 
   std::uint16_t port() const;
   std::uint16_t http_port() const;

@@ -127,6 +127,20 @@ caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_
     [self](input_atom, std::string& chunk) { input(self, std::move(chunk)); },
     [self](end_input_atom) { input(self, {}); },
     [self](abort_atom) { abandon(self); },
+    [self](cancel_atom) {
+      // The manager's drain timeout passed: the run is cancelled on the
+      // runtime and the caller told why.
+      auto& a = self->state.args;
+      obs::global().drain_cancelled_calls.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("cancelling {} {} on runtime {}: drain timeout passed", a.method,
+                   self->state.trace_id, a.runtime_id);
+      self->send(a.conn, forget_atom_v, a.wire_id);
+      cancel_on_runtime(self);
+      finish(self, false,
+             manager_errors::status_error(registry::status_code::cancelled,
+                                          "Call cancelled: the manager is shutting down and "
+                                          "the drain timeout passed"));
+    },
   };
 }
 

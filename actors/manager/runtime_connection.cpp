@@ -82,6 +82,12 @@ void on_notification(self_ptr self, rpc::message& m) {
       self->send(*pending, trace_atom_v, std::move(trace));
 }
 
+void check_drained(self_ptr self) {
+  auto& st = self->state;
+  if (st.pending.empty() && st.drained.pending())
+    st.drained.deliver(caf::ok_atom_v);
+}
+
 void on_frame(self_ptr self, std::string& frame) {
   auto& st = self->state;
   rpc::message m;
@@ -101,6 +107,7 @@ void on_frame(self_ptr self, std::string& frame) {
     bool ok = m.error.empty();
     self->send(i->second, response_atom_v, ok, ok ? std::move(m.result) : std::move(m.error));
     st.pending.erase(i);
+    check_drained(self);
     return;
   }
   if (m.method == "streamChunk" || m.method == "runActionState")
@@ -147,6 +154,7 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
       for (auto& [id, p] : st.pending)
         self->send(p, conn_lost_atom_v, reason);
       st.pending.clear();
+      check_drained(self);
       self->quit();
     },
     [self](call_atom, std::uint64_t tag, std::string& method, std::string& params,
@@ -168,7 +176,22 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
       st.transport->send_text(rpc::request(method, params, wire_id));
       return p;
     },
-    [self](forget_atom, const std::string& wire_id) { self->state.pending.erase(wire_id); },
+    [self](forget_atom, const std::string& wire_id) {
+      self->state.pending.erase(wire_id);
+      check_drained(self);
+    },
+    [self](drain_atom) -> caf::result<caf::ok_atom> {
+      auto& st = self->state;
+      if (st.pending.empty())
+        return caf::ok_atom_v;
+      spdlog::info("runtime {}: waiting for {} request(s) in flight", st.who(), st.pending.size());
+      st.drained = self->make_response_promise();
+      return st.drained;
+    },
+    [self](cancel_atom) {
+      for (auto& [id, p] : self->state.pending)
+        self->send(p, cancel_atom_v);
+    },
   };
 }
 

@@ -22,6 +22,7 @@ struct connection_state {
   std::string runtime_id; // empty until the runtime registers
   std::uint64_t next_id = 1;
   std::unordered_map<std::string, caf::actor> pending; // raw wire id -> pending_request
+  caf::response_promise drained; // answered when `pending` is empty
   static inline const char* name = "runtime_connection";
 
   const std::string& who() const;
@@ -37,6 +38,8 @@ struct connection_state {
 /// - (call_atom, tag, method, params, timeout) -> actor: starts a request; the
 ///   sender becomes the caller of the pending_request that is returned
 /// - (forget_atom, wire_id): a pending request gave up (timeout)
+/// - (drain_atom) -> ok: once no request is in flight (shutdown)
+/// - (cancel_atom): cancels every request in flight (drain timeout passed)
 caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
                                  net::transport_ptr transport, caf::actor directory,
                                  connection_options opts);

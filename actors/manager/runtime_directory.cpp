@@ -19,6 +19,13 @@ void publish_count(caf::stateful_actor<directory_state>* self) {
   registered_runtimes.store(static_cast<std::int64_t>(self->state.entries.size()));
 }
 
+template <class Atom>
+void notify_watchers(caf::stateful_actor<directory_state>* self, const std::string& id, Atom atom) {
+  if (auto i = self->state.watchers.find(id); i != self->state.watchers.end())
+    for (auto& w : i->second)
+      self->send(w, atom, id);
+}
+
 } // namespace
 
 caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
@@ -30,7 +37,9 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
     for (auto i = es.begin(); i != es.end();) {
       if (i->conn.address() == dm.source) {
         spdlog::info("Runtime {} disconnected ({})", i->id, caf::to_string(dm.reason));
+        auto id = i->id;
         i = es.erase(i);
+        notify_watchers(self, id, unready_atom_v);
       } else {
         ++i;
       }
@@ -38,6 +47,8 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
     publish_count(self);
     std::erase_if(self->state.bidi_by_trace,
                   [&](auto& kv) { return kv.second.address() == dm.source; });
+    for (auto& [id, ws] : self->state.watchers)
+      std::erase_if(ws, [&](auto& w) { return w.address() == dm.source; });
   });
   return {
     [self](register_atom, std::string& id, std::string& info, caf::actor& conn) {
@@ -46,9 +57,11 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
         spdlog::info("Runtime {} re-registered; the newest connection wins", id);
         e->info_json = std::move(info);
         e->conn = std::move(conn);
+        notify_watchers(self, id, ready_atom_v);
         return;
       }
       spdlog::info("Runtime {} registered", id);
+      notify_watchers(self, id, ready_atom_v);
       self->state.entries.push_back({std::move(id), std::move(info), std::move(conn)});
       publish_count(self);
     },
@@ -56,8 +69,10 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
       auto& es = self->state.entries;
       auto i = std::find_if(es.begin(), es.end(),
                             [&](auto& e) { return e.id == id && e.conn == conn; });
-      if (i != es.end())
+      if (i != es.end()) {
         es.erase(i);
+        notify_watchers(self, id, unready_atom_v);
+      }
       publish_count(self);
     },
     [self](route_atom, const std::string& id) -> caf::result<bool, caf::actor, std::string> {
@@ -84,6 +99,19 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
     [self](bidi_open_atom, std::string& trace, caf::actor& pending) {
       self->monitor(pending);
       self->state.bidi_by_trace[std::move(trace)] = std::move(pending);
+    },
+    [self](watch_atom, const std::string& id, caf::actor& watcher) {
+      self->monitor(watcher);
+      if (self->state.find(id))
+        self->send(watcher, ready_atom_v, id);
+      self->state.watchers[id].push_back(std::move(watcher));
+    },
+    [self](drain_atom) {
+      std::vector<caf::actor> conns;
+      for (auto& e : self->state.entries)
+        if (std::find(conns.begin(), conns.end(), e.conn) == conns.end())
+          conns.push_back(e.conn);
+      return conns;
     },
     [self](bidi_close_atom, const std::string& trace) {
       self->state.bidi_by_trace.erase(trace);

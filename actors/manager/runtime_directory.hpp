@@ -19,6 +19,8 @@ struct directory_state {
   live_count live{actor_kind::runtime_directory};
   std::vector<entry> entries; // registration order; back() is the most recent
   std::unordered_map<std::string, caf::actor> bidi_by_trace;
+  // Child runtimes waiting for (or watching) their id's registration.
+  std::unordered_map<std::string, std::vector<caf::actor>> watchers;
   static inline const char* name = "runtime_directory";
 
   entry* find(const std::string& id);
@@ -35,6 +37,10 @@ struct directory_state {
 /// - (list_atom) -> string: JSON array of RuntimeInfo
 /// - (bidi_open_atom, trace, pending), (bidi_close_atom, trace)
 /// - (bidi_find_atom, trace) -> (bool, actor)
+/// - (watch_atom, id, watcher): the watcher gets (ready_atom, id) whenever id
+///   registers (at once if it is registered) and (unready_atom, id) when it
+///   goes away
+/// - (drain_atom) -> vector<actor>: the registered runtimes' connections
 caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self);
 
 } // namespace actor_host

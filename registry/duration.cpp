@@ -1,9 +1,9 @@
-#include "apps/duration.hpp"
+#include "registry/duration.hpp"
 
 #include <charconv>
 #include <cstdint>
 
-namespace actor_host::apps {
+namespace actor_host::registry {
 
 std::optional<std::int64_t> parse_duration_ms(std::string_view text) {
   std::int64_t value = 0;
@@ -22,9 +22,10 @@ std::optional<std::int64_t> parse_duration_ms(std::string_view text) {
     factor = 60 * 60 * 1000;
   else
     return std::nullopt;
-  if (value > INT64_MAX / factor)
+  constexpr std::int64_t max_ms = std::int64_t{1} << 40;
+  if (value > max_ms / factor)
     return std::nullopt;
   return value * factor;
 }
 
-} // namespace actor_host::apps
+} // namespace actor_host::registry

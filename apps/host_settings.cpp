@@ -1,0 +1,206 @@
+#include "apps/host_settings.hpp"
+
+#include "registry/duration.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+extern char** environ;
+
+namespace actor_host::apps {
+
+namespace {
+
+std::map<std::string, std::string> actor_host_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry{*e};
+    auto eq = entry.find('=');
+    if (eq != std::string_view::npos && entry.starts_with("ACTOR_HOST_"))
+      env.emplace(std::string{entry.substr(0, eq)}, std::string{entry.substr(eq + 1)});
+  }
+  return env;
+}
+
+std::int64_t ms(const std::map<std::string, registry::setting_value>& s, const char* key) {
+  return registry::parse_duration_ms(s.at(key).value).value_or(0);
+}
+
+std::uint64_t num(const std::map<std::string, registry::setting_value>& s, const char* key) {
+  return std::strtoull(s.at(key).value.c_str(), nullptr, 10);
+}
+
+caf::timespan span(std::int64_t milliseconds) {
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::milliseconds(milliseconds));
+}
+
+std::string quote_arg(const std::string& a) {
+  if (!a.empty() && a.find_first_of(" \t\"',[]{}#:") == std::string::npos)
+    return a;
+  std::string out = "\"";
+  for (char c : a) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + '"';
+}
+
+void print_effective(const host_settings& hs, const std::string& config_path) {
+  std::printf("# effective configuration: defaults < %s < environment (ACTOR_HOST_*) < flags\n",
+              config_path.empty() ? "(no config file)" : config_path.c_str());
+  std::printf("manager:\n");
+  for (auto& def : registry::manager_settings()) {
+    auto& v = hs.effective.at(std::string{def.key});
+    auto line = "  " + std::string{def.key} + ": " + quote_arg(v.value);
+    std::printf("%-44s # %s\n", line.c_str(), v.source.c_str());
+  }
+  std::printf("services:%s\n", hs.manager.services.empty() ? " []" : "");
+  for (auto& s : hs.manager.services) {
+    std::printf("  - name: %s\n", quote_arg(s.name).c_str());
+    std::string cmd;
+    for (auto& a : s.command)
+      cmd += (cmd.empty() ? "" : ", ") + quote_arg(a);
+    std::printf("    command: [%s]\n", cmd.c_str());
+    std::printf("    runtime_id: %s\n", quote_arg(s.runtime_id).c_str());
+    if (!s.cwd.empty())
+      std::printf("    cwd: %s\n", quote_arg(s.cwd).c_str());
+    if (!s.env.empty()) {
+      std::printf("    env:\n");
+      for (auto& [k, v] : s.env)
+        std::printf("      %s: %s\n", k.c_str(), quote_arg(v).c_str());
+    }
+    std::printf("    restart: %s\n", registry::restart_mode_name(s.restart));
+    std::printf("    backoff: %lldms\n", static_cast<long long>(s.backoff.count()));
+    std::printf("    max_backoff: %lldms\n", static_cast<long long>(s.max_backoff.count()));
+    std::printf("    max_restarts: %llu\n", static_cast<unsigned long long>(s.max_restarts));
+    std::printf("    ready_timeout: %lldms\n", static_cast<long long>(s.ready_timeout.count()));
+    std::printf("    stop_grace: %lldms\n", static_cast<long long>(s.stop_grace.count()));
+    std::printf("    register: %s\n", s.registers ? "true" : "false");
+  }
+}
+
+} // namespace
+
+void add_host_options(CLI::App& app, host_flags& f) {
+  app.set_version_flag("--version", std::string{"actor-host " ACTOR_HOST_VERSION});
+  app.footer("Client commands: actor-host runtimes | actions | run | cancel  (--help on each)\n"
+             "Configuration: actor-host config [flags]  prints the effective settings and "
+             "their sources\n"
+             "Attached runtime: actor-host [flags] -- <command...>  runs the command as a "
+             "runtime of this manager");
+  app.add_option("--role", f.role,
+                 "manager (the hub runtimes dial into) or runtime (hosts actions, dials a manager)")
+    ->check(CLI::IsMember({"manager", "runtime"}))
+    ->capture_default_str();
+  app.add_option("--config", f.config,
+                 "manager: host config (YAML, docs/HOST_CONFIG.md); runtime: runtime config with "
+                 "program-backed actions (docs/PROGRAM_ACTIONS.md)");
+  app.add_flag("--demo", f.demo,
+               "manager: also run the built-in demo runtime as a service; runtime: host the "
+               "demo/conformance actions");
+  for (auto& def : registry::manager_settings()) {
+    auto key = std::string{def.key};
+    std::string help{def.help};
+    if (!def.default_value.empty())
+      help += " (default " + std::string{def.default_value} + ")";
+    help += "; env " + registry::setting_env_name(key);
+    app.add_option_function<std::string>(
+      registry::setting_flag_name(key), [&f, key](const std::string& v) { f.settings[key] = v; },
+      help);
+  }
+  auto* rt = app.add_option_group("runtime role");
+  rt->add_option("--manager", f.manager_url,
+                 "manager URL (default $GENKIT_REFLECTION_V2_SERVER), e.g. ws://localhost:3200");
+  rt->add_option("--id", f.runtime_id,
+                 "runtime id (default $GENKIT_RUNTIME_ID, else the pid); with -- <command>, the "
+                 "attached runtime's id");
+  rt->add_option("--name", f.runtime_name, "display name (default: the id)");
+  app.add_option("command", f.command, "after --: a command to run as this manager's runtime");
+}
+
+std::string resolve_host_settings(const host_flags& f, host_settings& out) {
+  registry::host_config file;
+  if (f.role == "manager" && !f.config.empty()) {
+    std::string err;
+    if (!registry::load_host_config(f.config, file, err))
+      return err;
+  }
+  if (f.role == "runtime" && !f.command.empty())
+    return "-- <command> is for the manager role";
+  std::map<std::string, registry::setting_value> eff;
+  std::string err;
+  if (!registry::resolve_settings(file, actor_host_environment(), f.settings, eff, err))
+    return err;
+  host_settings hs;
+  hs.effective = eff;
+  hs.log_level = eff.at("log_level").value;
+  hs.log_format = eff.at("log_format").value;
+  hs.scheduler_threads = static_cast<unsigned>(num(eff, "scheduler_threads"));
+  hs.io_threads = static_cast<unsigned>(num(eff, "io_threads"));
+  auto& m = hs.manager;
+  m.bind = eff.at("bind").value;
+  m.port = static_cast<std::uint16_t>(num(eff, "port"));
+  m.http_port = static_cast<std::uint16_t>(num(eff, "http_port"));
+  m.max_frame_bytes = num(eff, "max_frame_bytes");
+  m.max_body_bytes = num(eff, "max_body_bytes");
+  m.policy.request_timeout = span(ms(eff, "request_timeout"));
+  m.policy.run_timeout = span(ms(eff, "run_timeout"));
+  m.drain_timeout = std::chrono::milliseconds{ms(eff, "drain_timeout")};
+  m.write_env_file = eff.at("write_env_file").value;
+  if (f.role == "manager") {
+    m.services = file.services;
+    if (f.demo) {
+      registry::service_spec demo;
+      demo.name = "demo";
+      demo.runtime_id = "demo";
+      demo.command = {"actor-host", "--role", "runtime", "--demo"};
+      m.services.push_back(std::move(demo));
+    }
+    if (!f.command.empty()) {
+      registry::service_spec attached;
+      attached.name = std::filesystem::path{f.command.front()}.filename().string();
+      attached.runtime_id = !f.runtime_id.empty() ? f.runtime_id : attached.name;
+      attached.command = f.command;
+      attached.restart = registry::restart_mode::never;
+      m.services.push_back(std::move(attached));
+    }
+    std::set<std::string> names, ids;
+    for (auto& s : m.services) {
+      if (!names.insert(s.name).second)
+        return "two services are named '" + s.name + "'";
+      if (!ids.insert(s.runtime_id).second)
+        return "two services have the runtime id '" + s.runtime_id + "' (use --id)";
+    }
+  }
+  out = std::move(hs);
+  return {};
+}
+
+int run_config_command(int argc, char** argv) {
+  host_flags f;
+  CLI::App app{"actor-host config: prints the effective configuration (every manager setting "
+               "with its source, and the services) after defaults < config file < environment "
+               "< flags. Exit 0, or 2 on a bad config.",
+               "actor-host config"};
+  add_host_options(app, f);
+  try {
+    app.parse(argc - 1, argv + 1);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  host_settings hs;
+  if (auto err = resolve_host_settings(f, hs); !err.empty()) {
+    std::fprintf(stderr, "error: %s\n", err.c_str());
+    return 2;
+  }
+  print_effective(hs, f.config);
+  return 0;
+}
+
+} // namespace actor_host::apps

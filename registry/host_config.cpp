@@ -1,0 +1,291 @@
+#include "registry/host_config.hpp"
+
+#include "registry/duration.hpp"
+#include "registry/yaml_read.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <set>
+
+namespace actor_host::registry {
+
+namespace {
+
+using namespace yaml_read;
+
+constexpr std::array<setting_def, 13> settings{{
+  {"bind", "127.0.0.1", setting_type::text, "address both servers listen on", ""},
+  {"port", "0", setting_type::port, "reflection server port (runtimes dial in); 0 = first free in 3200-3400", ""},
+  {"http_port", "4100", setting_type::port, "API server port (/api, /metrics, /healthz, /readyz); 0 = any free", ""},
+  {"request_timeout", "30s", setting_type::positive_duration, "timeout of listActions/listValues/cancelAction", ""},
+  {"run_timeout", "0", setting_type::duration, "default runAction timeout; 0 = none", ""},
+  {"drain_timeout", "15s", setting_type::duration, "on SIGTERM, how long in-flight calls may finish before they are cancelled", ""},
+  {"max_frame_bytes", "67108864", setting_type::count, "largest WebSocket message accepted", ""},
+  {"max_body_bytes", "67108864", setting_type::count, "largest HTTP request body accepted", ""},
+  {"log_level", "info", setting_type::choice, "log level", "trace|debug|info|warn|error"},
+  {"log_format", "text", setting_type::choice, "log line format", "text|json"},
+  {"scheduler_threads", "1", setting_type::threads, "CAF worker threads", ""},
+  {"io_threads", "1", setting_type::threads, "socket I/O threads", ""},
+  {"write_env_file", "", setting_type::text, "write GENKIT_* variables of the runtime(s) to this file as KEY=VALUE lines", ""},
+}};
+
+bool parse_uint(const std::string& s, std::uint64_t& n) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  return !s.empty() && ec == std::errc{} && p == s.data() + s.size();
+}
+
+bool valid_env_name(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+restart_mode parse_restart(const entry& e) {
+  auto s = scalar(e);
+  if (s == "never")
+    return restart_mode::never;
+  if (s == "on-failure")
+    return restart_mode::on_failure;
+  if (s == "always")
+    return restart_mode::always;
+  fail(e.mark(), "bad restart '" + s + "': expected never, on-failure or always");
+}
+
+service_spec parse_service(const YAML::Node& node, const std::string& base_dir) {
+  service_spec svc;
+  const entry* command = nullptr;
+  const YAML::Mark at = node.Mark();
+  for (auto& e : entries(node, "service",
+                         {"name", "command", "runtime_id", "env", "cwd", "restart", "backoff",
+                          "max_backoff", "max_restarts", "ready_timeout", "stop_grace",
+                          "register"})) {
+    if (e.key == "name") {
+      svc.name = non_empty_scalar(e);
+      if (svc.name.find_first_of(" \t\n/") != std::string::npos)
+        fail(e.mark(), "service name '" + svc.name + "' must not contain spaces or '/'");
+    } else if (e.key == "command") {
+      command = &e;
+      if (e.value.IsScalar())
+        fail(e.mark(), "'command' must be a list (argv, no shell): e.g. [node, app.js]");
+      svc.command = string_list(e);
+      if (svc.command.empty() || svc.command.front().empty())
+        fail(e.mark(), "'command' must name a program");
+    } else if (e.key == "runtime_id") {
+      svc.runtime_id = non_empty_scalar(e);
+    } else if (e.key == "env") {
+      parse_env(e, svc.env);
+      for (auto& [k, v] : svc.env)
+        if (!valid_env_name(k))
+          fail(e.mark(), "bad environment variable name '" + k + "'");
+    } else if (e.key == "cwd") {
+      svc.cwd = resolve(base_dir, non_empty_scalar(e));
+    } else if (e.key == "restart") {
+      svc.restart = parse_restart(e);
+    } else if (e.key == "backoff") {
+      svc.backoff = duration(e);
+    } else if (e.key == "max_backoff") {
+      svc.max_backoff = duration(e);
+    } else if (e.key == "max_restarts") {
+      svc.max_restarts = unsigned_number(e);
+    } else if (e.key == "ready_timeout") {
+      svc.ready_timeout = duration(e);
+    } else if (e.key == "stop_grace") {
+      svc.stop_grace = duration(e);
+    } else if (e.key == "register") {
+      svc.registers = boolean(e);
+    }
+  }
+  if (svc.name.empty())
+    fail(at, "service has no 'name'");
+  if (command == nullptr)
+    fail(at, "service '" + svc.name + "' has no 'command'");
+  if (svc.runtime_id.empty())
+    svc.runtime_id = svc.name;
+  if (svc.backoff.count() == 0)
+    svc.backoff = std::chrono::milliseconds{1};
+  if (svc.max_backoff < svc.backoff)
+    svc.max_backoff = svc.backoff;
+  return svc;
+}
+
+void parse(const YAML::Node& root, const std::string& file_name, const std::string& base_dir,
+           host_config& out) {
+  if (root.IsNull())
+    fail(root.Mark(), "the config is empty");
+  for (auto& e : entries(root, "host config", {"manager", "services"})) {
+    if (e.key == "manager") {
+      if (e.value.IsNull())
+        continue;
+      std::vector<std::string_view> keys;
+      for (auto& def : settings)
+        keys.push_back(def.key);
+      // entries() wants an initializer_list; check keys here instead.
+      if (!e.value.IsMap())
+        fail(e.mark(), "'manager' must be a mapping");
+      for (auto it = e.value.begin(); it != e.value.end(); ++it) {
+        auto key = it->first.IsScalar() ? it->first.Scalar() : std::string{};
+        auto* def = find_setting(key);
+        if (def == nullptr) {
+          std::string known;
+          for (auto k : keys)
+            known += " " + std::string{k};
+          fail(it->first.Mark(), "unknown key '" + key + "' in manager (expected one of:" + known
+                                   + ")");
+        }
+        if (out.manager.count(key))
+          fail(it->first.Mark(), "duplicate key '" + key + "'");
+        entry item{key, it->first, it->second};
+        auto value = item.value.IsNull() ? std::string{} : scalar(item);
+        if (auto why = check_setting(*def, value); !why.empty())
+          fail(item.mark(), why);
+        out.manager[key] = {value, file_name + ":" + std::to_string(item.mark().line + 1)};
+      }
+    } else if (e.key == "services") {
+      if (e.value.IsNull())
+        continue;
+      if (!e.value.IsSequence())
+        fail(e.mark(), "'services' must be a list");
+      std::set<std::string> names, ids;
+      for (const auto& node : e.value) {
+        auto svc = parse_service(node, base_dir);
+        if (!names.insert(svc.name).second)
+          fail(node.Mark(), "duplicate service name '" + svc.name + "'");
+        if (!ids.insert(svc.runtime_id).second)
+          fail(node.Mark(), "duplicate runtime_id '" + svc.runtime_id + "'");
+        out.services.push_back(std::move(svc));
+      }
+    }
+  }
+}
+
+} // namespace
+
+const char* restart_mode_name(restart_mode m) {
+  switch (m) {
+    case restart_mode::never: return "never";
+    case restart_mode::on_failure: return "on-failure";
+    default: return "always";
+  }
+}
+
+bool parse_host_config(const std::string& text, const std::string& file_name,
+                       const std::string& base_dir, host_config& out, std::string& error) {
+  host_config result;
+  if (!parse_document(text, file_name, error,
+                      [&](const YAML::Node& root) { parse(root, file_name, base_dir, result); }))
+    return false;
+  out = std::move(result);
+  return true;
+}
+
+bool load_host_config(const std::string& path, host_config& out, std::string& error) {
+  std::string text;
+  if (!read_file(path, text, error))
+    return false;
+  error.clear();
+  auto dir = directory_of(path, error);
+  if (!error.empty())
+    return false;
+  return parse_host_config(text, path, dir, out, error);
+}
+
+std::span<const setting_def> manager_settings() {
+  return settings;
+}
+
+const setting_def* find_setting(std::string_view key) {
+  for (auto& def : settings)
+    if (def.key == key)
+      return &def;
+  return nullptr;
+}
+
+std::string setting_env_name(std::string_view key) {
+  std::string out = "ACTOR_HOST_";
+  for (char c : key)
+    out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string setting_flag_name(std::string_view key) {
+  std::string out = "--";
+  for (char c : key)
+    out += c == '_' ? '-' : c;
+  return out;
+}
+
+std::string check_setting(const setting_def& def, const std::string& value) {
+  std::uint64_t n = 0;
+  auto name = std::string{def.key};
+  switch (def.type) {
+    case setting_type::text:
+      return {};
+    case setting_type::port:
+      if (!parse_uint(value, n) || n > 65535)
+        return "bad " + name + " '" + value + "': expected a port number 0-65535";
+      return {};
+    case setting_type::duration:
+    case setting_type::positive_duration: {
+      auto ms = parse_duration_ms(value);
+      if (!ms)
+        return "bad " + name + " '" + value
+               + "': expected e.g. 250ms, 30s, 2m, 1h or a number of milliseconds";
+      if (def.type == setting_type::positive_duration && *ms == 0)
+        return "bad " + name + " '" + value + "': must be more than 0";
+      return {};
+    }
+    case setting_type::count:
+      if (!parse_uint(value, n) || n == 0)
+        return "bad " + name + " '" + value + "': expected a positive integer";
+      return {};
+    case setting_type::threads:
+      if (!parse_uint(value, n) || n == 0 || n > 64)
+        return "bad " + name + " '" + value + "': expected 1-64";
+      return {};
+    case setting_type::choice: {
+      std::string_view choices = def.choices;
+      for (;;) {
+        auto bar = choices.find('|');
+        if (choices.substr(0, bar) == value)
+          return {};
+        if (bar == std::string_view::npos)
+          break;
+        choices.remove_prefix(bar + 1);
+      }
+      std::string expected{def.choices};
+      std::replace(expected.begin(), expected.end(), '|', ',');
+      return "bad " + name + " '" + value + "': expected one of " + expected;
+    }
+  }
+  return {};
+}
+
+bool resolve_settings(const host_config& file, const std::map<std::string, std::string>& env,
+                      const std::map<std::string, std::string>& flags,
+                      std::map<std::string, setting_value>& out, std::string& error) {
+  std::map<std::string, setting_value> result;
+  for (auto& def : settings) {
+    auto key = std::string{def.key};
+    setting_value v{std::string{def.default_value}, "default"};
+    if (auto i = file.manager.find(key); i != file.manager.end())
+      v = i->second;
+    auto env_name = setting_env_name(key);
+    if (auto i = env.find(env_name); i != env.end())
+      v = {i->second, "env " + env_name};
+    if (auto i = flags.find(key); i != flags.end())
+      v = {i->second, "flag " + setting_flag_name(key)};
+    if (auto why = check_setting(def, v.value); !why.empty()) {
+      error = v.source + ": " + why;
+      return false;
+    }
+    result[key] = std::move(v);
+  }
+  out = std::move(result);
+  return true;
+}
+
+} // namespace actor_host::registry
