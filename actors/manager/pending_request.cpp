@@ -2,6 +2,7 @@
 
 #include "actors/manager/errors.hpp"
 #include "net/jsonrpc.hpp"
+#include "obs/log.hpp"
 #include "obs/metrics.hpp"
 #include "registry/action_list.hpp"
 
@@ -15,11 +16,24 @@ namespace {
 
 using self_ptr = caf::stateful_actor<pending_state>*;
 
+obs::scoped_log_fields call_fields(self_ptr self) {
+  auto& st = self->state;
+  return obs::scoped_log_fields{{.trace_id = st.trace_id,
+                                 .runtime_id = st.args.runtime_id,
+                                 .action = st.args.action_key}};
+}
+
 void finish(self_ptr self, bool ok, std::string raw) {
   auto& a = self->state.args;
-  obs::global().record_request(obs::method_from_name(a.method),
-                               ok ? 0 : manager_errors::status_code_of(raw),
-                               std::chrono::steady_clock::now() - self->state.started);
+  auto took = std::chrono::steady_clock::now() - self->state.started;
+  auto code = ok ? 0 : manager_errors::status_code_of(raw);
+  obs::global().record_request(obs::method_from_name(a.method), code, took);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    auto fields = call_fields(self);
+    spdlog::debug("{} {}: {} in {:.3f} ms", a.method, a.action_key,
+                  ok ? std::string_view{"ok"} : registry::status_name(code),
+                  std::chrono::duration<double, std::milli>(took).count());
+  }
   if (a.caller)
     self->send(a.caller, done_atom_v, a.tag, ok, std::move(raw));
   self->quit();
@@ -32,6 +46,7 @@ void cancel_on_runtime(self_ptr self) {
   if (st.cancel_sent || st.trace_id.empty() || st.args.method != "runAction")
     return;
   st.cancel_sent = true;
+  auto fields = call_fields(self);
   spdlog::debug("cancelling abandoned run {} on runtime {}", st.trace_id, st.args.runtime_id);
   caf::anon_send(st.args.conn, call_atom_v, std::uint64_t{0}, std::string{"cancelAction"},
                  R"({"traceId":)" + rpc::quote(st.trace_id) + "}", st.args.cancel_timeout);
@@ -112,6 +127,7 @@ caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_
     },
     [self](expired_atom) {
       auto& a = self->state.args;
+      auto fields = call_fields(self);
       spdlog::warn("request {} ({}) to runtime {} timed out", a.wire_id, a.method, a.runtime_id);
       self->send(a.conn, forget_atom_v, a.wire_id);
       cancel_on_runtime(self);
@@ -132,6 +148,7 @@ caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_
       // runtime and the caller told why.
       auto& a = self->state.args;
       obs::global().drain_cancelled_calls.fetch_add(1, std::memory_order_relaxed);
+      auto fields = call_fields(self);
       spdlog::warn("cancelling {} {} on runtime {}: drain timeout passed", a.method,
                    self->state.trace_id, a.runtime_id);
       self->send(a.conn, forget_atom_v, a.wire_id);

@@ -18,6 +18,7 @@ struct pending_args {
   std::string wire_id;          // raw JSON id on the runtime socket ("\"7\"")
   std::string method;
   std::string runtime_id;
+  std::string action_key;         // runAction only
   caf::timespan timeout{0};       // 0 = none
   caf::timespan cancel_timeout{0}; // for the cancelAction sent when abandoned
 };

@@ -169,6 +169,14 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
       a.wire_id = wire_id;
       a.method = method;
       a.runtime_id = st.runtime_id;
+      if (method == "runAction") {
+        // For the log lines about this call (the callers validated params).
+        rpc::object_members p;
+        std::string why;
+        if (rpc::split_object(params, p, why))
+          if (auto* key = p.find("key"))
+            rpc::string_value(*key, a.action_key);
+      }
       a.timeout = timeout;
       a.cancel_timeout = st.opts.cancel_timeout;
       auto p = self->spawn<caf::linked>(pending_request, std::move(a));
