@@ -30,7 +30,7 @@ export const ACTOR_HOST_BIN =
   process.env.ACTOR_HOST_BIN || path.join(repoRoot, 'build', 'actor-host');
 export const INTEROP_NODE_DIR =
   process.env.INTEROP_NODE_DIR || path.join(repoRoot, 'build', 'interop-node');
-const RUNTIME_SCRIPT = path.join(INTEROP_NODE_DIR, 'genkit-runtime.mjs');
+export const RUNTIME_SCRIPT = path.join(INTEROP_NODE_DIR, 'genkit-runtime.mjs');
 const GENKIT_MANAGER_SCRIPT = path.join(INTEROP_NODE_DIR, 'genkit-manager.mjs');
 
 /**
@@ -908,14 +908,16 @@ export function freePort() {
 /**
  * Starts `actor-host --role manager --port <port> --http-port 0 ...extraArgs`
  * (port 0 = the first free one in 3200-3400) and learns both ports from its
- * "Starting ... server" log lines.
+ * "Starting ... server" log lines. `env` is added to the (cleaned) test
+ * environment; extraArgs may end in `--`, command.
  */
-export async function startManager(extraArgs = [], { port = 0, timeoutMs = 10000 } = {}) {
+export async function startManager(extraArgs = [], { port = 0, timeoutMs = 10000, env = {}, cwd } = {}) {
   assert.ok(fs.existsSync(ACTOR_HOST_BIN), `manager binary not found: ${ACTOR_HOST_BIN} (set ACTOR_HOST_BIN)`);
   const logLevel = process.env.INTEROP_MANAGER_LOG_LEVEL;
   const args = ['--role', 'manager', '--port', String(port), '--http-port', '0'];
   if (logLevel) args.push('--log-level', logLevel);
-  const child = new Child('manager', ACTOR_HOST_BIN, [...args, ...extraArgs]);
+  // Its child runtimes (-- <command>, services) inherit this environment.
+  const child = new Child('manager', ACTOR_HOST_BIN, [...args, ...extraArgs], { env: nodeChildEnv(env), cwd });
   child.cleanExitOnTerm = true;
   tracked.managers.add(child);
   const [refl, api] = await Promise.all([
