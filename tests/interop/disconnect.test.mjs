@@ -227,8 +227,8 @@ test('an HTTP caller disconnecting from streamAction cancels the run', async () 
   await manager.waitForStats({ 'actors.pending_request': 0 });
 });
 
-test('SIGTERM with runs in flight: callers get "Manager is shutting down"', async () => {
-  const manager = await startManager();
+test('SIGTERM with --drain-timeout 0: runs in flight are cancelled at once, callers get CANCELLED', async () => {
+  const manager = await startManager(['--drain-timeout', '0']);
   // A fake runtime (not genkit): it never answers, and it does not reconnect
   // to whatever manager takes the port next.
   const fake = await manager.fakeRuntime('rt-fake');
@@ -243,14 +243,14 @@ test('SIGTERM with runs in flight: callers get "Manager is shutting down"', asyn
   const exit = await withTimeout(manager.child.exited, 5000, 'manager exit after SIGTERM');
   assert.equal(exit.code, 0);
 
-  const expected = { code: -32000, message: 'Manager is shutting down' };
+  const expected = { code: -32000, message: 'Call cancelled: the manager is shutting down and the drain timeout passed' };
   assert.equal(http.status, 'fulfilled', `HTTP caller: ${http.reason?.message}`);
-  assert.equal(http.value.status, 503, http.value.text);
+  assert.equal(http.value.status, 499, http.value.text);
   assert.equal(http.value.json.error.code, expected.code);
   assert.equal(http.value.json.error.message, expected.message);
-  assert.equal(http.value.json.error.data?.code, 14);
+  assert.equal(http.value.json.error.data?.code, 1);
   assert.equal(ws.status, 'fulfilled', `/api/ws caller: ${ws.reason?.message}`);
   assert.equal(ws.value.error?.code, expected.code, JSON.stringify(ws.value));
   assert.equal(ws.value.error?.message, expected.message);
-  assert.equal(ws.value.error?.data?.code, 14);
+  assert.equal(ws.value.error?.data?.code, 1);
 });
