@@ -294,3 +294,34 @@ test('--log-format json: every line is a JSON object; lines about a call carry t
   }
   assert.ok(manager.child.lines.some((l) => JSON.parse(l).service === 'demo'), 'service lines carry the service name');
 });
+
+test('a service that never registers: the ready timeout is logged and /readyz says why', async () => {
+  const config = writeFile(
+    'silent.yaml',
+    `services:
+  - name: silent
+    command: [sleep, "30"]
+    ready_timeout: 200ms
+    stop_grace: 1s
+`
+  );
+  const manager = await startManager(['--config', config]);
+  await manager.child.waitForLine(/service silent: Timeout waiting for runtime to be ready \(200 ms\)/, 5000);
+  const ready = await manager.get('/readyz');
+  assert.equal(ready.status, 503);
+  assert.equal(ready.text.trim(), 'not ready: 0 of 1 configured services registered');
+  const m = await metrics(manager);
+  assert.equal(m['actor_host_services_expected'], 1);
+  assert.equal(m['actor_host_services_ready'], 0);
+  assert.equal((await manager.get('/healthz')).status, 200);
+  const pid = Number((await manager.child.waitForLine(/service silent: started pid (\d+)/, 1000))[1]);
+  assert.deepEqual(await terminate(manager), { code: 0, signal: null });
+  assert.equal(alive(pid), false, 'sleep outlived the manager');
+});
+
+test('-- <command> that cannot be started: the manager says why and exits 127', async () => {
+  const manager = await startManager(['--', '/nonexistent/runtime-binary']);
+  manager.child.mayExit = true;
+  assert.deepEqual(await manager.child.exited, { code: 127, signal: null });
+  await manager.child.waitForLine(/service runtime-binary: cannot start program '\/nonexistent\/runtime-binary': execve: No such file or directory/, 1000);
+});
