@@ -598,4 +598,30 @@ CAF_TEST(cancel racing the last chunk keeps the wire order and answers once) {
   sched.run();
 }
 
+// -- runs that end badly ---------------------------------------------------------
+
+CAF_TEST(a run that dies without answering gets an INTERNAL error and takes its bidi session) {
+  auto t = connect_registered();
+  post(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/collect","streamInput":true},"id":"31"})");
+  sched.run();
+  auto& runs = link_state().runs;
+  CAF_REQUIRE_EQUAL(runs.size(), 1u);
+  auto action = runs.begin()->second.action;
+  auto bidi = runs.begin()->second.bidi;
+  auto queue = deref<caf::stateful_actor<bidi_session_state>>(bidi).state.queue;
+  t->clear();
+  stop(action, caf::exit_reason::unhandled_exception);
+  auto reply = reply_to(t, R"("31")");
+  CAF_CHECK_EQUAL(member(reply, {"error", "code"}), "-32000");
+  CAF_CHECK_EQUAL(member(reply, {"error", "data", "code"}), "13");
+  CAF_CHECK(contains(member_str(reply, {"error", "message"}),
+                     "run of /flow/collect ended unexpectedly"));
+  // The handler's input ended with the session; the link lives on.
+  CAF_CHECK(queue->ended());
+  check_runs_gone();
+  CAF_CHECK_EQUAL(live(actor_kind::manager_link), links_at_start + 1);
+  finish_handlers();
+  CAF_CHECK_EQUAL(t->size(), 1u); // nothing from the abandoned handler
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
