@@ -16,6 +16,7 @@ enum class actor_kind : int {
   manager_link,
   active_action,
   bidi_session,
+  runtime_supervisor,
   count_,
 };
 
