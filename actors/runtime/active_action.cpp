@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <random>
+#include <string_view>
 #include <typeinfo>
 
 namespace actor_host {
@@ -66,15 +67,22 @@ json::value parse_or_null(const std::string& raw) {
   return ec ? json::value{} : v;
 }
 
-/// The one check of a value against one of the action's compiled schemas:
-/// empty when `v` conforms (or there is no schema), else ajv-worded
-/// "<path>: <reason>"s.
+/// The one check of a value against one of the action's compiled schemas,
+/// for the input before the run and the output after it: empty when `v`
+/// conforms (or there is no schema), else ajv-worded "<path>: <reason>"s.
 std::vector<std::string> schema_errors(const std::shared_ptr<const registry::json_schema>& schema,
                                        const json::value& v) {
   std::vector<std::string> errors;
   if (schema && !schema->validate(v, errors) && errors.empty())
     errors.emplace_back("(root): does not match the schema");
   return errors;
+}
+
+std::string join(const std::vector<std::string>& xs, std::string_view sep) {
+  std::string out;
+  for (auto& x : xs)
+    out += (out.empty() ? "" : std::string{sep}) + x;
+  return out;
 }
 
 // The handler's context: lives on the executor thread; chunks go to the
@@ -135,6 +143,12 @@ void execute(caf::blocking_actor*, caf::actor owner, run_request req, std::strin
   try {
     run_context ctx{req, trace_id, owner};
     auto result = req.action->handler(ctx);
+    // A result that breaks the action's own contract is the action's fault,
+    // not the caller's: INTERNAL, naming what to fix.
+    if (auto errors = schema_errors(req.action->output_validator, result); !errors.empty())
+      throw registry::action_error(status_code::internal,
+                                   "output of " + key + " does not match its outputSchema: "
+                                     + join(errors, "; "));
     outcome = R"({"result":)" + registry::json_stringify(result) + R"(,"telemetry":{"traceId":")" + trace_id
               + R"("}})";
     ok = true;

@@ -43,8 +43,9 @@ struct active_action_state {
 
 /// One runAction on the runtime side. Validates the input, opens the trace
 /// (runActionState), runs the handler on a thread of its own so a slow action
-/// blocks nothing else, relays its chunks in order, and sends the final
-/// result or Status error after the last chunk.
+/// blocks nothing else, relays its chunks in order, checks the result against
+/// the action's output schema, and sends the final result or Status error
+/// after the last chunk.
 ///
 /// Owns the run's bidi_session (`bidi`, may be null): the manager_link
 /// creates it before the run starts, so that input right behind the
