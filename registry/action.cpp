@@ -7,14 +7,27 @@
 
 namespace actor_host::registry {
 
+namespace {
+
+// Input and output schemas compile the same way; a schema that does not
+// compile is a start-up error, never a surprise during a run.
+void compile_once(const std::string& text, std::shared_ptr<const json_schema>& validator,
+                  std::string_view what, const std::string& key) {
+  if (text.empty() || validator)
+    return;
+  std::string why;
+  validator = json_schema::compile(text, why);
+  if (!validator)
+    throw std::invalid_argument(std::string{what} + " schema of " + key + " does not compile: "
+                                + why);
+}
+
+} // namespace
+
 void action_catalog::add(action_descriptor action) {
   auto key = action.key();
-  if (!action.input_schema.empty() && !action.input_validator) {
-    std::string why;
-    action.input_validator = json_schema::compile(action.input_schema, why);
-    if (!action.input_validator)
-      throw std::invalid_argument("input schema of " + key + " does not compile: " + why);
-  }
+  compile_once(action.input_schema, action.input_validator, "input", key);
+  compile_once(action.output_schema, action.output_validator, "output", key);
   auto i = std::find_if(actions_.begin(), actions_.end(), [&](auto& a) { return a.key() == key; });
   if (i != actions_.end())
     *i = std::move(action);

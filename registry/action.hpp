@@ -111,8 +111,11 @@ struct action_descriptor {
   std::string init_schema;
   std::string metadata; // JSON object text; empty = none
   action_handler handler;
-  /// Compiled `input_schema`, filled in by action_catalog::add.
+  /// Compiled `input_schema` and `output_schema`, filled in by
+  /// action_catalog::add. A run's input is checked before the handler starts
+  /// (INVALID_ARGUMENT), its result before it is sent (INTERNAL).
   std::shared_ptr<const json_schema> input_validator;
+  std::shared_ptr<const json_schema> output_validator;
 
   std::string key() const {
     return "/" + type + "/" + name;
@@ -124,7 +127,7 @@ struct action_descriptor {
 class action_catalog {
 public:
   /// Adds an action; replaces one with the same key. Throws
-  /// std::invalid_argument if its input schema does not compile.
+  /// std::invalid_argument if its input or output schema does not compile.
   void add(action_descriptor action);
   /// Adds a listValues value of `type` ("defaultModel", "middleware") under `name`.
   void add_value(std::string type, std::string name, std::string json);

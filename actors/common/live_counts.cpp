@@ -26,6 +26,7 @@ const char* actor_kind_name(actor_kind k) {
     case actor_kind::active_action: return "active_action";
     case actor_kind::bidi_session: return "bidi_session";
     case actor_kind::child_runtime: return "child_runtime";
+    case actor_kind::runtime_supervisor: return "runtime_supervisor";
     case actor_kind::count_: break;
   }
   return "?";

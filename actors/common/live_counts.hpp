@@ -17,6 +17,7 @@ enum class actor_kind : int {
   active_action,
   bidi_session,
   child_runtime,
+  runtime_supervisor,
   count_,
 };
 

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <random>
+#include <string_view>
 #include <typeinfo>
 
 namespace actor_host {
@@ -28,6 +29,32 @@ std::string make_trace_id() {
   return out;
 }
 
+std::string run_failure(status_code code, const std::string& message, const std::string& trace_id,
+                        const std::string& stack, const std::string& stderr_tail) {
+  // details carry what helps a person; Genkit's tools show them as they are.
+  json::object details;
+  if (!stack.empty())
+    details["stack"] = stack;
+  if (!trace_id.empty())
+    details["traceId"] = trace_id;
+  if (!stderr_tail.empty())
+    details["stderr"] = stderr_tail;
+  json::object data{{"code", static_cast<int>(code)}, {"message", message}};
+  if (!details.empty())
+    data["details"] = std::move(details);
+  return rpc::error_object(rpc::code::server_error, message, json::serialize(data));
+}
+
+active_action_state::~active_action_state() {
+  // Normally the run has answered and its session is down by now. If the run
+  // was ended from outside, the handler's thread must not run on for nobody,
+  // and the input queue must end so the handler never waits on it.
+  if (!answered && req.cancel)
+    req.cancel->trigger();
+  if (bidi)
+    caf::anon_send_exit(bidi, caf::exit_reason::user_shutdown);
+}
+
 namespace {
 
 using self_ptr = caf::stateful_actor<active_action_state>*;
@@ -40,20 +67,22 @@ json::value parse_or_null(const std::string& raw) {
   return ec ? json::value{} : v;
 }
 
-/// -32000 with a Genkit Status in data; details carry what helps a person.
-std::string status_error(int code, const std::string& message, const std::string& trace_id,
-                         const std::string& stack, const std::string& stderr_tail = {}) {
-  json::object details;
-  if (!stack.empty())
-    details["stack"] = stack;
-  if (!trace_id.empty())
-    details["traceId"] = trace_id;
-  if (!stderr_tail.empty())
-    details["stderr"] = stderr_tail;
-  json::object data{{"code", code}, {"message", message}};
-  if (!details.empty())
-    data["details"] = std::move(details);
-  return rpc::error_object(rpc::code::server_error, message, json::serialize(data));
+/// The one check of a value against one of the action's compiled schemas,
+/// for the input before the run and the output after it: empty when `v`
+/// conforms (or there is no schema), else ajv-worded "<path>: <reason>"s.
+std::vector<std::string> schema_errors(const std::shared_ptr<const registry::json_schema>& schema,
+                                       const json::value& v) {
+  std::vector<std::string> errors;
+  if (schema && !schema->validate(v, errors) && errors.empty())
+    errors.emplace_back("(root): does not match the schema");
+  return errors;
+}
+
+std::string join(const std::vector<std::string>& xs, std::string_view sep) {
+  std::string out;
+  for (auto& x : xs)
+    out += (out.empty() ? "" : std::string{sep}) + x;
+  return out;
 }
 
 // The handler's context: lives on the executor thread; chunks go to the
@@ -114,24 +143,47 @@ void execute(caf::blocking_actor*, caf::actor owner, run_request req, std::strin
   try {
     run_context ctx{req, trace_id, owner};
     auto result = req.action->handler(ctx);
+    // A result that breaks the action's own contract is the action's fault,
+    // not the caller's: INTERNAL, naming what to fix.
+    if (auto errors = schema_errors(req.action->output_validator, result); !errors.empty())
+      throw registry::action_error(status_code::internal,
+                                   "output of " + key + " does not match its outputSchema: "
+                                     + join(errors, "; "));
     outcome = R"({"result":)" + registry::json_stringify(result) + R"(,"telemetry":{"traceId":")" + trace_id
               + R"("}})";
     ok = true;
   } catch (const registry::program_error& e) {
-    outcome = status_error(static_cast<int>(e.code()), e.what(), trace_id,
-                           std::string{"program_error: "} + e.what() + "\n    at " + key,
-                           e.stderr_tail());
+    outcome = run_failure(e.code(), e.what(), trace_id,
+                          std::string{"program_error: "} + e.what() + "\n    at " + key,
+                          e.stderr_tail());
   } catch (const registry::action_error& e) {
-    outcome = status_error(static_cast<int>(e.code()), e.what(), trace_id,
-                           std::string{"action_error: "} + e.what() + "\n    at " + key);
+    outcome = run_failure(e.code(), e.what(), trace_id,
+                          std::string{"action_error: "} + e.what() + "\n    at " + key);
   } catch (const std::exception& e) {
-    outcome = status_error(static_cast<int>(status_code::internal), e.what(), trace_id,
-                           std::string{typeid(e).name()} + ": " + e.what() + "\n    at " + key);
+    outcome = run_failure(status_code::internal, e.what(), trace_id,
+                          std::string{typeid(e).name()} + ": " + e.what() + "\n    at " + key);
   } catch (...) {
-    outcome = status_error(static_cast<int>(status_code::internal), "unknown exception", trace_id,
-                           "unknown exception\n    at " + key);
+    outcome = run_failure(status_code::internal, "unknown exception", trace_id,
+                          "unknown exception\n    at " + key);
   }
   caf::anon_send(owner, result_atom_v, ok, std::move(outcome));
+}
+
+/// Sends the final answer, once.
+void answer(self_ptr self, bool ok, std::string raw) {
+  auto& st = self->state;
+  st.answered = true;
+  self->send(st.link, done_atom_v, st.req.request_id, ok, std::move(raw));
+}
+
+/// After the answer: the run ends once its bidi session is down, so that its
+/// parent sees the whole subtree gone when it sees the run gone.
+void finish(self_ptr self) {
+  auto& st = self->state;
+  if (!st.bidi)
+    return self->quit();
+  self->send_exit(st.bidi, caf::exit_reason::user_shutdown);
+  self->become(st.draining);
 }
 
 bool validate_input(self_ptr self) {
@@ -140,33 +192,43 @@ bool validate_input(self_ptr self) {
   if (!schema || req.inputs)
     return true; // bidi runs validate each chunk instead
   auto input = parse_or_null(req.input);
-  std::vector<std::string> errors;
-  if (schema->validate(input, errors))
+  auto errors = schema_errors(schema, input);
+  if (errors.empty())
     return true;
   auto message = "INVALID_ARGUMENT: "
                  + registry::schema_error_message(errors, input, req.action->input_schema);
   // Before the trace starts, as in Genkit: no runActionState, no traceId.
-  self->send(self->state.link, done_atom_v, req.request_id, false,
-             status_error(static_cast<int>(status_code::invalid_argument), message, {},
-                          "action_error: " + message));
+  answer(self, false,
+         run_failure(status_code::invalid_argument, message, {}, "action_error: " + message));
   return false;
 }
 
 } // namespace
 
 caf::behavior active_action(caf::stateful_actor<active_action_state>* self, run_request req,
-                            caf::actor link) {
+                            caf::actor link, caf::actor bidi) {
   auto& st = self->state;
   st.req = std::move(req);
   st.link = std::move(link);
-  if (!validate_input(self)) {
-    self->quit();
-    return {};
-  }
-  st.trace_id = make_trace_id();
-  self->send(st.link, trace_atom_v, st.req.request_id, st.trace_id);
-  self->spawn<caf::detached>(execute, caf::actor{self}, st.req, st.trace_id);
-  return {
+  st.bidi = std::move(bidi);
+  if (st.bidi)
+    self->monitor(st.bidi);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (!st.bidi || dm.source != st.bidi.address())
+      return;
+    // Ended early (the link dropped it for a reused request id): its queue has
+    // ended, the handler just reads no more input.
+    st.bidi = nullptr;
+    if (st.answered)
+      self->quit();
+  });
+  st.draining = caf::behavior{
+    // Only the session's down message matters now.
+    [](cancel_atom) {},
+    [](input_error_atom, const std::string&) {},
+  };
+  st.running = caf::behavior{
     [self](chunk_atom, std::string& raw) {
       auto& st = self->state;
       self->send(st.link, chunk_atom_v, st.req.request_id, std::move(raw));
@@ -175,11 +237,11 @@ caf::behavior active_action(caf::stateful_actor<active_action_state>* self, run_
       auto& st = self->state;
       if (st.input_error) {
         ok = false;
-        raw = status_error(static_cast<int>(status_code::invalid_argument), *st.input_error,
-                           st.trace_id, "action_error: " + *st.input_error);
+        raw = run_failure(status_code::invalid_argument, *st.input_error, st.trace_id,
+                          "action_error: " + *st.input_error);
       }
-      self->send(st.link, done_atom_v, st.req.request_id, ok, std::move(raw));
-      self->quit();
+      answer(self, ok, std::move(raw));
+      finish(self);
     },
     [self](cancel_atom) { self->state.req.cancel->trigger(); },
     [self](input_error_atom, std::string& message) {
@@ -189,6 +251,15 @@ caf::behavior active_action(caf::stateful_actor<active_action_state>* self, run_
       st.req.cancel->trigger();
     },
   };
+  if (!validate_input(self)) {
+    // Never a bidi run (those validate each chunk), so nothing to wait for.
+    self->quit();
+    return {};
+  }
+  st.trace_id = make_trace_id();
+  self->send(st.link, trace_atom_v, st.req.request_id, st.trace_id);
+  self->spawn<caf::detached>(execute, caf::actor{self}, st.req, st.trace_id);
+  return st.running;
 }
 
 } // namespace actor_host

@@ -28,22 +28,43 @@ struct active_action_state {
   live_count live{actor_kind::active_action};
   run_request req;
   caf::actor link;
+  caf::actor bidi; // our bidi_session until it is down; null for other runs
   std::string trace_id;
   std::optional<std::string> input_error; // a bad bidi chunk overrides the outcome
+  bool answered = false;                  // done_atom sent
+  caf::behavior running;
+  caf::behavior draining;
   static inline const char* name = "active_action";
+
+  /// The state dies on every way out, a kill included: an unanswered run
+  /// stops its handler, and the bidi session goes with the run.
+  ~active_action_state();
 };
 
 /// One runAction on the runtime side. Validates the input, opens the trace
 /// (runActionState), runs the handler on a thread of its own so a slow action
-/// blocks nothing else, relays its chunks in order, and sends the final
-/// result or Status error after the last chunk.
+/// blocks nothing else, relays its chunks in order, checks the result against
+/// the action's output schema, and sends the final result or Status error
+/// after the last chunk.
 ///
+/// Owns the run's bidi_session (`bidi`, may be null): the manager_link
+/// creates it before the run starts, so that input right behind the
+/// runAction frame is kept, and the run monitors it, ends it after the
+/// answer and exits only once it is down.
+///
+/// Named behaviors: running -> draining (answered, waiting for the session).
 /// - to the link: (trace_atom, request_id, trace_id),
 ///   (chunk_atom, request_id, raw), (done_atom, request_id, ok, raw)
 /// - (cancel_atom): cancels the handler; the run then ends with CANCELLED
 /// - (input_error_atom, message): a bidi chunk failed the input schema
 caf::behavior active_action(caf::stateful_actor<active_action_state>* self, run_request req,
-                            caf::actor link);
+                            caf::actor link, caf::actor bidi);
+
+/// The JSON-RPC error of a failed run: -32000 with a Genkit Status in data,
+/// {code, message, details: {stack?, traceId?, stderr?}}.
+std::string run_failure(registry::status_code code, const std::string& message,
+                        const std::string& trace_id, const std::string& stack,
+                        const std::string& stderr_tail = {});
 
 /// 32 lowercase hex characters, as Genkit trace ids are.
 std::string make_trace_id();

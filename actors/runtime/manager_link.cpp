@@ -11,6 +11,15 @@ namespace actor_host {
 
 namespace rpc = net::jsonrpc;
 
+manager_link_state::~manager_link_state() {
+  if (transport)
+    transport->close(1001, "runtime link going away");
+  for (auto& [id, r] : runs)
+    caf::anon_send_exit(r.action, caf::exit_reason::user_shutdown);
+  for (auto& [addr, action] : displaced)
+    caf::anon_send_exit(action, caf::exit_reason::user_shutdown);
+}
+
 namespace {
 
 using self_ptr = caf::stateful_actor<manager_link_state>*;
@@ -55,9 +64,18 @@ void send_register(self_ptr self) {
   send(self, rpc::request("register", params, st.register_id));
 }
 
+void reply_run_failure(self_ptr self, const std::string& id, const std::string& key,
+                       const caf::error& reason) {
+  auto why = self->system().render(reason);
+  spdlog::error("run of {} (request {}) ended without an answer: {}", key, id, why);
+  send(self, rpc::error_response(id, run_failure(registry::status_code::internal,
+                                                 "run of " + key + " ended unexpectedly: " + why,
+                                                 {}, {})));
+}
+
 void maybe_finish_stop(self_ptr self) {
   auto& st = self->state;
-  if (st.stopping && st.runs.empty()) {
+  if (st.stopping && st.runs.empty() && st.displaced.empty()) {
     if (st.transport)
       st.transport->close(1001, "runtime stopping");
     st.transport = nullptr;
@@ -104,6 +122,7 @@ void on_run_action(self_ptr self, const rpc::message& m) {
   req.stream = stream;
   req.cancel = std::make_shared<registry::cancel_flag>();
   manager_link_state::run r;
+  r.key = key;
   if (stream_input) {
     // Registered now, before the action starts, so input that is already on
     // the wire behind this frame is kept, in order.
@@ -114,10 +133,10 @@ void on_run_action(self_ptr self, const rpc::message& m) {
     // A manager restarted its id counter: the old run's input is orphaned.
     if (old->second.bidi)
       self->send_exit(old->second.bidi, caf::exit_reason::user_shutdown);
-    old->second.bidi = nullptr;
+    st.displaced.emplace(old->second.action.address(), old->second.action);
   }
-  r.action = self->spawn(active_action, std::move(req), caf::actor{self});
-  self->monitor(r.action);
+  r.action = self->spawn<caf::monitored>(active_action, std::move(req), caf::actor{self}, r.bidi);
+  // Before any input we route to it, so a bad chunk can always fail the run.
   if (r.bidi)
     self->send(r.bidi, r.action);
   st.runs[m.id] = std::move(r);
@@ -235,15 +254,19 @@ caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_o
   st.opts = std::move(opts);
   st.catalog = std::move(catalog);
   st.connect = std::move(connect);
-  // A run ends when its actor does, whichever way.
+  // A run ends when its actor does, whichever way; the run takes its bidi
+  // session down itself.
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
     std::erase_if(st.by_trace, [&](auto& kv) { return kv.second.address() == dm.source; });
+    st.displaced.erase(dm.source);
     for (auto i = st.runs.begin(); i != st.runs.end(); ++i) {
       if (i->second.action.address() != dm.source)
         continue;
-      if (i->second.bidi)
-        self->send_exit(i->second.bidi, caf::exit_reason::user_shutdown);
+      // A run quits normally only after its answer; any other end means the
+      // manager would wait for nothing.
+      if (dm.reason)
+        reply_run_failure(self, i->first, i->second.key, dm.reason);
       st.runs.erase(i);
       break;
     }
@@ -276,6 +299,8 @@ caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_o
       st.stopping = true;
       for (auto& [id, r] : st.runs)
         self->send(r.action, cancel_atom_v);
+      for (auto& [addr, action] : st.displaced)
+        self->send(action, cancel_atom_v);
       st.stopped = self->make_response_promise();
       auto rp = st.stopped;
       maybe_finish_stop(self);

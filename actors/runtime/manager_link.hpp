@@ -28,7 +28,8 @@ struct link_options {
 struct manager_link_state {
   struct run {
     caf::actor action;
-    caf::actor bidi; // bidi_session, if any
+    caf::actor bidi; // bidi_session, if any; owned by `action`, kept for routing
+    std::string key; // the action's key, for errors
   };
 
   live_count live{actor_kind::manager_link};
@@ -42,11 +43,19 @@ struct manager_link_state {
   bool stopping = false;
   caf::response_promise stopped;
   std::unordered_map<std::string, run> runs;             // by raw runAction id
+  // Runs whose request id a newer runAction took over: no input reaches
+  // them any more, but they are ours to cancel and wait for.
+  std::unordered_map<caf::actor_addr, caf::actor> displaced;
   std::unordered_map<std::string, caf::actor> by_trace; // trace id -> active_action
   caf::behavior connecting;
   caf::behavior connected;
   caf::behavior waiting;
   static inline const char* name = "manager_link";
+
+  /// The state dies on every way out, a crash or a kill included: the socket
+  /// closes (the manager then fails what it sent us) and the runs go down,
+  /// since their answers belonged to this connection.
+  ~manager_link_state();
 };
 
 /// The runtime's side of the Reflection V2 link: dials the manager,
@@ -56,8 +65,13 @@ struct manager_link_state {
 /// Runs outlive a dropped link (their answers go to the next connection, as
 /// the Go and JS runtimes do); open bidi inputs end when the link drops.
 ///
+/// Spawned and restarted by the runtime_supervisor. Each run is an
+/// active_action it monitors; a run that dies without answering gets an
+/// INTERNAL error reply.
+///
 /// Named behaviors: connecting -> connected -> waiting -> connecting ...
-/// - (shutdown_atom) -> ok: cancels every run, waits for them, closes the link
+/// - (shutdown_atom) -> ok: cancels every run, waits for them (and so for
+///   their bidi sessions), closes the link
 caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_options opts,
                            registry::catalog_ptr catalog, link_connector connect);
 

@@ -1,12 +1,16 @@
 #include "actors/runtime/runtime.hpp"
 
 #include "actors/common/frame_bridge.hpp"
-#include "actors/runtime/manager_link.hpp"
+#include "actors/runtime/runtime_supervisor.hpp"
 #include "net/io_runtime.hpp"
 #include "net/ws_connect.hpp"
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <csignal>
+
+#include <signal.h>
 #include <unistd.h>
 
 namespace actor_host {
@@ -16,7 +20,9 @@ struct runtime::impl {
   net::io_runtime& io;
   runtime_options opts;
   registry::catalog_ptr catalog;
-  caf::actor link;
+  caf::actor supervisor;
+  // Set once stop() begins: from then on the supervisor's end is expected.
+  std::shared_ptr<std::atomic<bool>> stopping = std::make_shared<std::atomic<bool>>(false);
 };
 
 runtime::runtime(caf::actor_system& sys, net::io_runtime& io, runtime_options opts,
@@ -46,22 +52,34 @@ std::string runtime::start() {
   };
   spdlog::info("Runtime {} hosting {} action(s), manager {}", lo.runtime_id,
                d.catalog->actions().size(), d.opts.manager_url);
-  d.link = d.sys.spawn(manager_link, std::move(lo), d.catalog, std::move(connect));
+  d.supervisor = d.sys.spawn(runtime_supervisor, std::move(lo), d.catalog, std::move(connect),
+                             restart_limit{});
+  // A supervisor that gave up leaves a process that serves nothing: end it
+  // the way a signal would (main is waiting for one), so that whatever runs
+  // us (systemd, Kubernetes, a shell loop) can see it and start it again.
+  d.supervisor->attach_functor([stopping = d.stopping](const caf::error& reason) {
+    if (!reason || stopping->load())
+      return;
+    spdlog::critical("runtime supervisor ended; stopping the process");
+    ::kill(::getpid(), SIGTERM);
+  });
   return {};
 }
 
 void runtime::stop() {
   auto& d = *impl_;
-  if (!d.link)
+  if (!d.supervisor)
     return;
+  d.stopping->store(true);
   caf::scoped_actor self{d.sys};
-  self->request(d.link, std::chrono::seconds(10), shutdown_atom_v)
+  self->request(d.supervisor, std::chrono::seconds(10), shutdown_atom_v)
     .receive([](caf::ok_atom) {},
              [&](caf::error& err) {
-               spdlog::warn("runtime stop incomplete: {}", caf::to_string(err));
-               caf::anon_send_exit(d.link, caf::exit_reason::kill);
+               spdlog::warn("runtime stop incomplete: {}", d.sys.render(err));
+               // The supervisor takes the link and its runs down with it.
+               caf::anon_send_exit(d.supervisor, caf::exit_reason::kill);
              });
-  d.link = nullptr;
+  d.supervisor = nullptr;
 }
 
 } // namespace actor_host

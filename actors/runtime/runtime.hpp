@@ -21,8 +21,10 @@ struct runtime_options {
   std::string name;
 };
 
-/// The runtime role as one component: a manager_link that dials the
-/// manager and serves the catalog's actions.
+/// The runtime role as one component: a runtime_supervisor whose
+/// manager_link dials the manager and serves the catalog's actions. If the
+/// supervisor gives up on a link that keeps failing, the process is sent
+/// SIGTERM, so it ends through main's ordinary shutdown instead of lingering.
 class runtime : public component {
 public:
   runtime(caf::actor_system& sys, net::io_runtime& io, runtime_options opts,
@@ -33,7 +35,8 @@ public:
 
   std::string start() override;
 
-  /// Cancels the runs in flight, waits for them (bounded), closes the link.
+  /// Through the supervisor: cancels the runs in flight, waits for them
+  /// (bounded: 10 s, then everything is killed), closes the link.
   void stop() override;
 
 private:

@@ -210,6 +210,36 @@ CAF_TEST(echo whoami and add) {
   CAF_CHECK_EQUAL(run("/tool/add", add_half), "1.25");
 }
 
+CAF_TEST(demo results match their own output schemas) {
+  // The runtime fails a run whose result breaks its outputSchema, so every
+  // demo action that declares one must keep to it.
+  auto check = [&](std::string_view key, fake::run_context& ctx) {
+    auto& a = action(key);
+    CAF_REQUIRE(a.output_validator != nullptr);
+    auto result = a.handler(ctx);
+    std::vector<std::string> errors;
+    CAF_MESSAGE(key << " -> " << json_stringify(result));
+    CAF_CHECK(a.output_validator->validate(result, errors));
+    CAF_CHECK_EQUAL(errors.size(), 0u);
+  };
+  fake::run_context create{parse(order)};
+  check("/flow/createOrder", create);
+  fake::run_context count{parse(R"({"n":3})")};
+  check("/flow/streamCount", count);
+  fake::run_context slow{parse(R"({"ms":1})")};
+  check("/flow/slow", slow);
+  fake::run_context chat;
+  chat.feed({parse(R"({"text":"hi"})")});
+  check("/flow/chat", chat);
+  fake::run_context sum;
+  sum.feed({json::value(1), json::value(2.5)});
+  check("/flow/bidiSum", sum);
+  fake::run_context add{parse(R"({"a":2,"b":40})")};
+  check("/tool/add", add);
+  // Actions without an outputSchema are not checked.
+  CAF_CHECK(action("/flow/echo").output_validator == nullptr);
+}
+
 CAF_TEST(list actions describes the harness actions) {
   auto doc = parse(catalog.list_actions_json());
   auto& actions = doc.at("actions").as_object();

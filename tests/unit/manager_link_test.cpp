@@ -60,6 +60,14 @@ registry::catalog_ptr make_catalog(const gate_ptr& g) {
     return out;
   };
   cat->add(std::move(collect));
+  // Returns its input: the test picks whether the output fits the schema.
+  registry::action_descriptor shaped;
+  shaped.type = "flow";
+  shaped.name = "shaped";
+  shaped.output_schema
+    = R"({"type":"object","properties":{"total":{"type":"number"}},"required":["total"]})";
+  shaped.handler = [](registry::action_context& ctx) { return ctx.input(); };
+  cat->add(std::move(shaped));
   return cat;
 }
 
@@ -596,6 +604,86 @@ CAF_TEST(cancel racing the last chunk keeps the wire order and answers once) {
   CAF_CHECK_EQUAL(live(actor_kind::active_action), actions_at_start);
   caf::anon_send_exit(l, caf::exit_reason::kill);
   sched.run();
+}
+
+// -- runs that end badly ---------------------------------------------------------
+
+CAF_TEST(a run that dies without answering gets an INTERNAL error and takes its bidi session) {
+  auto t = connect_registered();
+  post(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/collect","streamInput":true},"id":"31"})");
+  sched.run();
+  auto& runs = link_state().runs;
+  CAF_REQUIRE_EQUAL(runs.size(), 1u);
+  auto action = runs.begin()->second.action;
+  auto bidi = runs.begin()->second.bidi;
+  auto queue = deref<caf::stateful_actor<bidi_session_state>>(bidi).state.queue;
+  t->clear();
+  stop(action, caf::exit_reason::unhandled_exception);
+  auto reply = reply_to(t, R"("31")");
+  CAF_CHECK_EQUAL(member(reply, {"error", "code"}), "-32000");
+  CAF_CHECK_EQUAL(member(reply, {"error", "data", "code"}), "13");
+  CAF_CHECK(contains(member_str(reply, {"error", "message"}),
+                     "run of /flow/collect ended unexpectedly"));
+  // The handler's input ended with the session; the link lives on.
+  CAF_CHECK(queue->ended());
+  check_runs_gone();
+  CAF_CHECK_EQUAL(live(actor_kind::manager_link), links_at_start + 1);
+  finish_handlers();
+  CAF_CHECK_EQUAL(t->size(), 1u); // nothing from the abandoned handler
+}
+
+// -- output schema -----------------------------------------------------------------
+
+CAF_TEST(a result that matches the output schema is sent as it is) {
+  auto t = connect_registered();
+  post(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/shaped","input":{"total":17}},"id":"41"})");
+  sched.run();
+  finish_handlers();
+  auto reply = reply_to(t, R"("41")");
+  CAF_CHECK_EQUAL(member(reply, {"error"}), "<missing>");
+  CAF_CHECK_EQUAL(member(reply, {"result", "result"}), R"({"total":17})");
+  check_runs_gone();
+}
+
+CAF_TEST(a result that breaks the output schema fails the run with INTERNAL) {
+  auto t = connect_registered();
+  post(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/shaped","input":{"total":"17"}},"id":"42"})");
+  post(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/shaped","input":[1]},"id":"43"})");
+  sched.run();
+  finish_handlers();
+  auto wrong_type = reply_to(t, R"("42")");
+  CAF_CHECK_EQUAL(member(wrong_type, {"result"}), "<missing>");
+  CAF_CHECK_EQUAL(member(wrong_type, {"error", "code"}), "-32000");
+  CAF_CHECK_EQUAL(member(wrong_type, {"error", "data", "code"}), "13");
+  CAF_CHECK_EQUAL(member_str(wrong_type, {"error", "message"}),
+                  "output of /flow/shaped does not match its outputSchema: total: must be number");
+  CAF_CHECK_EQUAL(member_str(wrong_type, {"error", "data", "message"}),
+                  member_str(wrong_type, {"error", "message"}));
+  // The trace had started: the error names it, like any failed run.
+  CAF_CHECK_NOT_EQUAL(member(wrong_type, {"error", "data", "details", "traceId"}), "<missing>");
+  auto not_object = reply_to(t, R"("43")");
+  CAF_CHECK_EQUAL(member(not_object, {"error", "data", "code"}), "13");
+  CAF_CHECK_EQUAL(member_str(not_object, {"error", "message"}),
+                  "output of /flow/shaped does not match its outputSchema: (root): must be object");
+  check_runs_gone();
+}
+
+CAF_TEST(an output schema that does not compile is refused when the action is added) {
+  registry::action_catalog cat;
+  registry::action_descriptor d;
+  d.type = "flow";
+  d.name = "broken";
+  d.output_schema = "{not json";
+  d.handler = [](registry::action_context& ctx) { return ctx.input(); };
+  std::string refused;
+  try {
+    cat.add(std::move(d));
+  } catch (const std::invalid_argument& e) {
+    refused = e.what();
+  }
+  CAF_MESSAGE("add() said: " << refused);
+  CAF_CHECK(contains(refused, "output schema of /flow/broken does not compile"));
+  CAF_CHECK(cat.find("/flow/broken") == nullptr);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
