@@ -5,6 +5,8 @@
 #include "registry/program_action.hpp"
 
 #include <boost/json.hpp>
+#include "obs/log.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <random>
@@ -138,6 +140,8 @@ private:
 // reports (result_atom, ok, raw) to the owner. Never throws.
 void execute(caf::blocking_actor*, caf::actor owner, run_request req, std::string trace_id) {
   auto key = req.action->key();
+  // Everything the handler logs on this thread names the run.
+  obs::scoped_log_fields fields{{.trace_id = trace_id, .action = key}};
   std::string outcome;
   bool ok = false;
   try {
@@ -166,6 +170,7 @@ void execute(caf::blocking_actor*, caf::actor owner, run_request req, std::strin
     outcome = run_failure(status_code::internal, "unknown exception", trace_id,
                           "unknown exception\n    at " + key);
   }
+  spdlog::debug("run of {} {}", key, ok ? "succeeded" : "failed");
   caf::anon_send(owner, result_atom_v, ok, std::move(outcome));
 }
 
