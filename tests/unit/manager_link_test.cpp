@@ -1,6 +1,7 @@
 #define CAF_SUITE manager_link
 
 #include "test_support.hpp"
+#include "gate.hpp"
 
 #include "actors/runtime/bidi_session.hpp"
 #include "actors/runtime/manager_link.hpp"
@@ -14,31 +15,6 @@ using namespace actor_host::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-/// Holds action handlers (which run on detached threads, even under the test
-/// coordinator) until the test opens it, so that no handler finishes while
-/// the test thread runs the scheduler. The fixture opens it at the end, so a
-/// failing test never leaves a thread blocked.
-struct gate {
-  std::mutex mtx;
-  std::condition_variable cv;
-  bool is_open = false;
-
-  void open() {
-    {
-      std::lock_guard<std::mutex> guard{mtx};
-      is_open = true;
-    }
-    cv.notify_all();
-  }
-
-  void wait() {
-    std::unique_lock<std::mutex> guard{mtx};
-    cv.wait(guard, [this] { return is_open; });
-  }
-};
-
-using gate_ptr = std::shared_ptr<gate>;
 
 registry::catalog_ptr make_catalog(const gate_ptr& g) {
   auto cat = std::make_shared<registry::action_catalog>();

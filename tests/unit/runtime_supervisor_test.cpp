@@ -1,6 +1,7 @@
 #define CAF_SUITE runtime_supervisor
 
 #include "test_support.hpp"
+#include "gate.hpp"
 
 #include "actors/runtime/active_action.hpp"
 #include "actors/runtime/bidi_session.hpp"
@@ -17,29 +18,6 @@ using namespace actor_host::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-/// Holds the "wait" action's handler (a detached thread even under the test
-/// coordinator) until the test opens it; the fixture opens it at the end.
-struct gate {
-  std::mutex mtx;
-  std::condition_variable cv;
-  bool is_open = false;
-
-  void open() {
-    {
-      std::lock_guard<std::mutex> guard{mtx};
-      is_open = true;
-    }
-    cv.notify_all();
-  }
-
-  void wait() {
-    std::unique_lock<std::mutex> guard{mtx};
-    cv.wait(guard, [this] { return is_open; });
-  }
-};
-
-using gate_ptr = std::shared_ptr<gate>;
 
 /// /flow/wait: waits for the gate, then drains its input stream (if any) and
 /// returns what it read.

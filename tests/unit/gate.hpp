@@ -1,0 +1,34 @@
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+namespace actor_host::testing {
+
+/// Holds action handlers (which run on detached threads, even under the test
+/// coordinator) until the test opens it, so that no handler finishes while
+/// the test thread runs the scheduler. Fixtures open it at the end, so a
+/// failing test never leaves a thread blocked.
+struct gate {
+  std::mutex mtx;
+  std::condition_variable cv;
+  bool is_open = false;
+
+  void open() {
+    {
+      std::lock_guard<std::mutex> guard{mtx};
+      is_open = true;
+    }
+    cv.notify_all();
+  }
+
+  void wait() {
+    std::unique_lock<std::mutex> guard{mtx};
+    cv.wait(guard, [this] { return is_open; });
+  }
+};
+
+using gate_ptr = std::shared_ptr<gate>;
+
+} // namespace actor_host::testing
