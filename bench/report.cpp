@@ -145,7 +145,7 @@ std::string singular(const std::string& unit) {
   return unit;
 }
 
-const std::vector<std::string> system_order = {"ours", "relay", "ts"};
+const std::vector<std::string> system_order = {"ours", "relay", "ts", "tsws"};
 
 std::string system_name(const std::string& s) {
   if (s == "ours")
@@ -154,6 +154,8 @@ std::string system_name(const std::string& s) {
     return "bare relay";
   if (s == "ts")
     return "Genkit TS";
+  if (s == "tsws")
+    return "Genkit TS + WS door";
   return s;
 }
 
@@ -318,7 +320,12 @@ int main(int argc, char** argv) {
         "has no caller socket. Its CPU figure therefore **includes its callers** (the driver's "
         "async workers), while actor-host's and the relay's do not include `bench_load` (shown "
         "separately as *caller*).\n"
-        "* All three talk to the same fake runtime, `bench_fake_runtime` (C++, one process, "
+        "* **Genkit TS + WS door** (`tsws`): the same `RuntimeManagerV2` in the same driver "
+        "process, plus a thin WebSocket front door (`ts_driver.mjs --front-door`, the `ws` package) "
+        "that speaks actor-host's `/api/ws` protocol over the same in-process API; driven by "
+        "`bench_load` exactly like actor-host. Not a Genkit product: it isolates what the caller "
+        "socket costs, so `ours/TS-ws` compares like with like.\n"
+        "* All of them talk to the same fake runtime, `bench_fake_runtime` (C++, one process, "
         "replies assembled from pre-built pieces, chunks produced as the socket drains).\n"
         "* CPU is utime+stime from `/proc/<pid>/stat` over the measured window, divided by the "
         "operations completed in it (calls, chunks, echoes or cancels). *foreign* = machine-wide "
@@ -362,13 +369,17 @@ int main(int argc, char** argv) {
     md << "| manager CPU per routed call ≤ 1/10 of the TS manager's (`" << l64 << "`) | "
        << fmt(med(rows(l64, "ours", true), &phase_row::sut_us)) << " µs vs "
        << fmt(med(rows(l64, "ts", true), &phase_row::sut_us)) << " µs = " << fmt_ratio(cpu)
-       << " (with our caller process added: " << fmt_ratio(cpu_with_caller) << ") | "
+       << " (with our caller process added: " << fmt_ratio(cpu_with_caller)
+       << "; vs the TS manager behind a WS door: "
+       << fmt_ratio(paired(l64, "ours", "tsws", &phase_row::sut_us)) << ") | "
        << verdict_le(cpu, 0.1) << " |\n";
     double thr = paired(l64, "ours", "ts", &phase_row::rate);
     md << "| throughput at 64 in flight ≥ 10× the TS manager's | "
        << fmt_int(med(rows(l64, "ours", true), &phase_row::rate)) << " vs "
        << fmt_int(med(rows(l64, "ts", true), &phase_row::rate)) << " calls/s = " << fmt_ratio(thr)
-       << " | " << verdict_ge(thr, 10) << " |\n";
+       << " (vs the TS manager behind a WS door: "
+       << fmt_ratio(paired(l64, "ours", "tsws", &phase_row::rate)) << ") | " << verdict_ge(thr, 10)
+       << " |\n";
     double rel = paired(l64, "ours", "relay", &phase_row::rate);
     md << "| routed throughput ≥ 0.7× the bare relay (`" << l64 << "`) | "
        << fmt_int(med(rows(l64, "ours", true), &phase_row::rate)) << " vs "
@@ -456,6 +467,11 @@ int main(int argc, char** argv) {
       ratios.push_back("ours/TS: rate " + fmt_ratio(paired(l, "ours", "ts", &phase_row::rate))
                        + ", manager CPU per op " + fmt_ratio(paired(l, "ours", "ts", &phase_row::sut_us))
                        + ", p50 " + fmt_ratio(paired(l, "ours", "ts", &phase_row::p50)));
+    if (has("ours") && has("tsws"))
+      ratios.push_back("ours/TS-ws: rate " + fmt_ratio(paired(l, "ours", "tsws", &phase_row::rate))
+                       + ", manager CPU per op "
+                       + fmt_ratio(paired(l, "ours", "tsws", &phase_row::sut_us)) + ", p50 "
+                       + fmt_ratio(paired(l, "ours", "tsws", &phase_row::p50)));
     if (has("ours") && has("relay"))
       ratios.push_back("ours/relay: rate " + fmt_ratio(paired(l, "ours", "relay", &phase_row::rate))
                        + ", manager CPU per op "

@@ -7,7 +7,7 @@
 # and writes a markdown report.
 #
 #   bench/run.sh [--smoke] [--rounds N] [--seconds S] [--warmup S]
-#                [--build-dir DIR] [--no-build] [--systems "ours relay ts"]
+#                [--build-dir DIR] [--no-build] [--systems "ours relay ts tsws"]
 #                [--no-memory] [--no-perf] [--report FILE] [--out DIR]
 #
 #   full run:  report -> bench/REPORT.md, raw data -> bench/results.jsonl
@@ -15,6 +15,9 @@
 #              to BUILD/bench-smoke/. Nothing is asserted about speed; the
 #              exit status only says whether every system answered.
 #
+# Systems: ours (actor-host's manager via /api/ws), relay (bench_relay),
+# ts (RuntimeManagerV2 driven in-process by ts_driver.mjs), tsws (the same TS
+# manager behind a thin WebSocket front door, driven by bench_load like ours).
 # The TS baseline needs node + npm: the pinned packages are installed into
 # BUILD/interop-node by tests/interop/setup.sh (no-op when already there).
 # Without them the TS rows are skipped (and the report says so).
@@ -27,10 +30,11 @@ seconds=3
 warmup=1
 build=$root/build
 do_build=1
-systems="ours relay ts"
+systems="ours relay ts tsws"
 do_memory=1
 do_perf=1
 report=""
+keep_results=""
 out=""
 mem_ns="1 1000 10000"
 stream_n=20000
@@ -61,7 +65,8 @@ if [ "$mode" = smoke ]; then
   report=${report:-$out/REPORT.md}
 else
   out=${out:-$build/bench-results}
-  report=${report:-$root/bench/REPORT.md}
+  # The default full report is committed with its raw data next to it.
+  [ -z "$report" ] && report=$root/bench/REPORT.md && keep_results=$root/bench/results.jsonl
 fi
 mkdir -p "$out"
 build=$(cd "$build" 2>/dev/null && pwd || echo "$build")
@@ -91,7 +96,7 @@ build_type=$(grep '^CMAKE_BUILD_TYPE:' "$build/CMakeCache.txt" 2>/dev/null | cut
 # ---- node packages for the TS baseline ----------------------------------------------
 node_dir=$build/interop-node
 ts_note=""
-if [[ " $systems " == *" ts "* ]]; then
+if [[ " $systems " == *" ts "* || " $systems " == *" tsws "* ]]; then
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     ts_note="node/npm not installed: TS baseline skipped"
   elif ! timeout 600 bash "$root/tests/interop/setup.sh" "$build" >"$out/npm-setup.log" 2>&1; then
@@ -99,7 +104,7 @@ if [[ " $systems " == *" ts "* ]]; then
   fi
   if [ -n "$ts_note" ]; then
     log "$ts_note"
-    systems=$(echo " $systems " | sed 's/ ts / /')
+    systems=$(echo " $systems " | sed 's/ ts / /; s/ tsws / /')
   fi
 fi
 
@@ -240,6 +245,22 @@ stop_ts() {
   ts_running=0
 }
 
+start_tsws() { # sets tsws_pid tsws_port tsws_api
+  local f=$out/tsws.out i line
+  tsws_port=$(free_port) && tsws_api=$(free_port) || return 1
+  : >"$f"
+  node "$root/bench/ts_driver.mjs" --node-dir "$node_dir" --port "$tsws_port" \
+    --front-door "$tsws_api" --no-commands </dev/null >"$f" 2>>"$out/tsws.log" &
+  tsws_pid=$!
+  started+=("$tsws_pid")
+  for i in $(seq 1200); do
+    [ -n "$(head -1 "$f")" ] && return 0
+    kill -0 "$tsws_pid" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
+
 # ---- systems under load -------------------------------------------------------------
 declare -A api rt_pid sut_pid
 up() { # system
@@ -257,6 +278,10 @@ up() { # system
       start_fake "ws://127.0.0.1:$ts_port" 1 bench-rt 20 "$out/fake-ts.out" || return 1
       ts_cmd '{"cmd":"wait","runtimes":1,"timeoutMs":10000}' 20 || return 1
       sut_pid[ts]=$ts_pid; rt_pid[ts]=$fake_pid ;;
+    tsws)
+      start_tsws || return 1
+      start_fake "ws://127.0.0.1:$tsws_port" 1 bench-rt 20 "$out/fake-tsws.out" || return 1
+      sut_pid[tsws]=$tsws_pid; api[tsws]=$tsws_api; rt_pid[tsws]=$fake_pid ;;
   esac
 }
 down() { # system
@@ -320,7 +345,8 @@ node_v=$(command -v node >/dev/null && node --version || echo "none")
 tools_common="?"
 [ -f "$node_dir/node_modules/@genkit-ai/tools-common/package.json" ] &&
   tools_common=$(grep -m1 '"version"' "$node_dir/node_modules/@genkit-ai/tools-common/package.json" | cut -d'"' -f4)
-if [ "$mode" = full ]; then results_name="bench/results.jsonl"; else results_name="$results"; fi
+results_name=${keep_results:+bench/results.jsonl}
+results_name=${results_name:-$results}
 printf '{"kind":"meta","mode":"%s","date":"%s","cpu_model":"%s","cpus":"%s","mem_total":"%s","os":"%s","kernel":"%s","compiler":"%s","build_type":"%s","node":"%s","tools_common":"%s","fd_soft":"%s","fd_hard":"%s","loadavg":"%s","rounds":"%s","seconds":"%s","warmup":"%s","ours_flags":"%s","results_name":"%s","ts_note":"%s"}\n' \
   "$mode" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(esc "$cpu_model")" "$(nproc)" "$mem_total" "$(esc "$os")" \
   "$(uname -r)" "$(esc "$compiler")" "$build_type" "$node_v" "$tools_common" "$soft" "$hard" \
@@ -384,6 +410,7 @@ for sys in "${sys_list[@]}"; do down "$sys"; done
 # ---- memory at scale --------------------------------------------------------------------------
 if [ $do_memory = 1 ]; then
   for sys in "${sys_list[@]}"; do
+    [ "$sys" = tsws ] && continue # the same manager as ts
     for n in $mem_ns_run; do
       log "memory: $sys with $n idle runtimes"
       ok=false; rss=-1; note=""
@@ -427,9 +454,7 @@ fi
 notes=()
 [ "$mode" = full ] && [ -f "$root/bench/ANALYSIS.md" ] && notes=(--notes "$root/bench/ANALYSIS.md")
 "$bin/bench_report" --results "$results" --out "$report" "${notes[@]}" || failed=1
-if [ "$mode" = full ]; then
-  cp "$results" "$root/bench/results.jsonl"
-fi
+[ -n "${keep_results:-}" ] && cp "$results" "$keep_results"
 log "report: $report"
 [ -n "$ts_note" ] && log "$ts_note"
 exit $failed

@@ -5,6 +5,7 @@
 // here too: the CPU of this process is the manager's plus its callers'.
 //
 //   node bench/ts_driver.mjs --node-dir BUILD/interop-node [--port 0]
+//                            [--front-door PORT [--no-commands]]
 //
 // Prints {"ready":true,"port":P,"pid":N}, then takes one JSON command per
 // stdin line and answers each with one JSON line on stdout:
@@ -17,6 +18,13 @@
 //   {"cmd":"exit"}
 // Scenario semantics match bench/loadgen.cpp (see there); N callers x K in
 // flight become N*K concurrent workers.
+//
+// --front-door PORT adds a WebSocket front door on ws://127.0.0.1:PORT/api/ws
+// speaking the same JSON-RPC as actor-host's /api/ws (runAction with
+// runActionState/streamChunk notifications, bidi input, cancelAction), a thin
+// adapter over the same in-process API, so that bench_load can drive the TS
+// manager exactly like actor-host ("ts-ws" in the report). --no-commands:
+// ignore stdin and run until SIGTERM.
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -26,6 +34,8 @@ const args = process.argv.slice(2);
 const opt = (k, d) => (args.includes(`--${k}`) ? args[args.indexOf(`--${k}`) + 1] : d);
 const nodeDir = opt('node-dir', process.env.BENCH_NODE_DIR);
 const port = Number(opt('port', '0')) || undefined;
+const frontDoor = Number(opt('front-door', '0')) || 0;
+const readCommands = !args.includes('--no-commands');
 if (!nodeDir) {
   console.error('ts_driver: --node-dir (with @genkit-ai/tools-common installed) is required');
   process.exit(2);
@@ -311,8 +321,65 @@ async function phase(p) {
   return res;
 }
 
-out({ ready: true, port: manager.port, pid: process.pid, node: process.version, tools_common: toolsVersion });
+// ---- optional WebSocket front door (same protocol as actor-host's /api/ws) ----
+function startFrontDoor(apiPort) {
+  const { WebSocketServer } = require('ws');
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: apiPort, path: '/api/ws', perMessageDeflate: false });
+  wss.on('connection', (ws) => {
+    const inputs = new Map(); // caller request id -> channel
+    const send = (o) => ws.send(JSON.stringify(o));
+    const fail = (id, e) =>
+      send({ jsonrpc: '2.0', error: { code: -32000, message: e?.message ?? String(e), data: e?.data }, id });
+    ws.on('message', (data) => {
+      let m;
+      try {
+        m = JSON.parse(data.toString());
+      } catch {
+        return send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null });
+      }
+      const p = m.params ?? {};
+      if (m.method === 'sendInputStreamChunk') return inputs.get(p.requestId)?.push(p.chunk);
+      if (m.method === 'endInputStream') {
+        inputs.get(p.requestId)?.end();
+        return inputs.delete(p.requestId);
+      }
+      if (m.id === undefined) return;
+      if (m.method === 'runAction') {
+        const { stream, streamInput, ...req } = p;
+        const id = m.id;
+        let ch;
+        if (streamInput) inputs.set(id, (ch = channel()));
+        manager
+          .runAction(
+            req,
+            stream ? (chunk) => send({ jsonrpc: '2.0', method: 'streamChunk', params: { requestId: id, chunk } }) : undefined,
+            (traceId) => send({ jsonrpc: '2.0', method: 'runActionState', params: { requestId: id, state: { traceId } } }),
+            ch
+          )
+          .then((r) => send({ jsonrpc: '2.0', result: r, id }), (e) => fail(id, e))
+          .finally(() => inputs.delete(id));
+      } else if (m.method === 'cancelAction') {
+        manager.cancelAction(p).then((r) => send({ jsonrpc: '2.0', result: r, id: m.id }), (e) => fail(m.id, e));
+      } else {
+        send({ jsonrpc: '2.0', error: { code: -32601, message: `Method not found: ${m.method}` }, id: m.id });
+      }
+    });
+  });
+  return new Promise((r) => wss.on('listening', r));
+}
+if (frontDoor) await startFrontDoor(frontDoor);
 
+out({ ready: true, port: manager.port, api_port: frontDoor || undefined, pid: process.pid, node: process.version, tools_common: toolsVersion });
+
+if (!readCommands) {
+  const stop = async () => {
+    await manager.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  await new Promise(() => {});
+}
 const rl = readline.createInterface({ input: process.stdin });
 for await (const line of rl) {
   if (!line.trim()) continue;
