@@ -299,6 +299,14 @@ int main(int argc, char** argv) {
      << " |\n";
   md << "| fd limit | soft " << m("fd_soft") << ", hard " << m("fd_hard") << " |\n";
   md << "| load average before the run | " << m("loadavg") << " |\n";
+  if (auto* pf = meta.if_contains("platform"); pf && pf->is_object() && !pf->as_object().empty()) {
+    auto& p = *pf;
+    md << "| platform costs (`bench_syscost`) | getppid() " << fmt(num(at(p, {"getppid_ns"})) / 1000, 2)
+       << " µs; 100-byte write+read on a UNIX socketpair "
+       << fmt(num(at(p, {"socketpair_write_read_ns"})) / 1000, 2)
+       << " µs; thread ping-pong (2 wake-ups + 2 context switches) "
+       << fmt(num(at(p, {"thread_pingpong_ns"})) / 1000, 1) << " µs |\n";
+  }
   md << "| rounds × phase | " << m("rounds") << " rounds; each phase " << m("warmup")
      << " s warm-up + " << m("seconds") << " s measured; systems interleaved per scenario, order "
         "rotated every round |\n";

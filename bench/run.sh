@@ -84,7 +84,7 @@ if [ $do_build = 1 ]; then
   bt=$(grep '^CMAKE_BUILD_TYPE:' "$build/CMakeCache.txt" | cut -d= -f2)
   [ "$bt" = Release ] || log "warning: $build is a '$bt' build, not Release"
   nice -n 5 cmake --build "$build" -j "${JOBS:-2}" --target actor-host bench_load \
-    bench_fake_runtime bench_relay bench_report || exit 1
+    bench_fake_runtime bench_relay bench_report bench_syscost || exit 1
 fi
 host_bin=$build/actor-host
 bin=$build/bench
@@ -345,13 +345,16 @@ node_v=$(command -v node >/dev/null && node --version || echo "none")
 tools_common="?"
 [ -f "$node_dir/node_modules/@genkit-ai/tools-common/package.json" ] &&
   tools_common=$(grep -m1 '"version"' "$node_dir/node_modules/@genkit-ai/tools-common/package.json" | cut -d'"' -f4)
+platform=$("$bin/bench_syscost" 2>/dev/null | tail -1)
+[ -n "$platform" ] || platform='{}'
 results_name=${keep_results:+bench/results.jsonl}
 results_name=${results_name:-$results}
-printf '{"kind":"meta","mode":"%s","date":"%s","cpu_model":"%s","cpus":"%s","mem_total":"%s","os":"%s","kernel":"%s","compiler":"%s","build_type":"%s","node":"%s","tools_common":"%s","fd_soft":"%s","fd_hard":"%s","loadavg":"%s","rounds":"%s","seconds":"%s","warmup":"%s","ours_flags":"%s","results_name":"%s","ts_note":"%s"}\n' \
+printf '{"kind":"meta","mode":"%s","date":"%s","cpu_model":"%s","cpus":"%s","mem_total":"%s","os":"%s","kernel":"%s","compiler":"%s","build_type":"%s","node":"%s","tools_common":"%s","fd_soft":"%s","fd_hard":"%s","loadavg":"%s","rounds":"%s","seconds":"%s","warmup":"%s","ours_flags":"%s","results_name":"%s","ts_note":"%s","platform":%s}\n' \
   "$mode" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(esc "$cpu_model")" "$(nproc)" "$mem_total" "$(esc "$os")" \
   "$(uname -r)" "$(esc "$compiler")" "$build_type" "$node_v" "$tools_common" "$soft" "$hard" \
   "$(cut -d' ' -f1-3 /proc/loadavg)" "$rounds" "$seconds" "$warmup" \
-  "actor-host $ours_flags (1 I/O thread, 1 CAF worker: the defaults)" "$results_name" "$ts_note" >>"$results"
+  "actor-host $ours_flags (1 I/O thread, 1 CAF worker: the defaults)" "$results_name" "$ts_note" \
+  "$platform" >>"$results"
 
 # ---- rounds ---------------------------------------------------------------------------------
 sys_list=($systems)
