@@ -573,16 +573,22 @@ struct loadgen {
         for (int k = 0; k < o.inflight; ++k)
           start_one(*c);
     }
+    // The measured window lasts `seconds` from when it actually starts.
+    auto measure_for = [this] {
+      loop.after(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::duration<double>(o.seconds)),
+                 [this] { end_measure(); });
+    };
     if (o.warmup > 0)
       loop.after(std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::duration<double>(o.warmup)),
-                 [this] {
+                 [this, measure_for] {
                    ph = phase::measure;
                    snapshot_start();
+                   measure_for();
                  });
-    loop.after(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                 std::chrono::duration<double>(o.warmup + o.seconds)),
-               [this] { end_measure(); });
+    else
+      measure_for();
   }
 
   void snapshot_start() {

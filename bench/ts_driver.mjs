@@ -271,12 +271,17 @@ async function phase(p) {
     if (!fn) return { system: p.system, scenario, round: p.round, ok: false, note: `unknown scenario ${scenario}` };
     running = Promise.all(Array.from({ length: workers }, fn));
   }
-  if (ph === 'warmup')
-    setTimeout(() => {
+  // The measured window starts when the warm-up timer actually fires and
+  // lasts `seconds` from there (a busy event loop delays timers).
+  await new Promise((resolve) => {
+    const measure = () => {
       ph = 'measure';
       snap0 = snapshot();
-    }, p.warmup * 1000);
-  await sleep(((p.warmup ?? 1) + p.seconds) * 1000);
+      setTimeout(resolve, p.seconds * 1000);
+    };
+    if (ph === 'warmup') setTimeout(measure, p.warmup * 1000);
+    else setTimeout(resolve, p.seconds * 1000);
+  });
   snap1 = snapshot();
   ph = 'drain';
   const drained = await Promise.race([running.then(() => true), sleep(drainMs).then(() => false)]);
