@@ -355,14 +355,14 @@ int main(int argc, char** argv) {
       return std::string{"not measured"};
     if (x <= limit)
       return std::string{"**met**"};
-    return "**missed** (" + fmt_ratio(x / limit) + " over)";
+    return "**missed**: " + fmt_ratio(x / limit) + " the limit";
   };
   auto verdict_ge = [](double x, double goal) {
     if (std::isnan(x))
       return std::string{"not measured"};
     if (x >= goal)
       return std::string{"**met**"};
-    return "**missed** (" + fmt(100 * x / goal, 1) + " % of target)";
+    return "**missed**: " + fmt(100 * x / goal, 1) + " % of the target";
   };
   auto l64 = find_label("echo 64×1");
   {
@@ -436,7 +436,8 @@ int main(int argc, char** argv) {
   md << "Medians over the rounds that completed without errors (*ok* = rounds without errors / "
         "rounds run). Latency: per call for echo/open; time to first chunk for stream; input "
         "chunk → echoed chunk for bidi; cancelAction sent → run ended with the cancellation "
-        "error for cancel.\n\n";
+        "error for cancel. With several streams in flight, time to first chunk includes waiting "
+        "behind the other streams' chunks.\n\n";
   for (auto& l : labels) {
     auto present = systems_present(l);
     std::string unit;
@@ -519,7 +520,7 @@ int main(int argc, char** argv) {
     std::sort(ns.begin(), ns.end());
     md << "| system |";
     for (auto n : ns)
-      md << " " << fmt_int(static_cast<double>(n)) << " runtimes |";
+      md << " " << fmt_int(static_cast<double>(n)) << (n == 1 ? " runtime |" : " runtimes |");
     md << " per connection |\n|---|";
     for (std::size_t i = 0; i < ns.size(); ++i)
       md << "---|";
