@@ -60,7 +60,7 @@ while [ $# -gt 0 ]; do
 done
 
 if [ "$mode" = smoke ]; then
-  rounds=1; seconds=0.4; warmup=0.2; stream_n=500; open_rate=200; mem_ns="1 50"; do_perf=0
+  rounds=1; seconds=0.3; warmup=0.1; stream_n=500; open_rate=200; mem_ns="1 50"; do_perf=0
   out=${out:-$build/bench-smoke}
   report=${report:-$out/REPORT.md}
 else
@@ -121,21 +121,28 @@ for n in $mem_ns; do
 done
 
 # ---- process helpers -------------------------------------------------------------
+# Only processes this script started (and that are still its children) are
+# ever signalled.
 started=()
+ours() { [ -n "$1" ] && [ "$(awk '{print $4}' "/proc/$1/stat" 2>/dev/null)" = "$$" ]; }
 cleanup() {
   local p
-  for p in "${started[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for p in "${started[@]}"; do ours "$p" && kill -TERM "$p" 2>/dev/null; done
   sleep 0.3
-  for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  for p in "${started[@]}"; do ours "$p" && kill -KILL "$p" 2>/dev/null; done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 stop_pid() { # pid: TERM, then KILL after 3 s
   local p=$1 i
-  [ -n "$p" ] || return 0
+  ours "$p" || return 0
   kill -TERM "$p" 2>/dev/null || return 0
-  for i in $(seq 30); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.1; done
+  for i in $(seq 30); do
+    kill -0 "$p" 2>/dev/null || return 0
+    [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = Z ] && return 0
+    sleep 0.1
+  done
   kill -KILL "$p" 2>/dev/null
 }
 
