@@ -1,0 +1,537 @@
+// bench_fake_runtime: N fake Reflection V2 runtimes in one process, cheap
+// enough that the manager in front of them is what a benchmark measures.
+//
+//   bench_fake_runtime --url ws://127.0.0.1:3200 [--n 1] [--prefix bench-rt]
+//                      [--connect-window 256] [--lifetime 3600]
+//
+// Each connection registers as <prefix>-<i> and answers
+//   listActions     a fixed 10-action map
+//   runAction       /flow/echo        result = input
+//                   /flow/streamCount {n}: n chunks {"i":k}, result {count,sum}
+//                   /flow/slow        runs until cancelled
+//                   /flow/bidiEcho    echoes every input chunk as an output
+//                                     chunk; result {count} at endInputStream
+//                   /flow/fail        an action error
+//   cancelAction    by traceId (slow, bidiEcho, streamCount)
+// Every run first sends runActionState with a fresh 32-hex trace id. Replies
+// are assembled from pre-built pieces; chunks are produced only while the
+// socket drains (bounded memory, one write per batch).
+//
+// Prints {"ready":N,"pid":P} on stdout once every connection has its register
+// answer; exits when all connections are closed, on SIGINT/SIGTERM, or after
+// --lifetime seconds.
+#include "bench/wsraw.hpp"
+
+#include <simdjson.h>
+
+#include <atomic>
+#include <charconv>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unistd.h>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+namespace od = simdjson::ondemand;
+using namespace std::chrono_literals;
+
+std::atomic<bool> stop_requested{false};
+
+// ---- options ----------------------------------------------------------------
+
+struct options {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::string path = "/";
+  int n = 1;
+  std::string prefix = "bench-rt";
+  int connect_window = 256;
+  int lifetime_s = 3600;
+};
+
+bool parse_url(const std::string& url, options& o) {
+  auto rest = url;
+  if (rest.rfind("ws://", 0) == 0)
+    rest = rest.substr(5);
+  auto slash = rest.find('/');
+  auto hostport = rest.substr(0, slash);
+  o.path = slash == std::string::npos ? "/" : rest.substr(slash);
+  auto colon = hostport.rfind(':');
+  if (colon == std::string::npos)
+    return false;
+  o.host = hostport.substr(0, colon);
+  o.port = static_cast<std::uint16_t>(std::atoi(hostport.c_str() + colon + 1));
+  return o.port != 0;
+}
+
+// ---- incoming frames ----------------------------------------------------------
+
+// What a runtime needs from a manager's frame; views into the frame or the
+// parser (valid until the next frame).
+struct inbound {
+  std::string_view method;
+  std::string_view id; // raw JSON token, empty when absent
+  bool has_result = false;
+  // params
+  std::string_view key;
+  std::string_view input; // raw JSON
+  std::string_view trace_id;
+  std::string_view request_id; // raw JSON token
+  std::string_view chunk;      // raw JSON
+  bool stream = false;
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+simdjson::error_code raw_value(od::value v, std::string_view& out) {
+  od::json_type t;
+  if (auto e = v.type().get(t))
+    return e;
+  if (t == od::json_type::object) {
+    od::object o;
+    if (auto e = v.get_object().get(o))
+      return e;
+    return o.raw_json().get(out);
+  }
+  if (t == od::json_type::array) {
+    od::array a;
+    if (auto e = v.get_array().get(a))
+      return e;
+    return a.raw_json().get(out);
+  }
+  out = trim(v.raw_json_token());
+  return simdjson::SUCCESS;
+}
+
+bool parse_inbound(std::string_view frame, inbound& m) {
+  thread_local od::parser parser;
+  od::document doc;
+  if (parser.iterate(frame.data(), frame.size(), frame.size() + bench::read_padding).get(doc))
+    return false;
+  od::object obj;
+  if (doc.get_object().get(obj))
+    return false;
+  for (auto field : obj) {
+    std::string_view k;
+    if (field.unescaped_key().get(k))
+      return false;
+    od::value v;
+    if (field.value().get(v))
+      return false;
+    if (k == "method") {
+      if (v.get_string().get(m.method))
+        return false;
+    } else if (k == "id") {
+      m.id = trim(v.raw_json_token());
+    } else if (k == "result" || k == "error") {
+      m.has_result = true;
+    } else if (k == "params") {
+      od::object p;
+      if (v.get_object().get(p))
+        continue;
+      for (auto pf : p) {
+        std::string_view pk;
+        if (pf.unescaped_key().get(pk))
+          return false;
+        od::value pv;
+        if (pf.value().get(pv))
+          return false;
+        if (pk == "key") {
+          if (pv.get_string().get(m.key))
+            return false;
+        } else if (pk == "input") {
+          if (raw_value(pv, m.input))
+            return false;
+        } else if (pk == "traceId") {
+          if (pv.get_string().get(m.trace_id))
+            return false;
+        } else if (pk == "requestId") {
+          m.request_id = trim(pv.raw_json_token());
+        } else if (pk == "chunk") {
+          if (raw_value(pv, m.chunk))
+            return false;
+        } else if (pk == "stream") {
+          bool b = false;
+          if (!pv.get_bool().get(b))
+            m.stream = b;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+// ---- pre-built pieces ---------------------------------------------------------
+
+constexpr std::string_view k_state_a = R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":)";
+constexpr std::string_view k_state_b = R"(,"state":{"traceId":")";
+constexpr std::string_view k_state_c = R"("}}})";
+constexpr std::string_view k_res_a = R"({"jsonrpc":"2.0","result":{"result":)";
+constexpr std::string_view k_res_b = R"(,"telemetry":{"traceId":")";
+constexpr std::string_view k_res_c = R"("}},"id":)";
+constexpr std::string_view k_res_none = R"({"jsonrpc":"2.0","result":{"telemetry":{"traceId":")";
+constexpr std::string_view k_chunk_a = R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":)";
+constexpr std::string_view k_chunk_b = R"(,"chunk":)";
+constexpr std::string_view k_chunk_i = R"(,"chunk":{"i":)";
+constexpr std::string_view k_close2 = "}}";
+constexpr std::string_view k_close3 = "}}}";
+constexpr std::string_view k_ok_a = R"({"jsonrpc":"2.0","result":)";
+constexpr std::string_view k_id = R"(,"id":)";
+constexpr std::string_view k_err_a = R"({"jsonrpc":"2.0","error":)";
+constexpr std::string_view k_end = "}";
+constexpr std::string_view k_cancelled_a =
+  R"({"jsonrpc":"2.0","error":{"code":-32000,"message":"Action was cancelled","data":{"code":1,"message":"Action was cancelled","details":{"traceId":")";
+constexpr std::string_view k_cancelled_b = R"("}}},"id":)";
+
+std::string make_actions_result() {
+  std::string s = R"({"actions":{)";
+  const char* names[] = {"echo", "streamCount", "slow", "bidiEcho", "fail",
+                         "a1",   "a2",          "a3",   "a4",       "a5"};
+  bool first = true;
+  for (auto* n : names) {
+    if (!first)
+      s += ',';
+    first = false;
+    s += std::string{R"("/flow/)"} + n + R"(":{"key":"/flow/)" + n + R"(","name":")" + n
+         + R"(","inputSchema":{"type":"object","additionalProperties":true,"$schema":"http://json-schema.org/draft-07/schema#"},"metadata":{"fake":true)"
+         + (std::string_view{n} == "bidiEcho" ? R"(,"bidi":true)" : "") + "}}";
+  }
+  s += "}}";
+  return s;
+}
+
+// ---- runtimes -----------------------------------------------------------------
+
+struct held_run {
+  std::string request_id; // raw JSON
+  bool bidi = false;
+  bool stream = false;
+  long count = 0;
+};
+
+struct stream_job {
+  std::string request_id;
+  std::string trace;
+  long n = 0;
+  long k = 0;
+  long long sum = 0;
+  bool cancelled = false;
+};
+
+struct fake;
+
+struct runtime_conn {
+  fake* owner = nullptr;
+  int index = 0;
+  std::string id;
+  std::shared_ptr<bench::ws_conn> ws;
+  bool registered = false;
+  bool open = false;
+  std::unordered_map<std::string, held_run> held;             // trace -> run
+  std::unordered_map<std::string, std::string> bidi_by_req;   // request id -> trace
+  std::deque<stream_job> streams;
+};
+
+struct fake {
+  options opt;
+  bench::loop loop;
+  std::vector<std::unique_ptr<runtime_conn>> conns;
+  std::string actions_result = make_actions_result();
+  int next_to_connect = 0;
+  int connecting = 0;
+  int ready = 0;
+  int open = 0;
+  bool announced = false;
+  std::uint64_t trace_seq = 0;
+  int failures = 0;
+
+  std::string new_trace() {
+    char b[40];
+    std::snprintf(b, sizeof(b), "%08x%024llx", static_cast<unsigned>(getpid()),
+                  static_cast<unsigned long long>(++trace_seq));
+    return b;
+  }
+
+  void connect_more() {
+    while (next_to_connect < opt.n && connecting < opt.connect_window)
+      connect_one(next_to_connect++);
+  }
+
+  void connect_one(int i) {
+    auto rc = std::make_unique<runtime_conn>();
+    auto* c = rc.get();
+    c->owner = this;
+    c->index = i;
+    c->id = opt.prefix + "-" + std::to_string(i);
+    conns.push_back(std::move(rc));
+    ++connecting;
+    bench::ws_conn::handlers h;
+    h.on_open = [this, c] {
+      c->open = true;
+      ++open;
+      auto pid = std::to_string(getpid());
+      c->ws->send_parts({R"({"jsonrpc":"2.0","id":"1","method":"register","params":{"id":")", c->id,
+                         R"(","pid":)", pid, R"(,"name":")", c->id,
+                         R"(","genkitVersion":"bench/0","reflectionApiSpecVersion":1,"envs":["dev"]}})"});
+    };
+    h.on_text = [this, c](std::string_view f) { on_frame(*c, f); };
+    h.on_drain = [this, c] { pump(*c); };
+    h.on_close = [this, c](const std::string& why) {
+      if (!c->registered) {
+        --connecting;
+        ++failures;
+        std::fprintf(stderr, "fake runtime %s: %s\n", c->id.c_str(), why.c_str());
+      }
+      if (c->open)
+        --open;
+      c->open = false;
+      if (announced && open == 0)
+        loop.stop();
+      if (!announced && failures > 0 && connecting == 0 && next_to_connect >= opt.n)
+        loop.stop();
+    };
+    // Idle runtimes at scale: keep the receive buffer small.
+    c->ws = bench::ws_conn::connect(loop, opt.host, opt.port, opt.path, std::move(h),
+                                    opt.n > 16 ? 16 * 1024 : 256 * 1024);
+  }
+
+  void on_registered(runtime_conn& c) {
+    c.registered = true;
+    --connecting;
+    ++ready;
+    if (ready == opt.n && !announced) {
+      announced = true;
+      std::printf("{\"ready\":%d,\"pid\":%d}\n", ready, static_cast<int>(getpid()));
+      std::fflush(stdout);
+    }
+    connect_more();
+  }
+
+  void reply_result(runtime_conn& c, std::string_view id, std::string_view result) {
+    c.ws->send_parts({k_ok_a, result, k_id, id, k_end});
+  }
+
+  void reply_error(runtime_conn& c, std::string_view id, int code, std::string_view msg) {
+    char num[16];
+    auto r = std::to_chars(num, num + sizeof(num), code);
+    c.ws->send_parts({k_err_a, R"({"code":)", std::string_view{num, static_cast<std::size_t>(r.ptr - num)},
+                      R"(,"message":")", msg, R"("})", k_id, id, k_end});
+  }
+
+  void send_state(runtime_conn& c, std::string_view id, std::string_view trace) {
+    c.ws->send_parts({k_state_a, id, k_state_b, trace, k_state_c});
+  }
+
+  void send_cancelled(runtime_conn& c, std::string_view id, std::string_view trace) {
+    c.ws->send_parts({k_cancelled_a, trace, k_cancelled_b, id, k_end});
+  }
+
+  void on_frame(runtime_conn& c, std::string_view frame) {
+    inbound m;
+    if (!parse_inbound(frame, m)) {
+      std::fprintf(stderr, "fake runtime %s: unparsable frame\n", c.id.c_str());
+      return;
+    }
+    if (m.method.empty()) {
+      if (!c.registered && m.id == "\"1\"" && m.has_result)
+        on_registered(c);
+      return;
+    }
+    if (m.method == "runAction" && !m.id.empty())
+      return run_action(c, m);
+    if (m.method == "sendInputStreamChunk" || m.method == "endInputStream")
+      return input(c, m, m.method == "endInputStream");
+    if (m.method == "cancelAction" && !m.id.empty())
+      return cancel(c, m);
+    if (m.method == "listActions" && !m.id.empty())
+      return reply_result(c, m.id, actions_result);
+    if (m.method == "listValues" && !m.id.empty())
+      return reply_result(c, m.id, R"({"values":{}})");
+    if (!m.id.empty()) {
+      std::string msg = "Method not found: " + std::string{m.method};
+      reply_error(c, m.id, -32601, msg);
+    }
+  }
+
+  void run_action(runtime_conn& c, const inbound& m) {
+    if (m.key == "/flow/echo") {
+      auto trace = new_trace();
+      send_state(c, m.id, trace);
+      if (m.input.empty())
+        c.ws->send_parts({k_res_none, trace, k_res_c, m.id, k_end});
+      else
+        c.ws->send_parts({k_res_a, m.input, k_res_b, trace, k_res_c, m.id, k_end});
+      return;
+    }
+    if (m.key == "/flow/streamCount") {
+      long n = 0;
+      if (auto p = m.input.find("\"n\":"); p != std::string_view::npos)
+        std::from_chars(m.input.data() + p + 4, m.input.data() + m.input.size(), n);
+      auto trace = new_trace();
+      send_state(c, m.id, trace);
+      stream_job j{std::string{m.id}, trace, n, 0, 0, false};
+      if (!m.stream) {
+        j.k = n;
+        j.sum = static_cast<long long>(n) * (n - 1) / 2;
+        finish_stream(c, j);
+        return;
+      }
+      c.held[trace] = held_run{std::string{m.id}, false, true, 0};
+      c.streams.push_back(std::move(j));
+      pump(c);
+      return;
+    }
+    if (m.key == "/flow/slow" || m.key == "/flow/bidiEcho") {
+      auto trace = new_trace();
+      send_state(c, m.id, trace);
+      bool bidi = m.key == "/flow/bidiEcho";
+      c.held[trace] = held_run{std::string{m.id}, bidi, m.stream, 0};
+      if (bidi)
+        c.bidi_by_req[std::string{m.id}] = trace;
+      return;
+    }
+    if (m.key == "/flow/fail") {
+      auto trace = new_trace();
+      send_state(c, m.id, trace);
+      c.ws->send_parts({k_err_a,
+                        R"({"code":-32000,"message":"INTERNAL: failed on purpose","data":{"code":13,"message":"INTERNAL: failed on purpose","details":{"traceId":")",
+                        trace, R"("}}})", k_id, m.id, k_end});
+      return;
+    }
+    std::string msg = "action " + std::string{m.key} + " not found";
+    reply_error(c, m.id, -32602, msg);
+  }
+
+  void input(runtime_conn& c, const inbound& m, bool end) {
+    auto i = c.bidi_by_req.find(std::string{m.request_id});
+    if (i == c.bidi_by_req.end())
+      return;
+    auto h = c.held.find(i->second);
+    if (h == c.held.end())
+      return;
+    auto& run = h->second;
+    if (!end) {
+      ++run.count;
+      if (run.stream && !m.chunk.empty())
+        c.ws->send_parts({k_chunk_a, run.request_id, k_chunk_b, m.chunk, k_close2});
+      return;
+    }
+    auto count = std::to_string(run.count);
+    c.ws->send_parts({k_res_a, R"({"count":)", count, "}", k_res_b, h->first, k_res_c,
+                      run.request_id, k_end});
+    c.held.erase(h);
+    c.bidi_by_req.erase(i);
+  }
+
+  void cancel(runtime_conn& c, const inbound& m) {
+    auto h = c.held.find(std::string{m.trace_id});
+    if (h == c.held.end())
+      return reply_error(c, m.id, -32602, "Action not found or already completed");
+    reply_result(c, m.id, R"({"message":"Action cancelled"})");
+    send_cancelled(c, h->second.request_id, h->first);
+    if (h->second.bidi)
+      c.bidi_by_req.erase(h->second.request_id);
+    for (auto& j : c.streams)
+      if (j.trace == h->first)
+        j.cancelled = true;
+    c.held.erase(h);
+  }
+
+  void finish_stream(runtime_conn& c, const stream_job& j) {
+    char buf[64];
+    int len = std::snprintf(buf, sizeof(buf), R"({"count":%ld,"sum":%lld})", j.k, j.sum);
+    c.ws->send_parts({k_res_a, std::string_view{buf, static_cast<std::size_t>(len)}, k_res_b, j.trace,
+                      k_res_c, j.request_id, k_end});
+  }
+
+  // Produces chunks while the socket keeps up (called again on drain).
+  void pump(runtime_conn& c) {
+    constexpr std::size_t high_water = 256 * 1024;
+    while (!c.streams.empty() && c.ws->backlog() < high_water) {
+      for (auto it = c.streams.begin(); it != c.streams.end();) {
+        auto& j = *it;
+        if (j.cancelled) {
+          it = c.streams.erase(it);
+          continue;
+        }
+        char num[24];
+        for (int b = 0; b < 64 && j.k < j.n; ++b, ++j.k) {
+          auto r = std::to_chars(num, num + sizeof(num), j.k);
+          c.ws->send_parts({k_chunk_a, j.request_id, k_chunk_i,
+                            std::string_view{num, static_cast<std::size_t>(r.ptr - num)}, k_close3});
+          j.sum += j.k;
+        }
+        if (j.k >= j.n) {
+          finish_stream(c, j);
+          c.held.erase(j.trace);
+          it = c.streams.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+};
+
+void on_signal(int) {
+  stop_requested = true;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  fake f;
+  std::string url;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    std::string v = argv[i + 1];
+    if (k == "--url")
+      url = v;
+    else if (k == "--n")
+      f.opt.n = std::atoi(v.c_str());
+    else if (k == "--prefix")
+      f.opt.prefix = v;
+    else if (k == "--connect-window")
+      f.opt.connect_window = std::atoi(v.c_str());
+    else if (k == "--lifetime")
+      f.opt.lifetime_s = std::atoi(v.c_str());
+    else {
+      std::fprintf(stderr, "unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  if (url.empty() || !parse_url(url, f.opt) || f.opt.n < 1) {
+    std::fprintf(stderr, "usage: bench_fake_runtime --url ws://HOST:PORT[/path] [--n N] "
+                         "[--prefix P] [--connect-window W] [--lifetime S]\n");
+    return 2;
+  }
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  std::signal(SIGPIPE, SIG_IGN);
+  f.conns.reserve(static_cast<std::size_t>(f.opt.n));
+  f.connect_more();
+  std::function<void()> watch = [&] {
+    if (stop_requested)
+      return f.loop.stop();
+    f.loop.after(50ms, watch);
+  };
+  f.loop.after(50ms, watch);
+  f.loop.run_for(std::chrono::seconds(f.opt.lifetime_s));
+  if (!f.announced) {
+    std::fprintf(stderr, "fake runtime: only %d of %d registered (%d failed)\n", f.ready, f.opt.n,
+                 f.failures);
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,470 @@
+#!/usr/bin/env bash
+# The benchmark suite in one command: builds in Release, starts actor-host's
+# manager, the bare relay and the Genkit TS manager (each with its own fake
+# runtime), runs every scenario with warm-up, interleaving the systems (the
+# order rotates every round so drift hits all of them alike), measures memory
+# with 1 / 1,000 / 10,000 idle runtimes, counts kernel crossings with perf,
+# and writes a markdown report.
+#
+#   bench/run.sh [--smoke] [--rounds N] [--seconds S] [--warmup S]
+#                [--build-dir DIR] [--no-build] [--systems "ours relay ts tsws"]
+#                [--no-memory] [--no-perf] [--report FILE] [--out DIR]
+#
+#   full run:  report -> bench/REPORT.md, raw data -> bench/results.jsonl
+#   --smoke:   seconds, tiny counts (CI: ctest -L bench); report and data go
+#              to BUILD/bench-smoke/. Nothing is asserted about speed; the
+#              exit status only says whether every system answered.
+#
+# Systems: ours (actor-host's manager via /api/ws), relay (bench_relay),
+# ts (RuntimeManagerV2 driven in-process by ts_driver.mjs), tsws (the same TS
+# manager behind a thin WebSocket front door, driven by bench_load like ours).
+# The TS baseline needs node + npm: the pinned packages are installed into
+# BUILD/interop-node by tests/interop/setup.sh (no-op when already there).
+# Without them the TS rows are skipped (and the report says so).
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+mode=full
+rounds=3
+seconds=3
+warmup=1
+build=$root/build
+do_build=1
+systems="ours relay ts tsws"
+do_memory=1
+do_perf=1
+report=""
+keep_results=""
+out=""
+mem_ns="1 1000 10000"
+stream_n=20000
+open_rate=2000
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --smoke) mode=smoke ;;
+    --rounds) rounds=$2; shift ;;
+    --seconds) seconds=$2; shift ;;
+    --warmup) warmup=$2; shift ;;
+    --build-dir) build=$2; shift ;;
+    --no-build) do_build=0 ;;
+    --systems) systems=$2; shift ;;
+    --no-memory) do_memory=0 ;;
+    --no-perf) do_perf=0 ;;
+    --report) report=$2; shift ;;
+    --out) out=$2; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [ "$mode" = smoke ]; then
+  rounds=1; seconds=0.3; warmup=0.1; stream_n=500; open_rate=200; mem_ns="1 50"; do_perf=0
+  out=${out:-$build/bench-smoke}
+  report=${report:-$out/REPORT.md}
+else
+  out=${out:-$build/bench-results}
+  # The default full report is committed with its raw data next to it.
+  [ -z "$report" ] && report=$root/bench/REPORT.md && keep_results=$root/bench/results.jsonl
+fi
+mkdir -p "$out"
+build=$(cd "$build" 2>/dev/null && pwd || echo "$build")
+results=$out/results.jsonl
+: >"$results"
+log() { echo "[bench $(date +%H:%M:%S)] $*" >&2; }
+
+# ---- build ----------------------------------------------------------------------
+if [ $do_build = 1 ]; then
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+    cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+      -DACTOR_HOST_INTEROP_TESTS=OFF || exit 1
+  fi
+  bt=$(grep '^CMAKE_BUILD_TYPE:' "$build/CMakeCache.txt" | cut -d= -f2)
+  [ "$bt" = Release ] || log "warning: $build is a '$bt' build, not Release"
+  nice -n 5 cmake --build "$build" -j "${JOBS:-2}" --target actor-host bench_load \
+    bench_fake_runtime bench_relay bench_report bench_syscost || exit 1
+fi
+host_bin=$build/actor-host
+bin=$build/bench
+for b in "$host_bin" "$bin/bench_load" "$bin/bench_fake_runtime" "$bin/bench_relay" "$bin/bench_report"; do
+  [ -x "$b" ] || { echo "run.sh: $b is missing (build first)" >&2; exit 1; }
+done
+build_type=$(grep '^CMAKE_BUILD_TYPE:' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2)
+
+# ---- node packages for the TS baseline ----------------------------------------------
+node_dir=$build/interop-node
+ts_note=""
+if [[ " $systems " == *" ts "* || " $systems " == *" tsws "* ]]; then
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    ts_note="node/npm not installed: TS baseline skipped"
+  elif ! timeout 600 bash "$root/tests/interop/setup.sh" "$build" >"$out/npm-setup.log" 2>&1; then
+    ts_note="npm packages could not be installed (see npm-setup.log): TS baseline skipped"
+  fi
+  if [ -n "$ts_note" ]; then
+    log "$ts_note"
+    systems=$(echo " $systems " | sed 's/ ts / /; s/ tsws / /')
+  fi
+fi
+
+# ---- fd limit (10,000 idle runtimes need ~10,100 descriptors per process) ----------
+hard=$(ulimit -Hn)
+[ "$hard" = unlimited ] && hard=1048576
+want=$(( hard < 65536 ? hard : 65536 ))
+ulimit -n "$want" 2>/dev/null || true
+soft=$(ulimit -n)
+mem_ns_run=""
+for n in $mem_ns; do
+  if [ "$n" -le $((soft - 200)) ]; then mem_ns_run="$mem_ns_run $n"
+  else log "fd limit $soft (hard $hard) is too low for $n runtimes: skipped"; fi
+done
+
+# ---- process helpers -------------------------------------------------------------
+# Only processes this script started (and that are still its children) are
+# ever signalled.
+started=()
+ours() { [ -n "$1" ] && [ "$(awk '{print $4}' "/proc/$1/stat" 2>/dev/null)" = "$$" ]; }
+cleanup() {
+  local p
+  for p in "${started[@]}"; do ours "$p" && kill -TERM "$p" 2>/dev/null; done
+  sleep 0.3
+  for p in "${started[@]}"; do ours "$p" && kill -KILL "$p" 2>/dev/null; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+stop_pid() { # pid: TERM, then KILL after 3 s
+  local p=$1 i
+  ours "$p" || return 0
+  kill -TERM "$p" 2>/dev/null || return 0
+  for i in $(seq 30); do
+    kill -0 "$p" 2>/dev/null || return 0
+    [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = Z ] && return 0
+    sleep 0.1
+  done
+  kill -KILL "$p" 2>/dev/null
+}
+
+free_port() { # a port below the ephemeral range that nothing uses now
+  local p hex i
+  for i in $(seq 100); do
+    p=$((20000 + RANDOM % 12000))
+    printf -v hex '%04X' "$p"
+    grep -qi ":$hex " /proc/net/tcp /proc/net/tcp6 2>/dev/null || { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+wait_listen() { # port [seconds]
+  local hex i
+  printf -v hex '%04X' "$1"
+  for i in $(seq $((${2:-10} * 20))); do
+    grep -qi ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+json_field() { # line key -> number or string value
+  echo "$1" | grep -o "\"$2\":\"\?[^,\"}]*" | head -1 | sed 's/.*:"\?//'
+}
+
+# Starts N fake runtimes against ws URL; sets fake_pid (the process) once all
+# have registered. Returns 1 on failure.
+start_fake() { # url n prefix timeout_s logfile
+  local f=$5 i line
+  : >"$f"
+  "$bin/bench_fake_runtime" --url "$1" --n "$2" --prefix "$3" --lifetime 7200 >"$f" 2>"$f.err" &
+  local p=$!
+  started+=("$p")
+  fake_pid=""
+  for i in $(seq $(($4 * 20))); do
+    line=$(head -1 "$f" 2>/dev/null)
+    if [ -n "$line" ]; then fake_pid=$(json_field "$line" pid); return 0; fi
+    kill -0 "$p" 2>/dev/null || break
+    sleep 0.05
+  done
+  log "fake runtimes ($2 on $1) did not register: $(tail -2 "$f.err" 2>/dev/null)"
+  stop_pid "$p"
+  return 1
+}
+
+ours_flags="--role manager --log-level warn"
+start_ours() { # sets ours_pid ours_api
+  local p h
+  p=$(free_port) && h=$(free_port) || return 1
+  "$host_bin" $ours_flags --port "$p" --http-port "$h" >>"$out/ours.log" 2>&1 &
+  ours_pid=$!
+  started+=("$ours_pid")
+  ours_rport=$p
+  ours_api=$h
+  wait_listen "$p" && wait_listen "$h"
+}
+
+start_relay() { # sets relay_pid relay_rport relay_api
+  local f=$out/relay.out i line
+  : >"$f"
+  "$bin/bench_relay" >"$f" 2>>"$out/relay.log" &
+  relay_pid=$!
+  started+=("$relay_pid")
+  for i in $(seq 200); do
+    line=$(head -1 "$f")
+    if [ -n "$line" ]; then
+      relay_rport=$(json_field "$line" runtime_port)
+      relay_api=$(json_field "$line" api_port)
+      return 0
+    fi
+    sleep 0.05
+  done
+  return 1
+}
+
+ts_running=0
+start_ts() { # sets ts_pid ts_port; talks over the TSD coprocess
+  local port line
+  port=$(free_port) || return 1
+  coproc TSD { exec node --expose-gc "$root/bench/ts_driver.mjs" --node-dir "$node_dir" --port "$port" 2>>"$out/ts.log"; }
+  ts_pid=$TSD_PID
+  started+=("$ts_pid")
+  if ! read -r -t 60 -u "${TSD[0]}" line; then
+    log "TS manager did not start (see ts.log)"
+    return 1
+  fi
+  ts_port=$(json_field "$line" port)
+  tools_common=$(json_field "$line" tools_common)
+  ts_running=1
+}
+# No command substitution around ts_cmd/phase: they must run in this shell,
+# which owns the coprocess pipes.
+ts_cmd() { # json [timeout] -> sets ts_reply
+  ts_reply=""
+  echo "$1" >&"${TSD[1]}" || return 1
+  read -r -t "${2:-60}" -u "${TSD[0]}" ts_reply || return 1
+}
+stop_ts() {
+  [ $ts_running = 1 ] || return 0
+  echo '{"cmd":"exit"}' >&"${TSD[1]}" 2>/dev/null
+  local i
+  for i in $(seq 30); do kill -0 "$ts_pid" 2>/dev/null || break; sleep 0.1; done
+  stop_pid "$ts_pid"
+  wait "$ts_pid" 2>/dev/null
+  ts_running=0
+}
+
+start_tsws() { # sets tsws_pid tsws_port tsws_api
+  local f=$out/tsws.out i line
+  tsws_port=$(free_port) && tsws_api=$(free_port) || return 1
+  : >"$f"
+  node "$root/bench/ts_driver.mjs" --node-dir "$node_dir" --port "$tsws_port" \
+    --front-door "$tsws_api" --no-commands </dev/null >"$f" 2>>"$out/tsws.log" &
+  tsws_pid=$!
+  started+=("$tsws_pid")
+  for i in $(seq 1200); do
+    [ -n "$(head -1 "$f")" ] && return 0
+    kill -0 "$tsws_pid" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
+
+# ---- systems under load -------------------------------------------------------------
+declare -A api rt_pid sut_pid
+up() { # system
+  case $1 in
+    ours)
+      start_ours || return 1
+      start_fake "ws://127.0.0.1:$ours_rport" 1 bench-rt 20 "$out/fake-ours.out" || return 1
+      sut_pid[ours]=$ours_pid; api[ours]=$ours_api; rt_pid[ours]=$fake_pid ;;
+    relay)
+      start_relay || return 1
+      start_fake "ws://127.0.0.1:$relay_rport" 1 bench-rt 20 "$out/fake-relay.out" || return 1
+      sut_pid[relay]=$relay_pid; api[relay]=$relay_api; rt_pid[relay]=$fake_pid ;;
+    ts)
+      start_ts || return 1
+      start_fake "ws://127.0.0.1:$ts_port" 1 bench-rt 20 "$out/fake-ts.out" || return 1
+      ts_cmd '{"cmd":"wait","runtimes":1,"timeoutMs":10000}' 20 || return 1
+      sut_pid[ts]=$ts_pid; rt_pid[ts]=$fake_pid ;;
+    tsws)
+      start_tsws || return 1
+      start_fake "ws://127.0.0.1:$tsws_port" 1 bench-rt 20 "$out/fake-tsws.out" || return 1
+      sut_pid[tsws]=$tsws_pid; api[tsws]=$tsws_api; rt_pid[tsws]=$fake_pid ;;
+  esac
+}
+down() { # system
+  stop_pid "${rt_pid[$1]:-}"
+  if [ "$1" = ts ]; then stop_ts; else stop_pid "${sut_pid[$1]:-}"; fi
+  unset "sut_pid[$1]" "rt_pid[$1]"
+}
+
+# scenario tuples: name callers inflight rate stream_n
+scenarios=(
+  "echo 1 1 0 0"
+  "echo 64 1 0 0"
+  "echo 8 64 0 0"
+  "open 16 1 $open_rate 0"
+  "stream 1 1 0 $stream_n"
+  "stream 4 1 0 $stream_n"
+  "bidi 16 1 0 0"
+  "cancel 4 1 0 0"
+)
+
+fail_line() { # system scenario round callers inflight note
+  printf -v phase_out '{"system":"%s","scenario":"%s","round":%s,"callers":%s,"inflight":%s,"ok":false,"note":"%s"}' \
+    "$1" "$2" "$3" "$4" "$5" "$6"
+}
+
+phase() { # system round "tuple" [seconds warmup] -> sets phase_out (one JSON line)
+  local sys=$1 r=$2 s c k rate n secs=${4:-$seconds} wu=${5:-$warmup} line
+  read -r s c k rate n <<<"$3"
+  if ! kill -0 "${sut_pid[$sys]:-0}" 2>/dev/null; then
+    fail_line "$sys" "$s" "$r" "$c" "$k" "the system is not running"
+    return
+  fi
+  local budget
+  budget=$(awk "BEGIN{print int($secs + $wu + 40)}")
+  if [ "$sys" = ts ]; then
+    ts_cmd "{\"cmd\":\"phase\",\"scenario\":\"$s\",\"callers\":$c,\"inflight\":$k,\"rate\":$rate,\"streamN\":$n,\"seconds\":$secs,\"warmup\":$wu,\"system\":\"ts\",\"round\":$r,\"runtimeId\":\"bench-rt-0\",\"runtimePid\":${rt_pid[ts]}}" "$budget"
+    line=$ts_reply
+  else
+    local extra=()
+    [ "$s" = open ] && extra+=(--rate "$rate")
+    [ "$s" = stream ] && extra+=(--stream-n "$n")
+    line=$(timeout "$budget" "$bin/bench_load" --url "ws://127.0.0.1:${api[$sys]}/api/ws" \
+      --scenario "$s" --callers "$c" --inflight "$k" --seconds "$secs" --warmup "$wu" "${extra[@]}" \
+      --system "$sys" --round "$r" --watch "sut=${sut_pid[$sys]}" --watch "runtime=${rt_pid[$sys]}" \
+      2>>"$out/load.log" | tail -1)
+  fi
+  if [ -z "$line" ]; then
+    fail_line "$sys" "$s" "$r" "$c" "$k" "no result (timed out or crashed)"
+  else
+    phase_out=$line
+  fi
+}
+
+# ---- meta -------------------------------------------------------------------------------
+esc() { echo "$1" | tr -d '"\\' | tr '\n' ' ' | sed 's/ *$//'; }
+cpu_model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')
+mem_total=$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)
+os=$( (. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME") || uname -s)
+compiler=$( (c++ --version 2>/dev/null || g++ --version) | head -1)
+node_v=$(command -v node >/dev/null && node --version || echo "none")
+tools_common="?"
+[ -f "$node_dir/node_modules/@genkit-ai/tools-common/package.json" ] &&
+  tools_common=$(grep -m1 '"version"' "$node_dir/node_modules/@genkit-ai/tools-common/package.json" | cut -d'"' -f4)
+platform=$("$bin/bench_syscost" 2>/dev/null | tail -1)
+[ -n "$platform" ] || platform='{}'
+results_name=${keep_results:+bench/results.jsonl}
+results_name=${results_name:-$results}
+printf '{"kind":"meta","mode":"%s","date":"%s","cpu_model":"%s","cpus":"%s","mem_total":"%s","os":"%s","kernel":"%s","compiler":"%s","build_type":"%s","node":"%s","tools_common":"%s","fd_soft":"%s","fd_hard":"%s","loadavg":"%s","rounds":"%s","seconds":"%s","warmup":"%s","ours_flags":"%s","results_name":"%s","ts_note":"%s","platform":%s}\n' \
+  "$mode" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(esc "$cpu_model")" "$(nproc)" "$mem_total" "$(esc "$os")" \
+  "$(uname -r)" "$(esc "$compiler")" "$build_type" "$node_v" "$tools_common" "$soft" "$hard" \
+  "$(cut -d' ' -f1-3 /proc/loadavg)" "$rounds" "$seconds" "$warmup" \
+  "actor-host $ours_flags (1 I/O thread, 1 CAF worker: the defaults)" "$results_name" "$ts_note" \
+  "$platform" >>"$results"
+
+# ---- rounds ---------------------------------------------------------------------------------
+sys_list=($systems)
+failed=0
+for sys in "${sys_list[@]}"; do
+  log "starting $sys"
+  if ! up "$sys"; then
+    log "$sys did not come up"
+    failed=1
+  fi
+done
+for r in $(seq 1 "$rounds"); do
+  log "round $r/$rounds"
+  for t in "${scenarios[@]}"; do
+    # Rotate the order every round: A B C, B C A, C A B, ...
+    n=${#sys_list[@]}
+    for i in $(seq 0 $((n - 1))); do
+      sys=${sys_list[$(((i + r - 1) % n))]}
+      phase "$sys" "$r" "$t"
+      line=$phase_out
+      echo "$line" >>"$results"
+      case $line in *'"ok":true'*) ;; *) failed=1; log "$sys / $t: $(json_field "$line" note)";; esac
+      sleep 0.2
+    done
+  done
+done
+
+# ---- kernel crossings (perf stat around one extra echo 64x1 phase) ----------------------------
+if [ $do_perf = 1 ] && command -v perf >/dev/null; then
+  for sys in "${sys_list[@]}"; do
+    kill -0 "${sut_pid[$sys]:-0}" 2>/dev/null || continue
+    pf=$out/perf-$sys.txt
+    perf stat -x, -e raw_syscalls:sys_enter,context-switches,task-clock -p "${sut_pid[$sys]}" -o "$pf" &
+    perf_pid=$!
+    started+=("$perf_pid")
+    sleep 0.3
+    phase "$sys" 0 "echo 64 1 0 0" 3 0
+    line=$phase_out
+    kill -INT "$perf_pid" 2>/dev/null
+    wait "$perf_pid" 2>/dev/null
+    ops=$(json_field "$line" ops)
+    sc=$(awk -F, '/raw_syscalls:sys_enter/ {print $1}' "$pf")
+    cs=$(awk -F, '/context-switches/ {print $1}' "$pf")
+    tc=$(awk -F, '/task-clock/ {print $1}' "$pf")
+    if [[ "$sc" =~ ^[0-9]+$ && "$ops" =~ ^[0-9]+$ && "$ops" -gt 0 ]]; then
+      printf '{"kind":"syscalls","system":"%s","label":"echo 64×1 (3 s, no warm-up)","ops":%s,"syscalls":%s,"ctx_switches":%s,"cpu_ms":%s}\n' \
+        "$sys" "$ops" "$sc" "${cs:-0}" "${tc:-0}" >>"$results"
+    else
+      log "perf stat gave no usable counts for $sys ($(head -c 200 "$pf"))"
+    fi
+  done
+fi
+
+for sys in "${sys_list[@]}"; do down "$sys"; done
+
+# ---- memory at scale --------------------------------------------------------------------------
+if [ $do_memory = 1 ]; then
+  for sys in "${sys_list[@]}"; do
+    [ "$sys" = tsws ] && continue # the same manager as ts
+    for n in $mem_ns_run; do
+      log "memory: $sys with $n idle runtimes"
+      ok=false; rss=-1; note=""
+      case $sys in
+        ours) start_ours && url="ws://127.0.0.1:$ours_rport" && pid=$ours_pid ;;
+        relay) start_relay && url="ws://127.0.0.1:$relay_rport" && pid=$relay_pid ;;
+        ts) start_ts && url="ws://127.0.0.1:$ts_port" && pid=$ts_pid ;;
+      esac
+      if [ -z "${pid:-}" ] || ! kill -0 "$pid" 2>/dev/null; then
+        note="the system did not start"
+      elif start_fake "$url" "$n" "mem" 300 "$out/fake-mem.out"; then
+        if [ "$sys" = ts ]; then
+          ts_cmd "{\"cmd\":\"wait\",\"runtimes\":$n,\"timeoutMs\":60000}" 90
+          sleep 1
+          ts_cmd '{"cmd":"mem"}' 60
+          reply=$ts_reply
+          rss=$(json_field "$reply" rssKb)
+          got=$(json_field "$reply" runtimes)
+          [ "$got" = "$n" ] && ok=true || note="only $got of $n runtimes listed"
+        else
+          sleep 1
+          rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+          ok=true
+        fi
+        stop_pid "$fake_pid"
+      else
+        note="not all $n runtimes registered within 300 s"
+      fi
+      [ -n "$rss" ] || rss=-1
+      printf '{"kind":"memory","system":"%s","runtimes":%s,"rss_kb":%s,"ok":%s,"note":"%s"}\n' \
+        "$sys" "$n" "$rss" "$ok" "$note" >>"$results"
+      [ $ok = true ] || { failed=1; log "memory $sys $n: $note"; }
+      if [ "$sys" = ts ]; then stop_ts; else stop_pid "$pid"; fi
+      pid=""
+      sleep 0.5
+    done
+  done
+fi
+
+# ---- report -----------------------------------------------------------------------------------
+notes=()
+[ "$mode" = full ] && [ -f "$root/bench/ANALYSIS.md" ] && notes=(--notes "$root/bench/ANALYSIS.md")
+"$bin/bench_report" --results "$results" --out "$report" "${notes[@]}" || failed=1
+[ -n "${keep_results:-}" ] && cp "$results" "$keep_results"
+log "report: $report"
+[ -n "$ts_note" ] && log "$ts_note"
+exit $failed
