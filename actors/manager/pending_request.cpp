@@ -34,8 +34,12 @@ void finish(self_ptr self, bool ok, std::string raw) {
                   ok ? std::string_view{"ok"} : registry::status_name(code),
                   std::chrono::duration<double, std::milli>(took).count());
   }
-  if (a.caller)
+  if (a.caller) {
+    // The monitor lives in the caller's state until removed: a long-lived
+    // caller session would otherwise keep ~1 KB per finished call.
+    self->demonitor(a.caller);
     self->send(a.caller, done_atom_v, a.tag, ok, std::move(raw));
+  }
   self->quit();
 }
 
