@@ -72,7 +72,7 @@ public:
     auto t = system_clock::to_time_t(msg.time);
     std::tm tm{};
     ::gmtime_r(&t, &tm);
-    char ts[40];
+    char ts[80];
     auto ms = duration_cast<milliseconds>(msg.time.time_since_epoch()).count() % 1000;
     std::snprintf(ts, sizeof ts, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,

@@ -9,10 +9,10 @@
 namespace actor_host::obs {
 
 struct log_fields {
-  std::string_view trace_id;
-  std::string_view runtime_id;
-  std::string_view action;
-  std::string_view service;
+  std::string_view trace_id{};
+  std::string_view runtime_id{};
+  std::string_view action{};
+  std::string_view service{};
 };
 
 /// Sets the fields for the current thread until destroyed (nests: the inner
