@@ -17,6 +17,10 @@ enum class actor_kind : int {
   active_action,
   bidi_session,
   child_runtime,
+  function_registry,
+  worker_connection,
+  invocation,
+  trigger_binding,
   count_,
 };
 
