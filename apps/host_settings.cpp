@@ -147,6 +147,15 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.bind = eff.at("bind").value;
   m.port = static_cast<std::uint16_t>(num(eff, "port"));
   m.http_port = static_cast<std::uint16_t>(num(eff, "http_port"));
+  m.worker_port = static_cast<std::uint16_t>(num(eff, "worker_port"));
+  if (eff.at("worker_rbac_port").value != "off")
+    m.worker_rbac_port = static_cast<std::uint16_t>(num(eff, "worker_rbac_port"));
+  m.rbac.auth_function = eff.at("worker_auth_function").value;
+  m.rbac.expose_functions
+    = registry::worker_rbac_config::parse_list(eff.at("worker_expose_functions").value);
+  m.rbac.on_function_registration = eff.at("worker_on_function_registration").value;
+  m.rbac.on_trigger_type_registration = eff.at("worker_on_trigger_type_registration").value;
+  m.rbac.on_trigger_registration = eff.at("worker_on_trigger_registration").value;
   m.max_frame_bytes = num(eff, "max_frame_bytes");
   m.max_body_bytes = num(eff, "max_body_bytes");
   m.policy.request_timeout = span(ms(eff, "request_timeout"));

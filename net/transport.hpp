@@ -2,10 +2,19 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace actor_host::net {
+
+/// What a server-side WebSocket's upgrade request asked for (empty on the
+/// client side): for handlers that decide by headers or query (iii RBAC).
+struct upgrade_request {
+  std::string target;                         // raw path and query, not decoded
+  std::map<std::string, std::string> headers; // lower-case names
+};
 
 /// Outbound half of a message connection: a WebSocket session, or a fake in
 /// tests. Every member is thread-safe: actors call it from scheduler threads
@@ -21,8 +30,20 @@ public:
   /// Writes what is queued, then closes with `code`. Idempotent.
   virtual void close(std::uint16_t code = 1000, std::string reason = {}) = 0;
 
+  /// Drops the connection at once, without a close handshake: for a peer
+  /// known to be gone (a half-open socket). Idempotent.
+  virtual void drop() {
+    close(1001, "going away");
+  }
+
   /// "ip:port" of the peer, for logs.
   virtual const std::string& peer() const = 0;
+
+  /// The upgrade request of a server-side socket.
+  virtual const upgrade_request& upgrade() const {
+    static const upgrade_request none;
+    return none;
+  }
 };
 
 using transport_ptr = std::shared_ptr<transport>;
@@ -36,6 +57,12 @@ public:
   /// One complete text frame. The string has spare capacity for simdjson's
   /// padding, so handlers may parse it in place.
   virtual void on_text(std::string frame) = 0;
+
+  /// One complete binary frame. Returns false to refuse it, which closes the
+  /// socket (1003): only handlers of binary protocols accept them.
+  virtual bool on_binary(std::string_view) {
+    return false;
+  }
 
   /// The socket is gone (peer close, error, or our own close completed).
   virtual void on_closed(std::string reason) = 0;

@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <deque>
 
 namespace actor_host::net {
@@ -45,6 +46,13 @@ public:
 
   void accept(http::request<http::string_body> req, session_factory factory) {
     configure(beast::role_type::server);
+    upgrade_.target = std::string{req.target()};
+    for (auto& f : req) {
+      std::string name{f.name_string()};
+      for (auto& c : name)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      upgrade_.headers[name] = std::string{f.value()};
+    }
     factory_ = std::move(factory);
     ws_.async_accept(req, beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
   }
@@ -70,8 +78,22 @@ public:
     });
   }
 
+  void drop() override {
+    asio::post(strand_, [self = shared_from_this()] {
+      if (self->closed_)
+        return;
+      self->closing_ = true;
+      error_code ignored;
+      beast::get_lowest_layer(self->ws_).socket().close(ignored);
+    });
+  }
+
   const std::string& peer() const override {
     return peer_;
+  }
+
+  const upgrade_request& upgrade() const override {
+    return upgrade_;
   }
 
 private:
@@ -114,7 +136,15 @@ private:
     if (ec)
       return on_done(ec);
     if (!ws_.got_text()) {
+      auto data = buffer_.cdata();
+      bool taken = handler_ && !closing_
+                   && handler_->on_binary({static_cast<const char*>(data.data()), n});
       buffer_.consume(n);
+      if (taken) {
+        counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
+        counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
+        return do_read();
+      }
       spdlog::warn("closing {}: binary frame (only JSON text frames are accepted)", peer_);
       on_close_request(static_cast<std::uint16_t>(websocket::close_code::bad_payload),
                        "binary frames are not supported");
@@ -218,6 +248,7 @@ private:
   ws_limits limits_;
   std::shared_ptr<socket_counters> counters_;
   std::string peer_;
+  upgrade_request upgrade_;
   session_factory factory_;
   std::function<void(std::string)> on_fail_;
   frame_handler_ptr handler_;

@@ -62,6 +62,38 @@ void metrics::record_request(rpc_method m, int outcome_code,
   latency[mi].observe(took);
 }
 
+invocation_outcome invocation_outcome_from(std::string_view code) {
+  for (int i = 0; i < static_cast<int>(invocation_outcome::count_); ++i) {
+    auto o = static_cast<invocation_outcome>(i);
+    if (code == invocation_outcome_label(o))
+      return o;
+  }
+  if (code == "TIMEOUT")
+    return invocation_outcome::timeout;
+  if (code == "FORBIDDEN")
+    return invocation_outcome::forbidden;
+  return invocation_outcome::other;
+}
+
+const char* invocation_outcome_label(invocation_outcome o) {
+  switch (o) {
+    case invocation_outcome::ok: return "ok";
+    case invocation_outcome::invocation_failed: return "invocation_failed";
+    case invocation_outcome::invocation_stopped: return "invocation_stopped";
+    case invocation_outcome::function_not_found: return "function_not_found";
+    case invocation_outcome::timeout: return "timeout";
+    case invocation_outcome::forbidden: return "forbidden";
+    case invocation_outcome::abandoned: return "abandoned";
+    default: return "other";
+  }
+}
+
+void metrics::record_invocation(std::string_view code, std::chrono::nanoseconds took) noexcept {
+  invocations[static_cast<int>(invocation_outcome_from(code))].fetch_add(
+    1, std::memory_order_relaxed);
+  invocation_latency.observe(took);
+}
+
 metrics& global() {
   static metrics instance;
   return instance;

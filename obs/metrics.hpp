@@ -39,6 +39,22 @@ private:
   std::atomic<std::uint64_t> count_{0};
 };
 
+/// Outcomes of iii invocations, as metric labels.
+enum class invocation_outcome : int {
+  ok,
+  invocation_failed,
+  invocation_stopped,
+  function_not_found,
+  timeout,
+  forbidden,
+  abandoned, // the caller went away first
+  other,
+  count_,
+};
+
+invocation_outcome invocation_outcome_from(std::string_view code);
+const char* invocation_outcome_label(invocation_outcome o);
+
 struct metrics {
   // Requests the manager sent to runtimes, by method and outcome code.
   std::array<std::array<std::atomic<std::uint64_t>, outcome_count>,
@@ -57,7 +73,16 @@ struct metrics {
   std::atomic<bool> draining{false};
   std::atomic<std::uint64_t> drain_cancelled_calls{0};
 
+  // iii workers: invocations routed to workers, by outcome; telemetry frames
+  // received on /otel (dropped: no sink is configured).
+  std::array<std::atomic<std::uint64_t>, static_cast<int>(invocation_outcome::count_)>
+    invocations{};
+  latency_histogram invocation_latency;
+  std::atomic<std::uint64_t> otel_frames{0};
+
   void record_request(rpc_method m, int outcome_code, std::chrono::nanoseconds took) noexcept;
+  /// `code`: "ok" or the iii error code the caller got.
+  void record_invocation(std::string_view code, std::chrono::nanoseconds took) noexcept;
 };
 
 /// The one registry of this process.

@@ -61,7 +61,16 @@ bool parse_host_config(const std::string& text, const std::string& file_name,
 
 // -- manager settings and their precedence --------------------------------------
 
-enum class setting_type { text, port, duration, positive_duration, count, threads, choice };
+enum class setting_type {
+  text,
+  port,
+  optional_port, // "off" or a port
+  duration,
+  positive_duration,
+  count,
+  threads,
+  choice,
+};
 
 struct setting_def {
   std::string_view key;          // host.yaml key; flag --key-with-dashes

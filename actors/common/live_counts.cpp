@@ -27,6 +27,10 @@ const char* actor_kind_name(actor_kind k) {
     case actor_kind::bidi_session: return "bidi_session";
     case actor_kind::child_runtime: return "child_runtime";
     case actor_kind::runtime_supervisor: return "runtime_supervisor";
+    case actor_kind::function_registry: return "function_registry";
+    case actor_kind::worker_connection: return "worker_connection";
+    case actor_kind::invocation: return "invocation";
+    case actor_kind::trigger_binding: return "trigger_binding";
     case actor_kind::count_: break;
   }
   return "?";

@@ -18,6 +18,10 @@ enum class actor_kind : int {
   bidi_session,
   child_runtime,
   runtime_supervisor,
+  function_registry,
+  worker_connection,
+  invocation,
+  trigger_binding,
   count_,
 };
 

@@ -57,6 +57,20 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, stop_atom, "stop")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, drain_atom, "drain")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, idle_atom, "idle")
 
+// iii workers: connections <-> function registry <-> invocations, triggers
+CAF_ADD_ATOM(actor_host, actor_host::atoms, iii_atom, "iii")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, invoke_atom, "invoke")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, worker_atom, "worker")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, reattach_atom, "reattach")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, fn_add_atom, "fnadd")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, fn_remove_atom, "fnremove")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, type_add_atom, "typeadd")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, bind_atom, "bind")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, unbind_atom, "unbind")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, bind_result_atom, "bindresult")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, provider_atom, "provider")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, park_atom, "park")
+
 CAF_END_TYPE_ID_BLOCK(actor_host)
 
 namespace actor_host {

@@ -1,15 +1,38 @@
 #include "actors/manager/call_client.hpp"
 
 #include "actors/manager/errors.hpp"
+#include "net/iii_protocol.hpp"
 #include "net/jsonrpc.hpp"
 
 namespace actor_host {
 
+namespace {
+
+/// The iii function a runAction names with a `/iii/<function_id>` key, or "".
+std::string iii_function_of(const call_request& req) {
+  namespace rpc = net::jsonrpc;
+  if (req.method != "runAction")
+    return {};
+  rpc::object_members p;
+  std::string why, key;
+  if (!rpc::split_object(req.params, p, why) || !p.find("key")
+      || !rpc::string_value(*p.find("key"), key) || !key.starts_with(net::iii::iii_key_prefix))
+    return {};
+  return key.substr(net::iii::iii_key_prefix.size());
+}
+
+} // namespace
+
 void start_call(caf::event_based_actor* self, const caf::actor& directory, call_request req) {
   auto tag = req.tag;
   auto method = req.method;
-  self->request(directory, caf::infinite, route_atom_v, req.runtime_id)
-    .then(
+  // One catalog: `/iii/...` keys name functions of iii workers; the worker's
+  // connection then takes the call exactly like a runtime's would.
+  auto function_id = iii_function_of(req);
+  auto route = function_id.empty()
+                 ? self->request(directory, caf::infinite, route_atom_v, req.runtime_id)
+                 : self->request(directory, caf::infinite, route_atom_v, iii_atom_v, function_id);
+  std::move(route).then(
       [self, req = std::move(req)](bool ok, caf::actor& conn, std::string& id_or_error) mutable {
         if (!ok) {
           self->send(self, done_atom_v, req.tag, false, std::move(id_or_error));

@@ -4,11 +4,13 @@
 #include "actors/common/live_counts.hpp"
 #include "actors/manager/api_session.hpp"
 #include "actors/manager/child_runtime.hpp"
+#include "actors/manager/function_registry.hpp"
 #include "actors/manager/http_api.hpp"
 #include "actors/manager/manager_supervisor.hpp"
 #include "actors/manager/metrics_page.hpp"
 #include "actors/manager/runtime_connection.hpp"
 #include "actors/manager/runtime_directory.hpp"
+#include "actors/manager/worker_connection.hpp"
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
 #include "obs/metrics.hpp"
@@ -29,7 +31,11 @@ struct manager::impl {
       reflection(io, net::server_options{opts.bind, opts.port, 3200, 3400, opts.max_frame_bytes,
                                          opts.max_body_bytes}),
       api(io, net::server_options{opts.bind, opts.http_port, 0, 0, opts.max_frame_bytes,
-                                  opts.max_body_bytes}) {
+                                  opts.max_body_bytes}),
+      workers(io, net::server_options{opts.bind, opts.worker_port, 0, 0, opts.max_frame_bytes,
+                                      opts.max_body_bytes}),
+      rbac_workers(io, net::server_options{opts.bind, opts.worker_rbac_port.value_or(0), 0, 0,
+                                           opts.max_frame_bytes, opts.max_body_bytes}) {
   }
 
   caf::actor_system& sys;
@@ -37,8 +43,11 @@ struct manager::impl {
   net::io_runtime& io;
   net::server reflection;
   net::server api;
+  net::server workers;
+  net::server rbac_workers; // listens only with opts.worker_rbac_port
   caf::actor supervisor;
   caf::actor directory;
+  caf::actor functions; // function_registry
   std::vector<caf::actor> children; // child_runtime actors
   std::atomic<bool> running{false};
 
@@ -51,6 +60,22 @@ struct manager::impl {
 };
 
 namespace {
+
+/// `/otel` on the worker port: the iii SDK's OpenTelemetry socket. Accepted
+/// so the SDK does not reconnect forever; frames are counted and dropped
+/// (no telemetry sink is configured).
+class otel_sink : public net::frame_handler {
+public:
+  void on_text(std::string) override {
+    // The engine ignores text frames here too.
+  }
+  bool on_binary(std::string_view) override {
+    obs::global().otel_frames.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  void on_closed(std::string) override {
+  }
+};
 
 std::string write_env_file(const std::string& path, const std::string& manager_url,
                            const std::string& runtime_id) {
@@ -127,6 +152,8 @@ std::string manager::start() {
   auto& d = *impl_;
   d.supervisor = d.sys.spawn(manager_supervisor);
   d.directory = d.spawn_child(runtime_directory);
+  d.functions = d.spawn_child(function_registry);
+  caf::anon_send(d.directory, iii_atom_v, d.functions);
   if (auto err = d.reflection.listen(); !err.empty())
     return "reflection server: " + err;
   connection_options conn_opts{"ws://localhost:" + std::to_string(d.reflection.port()),
@@ -139,8 +166,32 @@ std::string manager::start() {
     auto a = d.spawn_child(api_session, t, d.directory, d.opts.policy);
     return std::make_shared<frame_bridge>(std::move(a));
   });
+  worker_options wopts;
+  if (d.opts.policy.run_timeout.count() > 0)
+    wopts.invocation_timeout = d.opts.policy.run_timeout;
+  auto serve_workers = [&d](net::server& srv, worker_options o) {
+    srv.on_websocket("/", [&d, o](net::transport_ptr t) -> net::frame_handler_ptr {
+      auto a = d.spawn_child(worker_connection, t, d.functions, d.directory, o);
+      return std::make_shared<frame_bridge>(std::move(a));
+    });
+    srv.on_websocket("/otel", [](net::transport_ptr) -> net::frame_handler_ptr {
+      return std::make_shared<otel_sink>();
+    });
+  };
+  serve_workers(d.workers, wopts);
+  if (auto err = d.workers.listen(); !err.empty())
+    return "worker endpoint: " + err;
+  if (d.opts.worker_rbac_port) {
+    auto ropts = wopts;
+    ropts.rbac = std::make_shared<const registry::worker_rbac_config>(d.opts.rbac);
+    serve_workers(d.rbac_workers, ropts);
+    if (auto err = d.rbac_workers.listen(); !err.empty())
+      return "worker endpoint (RBAC): " + err;
+  }
   http_api_context api_ctx{&d.sys, &d.directory, d.opts.policy, [this] { return stats_json(); }};
-  api_ctx.metrics_text = [&d] { return metrics_page(d.reflection.counters(), d.api.counters()); };
+  api_ctx.metrics_text = [&d] { return metrics_page(d.reflection.counters(), d.api.counters(),
+                                                          d.workers.counters());
+  };
   api_ctx.not_ready_reason = [this] { return not_ready_reason(); };
   d.api.on_http(make_http_api(std::move(api_ctx)));
   if (auto err = d.api.listen(); !err.empty())
@@ -148,6 +199,9 @@ std::string manager::start() {
   d.running = true;
   spdlog::info("Starting reflection server: ws://localhost:{}", d.reflection.port());
   spdlog::info("Starting API server: http://localhost:{}", d.api.port());
+  spdlog::info("Starting worker endpoint: ws://localhost:{}", d.workers.port());
+  if (d.opts.worker_rbac_port)
+    spdlog::info("Starting worker endpoint (RBAC): ws://localhost:{}", d.rbac_workers.port());
   auto manager_url = "ws://localhost:" + std::to_string(d.reflection.port());
   if (!d.opts.write_env_file.empty()) {
     auto id = d.opts.services.size() == 1 ? d.opts.services.front().runtime_id : std::string{};
@@ -174,6 +228,8 @@ void manager::stop(int stop_signal) {
   obs::global().draining = true;
   d.reflection.stop_accepting();
   d.api.stop_accepting();
+  d.workers.stop_accepting();
+  d.rbac_workers.stop_accepting();
   caf::scoped_actor self{d.sys};
   drain(self, d.directory, d.opts.drain_timeout);
   stop_children(self, d.children, stop_signal);
@@ -185,6 +241,7 @@ void manager::stop(int stop_signal) {
              });
   d.supervisor = nullptr;
   d.directory = nullptr;
+  d.functions = nullptr;
   obs::global().draining = false;
 }
 
@@ -210,16 +267,31 @@ std::uint16_t manager::http_port() const {
   return impl_->api.port();
 }
 
+std::uint16_t manager::worker_port() const {
+  return impl_->workers.port();
+}
+
+std::uint16_t manager::worker_rbac_port() const {
+  return impl_->opts.worker_rbac_port ? impl_->rbac_workers.port() : 0;
+}
+
 std::string manager::stats_json() const {
   auto n = [](actor_kind k) { return std::to_string(live_actors(k)); };
   auto& rc = impl_->reflection.counters();
   auto& ac = impl_->api.counters();
+  auto& wc = impl_->workers.counters();
   return R"({"actors":{"runtime_directory":)" + n(actor_kind::runtime_directory)
          + R"(,"runtime_connection":)" + n(actor_kind::runtime_connection)
          + R"(,"pending_request":)" + n(actor_kind::pending_request)
-         + R"(,"caller_session":)" + n(actor_kind::caller_session) + R"(},"sockets":{"runtime":)"
+         + R"(,"caller_session":)" + n(actor_kind::caller_session)
+         + R"(,"function_registry":)" + n(actor_kind::function_registry)
+         + R"(,"worker_connection":)" + n(actor_kind::worker_connection)
+         + R"(,"invocation":)" + n(actor_kind::invocation)
+         + R"(,"trigger_binding":)" + n(actor_kind::trigger_binding) + R"(},"sockets":{"runtime":)"
          + std::to_string(rc.websockets.load()) + R"(,"api":)"
-         + std::to_string(ac.websockets.load() + ac.http_connections.load()) + R"(},"runtimes":)"
+         + std::to_string(ac.websockets.load() + ac.http_connections.load()) + R"(,"worker":)"
+         + std::to_string(wc.websockets.load() + impl_->rbac_workers.counters().websockets.load())
+         + R"(},"runtimes":)"
          + std::to_string(registered_runtimes.load()) + "}";
 }
 

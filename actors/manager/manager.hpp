@@ -4,6 +4,7 @@
 
 #include "actors/common/component.hpp"
 #include "registry/host_config.hpp"
+#include "registry/worker_rbac.hpp"
 
 #include <caf/fwd.hpp>
 
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,10 @@ struct manager_options {
   std::string bind = "127.0.0.1";
   std::uint16_t port = 0;        // 0: first free port in 3200-3400
   std::uint16_t http_port = 4100; // 0: any free port
+  std::uint16_t worker_port = 49134; // iii workers; 0: any free port
+  /// A second worker endpoint with RBAC (the public one); none when unset.
+  std::optional<std::uint16_t> worker_rbac_port;
+  registry::worker_rbac_config rbac;
   std::size_t max_frame_bytes = 64u << 20;
   std::size_t max_body_bytes = 64u << 20;
   call_policy policy;
@@ -41,7 +47,8 @@ struct manager_options {
 };
 
 /// The manager role as one component: the reflection server for runtimes,
-/// the API server for callers, and the actor tree behind them.
+/// the API server for callers, the worker endpoint for iii workers, and the
+/// actor tree behind them.
 class manager : public component {
 public:
   manager(caf::actor_system& sys, net::io_runtime& io, manager_options opts);
@@ -61,6 +68,9 @@ public:
 
   std::uint16_t port() const;
   std::uint16_t http_port() const;
+  std::uint16_t worker_port() const;
+  /// 0 when there is no RBAC worker endpoint.
+  std::uint16_t worker_rbac_port() const;
 
   /// Why GET /readyz fails, "" when ready: listening, not draining, and
   /// every configured service registered.

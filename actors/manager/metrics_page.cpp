@@ -46,15 +46,17 @@ std::string lower(std::string_view s) {
 }
 
 void socket_family(page& p, const char* name, const char* type, const char* help,
-                   std::int64_t reflection, std::int64_t api) {
+                   std::int64_t reflection, std::int64_t api, std::int64_t worker) {
   p.family(name, type, help);
   p.sample(name, R"(listener="reflection")", reflection);
   p.sample(name, R"(listener="api")", api);
+  p.sample(name, R"(listener="worker")", worker);
 }
 
 } // namespace
 
-std::string metrics_page(const net::socket_counters& rc, const net::socket_counters& ac) {
+std::string metrics_page(const net::socket_counters& rc, const net::socket_counters& ac,
+                         const net::socket_counters& wc) {
   auto& m = obs::global();
   auto ld = [](auto& a) { return static_cast<std::int64_t>(a.load(std::memory_order_relaxed)); };
   page p;
@@ -100,23 +102,43 @@ std::string metrics_page(const net::socket_counters& rc, const net::socket_count
   p.single("actor_host_input_chunks_total", "counter", "Bidi input chunks relayed to runtimes.",
            ld(m.input_chunks));
   socket_family(p, "actor_host_websockets", "gauge", "Open WebSocket connections.",
-                ld(rc.websockets), ld(ac.websockets));
+                ld(rc.websockets), ld(ac.websockets), ld(wc.websockets));
   socket_family(p, "actor_host_http_connections", "gauge", "Open HTTP connections.",
-                ld(rc.http_connections), ld(ac.http_connections));
+                ld(rc.http_connections), ld(ac.http_connections), ld(wc.http_connections));
   socket_family(p, "actor_host_frames_in_total", "counter", "WebSocket messages read.",
-                ld(rc.frames_in), ld(ac.frames_in));
+                ld(rc.frames_in), ld(ac.frames_in), ld(wc.frames_in));
   socket_family(p, "actor_host_frames_out_total", "counter", "WebSocket messages written.",
-                ld(rc.frames_out), ld(ac.frames_out));
+                ld(rc.frames_out), ld(ac.frames_out), ld(wc.frames_out));
   socket_family(p, "actor_host_bytes_in_total", "counter", "WebSocket payload bytes read.",
-                ld(rc.bytes_in), ld(ac.bytes_in));
+                ld(rc.bytes_in), ld(ac.bytes_in), ld(wc.bytes_in));
   socket_family(p, "actor_host_bytes_out_total", "counter", "WebSocket payload bytes written.",
-                ld(rc.bytes_out), ld(ac.bytes_out));
+                ld(rc.bytes_out), ld(ac.bytes_out), ld(wc.bytes_out));
   socket_family(p, "actor_host_write_queue_bytes", "gauge",
                 "Bytes queued for writing to sockets and not yet written.", ld(rc.queued_bytes),
-                ld(ac.queued_bytes));
+                ld(ac.queued_bytes), ld(wc.queued_bytes));
   socket_family(p, "actor_host_write_queue_overflows_total", "counter",
                 "Peers dropped because they did not drain their socket.",
-                ld(rc.write_queue_overflows), ld(ac.write_queue_overflows));
+                ld(rc.write_queue_overflows), ld(ac.write_queue_overflows), ld(wc.write_queue_overflows));
+  p.single("actor_host_workers_connected", "gauge", "iii workers connected (worker_connection actors).",
+           live_actors(actor_kind::worker_connection));
+  p.single("actor_host_invocations_in_flight", "gauge",
+           "iii invocations sent to workers, not yet answered.",
+           live_actors(actor_kind::invocation));
+  p.single("actor_host_triggers_registered", "gauge", "iii trigger bindings (live or parked).",
+           live_actors(actor_kind::trigger_binding));
+  p.family("actor_host_invocations_total", "counter",
+           "iii invocations routed to workers, by outcome (ok or the iii error code).");
+  for (int i = 0; i < static_cast<int>(obs::invocation_outcome::count_); ++i)
+    p.sample("actor_host_invocations_total",
+             fmt::format("outcome=\"{}\"",
+                         obs::invocation_outcome_label(static_cast<obs::invocation_outcome>(i))),
+             m.invocations[i].load(std::memory_order_relaxed));
+  p.family("actor_host_invocation_duration_seconds", "histogram",
+           "Time from routing an iii invocation to its answer.");
+  m.invocation_latency.render(p.text(), "actor_host_invocation_duration_seconds", {});
+  p.single("actor_host_otel_frames_total", "counter",
+           "Telemetry frames received from iii workers on /otel (dropped: no sink).",
+           ld(m.otel_frames));
   p.single("actor_host_services_expected", "gauge", "Configured services that must register.",
            ld(m.services_expected));
   p.single("actor_host_services_ready", "gauge", "Configured services currently registered.",

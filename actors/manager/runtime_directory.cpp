@@ -86,6 +86,21 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
         return {true, e->conn, e->id};
       return {false, caf::actor{}, manager_errors::runtime_not_found(id)};
     },
+    [self](iii_atom, caf::actor& functions) { self->state.functions = std::move(functions); },
+    [self](route_atom, iii_atom,
+           const std::string& function_id) -> caf::result<bool, caf::actor, std::string> {
+      if (!self->state.functions)
+        return {false, caf::actor{},
+                manager_errors::status_error(registry::status_code::not_found,
+                                             "iii function " + function_id + " not found")};
+      auto rp = self->make_response_promise<bool, caf::actor, std::string>();
+      self->request(self->state.functions, caf::infinite, route_atom_v, iii_atom_v, function_id)
+        .then([rp](bool ok, caf::actor& conn, std::string& id) mutable {
+          rp.deliver(ok, std::move(conn), std::move(id));
+        },
+              [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      return rp;
+    },
     [self](list_atom) -> std::string {
       std::string out = "[";
       for (auto& e : self->state.entries) {

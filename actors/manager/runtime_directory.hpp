@@ -21,6 +21,8 @@ struct directory_state {
   std::unordered_map<std::string, caf::actor> bidi_by_trace;
   // Child runtimes waiting for (or watching) their id's registration.
   std::unordered_map<std::string, std::vector<caf::actor>> watchers;
+  // The iii side of the catalog (function_registry), for `/iii/` keys.
+  caf::actor functions;
   static inline const char* name = "runtime_directory";
 
   entry* find(const std::string& id);
@@ -41,6 +43,9 @@ struct directory_state {
 ///   registers (at once if it is registered) and (unready_atom, id) when it
 ///   goes away
 /// - (drain_atom) -> vector<actor>: the registered runtimes' connections
+/// - (iii_atom, function_registry): where iii functions are routed
+/// - (route_atom, iii_atom, function_id) -> (bool ok, actor conn, string
+///   function_id_or_error): answered by the function registry
 caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self);
 
 } // namespace actor_host

@@ -43,3 +43,8 @@ fi
 for peer in genkit-runtime.mjs genkit-manager.mjs; do
   ln -sfn "$src_dir/$peer" "$node_dir/$peer"
 done
+# The iii SDK peers (tests/interop/iii, from ../shared/peers/iii) import
+# 'iii-sdk' the same way.
+for peer in worker caller; do
+  ln -sfn "$src_dir/iii/$peer.mjs" "$node_dir/iii-$peer.mjs"
+done

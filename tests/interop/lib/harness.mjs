@@ -15,6 +15,7 @@
 //                     against (default genkit,cpp)
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -906,9 +907,10 @@ export function freePort() {
 }
 
 /**
- * Starts `actor-host --role manager --port <port> --http-port 0 ...extraArgs`
- * (port 0 = the first free one in 3200-3400) and learns both ports from its
- * "Starting ... server" log lines. `env` is added to the (cleaned) test
+ * Starts `actor-host --role manager --port <port> --http-port 0 --worker-port 0
+ * ...extraArgs` (port 0 = the first free one in 3200-3400; --worker-port is
+ * left out when extraArgs or env set it) and learns the ports from its
+ * "Starting ..." log lines (manager.workerPort: the iii worker endpoint). `env` is added to the (cleaned) test
  * environment; extraArgs may end in `--`, command.
  */
 export async function startManager(extraArgs = [], { port = 0, timeoutMs = 10000, env = {}, cwd } = {}) {
@@ -916,15 +918,25 @@ export async function startManager(extraArgs = [], { port = 0, timeoutMs = 10000
   const logLevel = process.env.INTEROP_MANAGER_LOG_LEVEL;
   const args = ['--role', 'manager', '--port', String(port), '--http-port', '0'];
   if (logLevel) args.push('--log-level', logLevel);
+  // Tests run managers side by side: never the fixed iii default port 49134.
+  if (!extraArgs.includes('--worker-port') && !('ACTOR_HOST_WORKER_PORT' in env)) args.push('--worker-port', '0');
   // Its child runtimes (-- <command>, services) inherit this environment.
   const child = new Child('manager', ACTOR_HOST_BIN, [...args, ...extraArgs], { env: nodeChildEnv(env), cwd });
   child.cleanExitOnTerm = true;
   tracked.managers.add(child);
-  const [refl, api] = await Promise.all([
+  const [refl, api, worker] = await Promise.all([
     child.waitForLine(/Starting reflection server: ws:\/\/[^\s/]+:(\d+)/, timeoutMs),
     child.waitForLine(/Starting API server: http:\/\/[^\s/]+:(\d+)/, timeoutMs),
+    child.waitForLine(/Starting worker endpoint: ws:\/\/[^\s/]+:(\d+)/, timeoutMs),
   ]);
-  return new Manager(child, Number(refl[1]), Number(api[1]));
+  const manager = new Manager(child, Number(refl[1]), Number(api[1]));
+  manager.workerPort = Number(worker[1]);
+  manager.workerUrl = `ws://127.0.0.1:${worker[1]}`;
+  if (extraArgs.includes('--worker-rbac-port')) {
+    const rbac = await child.waitForLine(/Starting worker endpoint \(RBAC\): ws:\/\/[^\s/]+:(\d+)/, timeoutMs);
+    manager.workerRbacUrl = `ws://127.0.0.1:${rbac[1]}`;
+  }
+  return manager;
 }
 
 /** Manager + one runtime (of `runtime.kind`, default genkit), the common starting point. */
@@ -947,4 +959,151 @@ export function childPids(pid) {
   const r = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' });
   if (r.error) throw r.error;
   return r.stdout.split('\n').filter(Boolean).map(Number);
+}
+
+// ---------------------------------------------------------------------------
+// iii workers (the real iii-sdk peers of tests/interop/iii) and a raw client
+
+const III_WORKER_SCRIPT = path.join(INTEROP_NODE_DIR, 'iii-worker.mjs');
+const III_CALLER_SCRIPT = path.join(INTEROP_NODE_DIR, 'iii-caller.mjs');
+
+/** Starts tests/interop/iii/worker.mjs (iii-sdk) against `url`; does not wait. */
+export function startIiiWorker(url, { name = 'harness-worker', env = {} } = {}) {
+  assert.ok(fs.existsSync(III_WORKER_SCRIPT), `${III_WORKER_SCRIPT} is missing; run tests/interop/setup.sh <build dir>`);
+  const child = new Child(`iii-${name}`, process.execPath, ['--preserve-symlinks-main', III_WORKER_SCRIPT, url], {
+    cwd: INTEROP_NODE_DIR,
+    env: nodeChildEnv({ HARNESS_WORKER_NAME: name, ...env }),
+  });
+  tracked.runtimes.add(child);
+  return child;
+}
+
+/**
+ * Runs tests/interop/iii/caller.mjs (iii-sdk) against `url` to its end:
+ * {exit, results: {testName: 'PASS'|'FAIL'|'SKIP'}, summary: {passed, failed,
+ * skipped}, child}.
+ */
+export async function runIiiCaller(url, args = [], { timeoutMs = 180000, env = {} } = {}) {
+  assert.ok(fs.existsSync(III_CALLER_SCRIPT), `${III_CALLER_SCRIPT} is missing; run tests/interop/setup.sh <build dir>`);
+  const child = new Child('iii-caller', process.execPath, ['--preserve-symlinks-main', III_CALLER_SCRIPT, url, ...args], {
+    cwd: INTEROP_NODE_DIR,
+    env: nodeChildEnv(env),
+  });
+  child.mayExit = true;
+  tracked.runtimes.add(child);
+  const exit = await withTimeout(child.exited, timeoutMs, `iii caller ${args.join(' ')}`);
+  const results = {};
+  for (const line of child.lines) {
+    const m = line.match(/^(PASS|FAIL|SKIP) (\S+)/);
+    if (m) results[m[2]] = m[1];
+  }
+  const s = child.lines.map((l) => l.match(/^(\d+) passed, (\d+) failed, (\d+) skipped$/)).find(Boolean);
+  const summary = s ? { passed: Number(s[1]), failed: Number(s[2]), skipped: Number(s[3]) } : null;
+  return { exit, results, summary, child };
+}
+
+/** A raw iii worker socket driven by the test: frames in, frames out. */
+export class IiiClient {
+  static async connect(url, { headers } = {}) {
+    const ws = new WebSocket(url, { perMessageDeflate: false, headers });
+    const c = new IiiClient(ws);
+    await withTimeout(
+      new Promise((resolve, reject) => {
+        ws.once('open', resolve);
+        ws.once('error', reject);
+        ws.once('unexpected-response', (_, res) => reject(new Error(`upgrade refused: HTTP ${res.statusCode}`)));
+      }),
+      10000,
+      `WebSocket connect to ${url}`
+    );
+    return c;
+  }
+
+  constructor(ws) {
+    this.ws = ws;
+    this.frames = [];
+    // function_id -> async (data, frame) => result (throw to answer an error):
+    // answers the invokefunction frames the manager sends this client.
+    this.handlers = {};
+    this.#waiters = new Set();
+    tracked.sockets.add(this);
+    this.closed = new Promise((resolve) => ws.once('close', (code) => { this.#wake(); resolve(code); }));
+    ws.on('error', (e) => (this.lastError = e));
+    ws.on('message', (data) => {
+      let f;
+      try {
+        f = JSON.parse(data.toString('utf8'));
+      } catch {
+        f = { unparsable: data.toString('utf8') };
+      }
+      this.frames.push(f);
+      this.#wake();
+      if (f.type === 'invokefunction' && this.handlers[f.function_id]) this.#run(f);
+    });
+  }
+
+  #waiters;
+
+  async #run(f) {
+    let reply;
+    try {
+      const result = await this.handlers[f.function_id](f.data, f);
+      reply = { type: 'invocationresult', invocation_id: f.invocation_id, function_id: f.function_id, result };
+    } catch (e) {
+      reply = { type: 'invocationresult', invocation_id: f.invocation_id, function_id: f.function_id, error: { code: 'invocation_failed', message: String(e?.message ?? e) } };
+    }
+    if (f.invocation_id && this.ws.readyState === WebSocket.OPEN) this.send(reply);
+  }
+
+  /** registerfunction for `id`, answered by `fn`. */
+  register(id, fn, extra = {}) {
+    this.handlers[id] = fn;
+    this.send({ type: 'registerfunction', id, ...extra });
+  }
+
+  #wake() {
+    for (const w of this.#waiters) w();
+  }
+
+  send(obj) {
+    this.ws.send(JSON.stringify(obj));
+  }
+
+  /** The first frame (seen so far or later) for which `pred` holds. */
+  waitFor(pred, timeoutMs = 10000, what = 'frame') {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const f = this.frames.find(pred);
+        if (f) return finish(null, f);
+        if (this.ws.readyState === WebSocket.CLOSED) finish(new Error(`socket closed while waiting for ${what}; frames: ${JSON.stringify(this.frames).slice(0, 2000)}`));
+      };
+      const timer = setTimeout(() => finish(new Error(`no ${what} within ${timeoutMs} ms; frames: ${JSON.stringify(this.frames).slice(0, 2000)}`)), timeoutMs);
+      const finish = (err, f) => {
+        clearTimeout(timer);
+        this.#waiters.delete(check);
+        if (err) reject(err);
+        else resolve(f);
+      };
+      this.#waiters.add(check);
+      check();
+    });
+  }
+
+  async registered() {
+    return (await this.waitFor((f) => f.type === 'workerregistered', 10000, 'workerregistered')).worker_id;
+  }
+
+  /** invokefunction with a fresh id; resolves with the whole invocationresult frame. */
+  call(function_id, data, { timeoutMs = 10000, metadata } = {}) {
+    const invocation_id = crypto.randomUUID();
+    this.send({ type: 'invokefunction', invocation_id, function_id, data, ...(metadata ? { metadata } : {}) });
+    return this.waitFor((f) => f.type === 'invocationresult' && f.invocation_id === invocation_id, timeoutMs, `invocationresult of ${function_id}`);
+  }
+
+  async terminate() {
+    if (this.ws.readyState !== WebSocket.CLOSED) {
+      this.ws.terminate();
+      await this.closed;
+    }
+  }
 }

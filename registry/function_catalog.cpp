@@ -1,0 +1,192 @@
+#include "registry/function_catalog.hpp"
+
+#include "net/jsonrpc.hpp"
+
+namespace actor_host::registry {
+
+namespace rpc = net::jsonrpc;
+
+namespace {
+
+std::string string_of(const rpc::object_members& o, std::string_view key) {
+  std::string s;
+  if (auto* raw = o.find(key))
+    rpc::string_value(*raw, s);
+  return s;
+}
+
+std::string json_string_or_null(const std::string& s) {
+  return s.empty() ? std::string{"null"} : rpc::quote(s);
+}
+
+bool internal_metadata(const std::string& metadata) {
+  rpc::object_members m;
+  std::string why;
+  bool b = false;
+  if (metadata.empty() || !rpc::split_object(metadata, m, why))
+    return false;
+  auto* v = m.find("internal");
+  return v && rpc::is_bool(*v, b) && b;
+}
+
+template <class Map>
+std::vector<std::string> remove_owned(Map& m, std::string_view owner) {
+  std::vector<std::string> ids;
+  for (auto i = m.begin(); i != m.end();) {
+    if (i->second.owner == owner) {
+      ids.push_back(i->first);
+      i = m.erase(i);
+    } else {
+      ++i;
+    }
+  }
+  return ids;
+}
+
+} // namespace
+
+std::string function_catalog::put_function(worker_function f) {
+  auto& slot = functions_[f.id];
+  auto previous = slot.owner;
+  slot = std::move(f);
+  return previous;
+}
+
+bool function_catalog::remove_function(const std::string& id, std::string_view owner) {
+  auto i = functions_.find(id);
+  if (i == functions_.end() || i->second.owner != owner)
+    return false;
+  functions_.erase(i);
+  return true;
+}
+
+const worker_function* function_catalog::find_function(const std::string& id) const {
+  auto i = functions_.find(id);
+  return i == functions_.end() ? nullptr : &i->second;
+}
+
+std::vector<std::string> function_catalog::remove_functions_of(std::string_view owner) {
+  return remove_owned(functions_, owner);
+}
+
+std::size_t function_catalog::function_count(std::string_view owner) const {
+  std::size_t n = 0;
+  for (auto& [id, f] : functions_)
+    n += f.owner == owner;
+  return n;
+}
+
+std::string function_catalog::put_trigger_type(trigger_type_entry t) {
+  auto& slot = trigger_types_[t.id];
+  auto previous = slot.owner;
+  slot = std::move(t);
+  return previous;
+}
+
+const trigger_type_entry* function_catalog::find_trigger_type(const std::string& id) const {
+  auto i = trigger_types_.find(id);
+  return i == trigger_types_.end() ? nullptr : &i->second;
+}
+
+std::vector<std::string> function_catalog::remove_trigger_types_of(std::string_view owner) {
+  return remove_owned(trigger_types_, owner);
+}
+
+void function_catalog::add_worker(worker_record w) {
+  auto id = w.id;
+  workers_[id] = std::move(w);
+}
+
+void function_catalog::remove_worker(const std::string& id) {
+  workers_.erase(id);
+}
+
+worker_record* function_catalog::find_worker(const std::string& id) {
+  auto i = workers_.find(id);
+  return i == workers_.end() ? nullptr : &i->second;
+}
+
+void function_catalog::set_worker_metadata(const std::string& id, const std::string& payload) {
+  auto* w = find_worker(id);
+  rpc::object_members p;
+  std::string why;
+  if (!w || !rpc::split_object(payload, p, why))
+    return;
+  w->name = string_of(p, "name");
+  w->description = string_of(p, "description");
+  w->runtime = string_of(p, "runtime");
+  w->version = string_of(p, "version");
+  w->os = string_of(p, "os");
+  if (auto* v = p.find("pid"))
+    w->pid = *v;
+  if (auto* v = p.find("isolation"))
+    w->isolation = *v;
+}
+
+std::string function_catalog::functions_list_json(
+  const std::string& params, const std::vector<std::string>& engine_functions) const {
+  rpc::object_members p;
+  std::string why;
+  bool include_internal = false;
+  std::string prefix, search;
+  if (rpc::split_object(params, p, why)) {
+    if (auto* v = p.find("include_internal"))
+      rpc::is_bool(*v, include_internal);
+    prefix = string_of(p, "prefix");
+    search = string_of(p, "search");
+  }
+  std::map<std::string, std::string> rows; // sorted by id
+  auto keep = [&](const std::string& id) {
+    return id.starts_with(prefix) && (search.empty() || id.find(search) != std::string::npos);
+  };
+  for (auto& [id, f] : functions_) {
+    if (!keep(id) || (!include_internal && internal_metadata(f.metadata)))
+      continue;
+    auto w = workers_.find(f.owner);
+    auto worker_name = w != workers_.end() && !w->second.name.empty() ? w->second.name : f.owner;
+    auto row = R"({"function_id":)" + rpc::quote(id) + R"(,"worker_name":)"
+               + rpc::quote(worker_name);
+    if (!f.description.empty())
+      row += R"(,"description":)" + rpc::quote(f.description);
+    if (!f.metadata.empty())
+      row += R"(,"metadata":)" + f.metadata;
+    rows[id] = row + "}";
+  }
+  if (include_internal)
+    for (auto& id : engine_functions)
+      if (keep(id))
+        rows[id] = R"({"function_id":)" + rpc::quote(id) + R"(,"worker_name":"engine"})";
+  std::string out = R"({"functions":[)";
+  bool first = true;
+  for (auto& [id, row] : rows) {
+    if (!first)
+      out += ',';
+    first = false;
+    out += row;
+  }
+  return out + "]}";
+}
+
+std::string function_catalog::workers_list_json(
+  const std::map<std::string, std::int64_t>& active) const {
+  std::string out = R"({"workers":[)";
+  bool first = true;
+  for (auto& [id, w] : workers_) {
+    if (!first)
+      out += ',';
+    first = false;
+    auto a = active.find(id);
+    out += R"({"id":)" + rpc::quote(id) + R"(,"name":)" + json_string_or_null(w.name)
+           + R"(,"description":)" + json_string_or_null(w.description) + R"(,"version":)"
+           + json_string_or_null(w.version) + R"(,"runtime":)" + json_string_or_null(w.runtime)
+           + R"(,"os":)" + json_string_or_null(w.os) + R"(,"status":"connected")"
+           + R"(,"function_count":)" + std::to_string(function_count(id))
+           + R"(,"connected_at_ms":)" + std::to_string(w.connected_at_ms)
+           + R"(,"active_invocations":)" + std::to_string(a == active.end() ? 0 : a->second)
+           + R"(,"isolation":)" + w.isolation + R"(,"pid":)" + w.pid + R"(,"ip_address":)"
+           + json_string_or_null(w.ip) + "}";
+  }
+  return out + "]}";
+}
+
+} // namespace actor_host::registry

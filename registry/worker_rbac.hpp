@@ -1,0 +1,53 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace actor_host::registry {
+
+/// RBAC of the public worker listener, as iii engine v0.22.1 does it
+/// (spec/WORKER_PROTOCOL.md 8.2). Function ids name ordinary registered
+/// functions (usually of a trusted worker on the main worker port).
+struct worker_rbac_config {
+  std::string auth_function;                    // called once per connection; "" = none
+  std::vector<std::string> expose_functions;    // `*` globs callable by every session
+  std::string on_function_registration;         // hooks; "" = none
+  std::string on_trigger_type_registration;
+  std::string on_trigger_registration;
+
+  /// Reads the comma-separated glob list of the `worker_expose_functions` setting.
+  static std::vector<std::string> parse_list(std::string_view comma_separated);
+};
+
+/// What one connection may do, from the auth function's AuthResult.
+struct worker_session {
+  std::vector<std::string> allowed_functions;
+  std::vector<std::string> forbidden_functions;
+  std::optional<std::vector<std::string>> allowed_trigger_types; // absent = all
+  bool allow_trigger_type_registration = true;
+  bool allow_function_registration = true;
+  std::string context = "{}"; // raw JSON, passed to the hooks
+  std::string prefix;         // function_registration_prefix, "" = none
+};
+
+/// Parses an AuthResult. False (with why) for anything that is not an
+/// object of the AuthResult shape; the connection is then refused.
+bool parse_auth_result(std::string_view raw, worker_session& out, std::string& why);
+
+enum class invoke_decision { allow, forbidden_listed, not_exposed };
+
+/// May a session of `config`'s listener call `function_id`?
+invoke_decision check_invoke(const worker_rbac_config& config, const worker_session& session,
+                             std::string_view function_id);
+
+/// The FORBIDDEN message for a denied call, as the engine words it.
+std::string forbidden_message(invoke_decision d, std::string_view function_id);
+
+/// `P::id` with a prefix, `id` without.
+std::string with_prefix(const worker_session& s, std::string_view id);
+/// `id` without a leading `P::` (what the worker registered).
+std::string without_prefix(const worker_session& s, std::string_view id);
+
+} // namespace actor_host::registry
