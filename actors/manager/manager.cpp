@@ -188,7 +188,11 @@ std::string manager::start() {
     if (auto err = d.rbac_workers.listen(); !err.empty())
       return "worker endpoint (RBAC): " + err;
   }
-  http_api_context api_ctx{&d.sys, &d.directory, d.opts.policy, [this] { return stats_json(); }};
+  http_api_context api_ctx;
+  api_ctx.system = &d.sys;
+  api_ctx.directory = &d.directory;
+  api_ctx.policy = d.opts.policy;
+  api_ctx.stats_json = [this] { return stats_json(); };
   api_ctx.metrics_text = [&d] { return metrics_page(d.reflection.counters(), d.api.counters(),
                                                           d.workers.counters());
   };

@@ -85,7 +85,11 @@ CAF_TEST(catalog ownership) {
   CAF_CHECK(c.remove_functions_of("w1").empty());
   CAF_CHECK_EQUAL(c.remove_functions_of("w2").size(), 1u);
   CAF_CHECK(c.find_function("f") == nullptr);
-  c.add_worker({"w1", "127.0.0.1", 1});
+  reg::worker_record w1;
+  w1.id = "w1";
+  w1.ip = "127.0.0.1";
+  w1.connected_at_ms = 1;
+  c.add_worker(w1);
   c.put_function({"b", "w1", "B", R"({"internal":true})", "", ""});
   c.put_function({"a", "w1", "", "", "", ""});
   c.set_worker_metadata("w1", R"({"name":"n","runtime":"node"})");
