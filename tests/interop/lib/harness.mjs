@@ -193,7 +193,9 @@ export async function cleanup() {
     }
     // Children still running now get SIGTERM from stop(); those that promise
     // a clean exit (cpp runtimes, managers) must then exit 0 by themselves.
-    const terminated = [...set].filter((c) => c.running && c.cleanExitOnTerm);
+    // A child the test killed itself may not be reaped yet; its exit status
+    // is the test's business.
+    const terminated = [...set].filter((c) => c.running && c.cleanExitOnTerm && !c.killRequested);
     await Promise.all([...set].map((c) => c.stop()));
     for (const c of set) if (c.running) problems.push(`${c.name} (pid ${c.pid}) is still running`);
     for (const c of terminated) {
