@@ -22,6 +22,8 @@
 // --lifetime seconds.
 #include "bench/wsraw.hpp"
 
+#include "net/json_raw.hpp"
+
 #include <simdjson.h>
 
 #include <atomic>
@@ -88,32 +90,6 @@ struct inbound {
   bool stream = false;
 };
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
-
-simdjson::error_code raw_value(od::value v, std::string_view& out) {
-  od::json_type t;
-  if (auto e = v.type().get(t))
-    return e;
-  if (t == od::json_type::object) {
-    od::object o;
-    if (auto e = v.get_object().get(o))
-      return e;
-    return o.raw_json().get(out);
-  }
-  if (t == od::json_type::array) {
-    od::array a;
-    if (auto e = v.get_array().get(a))
-      return e;
-    return a.raw_json().get(out);
-  }
-  out = trim(v.raw_json_token());
-  return simdjson::SUCCESS;
-}
-
 bool parse_inbound(std::string_view frame, inbound& m) {
   thread_local od::parser parser;
   od::document doc;
@@ -133,7 +109,7 @@ bool parse_inbound(std::string_view frame, inbound& m) {
       if (v.get_string().get(m.method))
         return false;
     } else if (k == "id") {
-      m.id = trim(v.raw_json_token());
+      m.id = actor_host::net::json_raw::trim(v.raw_json_token());
     } else if (k == "result" || k == "error") {
       m.has_result = true;
     } else if (k == "params") {
@@ -151,15 +127,15 @@ bool parse_inbound(std::string_view frame, inbound& m) {
           if (pv.get_string().get(m.key))
             return false;
         } else if (pk == "input") {
-          if (raw_value(pv, m.input))
+          if (actor_host::net::json_raw::raw_of(pv, m.input))
             return false;
         } else if (pk == "traceId") {
           if (pv.get_string().get(m.trace_id))
             return false;
         } else if (pk == "requestId") {
-          m.request_id = trim(pv.raw_json_token());
+          m.request_id = actor_host::net::json_raw::trim(pv.raw_json_token());
         } else if (pk == "chunk") {
-          if (raw_value(pv, m.chunk))
+          if (actor_host::net::json_raw::raw_of(pv, m.chunk))
             return false;
         } else if (pk == "stream") {
           bool b = false;

@@ -26,6 +26,8 @@
 #include "bench/measure.hpp"
 #include "bench/wsraw.hpp"
 
+#include "net/json_raw.hpp"
+
 #include <simdjson.h>
 
 #include <charconv>
@@ -156,26 +158,6 @@ bool fast_parse(std::string_view f, inbound& m) {
   return false;
 }
 
-simdjson::error_code raw_value(od::value v, std::string_view& out) {
-  od::json_type t;
-  if (auto e = v.type().get(t))
-    return e;
-  if (t == od::json_type::object) {
-    od::object o;
-    if (auto e = v.get_object().get(o))
-      return e;
-    return o.raw_json().get(out);
-  }
-  if (t == od::json_type::array) {
-    od::array a;
-    if (auto e = v.get_array().get(a))
-      return e;
-    return a.raw_json().get(out);
-  }
-  out = v.raw_json_token();
-  return simdjson::SUCCESS;
-}
-
 bool slow_parse(std::string_view f, inbound& m) {
   thread_local od::parser parser;
   od::document doc;
@@ -203,7 +185,7 @@ bool slow_parse(std::string_view f, inbound& m) {
     } else if (k == "result" || k == "error") {
       m.response = true;
       m.error = k == "error";
-      if (raw_value(v, m.result))
+      if (actor_host::net::json_raw::raw_of(v, m.result))
         return false;
     } else if (k == "params") {
       od::object p;
@@ -238,7 +220,7 @@ bool slow_parse(std::string_view f, inbound& m) {
           }
         } else if (pk == "chunk") {
           std::string_view raw;
-          if (raw_value(pv, raw))
+          if (actor_host::net::json_raw::raw_of(pv, raw))
             return false;
           // {"i":k} or {"q":k}
           auto c = raw.find("\":");

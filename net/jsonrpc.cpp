@@ -1,4 +1,5 @@
 #include "net/jsonrpc.hpp"
+#include "net/json_raw.hpp"
 
 #include <simdjson.h>
 
@@ -7,6 +8,7 @@
 namespace actor_host::net::jsonrpc {
 
 namespace od = simdjson::ondemand;
+using json_raw::raw_of;
 
 namespace {
 
@@ -15,34 +17,6 @@ namespace {
 od::parser& thread_parser() {
   thread_local od::parser parser;
   return parser;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r'
-                        || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
-
-// Raw text of a value; consumes it.
-simdjson::error_code raw_of(od::value v, std::string_view& out) {
-  od::json_type t;
-  if (auto e = v.type().get(t))
-    return e;
-  if (t == od::json_type::object) {
-    od::object o;
-    if (auto e = v.get_object().get(o))
-      return e;
-    return o.raw_json().get(out);
-  }
-  if (t == od::json_type::array) {
-    od::array a;
-    if (auto e = v.get_array().get(a))
-      return e;
-    return a.raw_json().get(out);
-  }
-  out = trim(v.raw_json_token());
-  return simdjson::SUCCESS;
 }
 
 // 3.0.1 has no document::at_end(); current_location() fails once the
@@ -418,3 +392,36 @@ std::string error_object(int code, std::string_view message, std::string_view da
 }
 
 } // namespace actor_host::net::jsonrpc
+
+namespace actor_host::net::json_raw {
+
+namespace od = simdjson::ondemand;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r'
+                        || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+simdjson::error_code raw_of(od::value v, std::string_view& out) {
+  od::json_type t;
+  if (auto e = v.type().get(t))
+    return e;
+  if (t == od::json_type::object) {
+    od::object o;
+    if (auto e = v.get_object().get(o))
+      return e;
+    return o.raw_json().get(out);
+  }
+  if (t == od::json_type::array) {
+    od::array a;
+    if (auto e = v.get_array().get(a))
+      return e;
+    return a.raw_json().get(out);
+  }
+  out = trim(v.raw_json_token());
+  return simdjson::SUCCESS;
+}
+
+} // namespace actor_host::net::json_raw
