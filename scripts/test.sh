@@ -19,3 +19,14 @@ cmake --build "$san" --target unit_tests -j "${JOBS:-2}"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd "$san" && ctest --output-on-failure -L unit)
+
+# ThreadSanitizer on the asio <-> actor bridge (net/, proc/), without CAF:
+# Debian's CAF is not TSan-instrumented (tests/tsan/bridge_test.cpp).
+tsan="$root/build-tsan"
+if [ ! -f "$tsan/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$tsan" $(command -v ninja >/dev/null && echo -G Ninja) \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DACTOR_HOST_TSAN=ON \
+    -DACTOR_HOST_INTEROP_TESTS=OFF -DACTOR_HOST_BENCH=OFF
+fi
+cmake --build "$tsan" --target bridge_tsan_test -j "${JOBS:-2}"
+(cd "$tsan" && ctest --output-on-failure -L tsan)

@@ -1,0 +1,267 @@
+// The asio <-> actor bridge under ThreadSanitizer, without CAF (Debian's CAF
+// is not TSan-instrumented, so it would only add noise). Plays the part of
+// the actors with plain threads: frames arrive on the I/O threads, are
+// answered from other threads through transport::send_text, sockets are
+// closed from those threads while traffic flows, and child processes are
+// signalled from one thread while the I/O threads reap them. Any data race
+// TSan sees fails the run (halt_on_error); the checks below fail it too.
+#include "net/io_runtime.hpp"
+#include "net/server.hpp"
+#include "net/ws_client.hpp"
+#include "proc/process_watch.hpp"
+
+#include <boost/asio/io_context.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace actor_host;
+using namespace std::chrono_literals;
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+  if (!ok) {
+    std::fprintf(stderr, "FAILED: %s\n", what.c_str());
+    ++failures;
+  }
+}
+
+/// Stands in for the actor side: work posted from I/O threads runs here.
+class worker_pool {
+public:
+  explicit worker_pool(unsigned n) {
+    for (unsigned i = 0; i < n; ++i)
+      threads_.emplace_back([this] { run(); });
+  }
+  ~worker_pool() {
+    {
+      std::lock_guard<std::mutex> g{mtx_};
+      done_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_)
+      t.join();
+  }
+  void post(std::function<void()> f) {
+    {
+      std::lock_guard<std::mutex> g{mtx_};
+      q_.push_back(std::move(f));
+    }
+    cv_.notify_one();
+  }
+
+private:
+  void run() {
+    for (;;) {
+      std::function<void()> f;
+      {
+        std::unique_lock<std::mutex> g{mtx_};
+        cv_.wait(g, [this] { return done_ || !q_.empty(); });
+        if (q_.empty())
+          return;
+        f = std::move(q_.front());
+        q_.pop_front();
+      }
+      f();
+    }
+  }
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> q_;
+  bool done_ = false;
+  std::vector<std::thread> threads_;
+};
+
+/// Counts closed sessions; the test waits on it.
+struct close_count {
+  std::mutex mtx;
+  std::condition_variable cv;
+  int n = 0;
+
+  void add() {
+    {
+      std::lock_guard<std::mutex> g{mtx};
+      ++n;
+    }
+    cv.notify_all();
+  }
+  bool wait_for(int want, std::chrono::seconds limit) {
+    std::unique_lock<std::mutex> g{mtx};
+    return cv.wait_for(g, limit, [&] { return n >= want; });
+  }
+};
+
+/// Echoes every frame from a pool thread, in order, like an actor: frames
+/// queue in a mailbox that one pool thread at a time drains. Closes the
+/// socket from a pool thread when told to ("bye").
+class echo_handler : public net::frame_handler,
+                     public std::enable_shared_from_this<echo_handler> {
+public:
+  echo_handler(net::transport_ptr t, worker_pool& pool, close_count& closed)
+    : t_(std::move(t)), pool_(pool), closed_(closed) {
+  }
+  void on_text(std::string frame) override {
+    bool schedule = false;
+    {
+      std::lock_guard<std::mutex> g{mtx_};
+      mailbox_.push_back(std::move(frame));
+      schedule = !scheduled_;
+      scheduled_ = true;
+    }
+    if (schedule)
+      pool_.post([self = shared_from_this()] { self->drain(); });
+  }
+  void on_closed(std::string) override {
+    closed_.add();
+  }
+
+private:
+  void drain() {
+    for (;;) {
+      std::string frame;
+      {
+        std::lock_guard<std::mutex> g{mtx_};
+        if (mailbox_.empty()) {
+          scheduled_ = false;
+          return;
+        }
+        frame = std::move(mailbox_.front());
+        mailbox_.pop_front();
+      }
+      if (frame == "bye")
+        t_->close(1000, "bye");
+      else
+        t_->send_text(std::move(frame));
+    }
+  }
+
+  net::transport_ptr t_;
+  worker_pool& pool_;
+  close_count& closed_;
+  std::mutex mtx_;
+  std::deque<std::string> mailbox_;
+  bool scheduled_ = false;
+};
+
+void websocket_traffic() {
+  net::io_runtime io{2};
+  worker_pool pool{3};
+  close_count closed;
+  net::server srv{io, net::server_options{}};
+  srv.on_websocket("", [&](net::transport_ptr t) -> net::frame_handler_ptr {
+    return std::make_shared<echo_handler>(std::move(t), pool, closed);
+  });
+  check(srv.listen().empty(), "listen");
+  io.start();
+  auto url = "ws://127.0.0.1:" + std::to_string(srv.port()) + "/";
+  constexpr int clients = 6;
+  constexpr int frames = 200;
+  std::atomic<bool> stop_reader{false};
+  // Counters are read concurrently with the sessions updating them.
+  std::thread reader{[&] {
+    while (!stop_reader.load())
+      (void) (srv.counters().queued_bytes.load() + srv.counters().frames_in.load());
+  }};
+  std::vector<std::thread> ts;
+  for (int c = 0; c < clients; ++c) {
+    ts.emplace_back([&, c] {
+      std::string err;
+      auto ws = net::blocking_ws_client::connect(url, err, 5s);
+      check(ws != nullptr, "connect: " + err);
+      if (!ws)
+        return;
+      for (int i = 0; i < frames; ++i)
+        check(ws->send_text("c" + std::to_string(c) + "-" + std::to_string(i), err), "send");
+      for (int i = 0; i < frames; ++i) {
+        auto got = ws->read_text(err);
+        check(got && *got == "c" + std::to_string(c) + "-" + std::to_string(i),
+              "echo in order from client " + std::to_string(c));
+      }
+      // Half of the clients are closed by the server side (from a pool
+      // thread), the others close themselves.
+      if (c % 2 == 0) {
+        check(ws->send_text("bye", err), "send bye");
+        auto last = ws->read_text(err);
+        check(!last, "server closed the socket");
+      } else {
+        ws->close();
+      }
+    });
+  }
+  for (auto& t : ts)
+    t.join();
+  // Sessions end asynchronously after the last client frame.
+  check(closed.wait_for(clients, 10s), "every session reported its close");
+  stop_reader = true;
+  reader.join();
+  srv.stop_accepting();
+  io.stop();
+  check(srv.counters().websockets.load() == 0, "no socket left");
+  check(srv.counters().queued_bytes.load() == 0, "no queued bytes left");
+}
+
+void child_processes() {
+  net::io_runtime io{2};
+  io.start();
+  constexpr int children = 16;
+  std::mutex mtx;
+  std::condition_variable cv;
+  int exited = 0;
+  std::atomic<int> lines{0};
+  std::vector<std::shared_ptr<proc::process_watch>> watches;
+  for (int i = 0; i < children; ++i) {
+    proc::spawn_request req;
+    req.argv = {"sh", "-c", "echo out; echo err >&2; sleep 5"};
+    req.env = proc::inherited_environment();
+    proc::process_watch::callbacks cbs;
+    cbs.on_line = [&](bool, std::string_view) { lines.fetch_add(1); };
+    cbs.on_exit = [&](int) {
+      std::lock_guard<std::mutex> g{mtx};
+      ++exited;
+      cv.notify_all();
+    };
+    watches.push_back(proc::process_watch::start(io.context(), proc::spawn(req), std::move(cbs)));
+  }
+  // Signals race with the I/O threads reaping: from two threads at once.
+  std::thread a{[&] {
+    for (auto& w : watches)
+      w->signal(SIGTERM);
+  }};
+  std::thread b{[&] {
+    for (auto it = watches.rbegin(); it != watches.rend(); ++it)
+      (*it)->signal(SIGKILL);
+  }};
+  a.join();
+  b.join();
+  {
+    std::unique_lock<std::mutex> g{mtx};
+    check(cv.wait_for(g, 20s, [&] { return exited == children; }), "every child reaped");
+  }
+  for (auto& w : watches)
+    w->signal(SIGKILL); // after reaping: must be a no-op
+  watches.clear();
+  io.stop();
+}
+
+} // namespace
+
+int main() {
+  std::signal(SIGPIPE, SIG_IGN);
+  websocket_traffic();
+  child_processes();
+  if (failures == 0)
+    std::puts("bridge_tsan_test: ok");
+  return failures == 0 ? 0 : 1;
+}
