@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds, runs every test
 # (unit, CLI and interop against the real Genkit peers) through ctest, then the
-# unit tests again under ASan+UBSan.
+# unit tests again under ASan+UBSan and the asio/actor bridge under TSan.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/install-deps.sh"
