@@ -67,18 +67,7 @@ struct options {
 };
 
 bool parse_url(const std::string& url, options& o) {
-  auto rest = url;
-  if (rest.rfind("ws://", 0) == 0)
-    rest = rest.substr(5);
-  auto slash = rest.find('/');
-  auto hostport = rest.substr(0, slash);
-  o.path = slash == std::string::npos ? "/" : rest.substr(slash);
-  auto colon = hostport.rfind(':');
-  if (colon == std::string::npos)
-    return false;
-  o.host = hostport.substr(0, colon);
-  o.port = static_cast<std::uint16_t>(std::atoi(hostport.c_str() + colon + 1));
-  return o.port != 0;
+  return bench::split_ws_url(url, o.host, o.port, o.path);
 }
 
 // ---- inbound frames -------------------------------------------------------------

@@ -16,6 +16,7 @@
 // Prints {"relay":true,"runtime_port":P,"api_port":H,"pid":N} once listening;
 // SIGINT/SIGTERM stop it.
 #include "net/io_runtime.hpp"
+#include "net/json_raw.hpp"
 #include "net/server.hpp"
 
 #include <simdjson.h>
@@ -47,12 +48,6 @@ struct ids {
   bool has_rid = false;
 };
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
-
 bool routed_by_request_id(std::string_view m) {
   return m == "streamChunk" || m == "runActionState" || m == "sendInputStreamChunk"
          || m == "endInputStream";
@@ -81,7 +76,7 @@ bool locate(std::string& frame, ids& out) {
       if (v.get_string().get(out.method))
         return false;
     } else if (k == "id") {
-      auto tok = trim(v.raw_json_token());
+      auto tok = actor_host::net::json_raw::trim(v.raw_json_token());
       out.id_pos = static_cast<std::size_t>(tok.data() - base);
       out.id_len = tok.size();
       out.has_id = true;
@@ -97,7 +92,7 @@ bool locate(std::string& frame, ids& out) {
           od::value pv;
           if (pf.value().get(pv))
             return false;
-          auto tok = trim(pv.raw_json_token());
+          auto tok = actor_host::net::json_raw::trim(pv.raw_json_token());
           out.rid_pos = static_cast<std::size_t>(tok.data() - base);
           out.rid_len = tok.size();
           out.has_rid = true;

@@ -1,5 +1,7 @@
 #include "bench/wsraw.hpp"
 
+#include "net/url.hpp"
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -13,6 +15,17 @@
 #include <unordered_map>
 
 namespace bench {
+
+bool split_ws_url(const std::string& url, std::string& host, std::uint16_t& port,
+                  std::string& path) {
+  auto u = actor_host::net::parse_url(url);
+  if (!u || u->scheme != "ws")
+    return false;
+  host = u->host;
+  port = static_cast<std::uint16_t>(std::stoi(u->port));
+  path = u->target;
+  return true;
+}
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;

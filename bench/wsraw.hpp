@@ -24,6 +24,10 @@
 
 namespace bench {
 
+/// Splits a ws:// URL (net::parse_url) into what ws_conn::connect takes.
+bool split_ws_url(const std::string& url, std::string& host, std::uint16_t& port,
+                  std::string& path);
+
 /// One single-threaded event loop (an asio io_context).
 class loop {
 public:
