@@ -1,5 +1,9 @@
 #pragma once
 
+#include "registry/action.hpp"
+
+#include <boost/json.hpp>
+
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -30,5 +34,18 @@ struct gate {
 };
 
 using gate_ptr = std::shared_ptr<gate>;
+
+/// A handler that waits for the gate, then drains its input stream (if any)
+/// and returns the chunks it read.
+inline registry::action_handler collect_inputs_after(gate_ptr g) {
+  return [g = std::move(g)](registry::action_context& ctx) -> boost::json::value {
+    g->wait();
+    boost::json::array out;
+    if (auto* in = ctx.inputs())
+      while (auto chunk = in->next())
+        out.push_back(std::move(*chunk));
+    return out;
+  };
+}
 
 } // namespace actor_host::testing

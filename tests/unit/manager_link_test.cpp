@@ -27,14 +27,7 @@ registry::catalog_ptr make_catalog(const gate_ptr& g) {
   registry::action_descriptor collect;
   collect.type = "flow";
   collect.name = "collect";
-  collect.handler = [g](registry::action_context& ctx) -> boost::json::value {
-    g->wait();
-    boost::json::array out;
-    if (auto* in = ctx.inputs())
-      while (auto chunk = in->next())
-        out.push_back(std::move(*chunk));
-    return out;
-  };
+  collect.handler = collect_inputs_after(g);
   cat->add(std::move(collect));
   // Returns its input: the test picks whether the output fits the schema.
   registry::action_descriptor shaped;

@@ -26,14 +26,7 @@ registry::catalog_ptr make_catalog(const gate_ptr& g) {
   registry::action_descriptor wait;
   wait.type = "flow";
   wait.name = "wait";
-  wait.handler = [g](registry::action_context& ctx) -> boost::json::value {
-    g->wait();
-    boost::json::array out;
-    if (auto* in = ctx.inputs())
-      while (auto chunk = in->next())
-        out.push_back(std::move(*chunk));
-    return out;
-  };
+  wait.handler = collect_inputs_after(g);
   cat->add(std::move(wait));
   return cat;
 }
