@@ -275,8 +275,7 @@ program_spec sh(std::string name, std::string script) {
 }
 
 std::string examples_dir() {
-  auto root = std::filesystem::path{__FILE__}.parent_path().parent_path().parent_path();
-  return (root / "examples").lexically_normal().string();
+  return (std::filesystem::path{ACTOR_HOST_SOURCE_DIR} / "examples").lexically_normal().string();
 }
 
 /// True once `pid` is gone (exited and reaped, or a zombie of another

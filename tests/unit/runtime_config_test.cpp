@@ -126,7 +126,7 @@ actions:
 }
 
 CAF_TEST(the shipped example loads) {
-  auto root = std::filesystem::path{__FILE__}.parent_path().parent_path().parent_path();
+  auto root = std::filesystem::path{ACTOR_HOST_SOURCE_DIR};
   runtime_config cfg;
   std::string error;
   CAF_REQUIRE(load_runtime_config((root / "examples/runtime.yaml").string(), cfg, error));
