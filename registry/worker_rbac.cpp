@@ -131,6 +131,11 @@ invoke_decision check_invoke(const worker_rbac_config& config, const worker_sess
   return invoke_decision::not_exposed;
 }
 
+bool may_see(const worker_access* access, std::string_view id) {
+  return !access || !access->config
+         || check_invoke(*access->config, access->session, id) == invoke_decision::allow;
+}
+
 std::string forbidden_message(invoke_decision d, std::string_view id) {
   return "function '" + std::string{id} + "' not allowed ("
          + (d == invoke_decision::forbidden_listed ? "remove from rbac.forbidden_functions"
