@@ -142,7 +142,7 @@ std::string function_catalog::function_row(const worker_function& f) const {
 
 std::string function_catalog::functions_list_json(
   const std::string& params, const std::vector<std::string>& engine_functions,
-  const std::function<bool(const std::string&)>& visible) const {
+  const std::function<bool(const std::string&, const std::string*)>& visible) const {
   rpc::object_members p;
   std::string why;
   bool include_internal = false;
@@ -154,18 +154,18 @@ std::string function_catalog::functions_list_json(
     search = string_of(p, "search");
   }
   std::map<std::string, std::string> rows; // sorted by id
-  auto keep = [&](const std::string& id) {
+  auto keep = [&](const std::string& id, const std::string* metadata) {
     return id.starts_with(prefix) && (search.empty() || id.find(search) != std::string::npos)
-           && (!visible || visible(id));
+           && (!visible || visible(id, metadata));
   };
   for (auto& [id, f] : functions_) {
-    if (!keep(id) || (!include_internal && internal_metadata(f.metadata)))
+    if (!keep(id, &f.metadata) || (!include_internal && internal_metadata(f.metadata)))
       continue;
     rows[id] = function_row(f);
   }
   if (include_internal)
     for (auto& id : engine_functions)
-      if (keep(id))
+      if (keep(id, nullptr))
         rows[id] = R"({"function_id":)" + rpc::quote(id) + R"(,"worker_name":"engine"})";
   std::string out = R"({"functions":[)";
   bool first = true;

@@ -69,7 +69,8 @@ public:
   /// `visible` (when set) hides what a session may not see (RBAC).
   std::string functions_list_json(
     const std::string& params, const std::vector<std::string>& engine_functions,
-    const std::function<bool(const std::string&)>& visible = {}) const;
+    const std::function<bool(const std::string& id, const std::string* metadata)>& visible = {})
+    const;
   /// `{function_id, worker_name, description?, metadata?}` of one function.
   std::string function_row(const worker_function& f) const;
   /// The worker's name as `engine::*` answers show it (its id when it never

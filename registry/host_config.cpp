@@ -22,7 +22,7 @@ constexpr std::array<setting_def, 21> settings{{
   {"worker_port", "49134", setting_type::port, "worker endpoint port (iii workers, iii-sdk); 0 = any free", ""},
   {"worker_rbac_port", "off", setting_type::optional_port, "second worker endpoint whose workers go through RBAC (auth function, exposed functions, hooks); off = none, 0 = any free", ""},
   {"worker_auth_function", "", setting_type::text, "RBAC: function called with {headers, query_params, ip_address} when a worker connects; its AuthResult is the session", ""},
-  {"worker_expose_functions", "", setting_type::text, "RBAC: comma-separated globs of functions every session may call, e.g. api::*,public::*", ""},
+  {"worker_expose_functions", "", setting_type::text, "RBAC: comma-separated globs of functions every session may call, e.g. api::*,public::*, and metadata:key=glob filters", ""},
   {"worker_on_function_registration", "", setting_type::text, "RBAC: hook function for registerfunction", ""},
   {"worker_on_trigger_type_registration", "", setting_type::text, "RBAC: hook function for registertriggertype", ""},
   {"worker_on_trigger_registration", "", setting_type::text, "RBAC: hook function for registertrigger", ""},

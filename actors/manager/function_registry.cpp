@@ -2,6 +2,7 @@
 
 #include "actors/manager/errors.hpp"
 #include "net/iii_protocol.hpp"
+#include "obs/metrics.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -156,8 +157,8 @@ void fire(self_ptr self, std::string_view type, const std::string& data) {
     req.wants_reply = false;
     req.timeout = engine_fire_timeout;
     if (!route(self, caf::actor{self}, 0, req))
-      spdlog::debug("trigger {} ({}): function {} is not registered; not fired", id, type,
-                    b.function_id);
+      spdlog::info("trigger {} ({}): function {} is not registered; not fired", id, type,
+                   b.function_id);
   }
 }
 
@@ -270,7 +271,13 @@ void engine_call(self_ptr self, std::uint64_t tag, const invocation_request& req
   std::string why;
   bool has_params = rpc::split_object(req.data, p, why);
   auto* access = access_of(self, req);
-  auto visible = [access](const std::string& fid) { return registry::may_see(access, fid); };
+  auto visible = [access](const std::string& fid, const std::string* metadata) {
+    return registry::may_see(access, fid, metadata);
+  };
+  auto visible_function = [&](const std::string& fid) {
+    auto* f = st.catalog.find_function(fid);
+    return visible(fid, f ? &f->metadata : nullptr);
+  };
   if (id == "engine::workers::register") {
     // The worker is the calling connection, not anything in the payload.
     st.catalog.set_worker_metadata(req.caller_worker_id, req.data);
@@ -284,7 +291,7 @@ void engine_call(self_ptr self, std::uint64_t tag, const invocation_request& req
   if (id == "engine::functions::list")
     return reply(self, tag, req, true,
                  st.catalog.functions_list_json(req.data, engine_function_ids(),
-                                                access ? std::function<bool(const std::string&)>{visible}
+                                                access ? std::function<bool(const std::string&, const std::string*)>{visible}
                                                        : nullptr));
   if (id == "engine::workers::list")
     return reply(self, tag, req, true, st.catalog.workers_list_json({}));
@@ -292,7 +299,7 @@ void engine_call(self_ptr self, std::uint64_t tag, const invocation_request& req
     auto fid = string_param(p, "function_id");
     if (fid.empty())
       return reply(self, tag, req, false, invalid("engine::functions::info needs {function_id}"));
-    if (!visible(fid))
+    if (!visible_function(fid))
       return reply(self, tag, req, false,
                    iii::error_object(iii::code::forbidden,
                                      "function '" + fid + "' not visible to this session"));
@@ -312,7 +319,7 @@ void engine_call(self_ptr self, std::uint64_t tag, const invocation_request& req
                    iii::error_object(iii::code::not_found, "Worker " + name + " not found"));
     std::map<std::string, std::string> fns, types, bound;
     for (auto& [fid, f] : st.catalog.functions())
-      if (f.owner == w->id && visible(fid))
+      if (f.owner == w->id && visible(fid, &f.metadata))
         fns[fid] = st.catalog.function_row(f);
     for (auto& [tid, t] : st.catalog.trigger_types())
       if (t.owner == w->id)
@@ -406,6 +413,22 @@ void engine_call(self_ptr self, std::uint64_t tag, const invocation_request& req
 }
 
 void on_invoke(self_ptr self, std::uint64_t tag, invocation_request& req) {
+  // RBAC sessions: the decision with the function's metadata (the
+  // connection could only check ids; it lets calls through here when a
+  // metadata filter might allow them). Calls the manager makes on a
+  // worker's behalf (auth, hooks, middleware) carry no worker id.
+  if (auto* a = access_of(self, req); a && a->config) {
+    auto* f = self->state.catalog.find_function(req.function_id);
+    auto d = registry::check_invoke(*a->config, a->session, req.function_id,
+                                    f ? &f->metadata : nullptr);
+    if (d != registry::invoke_decision::allow) {
+      spdlog::info("iii worker {}: call of {} denied", req.caller_worker_id, req.function_id);
+      obs::global().record_invocation(iii::code::forbidden, {});
+      return reply(self, tag, req, false,
+                   iii::error_object(iii::code::forbidden,
+                                     registry::forbidden_message(d, req.function_id)));
+    }
+  }
   if (req.function_id.starts_with("engine::"))
     return engine_call(self, tag, req);
   auto caller = caf::actor_cast<caf::actor>(self->current_sender());

@@ -53,7 +53,7 @@ void internal_call(self_ptr self, call_kind kind, const std::string& function_id
   invocation_request req;
   req.function_id = function_id;
   req.data = std::move(data);
-  req.caller_worker_id = st.worker_id;
+  // The manager calls, not the worker: no RBAC check of the worker's session.
   req.timeout = st.opts.invocation_timeout;
   self->send(st.registry, invoke_atom_v, tag, std::move(req));
 }
@@ -217,7 +217,7 @@ void call_middleware(self_ptr self, const std::string& invocation_id,
   req.data = R"({"function_id":)" + rpc::quote(function_id) + R"(,"payload":)" + payload
              + R"(,"action":)" + action + R"(,"context":)" + st.session.context + "}";
   req.metadata = std::move(metadata);
-  req.caller_worker_id = st.worker_id;
+  // The engine calls its listener's middleware: no RBAC check of the session.
   req.wants_reply = !invocation_id.empty();
   req.timeout = st.opts.invocation_timeout;
   auto tag = st.next_tag++;
@@ -250,7 +250,12 @@ void on_invoke_function(self_ptr self, const iii::frame& f) {
   auto& rbac = st.opts.rbac;
   if (rbac) {
     auto d = registry::check_invoke(*rbac, st.session, function_id);
-    if (d != registry::invoke_decision::allow) {
+    // Metadata filters need the function's metadata, which the registry has:
+    // a plain call that only they could allow is decided there.
+    bool registry_decides = d == registry::invoke_decision::not_exposed
+                            && registry::has_metadata_filters(*rbac) && rbac->middleware.empty()
+                            && !function_id.starts_with(iii::genkit_prefix);
+    if (d != registry::invoke_decision::allow && !registry_decides) {
       spdlog::info("iii worker {}: call of {} denied", st.worker_id, function_id);
       obs::global().record_invocation(iii::code::forbidden, {});
       return answer(self, invocation_id, function_id, false,

@@ -472,4 +472,42 @@ CAF_TEST(engine::functions::list and info are filtered by the session) {
   finish();
 }
 
+CAF_TEST(metadata filters in expose_functions decide calls and listings) {
+  auto cfg = std::make_shared<registry::worker_rbac_config>();
+  cfg->expose_functions = registry::worker_rbac_config::parse_list(
+    "engine::functions::list, metadata:public=true, metadata:tier=gold*&region=eu");
+  auto o = opts();
+  o.rbac = cfg;
+  auto tp = make_fake_transport();
+  auto pub = spawn_worker(tp, o);
+  extra.push_back(pub);
+  send_frame(provider, R"({"type":"registerfunction","id":"pub","metadata":{"public":true}})");
+  send_frame(provider, R"({"type":"registerfunction","id":"priv","metadata":{"public":false}})");
+  send_frame(provider, R"({"type":"registerfunction","id":"g","metadata":{"tier":"gold-1","region":"eu"}})");
+  send_frame(provider, R"({"type":"registerfunction","id":"h","metadata":{"tier":"gold","region":"us"}})");
+  send_frame(provider, R"({"type":"registerfunction","id":"bare"})");
+  tb->clear();
+  for (auto id : {"pub", "g"}) {
+    CAF_MESSAGE("allowed: " << id);
+    call(id, "{}", pub, tp);
+    auto got = invocations(tb);
+    CAF_REQUIRE_EQUAL(got.size(), 1u);
+    CAF_CHECK_EQUAL(member_str(got[0], {"function_id"}), id);
+  }
+  for (auto id : {"priv", "h", "bare", "nope"}) {
+    CAF_MESSAGE("denied: " << id);
+    auto r = call(id, "{}", pub, tp);
+    CAF_CHECK_EQUAL(member_str(r, {"error", "code"}), "FORBIDDEN");
+    CAF_CHECK(contains(member_str(r, {"error", "message"}), "rbac.expose_functions"));
+    CAF_CHECK_EQUAL(invocations(tb).size(), 0u);
+  }
+  CAF_CHECK_EQUAL(ids_in(member(call("engine::functions::list", "{}", pub, tp), {"result", "functions"}),
+                         "function_id"),
+                  "g pub ");
+  // Engine functions have no metadata: not exposed by a metadata filter.
+  CAF_CHECK_EQUAL(member_str(call("engine::workers::list", "{}", pub, tp), {"error", "code"}),
+                  "FORBIDDEN");
+  finish();
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
