@@ -444,10 +444,10 @@ test('middleware on the RBAC listener answers the calls of its workers (SDK call
   await assertNoLeaks(manager);
 });
 
-test('registration hooks on the RBAC listener rename and refuse functions and rewrite or refuse triggers (SDK worker)', async () => {
+test('registration hooks on the RBAC listener rename and refuse functions and rewrite or refuse triggers (SDK worker); metadata filters', async () => {
   const manager = await startManager([
     '--worker-rbac-port', '0',
-    '--worker-expose-functions', 'pub::*',
+    '--worker-expose-functions', 'pub::*,metadata:open=true',
     '--worker-on-function-registration', 'test::on_fn',
     '--worker-on-trigger-registration', 'test::on_trigger',
   ]);
@@ -486,6 +486,15 @@ test('registration hooks on the RBAC listener rename and refuse functions and re
   assert.equal(bindings.length, 1, JSON.stringify(bindings));
   assert.equal(bindings[0].config.rewritten, true);
   assert.ok(trigHook.every((i) => i.trigger_type === 'harness::tick' && typeof i.trigger_id === 'string'));
+
+  // A metadata filter exposes functions by their registered metadata.
+  trusted.register('x::open', async () => ({ open: true }), { metadata: { open: true } });
+  trusted.register('x::closed', async () => ({ open: false }), { metadata: { open: false } });
+  await waitForFunction(trusted, 'x::closed');
+  const open = await sdkCall(manager.workerRbacUrl, 'x::open', {});
+  assert.deepEqual(open.result, { open: true }, open.line);
+  const closed = await sdkCall(manager.workerRbacUrl, 'x::closed', {});
+  assert.equal(closed.error?.code, 'FORBIDDEN', closed.line);
 
   await registrar.stop();
   await trusted.terminate();
