@@ -1,7 +1,10 @@
 // The iii worker endpoint against the real iii Node SDK (iii-sdk 0.22.1):
 // tests/interop/iii/worker.mjs + caller.mjs (copied from ../shared/peers/iii)
 // with ENGINE_URL = our manager's worker port, the die case, and a
-// reconnect (half-open socket) with reattach and replay.
+// reconnect (half-open socket) with reattach and replay. The engine side
+// beyond routing (engine trigger types, engine::register_trigger, middleware,
+// registration hooks, metadata filters) with the SDK peers watcher.mjs,
+// call.mjs and registrar.mjs.
 //
 // Caller tests skipped against us, and why:
 //   channel                       streaming channels (engine::channels::create and
