@@ -156,6 +156,7 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.rbac.on_function_registration = eff.at("worker_on_function_registration").value;
   m.rbac.on_trigger_type_registration = eff.at("worker_on_trigger_type_registration").value;
   m.rbac.on_trigger_registration = eff.at("worker_on_trigger_registration").value;
+  m.rbac.middleware = eff.at("worker_middleware").value;
   m.max_frame_bytes = num(eff, "max_frame_bytes");
   m.max_body_bytes = num(eff, "max_body_bytes");
   m.policy.request_timeout = span(ms(eff, "request_timeout"));

@@ -123,8 +123,26 @@ void function_catalog::set_worker_metadata(const std::string& id, const std::str
     w->isolation = *v;
 }
 
+std::string function_catalog::worker_name(const std::string& worker_id) const {
+  if (worker_id.empty())
+    return "engine";
+  auto w = workers_.find(worker_id);
+  return w != workers_.end() && !w->second.name.empty() ? w->second.name : worker_id;
+}
+
+std::string function_catalog::function_row(const worker_function& f) const {
+  auto row = R"({"function_id":)" + rpc::quote(f.id) + R"(,"worker_name":)"
+             + rpc::quote(worker_name(f.owner));
+  if (!f.description.empty())
+    row += R"(,"description":)" + rpc::quote(f.description);
+  if (!f.metadata.empty())
+    row += R"(,"metadata":)" + f.metadata;
+  return row + "}";
+}
+
 std::string function_catalog::functions_list_json(
-  const std::string& params, const std::vector<std::string>& engine_functions) const {
+  const std::string& params, const std::vector<std::string>& engine_functions,
+  const std::function<bool(const std::string&, const std::string*)>& visible) const {
   rpc::object_members p;
   std::string why;
   bool include_internal = false;
@@ -136,25 +154,18 @@ std::string function_catalog::functions_list_json(
     search = string_of(p, "search");
   }
   std::map<std::string, std::string> rows; // sorted by id
-  auto keep = [&](const std::string& id) {
-    return id.starts_with(prefix) && (search.empty() || id.find(search) != std::string::npos);
+  auto keep = [&](const std::string& id, const std::string* metadata) {
+    return id.starts_with(prefix) && (search.empty() || id.find(search) != std::string::npos)
+           && (!visible || visible(id, metadata));
   };
   for (auto& [id, f] : functions_) {
-    if (!keep(id) || (!include_internal && internal_metadata(f.metadata)))
+    if (!keep(id, &f.metadata) || (!include_internal && internal_metadata(f.metadata)))
       continue;
-    auto w = workers_.find(f.owner);
-    auto worker_name = w != workers_.end() && !w->second.name.empty() ? w->second.name : f.owner;
-    auto row = R"({"function_id":)" + rpc::quote(id) + R"(,"worker_name":)"
-               + rpc::quote(worker_name);
-    if (!f.description.empty())
-      row += R"(,"description":)" + rpc::quote(f.description);
-    if (!f.metadata.empty())
-      row += R"(,"metadata":)" + f.metadata;
-    rows[id] = row + "}";
+    rows[id] = function_row(f);
   }
   if (include_internal)
     for (auto& id : engine_functions)
-      if (keep(id))
+      if (keep(id, nullptr))
         rows[id] = R"({"function_id":)" + rpc::quote(id) + R"(,"worker_name":"engine"})";
   std::string out = R"({"functions":[)";
   bool first = true;
@@ -167,6 +178,31 @@ std::string function_catalog::functions_list_json(
   return out + "]}";
 }
 
+std::string function_catalog::worker_row(const worker_record& w, std::int64_t active) const {
+  return R"({"id":)" + rpc::quote(w.id) + R"(,"name":)" + json_string_or_null(w.name)
+         + R"(,"description":)" + json_string_or_null(w.description) + R"(,"version":)"
+         + json_string_or_null(w.version) + R"(,"runtime":)" + json_string_or_null(w.runtime)
+         + R"(,"os":)" + json_string_or_null(w.os) + R"(,"status":"connected")"
+         + R"(,"function_count":)" + std::to_string(function_count(w.id))
+         + R"(,"connected_at_ms":)" + std::to_string(w.connected_at_ms)
+         + R"(,"active_invocations":)" + std::to_string(active) + R"(,"isolation":)"
+         + w.isolation + R"(,"pid":)" + w.pid + R"(,"ip_address":)" + json_string_or_null(w.ip)
+         + "}";
+}
+
+const worker_record* function_catalog::find_worker_by_name(const std::string& name) const {
+  for (auto& [id, w] : workers_)
+    if (w.name == name)
+      return &w;
+  auto i = workers_.find(name);
+  return i == workers_.end() ? nullptr : &i->second;
+}
+
+std::string function_catalog::trigger_type_row(const trigger_type_entry& t) const {
+  return R"({"id":)" + rpc::quote(t.id) + R"(,"worker_name":)" + rpc::quote(worker_name(t.owner))
+         + R"(,"description":)" + rpc::quote(t.description) + "}";
+}
+
 std::string function_catalog::workers_list_json(
   const std::map<std::string, std::int64_t>& active) const {
   std::string out = R"({"workers":[)";
@@ -176,15 +212,7 @@ std::string function_catalog::workers_list_json(
       out += ',';
     first = false;
     auto a = active.find(id);
-    out += R"({"id":)" + rpc::quote(id) + R"(,"name":)" + json_string_or_null(w.name)
-           + R"(,"description":)" + json_string_or_null(w.description) + R"(,"version":)"
-           + json_string_or_null(w.version) + R"(,"runtime":)" + json_string_or_null(w.runtime)
-           + R"(,"os":)" + json_string_or_null(w.os) + R"(,"status":"connected")"
-           + R"(,"function_count":)" + std::to_string(function_count(id))
-           + R"(,"connected_at_ms":)" + std::to_string(w.connected_at_ms)
-           + R"(,"active_invocations":)" + std::to_string(a == active.end() ? 0 : a->second)
-           + R"(,"isolation":)" + w.isolation + R"(,"pid":)" + w.pid + R"(,"ip_address":)"
-           + json_string_or_null(w.ip) + "}";
+    out += worker_row(w, a == active.end() ? 0 : a->second);
   }
   return out + "]}";
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -65,13 +66,31 @@ public:
   /// sorted by id; `params` are the engine::functions::list input (prefix,
   /// search, include_internal). `extra` are functions the engine itself
   /// offers (`engine::*`), listed only with include_internal.
-  std::string functions_list_json(const std::string& params,
-                                  const std::vector<std::string>& engine_functions) const;
+  /// `visible` (when set) hides what a session may not see (RBAC).
+  std::string functions_list_json(
+    const std::string& params, const std::vector<std::string>& engine_functions,
+    const std::function<bool(const std::string& id, const std::string* metadata)>& visible = {})
+    const;
+  /// `{function_id, worker_name, description?, metadata?}` of one function.
+  std::string function_row(const worker_function& f) const;
+  /// The worker's name as `engine::*` answers show it (its id when it never
+  /// told one through engine::workers::register).
+  std::string worker_name(const std::string& worker_id) const;
   /// `{workers:[{id, name, description, version, runtime, os, status,
   /// function_count, connected_at_ms, active_invocations, isolation,
   /// ip_address}]}`; `active` gives a worker's invocations in flight.
   std::string workers_list_json(const std::map<std::string, std::int64_t>& active) const;
+  /// One row of workers_list_json.
+  std::string worker_row(const worker_record& w, std::int64_t active) const;
+  /// The first worker (by id) called `name`, else the worker with id `name`.
+  const worker_record* find_worker_by_name(const std::string& name) const;
 
+  /// `{id, worker_name, description}` of a trigger type.
+  std::string trigger_type_row(const trigger_type_entry& t) const;
+
+  const std::map<std::string, trigger_type_entry>& trigger_types() const {
+    return trigger_types_;
+  }
   const std::map<std::string, worker_function>& functions() const {
     return functions_;
   }

@@ -15,17 +15,18 @@ namespace {
 
 using namespace yaml_read;
 
-constexpr std::array<setting_def, 20> settings{{
+constexpr std::array<setting_def, 21> settings{{
   {"bind", "127.0.0.1", setting_type::text, "address the servers listen on", ""},
   {"port", "0", setting_type::port, "reflection server port (runtimes dial in); 0 = first free in 3200-3400", ""},
   {"http_port", "4100", setting_type::port, "API server port (/api, /metrics, /healthz, /readyz); 0 = any free", ""},
   {"worker_port", "49134", setting_type::port, "worker endpoint port (iii workers, iii-sdk); 0 = any free", ""},
   {"worker_rbac_port", "off", setting_type::optional_port, "second worker endpoint whose workers go through RBAC (auth function, exposed functions, hooks); off = none, 0 = any free", ""},
   {"worker_auth_function", "", setting_type::text, "RBAC: function called with {headers, query_params, ip_address} when a worker connects; its AuthResult is the session", ""},
-  {"worker_expose_functions", "", setting_type::text, "RBAC: comma-separated globs of functions every session may call, e.g. api::*,public::*", ""},
+  {"worker_expose_functions", "", setting_type::text, "RBAC: comma-separated globs of functions every session may call, e.g. api::*,public::*, and metadata:key=glob filters", ""},
   {"worker_on_function_registration", "", setting_type::text, "RBAC: hook function for registerfunction", ""},
   {"worker_on_trigger_type_registration", "", setting_type::text, "RBAC: hook function for registertriggertype", ""},
   {"worker_on_trigger_registration", "", setting_type::text, "RBAC: hook function for registertrigger", ""},
+  {"worker_middleware", "", setting_type::text, "RBAC listener: function that gets every call of a non-engine:: function instead, with {function_id, payload, action, context}; its answer is the call's", ""},
   {"request_timeout", "30s", setting_type::positive_duration, "timeout of listActions/listValues/cancelAction", ""},
   {"run_timeout", "0", setting_type::duration, "default runAction timeout; 0 = none", ""},
   {"drain_timeout", "15s", setting_type::duration, "on SIGTERM, how long in-flight calls may finish before they are cancelled", ""},

@@ -56,6 +56,43 @@ bool contains(const std::vector<std::string>& xs, std::string_view x) {
   return std::find(xs.begin(), xs.end(), x) != xs.end();
 }
 
+constexpr std::string_view metadata_filter = "metadata:";
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+/// `key=glob[&key=glob...]` against a function's metadata object.
+bool metadata_matches(std::string_view filter, const std::string& metadata) {
+  rpc::object_members m;
+  std::string why;
+  if (metadata.empty() || !rpc::split_object(metadata, m, why))
+    return false;
+  while (!filter.empty()) {
+    auto amp = filter.find('&');
+    auto term = filter.substr(0, amp);
+    auto eq = term.find('=');
+    if (eq == std::string_view::npos)
+      return false;
+    auto* raw = m.find(trimmed(term.substr(0, eq)));
+    if (!raw)
+      return false;
+    auto want = trimmed(term.substr(eq + 1));
+    std::string text;
+    if (rpc::string_value(*raw, text) ? !net::iii::glob_match(want, text)
+                                      : trimmed(*raw) != want)
+      return false;
+    if (amp == std::string_view::npos)
+      break;
+    filter.remove_prefix(amp + 1);
+  }
+  return true;
+}
+
 } // namespace
 
 std::vector<std::string> worker_rbac_config::parse_list(std::string_view s) {
@@ -117,7 +154,7 @@ bool parse_auth_result(std::string_view raw, worker_session& out, std::string& w
 }
 
 invoke_decision check_invoke(const worker_rbac_config& config, const worker_session& session,
-                             std::string_view id) {
+                             std::string_view id, const std::string* metadata) {
   if (contains(session.forbidden_functions, id))
     return invoke_decision::forbidden_listed;
   if (contains(session.allowed_functions, id))
@@ -125,10 +162,27 @@ invoke_decision check_invoke(const worker_rbac_config& config, const worker_sess
   for (auto a : always_allowed)
     if (a == id)
       return invoke_decision::allow;
-  for (auto& pattern : config.expose_functions)
-    if (net::iii::glob_match(pattern, id))
+  for (auto& pattern : config.expose_functions) {
+    if (std::string_view{pattern}.starts_with(metadata_filter)) {
+      if (metadata
+          && metadata_matches(std::string_view{pattern}.substr(metadata_filter.size()), *metadata))
+        return invoke_decision::allow;
+    } else if (net::iii::glob_match(pattern, id)) {
       return invoke_decision::allow;
+    }
+  }
   return invoke_decision::not_exposed;
+}
+
+bool has_metadata_filters(const worker_rbac_config& config) {
+  return std::any_of(config.expose_functions.begin(), config.expose_functions.end(),
+                     [](auto& p) { return std::string_view{p}.starts_with(metadata_filter); });
+}
+
+bool may_see(const worker_access* access, std::string_view id, const std::string* metadata) {
+  return !access || !access->config
+         || check_invoke(*access->config, access->session, id, metadata)
+              == invoke_decision::allow;
 }
 
 std::string forbidden_message(invoke_decision d, std::string_view id) {

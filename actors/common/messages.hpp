@@ -70,6 +70,7 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, unbind_atom, "unbind")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, bind_result_atom, "bindresult")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, provider_atom, "provider")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, park_atom, "park")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, flush_atom, "flush")
 
 CAF_END_TYPE_ID_BLOCK(actor_host)
 

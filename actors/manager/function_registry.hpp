@@ -6,28 +6,51 @@
 #include "actors/manager/trigger_binding.hpp"
 #include "net/transport.hpp"
 #include "registry/function_catalog.hpp"
+#include "registry/worker_rbac.hpp"
 
+#include <chrono>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace actor_host {
+
+/// Trigger types the engine provides and fires itself (spec 6, 8.5).
+inline constexpr std::string_view workers_available_type = "engine::workers-available";
+inline constexpr std::string_view functions_available_type = "engine::functions-available";
+
+/// engine::register_trigger waits this long for the provider's answer.
+inline constexpr caf::timespan register_trigger_timeout = std::chrono::seconds(10);
+/// Changes of the function set within this window after the first one make
+/// one `engine::functions-available` event (the engine v0.22.1 polls every
+/// 5 s; its successors coalesce events over 100 ms, as here).
+inline constexpr caf::timespan functions_changed_window = std::chrono::milliseconds(100);
+/// Deadline of an invocation the engine fires for one of its trigger types.
+inline constexpr caf::timespan engine_fire_timeout = std::chrono::minutes(5);
 
 struct function_registry_state {
   struct worker {
     caf::actor conn;
     net::transport_ptr transport;
     std::string token; // reattach token
+    registry::worker_access_ptr access; // null = no RBAC: sees everything
   };
   struct binding {
     caf::actor actor; // trigger_binding
     std::string trigger_type;
-    std::string binder; // worker id
+    std::string binder; // worker id; "" = engine::register_trigger (belongs to no connection)
+    std::string function_id;
+    std::string config;   // raw JSON
+    std::string metadata; // raw JSON, "" when absent
+    bool active = false;  // delivered (provider known and not rejected), or an engine type
   };
 
   live_count live{actor_kind::function_registry};
   registry::function_catalog catalog;
   std::unordered_map<std::string, worker> workers;    // by worker id
   std::unordered_map<std::string, binding> triggers;  // by trigger id
+  std::string functions_seen = R"({"functions":[]})"; // last functions-available list
+  bool flush_due = false; // a functions-available check is scheduled
   static inline const char* name = "function_registry";
 
   const std::string* worker_of(const caf::actor_addr& conn) const;
@@ -36,19 +59,24 @@ struct function_registry_state {
 /// The iii side of the manager's one catalog: function id -> owning
 /// worker_connection, trigger types and their providers, trigger bindings
 /// (one trigger_binding actor each), connected workers and their metadata.
-/// Routes calls, answers the engine's own functions (`engine::*`), and
-/// cleans up after a connection that goes away (monitored).
+/// Routes calls, answers the engine's own functions (`engine::*`), fires
+/// the engine's trigger types (`engine::workers-available`,
+/// `engine::functions-available`), and cleans up after a connection that
+/// goes away (monitored).
 ///
-/// - (worker_atom, worker_id, token, conn, transport, ip): a new connection
+/// - (worker_atom, worker_id, token, conn, transport, ip, access): a new connection
 /// - (reattach_atom, worker_id, previous_id, token): retire a half-open one
 /// - (fn_add_atom, worker_function), (fn_remove_atom, worker_id, function_id)
 /// - (type_add_atom, trigger_type_entry)
 /// - (bind_atom, worker_id, trigger_binding_args), (unbind_atom, worker_id, trigger_id)
 /// - (bind_result_atom, worker_id, trigger_id, error_raw): a provider's answer
+///   ("" = success)
 /// - (invoke_atom, tag, invocation_request): a call; the sender is the caller
-///   and gets (done_atom, tag, ok, raw) (from here or from the invocation)
+///   and gets (done_atom, tag, ok, raw) (from here, the invocation, or a
+///   binding for engine::register_trigger)
 /// - (route_atom, iii_atom, function_id) -> (ok, conn, error): front-door
 ///   routing of `/iii/<function_id>` keys (delegated by the runtime directory)
+/// - (flush_atom): time to compare the function set (functions-available)
 caf::behavior function_registry(caf::stateful_actor<function_registry_state>* self);
 
 /// The `engine::*` functions the registry answers itself.
@@ -59,3 +87,4 @@ const std::vector<std::string>& engine_function_ids();
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::registry::worker_function)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::registry::trigger_type_entry)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::trigger_binding_args)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::registry::worker_access_ptr)

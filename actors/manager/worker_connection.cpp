@@ -53,7 +53,7 @@ void internal_call(self_ptr self, call_kind kind, const std::string& function_id
   invocation_request req;
   req.function_id = function_id;
   req.data = std::move(data);
-  req.caller_worker_id = st.worker_id;
+  // The manager calls, not the worker: no RBAC check of the worker's session.
   req.timeout = st.opts.invocation_timeout;
   self->send(st.registry, invoke_atom_v, tag, std::move(req));
 }
@@ -204,12 +204,37 @@ void call_genkit(self_ptr self, const std::string& invocation_id, const std::str
               st.opts.invocation_timeout});
 }
 
+/// Spec 8.3: the listener's middleware gets the call instead,
+/// `{function_id, payload, action, context}` plus the call's metadata; its
+/// answer is the call's answer (under the called function's id). A void call
+/// stays void: the middleware runs, nobody is answered.
+void call_middleware(self_ptr self, const std::string& invocation_id,
+                     const std::string& function_id, const std::string& payload,
+                     const std::string& action, std::string metadata) {
+  auto& st = self->state;
+  invocation_request req;
+  req.function_id = st.opts.rbac->middleware;
+  req.data = R"({"function_id":)" + rpc::quote(function_id) + R"(,"payload":)" + payload
+             + R"(,"action":)" + action + R"(,"context":)" + st.session.context + "}";
+  req.metadata = std::move(metadata);
+  // The engine calls its listener's middleware: no RBAC check of the session.
+  req.wants_reply = !invocation_id.empty();
+  req.timeout = st.opts.invocation_timeout;
+  auto tag = st.next_tag++;
+  if (req.wants_reply)
+    st.calls[tag] = {call_kind::worker, invocation_id, function_id, {}};
+  spdlog::debug("iii worker {}: call of {} goes to the middleware {}", st.worker_id, function_id,
+                req.function_id);
+  self->send(st.registry, invoke_atom_v, tag, std::move(req));
+}
+
 void on_invoke_function(self_ptr self, const iii::frame& f) {
   auto& st = self->state;
   auto invocation_id = f.text("invocation_id");
   auto function_id = f.text("function_id");
   std::string action_type;
-  if (auto* action = f.find("action")) {
+  auto* action = f.find("action");
+  if (action) {
     rpc::object_members a;
     std::string why;
     if (rpc::split_object(*action, a, why))
@@ -222,12 +247,15 @@ void on_invoke_function(self_ptr self, const iii::frame& f) {
   if (function_id.empty())
     return answer(self, invocation_id, function_id, false,
                   iii::error_object(iii::code::function_not_found, "Function  not found"));
-  if (action_type == "enqueue")
-    return answer(self, invocation_id, function_id, false,
-                  iii::error_object("enqueue_error", "No queue provider is installed"));
-  if (auto& rbac = st.opts.rbac) {
+  auto& rbac = st.opts.rbac;
+  if (rbac) {
     auto d = registry::check_invoke(*rbac, st.session, function_id);
-    if (d != registry::invoke_decision::allow) {
+    // Metadata filters need the function's metadata, which the registry has:
+    // a plain call that only they could allow is decided there.
+    bool registry_decides = d == registry::invoke_decision::not_exposed
+                            && registry::has_metadata_filters(*rbac) && rbac->middleware.empty()
+                            && !function_id.starts_with(iii::genkit_prefix);
+    if (d != registry::invoke_decision::allow && !registry_decides) {
       spdlog::info("iii worker {}: call of {} denied", st.worker_id, function_id);
       obs::global().record_invocation(iii::code::forbidden, {});
       return answer(self, invocation_id, function_id, false,
@@ -238,6 +266,12 @@ void on_invoke_function(self_ptr self, const iii::frame& f) {
   // The engine treats a missing payload as null (the SDK omits `undefined`).
   auto* data = f.find("data");
   std::string payload = data ? *data : std::string{"null"};
+  if (rbac && !rbac->middleware.empty() && !function_id.starts_with("engine::"))
+    return call_middleware(self, invocation_id, function_id, payload,
+                           action ? *action : std::string{"null"}, raw_or_empty(f, "metadata"));
+  if (action_type == "enqueue")
+    return answer(self, invocation_id, function_id, false,
+                  iii::error_object("enqueue_error", "No queue provider is installed"));
   if (function_id.starts_with(iii::genkit_prefix))
     return call_genkit(self, invocation_id, function_id, payload);
   invocation_request req;
@@ -297,12 +331,10 @@ void dispatch(self_ptr self, const std::string& text) {
     return on_register_trigger(self, f, false);
   if (t == "unregistertrigger")
     return self->send(st.registry, unbind_atom_v, st.worker_id, f.text("id"));
-  if (t == "triggerregistrationresult") {
-    auto error = raw_or_empty(f, "error");
-    if (!error.empty())
-      self->send(st.registry, bind_result_atom_v, st.worker_id, f.text("id"), std::move(error));
-    return;
-  }
+  if (t == "triggerregistrationresult")
+    // Successes too: engine::register_trigger waits for them.
+    return self->send(st.registry, bind_result_atom_v, st.worker_id, f.text("id"),
+                      raw_or_empty(f, "error"));
   if (t == "reattach")
     return self->send(st.registry, reattach_atom_v, st.worker_id, f.text("previous_worker_id"),
                       f.text("reattach_token"));
@@ -337,8 +369,12 @@ void drain_held(self_ptr self) {
 /// Authenticated (or no auth needed): the worker exists from now on.
 void welcome(self_ptr self) {
   auto& st = self->state;
+  registry::worker_access_ptr access;
+  if (st.opts.rbac)
+    access = std::make_shared<const registry::worker_access>(
+      registry::worker_access{st.opts.rbac, st.session});
   self->send(st.registry, worker_atom_v, st.worker_id, st.token, caf::actor{self}, st.transport,
-             ip_of(st.transport->peer()));
+             ip_of(st.transport->peer()), std::move(access));
   // The SDK does not wait for this frame: its registrations are already on
   // the way and are read (in order) after it.
   st.transport->send_text(iii::worker_registered(st.worker_id, st.token));

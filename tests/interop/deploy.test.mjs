@@ -91,6 +91,7 @@ const MANAGER_KEYS = {
   worker_on_function_registration: (v) => typeof v === 'string',
   worker_on_trigger_type_registration: (v) => typeof v === 'string',
   worker_on_trigger_registration: (v) => typeof v === 'string',
+  worker_middleware: (v) => typeof v === 'string',
   request_timeout: (v) => parseDuration(v) > 0,
   run_timeout: (v) => parseDuration(v) !== null,
   drain_timeout: (v) => parseDuration(v) !== null,

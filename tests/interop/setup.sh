@@ -45,6 +45,6 @@ for peer in genkit-runtime.mjs genkit-manager.mjs; do
 done
 # The iii SDK peers (tests/interop/iii, from ../shared/peers/iii) import
 # 'iii-sdk' the same way.
-for peer in worker caller; do
-  ln -sfn "$src_dir/iii/$peer.mjs" "$node_dir/iii-$peer.mjs"
+for peer in "$src_dir"/iii/*.mjs; do
+  ln -sfn "$peer" "$node_dir/iii-$(basename "$peer")"
 done

@@ -981,6 +981,32 @@ export function startIiiWorker(url, { name = 'harness-worker', env = {} } = {}) 
 }
 
 /**
+ * Starts another iii-sdk peer of tests/interop/iii (`script` = its base name,
+ * e.g. 'watcher') with `args` after the url; does not wait.
+ */
+export function startIiiPeer(script, url, args = [], { name = script, env = {} } = {}) {
+  const file = path.join(INTEROP_NODE_DIR, `iii-${script}.mjs`);
+  assert.ok(fs.existsSync(file), `${file} is missing; run tests/interop/setup.sh <build dir>`);
+  const child = new Child(`iii-${name}`, process.execPath, ['--preserve-symlinks-main', file, url, ...args], {
+    cwd: INTEROP_NODE_DIR,
+    env: nodeChildEnv({ HARNESS_WORKER_NAME: name, ...env }),
+  });
+  tracked.runtimes.add(child);
+  return child;
+}
+
+/** Runs tests/interop/iii/call.mjs: one SDK call; {line, result?, error?, child}. */
+export async function sdkCall(url, functionId, payload = null, { void: isVoid = false, name = 'sdk-call', timeoutMs = 30000 } = {}) {
+  const child = startIiiPeer('call', url, [functionId, JSON.stringify(payload), ...(isVoid ? ['--void'] : [])], { name });
+  child.mayExit = true;
+  await withTimeout(child.exited, timeoutMs, `sdk call of ${functionId}`);
+  const line = child.lines.find((l) => /^(RESULT|ERROR|SENT)\b/.test(l));
+  assert.ok(line, `no RESULT/ERROR line from the SDK call of ${functionId}: ${child.describe()}`);
+  const [, kind, rest] = line.match(/^(RESULT|ERROR|SENT) ?(.*)$/);
+  return { line, child, result: kind === 'RESULT' ? JSON.parse(rest) : undefined, error: kind === 'ERROR' ? JSON.parse(rest) : undefined };
+}
+
+/**
  * Runs tests/interop/iii/caller.mjs (iii-sdk) against `url` to its end:
  * {exit, results: {testName: 'PASS'|'FAIL'|'SKIP'}, summary: {passed, failed,
  * skipped}, child}.
