@@ -33,8 +33,10 @@ public:
   virtual void send_binary(std::string frame) = 0;
 
   /// Flow control: stops reading from the peer until `resume_reading`, so
-  /// that TCP pushes back on it. A frame already being read may still be
-  /// delivered. Transports without flow control ignore both.
+  /// that TCP pushes back on it. Called by a frame handler (on the socket's
+  /// strand) it holds before the next frame is read; from elsewhere, a frame
+  /// being read may still be delivered. Transports without flow control
+  /// ignore both.
   virtual void pause_reading() {
   }
   virtual void resume_reading() {

@@ -4,6 +4,7 @@
 #include "net/url.hpp"
 #include "net/ws_connect.hpp"
 
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
@@ -79,8 +80,10 @@ public:
     });
   }
 
+  // dispatch: called on the strand (by a handler, inside on_read), the
+  // pause holds before the next read is started.
   void pause_reading() override {
-    asio::post(strand_, [self = shared_from_this()] { self->read_paused_ = true; });
+    asio::dispatch(strand_, [self = shared_from_this()] { self->read_paused_ = true; });
   }
 
   void resume_reading() override {

@@ -16,9 +16,10 @@ namespace rpc = net::jsonrpc;
 
 // -- table ---------------------------------------------------------------------
 
-void channel_table::add(const std::string& id, std::string key, caf::actor channel) {
+void channel_table::add(const std::string& id, std::string key, caf::actor channel,
+                        channel_flow_ptr flow) {
   std::lock_guard<std::mutex> guard{mtx_};
-  entries_[id] = {std::move(key), std::move(channel), false, false};
+  entries_[id] = {std::move(key), std::move(channel), std::move(flow), false, false};
 }
 
 void channel_table::remove(const std::string& id) {
@@ -35,7 +36,8 @@ caf::actor channel_table::find(const std::string& id, std::string_view key) cons
 }
 
 channel_table::take_result channel_table::take(const std::string& id, std::string_view key,
-                                                bool writer, caf::actor& out) {
+                                                bool writer, caf::actor& out,
+                                                channel_flow_ptr& flow) {
   std::lock_guard<std::mutex> guard{mtx_};
   auto i = entries_.find(id);
   if (i == entries_.end() || i->second.key != key)
@@ -45,6 +47,7 @@ channel_table::take_result channel_table::take(const std::string& id, std::strin
     return take_result::taken;
   taken = true;
   out = i->second.channel;
+  flow = i->second.flow;
   return take_result::ok;
 }
 
@@ -66,6 +69,15 @@ using self_ptr = caf::stateful_actor<channel_state>*;
 
 const char* end_name(bool writer) {
   return writer ? "writer" : "reader";
+}
+
+/// `n` frames left the channel (given to the reader, or dropped): a writer
+/// paused at the limit may go on.
+void release(self_ptr self, std::int64_t n) {
+  auto& st = self->state;
+  auto before = st.flow->pending.fetch_sub(n);
+  if (before >= st.flow->limit && before - n < st.flow->limit && st.writer)
+    st.writer->resume_reading();
 }
 
 void relay(self_ptr self, channel_state::item& it) {
@@ -115,38 +127,36 @@ void on_attach(self_ptr self, bool writer, net::transport_ptr& t) {
     return;
   }
   st.reader = std::move(t);
+  auto n = static_cast<std::int64_t>(st.buffered.size());
   for (auto& it : st.buffered)
     relay(self, it);
   st.buffered.clear();
   if (st.writer_done)
     return finish(self, st.close_code, st.close_reason);
-  if (st.writer_paused) {
-    st.writer_paused = false;
-    st.writer->resume_reading();
-  }
+  release(self, n);
 }
 
 void on_data(self_ptr self, bool from_writer, bool binary, std::string& data) {
   auto& st = self->state;
   // The reader has nothing to say (the engine ignores it too); a writer
   // that closed has no more frames.
-  if (!from_writer || st.writer_done || !st.writer)
+  if (!from_writer)
     return;
+  if (st.writer_done || !st.writer)
+    return release(self, 1);
   channel_state::item it{binary, std::move(data)};
-  if (st.reader)
-    return relay(self, it);
+  if (st.reader) {
+    relay(self, it);
+    return release(self, 1);
+  }
   st.buffered.push_back(std::move(it));
   if (st.buffered.size() >= 2 * st.buffer_size) {
-    // Pausing is asynchronous: frames already read still arrive. This many
-    // means the writer does not stop; the stream cannot be delivered whole.
+    // The writer's socket should have been paused at buffer_size; this
+    // many means it was not, and the stream cannot be delivered whole.
     obs::global().channel_overflows.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("iii channel {}: {} frames buffered and no reader; ending the channel", st.id,
                  st.buffered.size());
     return finish(self, 1008, "channel buffer full");
-  }
-  if (st.buffered.size() >= st.buffer_size && !st.writer_paused) {
-    st.writer_paused = true;
-    st.writer->pause_reading();
   }
 }
 
@@ -179,6 +189,8 @@ caf::behavior channel(caf::stateful_actor<channel_state>* self, channel_args arg
   auto& st = self->state;
   st.id = std::move(args.id);
   st.buffer_size = std::max<std::size_t>(args.buffer_size, 1);
+  st.flow = args.flow ? std::move(args.flow) : std::make_shared<channel_flow>();
+  st.flow->limit = static_cast<std::int64_t>(st.buffer_size);
   if (args.owner) {
     st.owner = args.owner.address();
     self->monitor(args.owner);
@@ -268,12 +280,15 @@ std::pair<bool, std::string> create_channel(caf::local_actor* parent, caf::actor
   a.sweep_after = sweep_after;
   a.owner = std::move(owner);
   a.parent = caf::actor_cast<caf::actor>(parent);
+  a.flow = std::make_shared<channel_flow>();
+  a.flow->limit = static_cast<std::int64_t>(buffer);
+  auto flow = a.flow;
   auto id = a.id;
   auto key = iii::new_uuid();
   auto ch = parent->spawn(channel, std::move(a));
   // Registered before the refs are handed out, so a socket opened right
   // after the answer finds it; it leaves when the actor ends, however.
-  channels().add(id, key, ch);
+  channels().add(id, key, ch, std::move(flow));
   ch->attach_functor([id](const caf::error&) { channels().remove(id); });
   spdlog::debug("iii channel {} created (buffer {})", id, buffer);
   return {true, R"({"writer":)" + channel_ref(id, key, "write") + R"(,"reader":)"
@@ -284,17 +299,23 @@ std::pair<bool, std::string> create_channel(caf::local_actor* parent, caf::actor
 
 namespace {
 
-/// One end's socket -> its channel actor.
+/// One end's socket -> its channel actor. The writer's also stops reading
+/// its socket when the channel holds `limit` undelivered frames.
 class channel_end : public net::frame_handler {
 public:
-  channel_end(caf::actor channel, bool writer) : channel_(std::move(channel)), writer_(writer) {
+  channel_end(caf::actor channel, bool writer, channel_flow_ptr flow,
+              const net::transport_ptr& transport)
+    : channel_(std::move(channel)), writer_(writer), flow_(writer ? std::move(flow) : nullptr),
+      transport_(transport) {
   }
 
   void on_text(std::string frame) override {
+    count();
     caf::anon_send(channel_, frame_atom_v, writer_, false, std::move(frame));
   }
 
   bool on_binary(std::string_view data) override {
+    count();
     caf::anon_send(channel_, frame_atom_v, writer_, true, std::string{data});
     return true;
   }
@@ -312,8 +333,18 @@ public:
   }
 
 private:
+  // On the socket's strand: the pause takes effect before the next read.
+  void count() {
+    if (flow_ && ++flow_->pending >= flow_->limit)
+      if (auto t = transport_.lock())
+        t->pause_reading();
+  }
+
   caf::actor channel_;
   bool writer_;
+  channel_flow_ptr flow_;
+  // Weak: the session owns this handler, a strong one would be a cycle.
+  std::weak_ptr<net::transport> transport_;
   bool clean_ = false;
   std::uint16_t code_ = 0;
   std::string reason_;
@@ -353,7 +384,8 @@ net::frame_handler_ptr open_channel_end(net::transport_ptr transport) {
   auto r = parse_end(transport->upgrade());
   bool writer = r.dir == "write";
   caf::actor ch;
-  auto got = r.dir == "read" || writer ? channels().take(r.id, r.key, writer, ch)
+  channel_flow_ptr flow;
+  auto got = r.dir == "read" || writer ? channels().take(r.id, r.key, writer, ch, flow)
                                        : channel_table::take_result::not_found;
   if (got == channel_table::take_result::taken) {
     spdlog::info("iii channel {}: a second {} socket from {} refused", r.id, end_name(writer),
@@ -367,7 +399,7 @@ net::frame_handler_ptr open_channel_end(net::transport_ptr transport) {
     return nullptr;
   }
   caf::anon_send(ch, attach_atom_v, writer, transport);
-  return std::make_shared<channel_end>(std::move(ch), writer);
+  return std::make_shared<channel_end>(std::move(ch), writer, std::move(flow), transport);
 }
 
 } // namespace actor_host

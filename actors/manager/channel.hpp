@@ -4,8 +4,11 @@
 #include "actors/common/messages.hpp"
 #include "net/transport.hpp"
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -20,6 +23,17 @@ inline constexpr std::string_view channel_path_prefix = "/ws/channels/";
 inline constexpr std::size_t channel_default_buffer = 64;
 inline constexpr std::size_t channel_max_buffer = 1024;
 
+/// Frames a channel's writer has handed over that the reader has not been
+/// given yet. Counted up by the writer socket's handler, on its I/O strand,
+/// which pauses the socket at `limit` at once (a pause decided by the actor
+/// would land after an unknown number of further frames); counted down by
+/// the channel actor as frames reach the reader, which resumes the socket.
+struct channel_flow {
+  std::atomic<std::int64_t> pending{0};
+  std::int64_t limit = channel_default_buffer;
+};
+using channel_flow_ptr = std::shared_ptr<channel_flow>;
+
 /// Open channels by id: what the upgrade check (on an I/O thread, before
 /// the WebSocket exists) and the socket factory consult, so it is a locked
 /// map, not an actor. Channel actors are added by `create_channel` and
@@ -27,7 +41,7 @@ inline constexpr std::size_t channel_max_buffer = 1024;
 /// ids are random UUIDs, so listeners and tests never collide.
 class channel_table {
 public:
-  void add(const std::string& id, std::string key, caf::actor channel);
+  void add(const std::string& id, std::string key, caf::actor channel, channel_flow_ptr flow);
   void remove(const std::string& id);
   /// The channel if `id` is open and `key` is its access key, else null.
   caf::actor find(const std::string& id, std::string_view key) const;
@@ -35,7 +49,8 @@ public:
   enum class take_result { ok, not_found, taken };
   /// Claims one end for a socket: each end is taken once, decided here
   /// (under the lock) so that two sockets racing for an end cannot both win.
-  take_result take(const std::string& id, std::string_view key, bool writer, caf::actor& out);
+  take_result take(const std::string& id, std::string_view key, bool writer, caf::actor& out,
+                   channel_flow_ptr& flow);
 
   std::size_t size() const;
 
@@ -43,6 +58,7 @@ private:
   struct entry {
     std::string key;
     caf::actor channel;
+    channel_flow_ptr flow;
     bool reader_taken = false;
     bool writer_taken = false;
   };
@@ -62,6 +78,8 @@ struct channel_args {
   caf::actor owner;
   /// The actor that made it (the function registry): it ends with it.
   caf::actor parent;
+  /// Shared with the writer socket's handler; made by the channel if null.
+  channel_flow_ptr flow;
 };
 
 struct channel_state {
@@ -81,7 +99,7 @@ struct channel_state {
   bool writer_done = false;   // the writer closed; `buffered` is all there is
   std::uint16_t close_code = 1000;
   std::string close_reason;   // the writer's, passed on to the reader
-  bool writer_paused = false; // reads stopped: the buffer is full
+  channel_flow_ptr flow;
   std::deque<item> buffered;  // written before the reader connected
   static inline const char* name = "channel";
 };
@@ -91,9 +109,9 @@ struct channel_state {
 /// each end taken once. Writer frames reach the reader in order, text as
 /// text and binary as binary. Frames written before the reader connects
 /// are buffered: at `buffer_size` the writer's socket is paused (TCP pushes
-/// back on it) until the reader arrives; frames already on the way are
-/// still taken up to twice `buffer_size`, beyond that the channel ends
-/// (the writer is closed with 1008 "channel buffer full"). When the writer
+/// back on it, see channel_flow) until the reader arrives. Should a writer
+/// still send twice `buffer_size` (a transport without flow control), the
+/// channel ends: the writer is closed with 1008 "channel buffer full". When the writer
 /// closes, the reader is closed after the buffered frames with the writer's
 /// close code and reason (`stream_complete`, `channel_close`). When the
 /// reader closes first, the writer is closed (1001 "channel reader

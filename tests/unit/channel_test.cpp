@@ -263,10 +263,15 @@ CAF_TEST(a full buffer pauses the writer until the reader comes) {
   CAF_CHECK_EQUAL(w.t->paused(), false);
   text(w, "2");
   CAF_CHECK_EQUAL(w.t->paused(), true);
-  text(w, "3"); // already on the way when the pause took effect
+  text(w, "3"); // a transport that did not stop at once: still taken
   auto r = open("read");
   CAF_CHECK_EQUAL(w.t->paused(), false);
   CAF_CHECK_EQUAL(r.t->frames(), (std::vector<std::string>{"1", "2", "3"}));
+  // With the reader there, frames pass straight on: no pause however many.
+  for (auto s : {"4", "5", "6", "7"})
+    text(w, s);
+  CAF_CHECK_EQUAL(w.t->paused(), false);
+  CAF_CHECK_EQUAL(r.t->size(), 7u);
   finish();
 }
 
