@@ -81,9 +81,13 @@ public:
   }
 
   // dispatch: called on the strand (by a handler, inside on_read), the
-  // pause holds before the next read is started.
+  // pause holds before the next read is started. A closing session keeps
+  // reading: that read reports the end to the handler.
   void pause_reading() override {
-    asio::dispatch(strand_, [self = shared_from_this()] { self->read_paused_ = true; });
+    asio::dispatch(strand_, [self = shared_from_this()] {
+      if (!self->closing_ && !self->closed_)
+        self->read_paused_ = true;
+    });
   }
 
   void resume_reading() override {
