@@ -189,8 +189,13 @@ caf::behavior channel(caf::stateful_actor<channel_state>* self, channel_args arg
   auto& st = self->state;
   st.id = std::move(args.id);
   st.buffer_size = std::max<std::size_t>(args.buffer_size, 1);
-  st.flow = args.flow ? std::move(args.flow) : std::make_shared<channel_flow>();
-  st.flow->limit = static_cast<std::int64_t>(st.buffer_size);
+  // A flow from create_channel is already shared with the I/O threads: its
+  // limit was set before and is only read from then on.
+  if (!args.flow) {
+    args.flow = std::make_shared<channel_flow>();
+    args.flow->limit = static_cast<std::int64_t>(st.buffer_size);
+  }
+  st.flow = std::move(args.flow);
   if (args.owner) {
     st.owner = args.owner.address();
     self->monitor(args.owner);

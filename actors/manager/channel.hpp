@@ -30,7 +30,7 @@ inline constexpr std::size_t channel_max_buffer = 1024;
 /// the channel actor as frames reach the reader, which resumes the socket.
 struct channel_flow {
   std::atomic<std::int64_t> pending{0};
-  std::int64_t limit = channel_default_buffer;
+  std::int64_t limit = channel_default_buffer; // set before it is shared
 };
 using channel_flow_ptr = std::shared_ptr<channel_flow>;
 
