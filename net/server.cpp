@@ -1,6 +1,7 @@
 #include "net/server.hpp"
 
 #include "net/io_runtime.hpp"
+#include "net/url.hpp"
 #include "net/detail/ws_session.hpp"
 
 #include <boost/asio/bind_executor.hpp>
@@ -42,52 +43,6 @@ std::string endpoint_string(const tcp::socket& s) {
   return ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
-std::string percent_decode(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '+') {
-      out += ' ';
-    } else if (in[i] == '%' && i + 2 < in.size() && hex_value(in[i + 1]) >= 0 && hex_value(in[i + 2]) >= 0) {
-      out += static_cast<char>(hex_value(in[i + 1]) * 16 + hex_value(in[i + 2]));
-      i += 2;
-    } else {
-      out += in[i];
-    }
-  }
-  return out;
-}
-
-void split_target(std::string_view target, std::string& path,
-                  std::map<std::string, std::string>& query) {
-  auto q = target.find('?');
-  path = percent_decode(target.substr(0, q));
-  if (q == std::string_view::npos)
-    return;
-  auto rest = target.substr(q + 1);
-  while (!rest.empty()) {
-    auto amp = rest.find('&');
-    auto pair = rest.substr(0, amp);
-    auto eq = pair.find('=');
-    if (!pair.empty())
-      query[percent_decode(pair.substr(0, eq))]
-        = eq == std::string_view::npos ? std::string{} : percent_decode(pair.substr(eq + 1));
-    if (amp == std::string_view::npos)
-      break;
-    rest = rest.substr(amp + 1);
-  }
-}
-
 std::string reason_phrase(int status) {
   if (status == 499)
     return "Client Closed Request";
@@ -114,15 +69,21 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
   server_options opts;
   tcp::acceptor acceptor;
   asio::steady_timer retry;
-  std::vector<std::pair<std::string, ws_factory>> ws_routes;
+  struct ws_route {
+    std::string path;
+    bool prefix = false;
+    upgrade_check check;
+    ws_factory factory;
+  };
+  std::vector<ws_route> ws_routes;
   http_handler http;
   std::shared_ptr<socket_counters> counters = std::make_shared<socket_counters>();
   std::uint16_t bound_port = 0;
 
-  const ws_factory* find_route(const std::string& path) const {
-    for (auto& [p, f] : ws_routes)
-      if (p.empty() || p == path)
-        return &f;
+  const ws_route* find_route(const std::string& path) const {
+    for (auto& r : ws_routes)
+      if (r.path.empty() || r.path == path || (r.prefix && path.starts_with(r.path)))
+        return &r;
     return nullptr;
   }
 
@@ -237,9 +198,30 @@ private:
       std::string path;
       std::map<std::string, std::string> query;
       split_target(req.target(), path, query);
-      if (auto* factory = srv_->find_route(path)) {
+      if (auto* route = srv_->find_route(path)) {
+        if (route->check) {
+          upgrade_request up;
+          up.target = std::string{req.target()};
+          up.path = std::move(path);
+          up.query = std::move(query);
+          for (auto& f : req) {
+            std::string name{f.name_string()};
+            for (auto& c : name)
+              c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            up.headers[name] = std::string{f.value()};
+          }
+          if (int status = route->check(up); status != 0) {
+            // Refused before the upgrade: a plain HTTP answer, then close.
+            keep_alive_ = false;
+            begin_exchange(req);
+            std::string body = reason_phrase(status) + "\n";
+            auto length = body.size();
+            head(status, "text/plain", length, {}, std::move(body));
+            return;
+          }
+        }
         stream_.expires_never();
-        run_server_websocket(stream_.release_socket(), std::move(req), peer_, *factory,
+        run_server_websocket(stream_.release_socket(), std::move(req), peer_, route->factory,
                              {srv_->opts.max_frame_bytes, srv_->opts.max_write_queue_bytes},
                              srv_->counters);
         return;
@@ -472,7 +454,11 @@ server::~server() {
 }
 
 void server::on_websocket(std::string path, ws_factory factory) {
-  impl_->ws_routes.emplace_back(std::move(path), std::move(factory));
+  impl_->ws_routes.push_back({std::move(path), false, {}, std::move(factory)});
+}
+
+void server::on_websocket_prefix(std::string prefix, upgrade_check check, ws_factory factory) {
+  impl_->ws_routes.push_back({std::move(prefix), true, std::move(check), std::move(factory)});
 }
 
 void server::on_http(http_handler handler) {

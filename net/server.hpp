@@ -37,6 +37,10 @@ struct server_options {
 class server {
 public:
   using ws_factory = session_factory;
+  /// Runs on the I/O thread before an upgrade is accepted: 0 accepts it, an
+  /// HTTP status (e.g. 404) refuses it with that status and no upgrade. It
+  /// must not block; it may only consult thread-safe state.
+  using upgrade_check = std::function<int(const upgrade_request&)>;
 
   server(io_runtime& io, server_options opts);
   ~server();
@@ -45,6 +49,8 @@ public:
 
   /// `path` "" accepts an upgrade on any path. Register before `listen`.
   void on_websocket(std::string path, ws_factory factory);
+  /// Upgrades on every path that starts with `prefix`, after `check`.
+  void on_websocket_prefix(std::string prefix, upgrade_check check, ws_factory factory);
   void on_http(http_handler handler);
 
   /// Binds and starts accepting. Returns an empty string or the reason.

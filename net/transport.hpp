@@ -14,6 +14,8 @@ namespace actor_host::net {
 struct upgrade_request {
   std::string target;                         // raw path and query, not decoded
   std::map<std::string, std::string> headers; // lower-case names
+  std::string path;                           // decoded path of `target`
+  std::map<std::string, std::string> query;   // decoded query of `target`
 };
 
 /// Outbound half of a message connection: a WebSocket session, or a fake in
@@ -26,6 +28,19 @@ public:
   /// Queues one text frame. Frames are written in call order. A transport that
   /// is closing or closed drops the frame.
   virtual void send_text(std::string frame) = 0;
+
+  /// Queues one binary frame, in the same order as the text frames.
+  virtual void send_binary(std::string frame) = 0;
+
+  /// Flow control: stops reading from the peer until `resume_reading`, so
+  /// that TCP pushes back on it. Called by a frame handler (on the socket's
+  /// strand) it holds before the next frame is read; from elsewhere, a frame
+  /// being read may still be delivered. Transports without flow control
+  /// ignore both.
+  virtual void pause_reading() {
+  }
+  virtual void resume_reading() {
+  }
 
   /// Writes what is queued, then closes with `code`. Idempotent.
   virtual void close(std::uint16_t code = 1000, std::string reason = {}) = 0;
@@ -62,6 +77,12 @@ public:
   /// socket (1003): only handlers of binary protocols accept them.
   virtual bool on_binary(std::string_view) {
     return false;
+  }
+
+  /// The peer sent a close frame with this code and reason (called once,
+  /// just before `on_closed`): for protocols whose close reason means
+  /// something, e.g. iii channels' `stream_complete`.
+  virtual void on_peer_close(std::uint16_t /*code*/, std::string /*reason*/) {
   }
 
   /// The socket is gone (peer close, error, or our own close completed).

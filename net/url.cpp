@@ -7,6 +7,32 @@ namespace actor_host::net {
 
 namespace {
 
+int hex_value(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '+') {
+      out += ' ';
+    } else if (in[i] == '%' && i + 2 < in.size() && hex_value(in[i + 1]) >= 0 && hex_value(in[i + 2]) >= 0) {
+      out += static_cast<char>(hex_value(in[i + 1]) * 16 + hex_value(in[i + 2]));
+      i += 2;
+    } else {
+      out += in[i];
+    }
+  }
+  return out;
+}
+
 std::string to_lower(std::string_view str) {
   std::string result{str};
   std::transform(result.begin(), result.end(), result.begin(),
@@ -99,6 +125,26 @@ std::string host_header(const parsed_url& url) {
   if (url.host.find(':') != std::string::npos)
     return "[" + url.host + "]:" + url.port;
   return url.host + ":" + url.port;
+}
+
+void split_target(std::string_view target, std::string& path,
+                  std::map<std::string, std::string>& query) {
+  auto q = target.find('?');
+  path = percent_decode(target.substr(0, q));
+  if (q == std::string_view::npos)
+    return;
+  auto rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    auto amp = rest.find('&');
+    auto pair = rest.substr(0, amp);
+    auto eq = pair.find('=');
+    if (!pair.empty())
+      query[percent_decode(pair.substr(0, eq))]
+        = eq == std::string_view::npos ? std::string{} : percent_decode(pair.substr(eq + 1));
+    if (amp == std::string_view::npos)
+      break;
+    rest = rest.substr(amp + 1);
+  }
 }
 
 } // namespace actor_host::net

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,5 +30,10 @@ std::optional<parsed_url> parse_url(std::string_view url);
 /// Returns `host:port` for an HTTP `Host` header, with brackets around IPv6
 /// literals.
 std::string host_header(const parsed_url& url);
+
+/// Splits a request target into its percent-decoded path and query
+/// parameters (`+` is a space; a repeated key keeps the last value).
+void split_target(std::string_view target, std::string& path,
+                  std::map<std::string, std::string>& query);
 
 } // namespace actor_host::net

@@ -4,6 +4,7 @@
 #include "net/url.hpp"
 #include "net/ws_connect.hpp"
 
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
@@ -53,6 +54,7 @@ public:
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       upgrade_.headers[name] = std::string{f.value()};
     }
+    split_target(upgrade_.target, upgrade_.path, upgrade_.query);
     factory_ = std::move(factory);
     ws_.async_accept(req, beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
   }
@@ -68,7 +70,33 @@ public:
 
   void send_text(std::string frame) override {
     asio::post(strand_, [self = shared_from_this(), f = std::move(frame)]() mutable {
-      self->on_send(std::move(f));
+      self->on_send(std::move(f), false);
+    });
+  }
+
+  void send_binary(std::string frame) override {
+    asio::post(strand_, [self = shared_from_this(), f = std::move(frame)]() mutable {
+      self->on_send(std::move(f), true);
+    });
+  }
+
+  // dispatch: called on the strand (by a handler, inside on_read), the
+  // pause holds before the next read is started. A closing session keeps
+  // reading: that read reports the end to the handler.
+  void pause_reading() override {
+    asio::dispatch(strand_, [self = shared_from_this()] {
+      if (!self->closing_ && !self->closed_)
+        self->read_paused_ = true;
+    });
+  }
+
+  void resume_reading() override {
+    asio::post(strand_, [self = shared_from_this()] {
+      self->read_paused_ = false;
+      if (self->read_parked_ && !self->closed_) {
+        self->read_parked_ = false;
+        self->do_read();
+      }
     });
   }
 
@@ -83,6 +111,7 @@ public:
       if (self->closed_)
         return;
       self->closing_ = true;
+      self->unpark();
       error_code ignored;
       beast::get_lowest_layer(self->ws_).socket().close(ignored);
     });
@@ -128,6 +157,26 @@ private:
     do_read();
   }
 
+  // The next read, unless the reader paused us: then the read waits for
+  // resume_reading (no read outstanding, so TCP pushes back on the peer).
+  void read_next() {
+    if (read_paused_) {
+      read_parked_ = true;
+      return;
+    }
+    do_read();
+  }
+
+  // Closing: a read must be outstanding again so that its completion reports
+  // the end to the handler.
+  void unpark() {
+    read_paused_ = false;
+    if (read_parked_) {
+      read_parked_ = false;
+      do_read();
+    }
+  }
+
   void do_read() {
     ws_.async_read(buffer_, beast::bind_front_handler(&ws_session::on_read, shared_from_this()));
   }
@@ -143,7 +192,7 @@ private:
       if (taken) {
         counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
         counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
-        return do_read();
+        return read_next();
       }
       spdlog::warn("closing {}: binary frame (only JSON text frames are accepted)", peer_);
       on_close_request(static_cast<std::uint16_t>(websocket::close_code::bad_payload),
@@ -159,7 +208,7 @@ private:
     buffer_.consume(n);
     if (handler_ && !closing_)
       handler_->on_text(std::move(frame));
-    do_read();
+    read_next();
   }
 
   void on_done(error_code ec) {
@@ -173,15 +222,19 @@ private:
       reason = ec.message();
     if (ec == websocket::error::message_too_big)
       spdlog::warn("closed {}: {}", peer_, reason);
-    if (auto h = std::move(handler_))
+    if (auto h = std::move(handler_)) {
+      if (ec == websocket::error::closed)
+        h->on_peer_close(static_cast<std::uint16_t>(ws_.reason().code),
+                         std::string{ws_.reason().reason.c_str()});
       h->on_closed(std::move(reason));
+    }
   }
 
-  void on_send(std::string frame) {
+  void on_send(std::string frame, bool binary) {
     if (closed_ || closing_)
       return;
     add_out_bytes(static_cast<std::int64_t>(frame.size()));
-    outq_.push_back(std::move(frame));
+    outq_.push_back({std::move(frame), binary});
     if (out_bytes_ > limits_.max_write_queue_bytes) {
       // The peer does not drain its socket; a close frame would queue behind
       // the same backlog, so drop the connection.
@@ -189,6 +242,7 @@ private:
       spdlog::warn("dropping {}: {} bytes wait to be written (limit {})", peer_, out_bytes_,
                    limits_.max_write_queue_bytes);
       closing_ = true;
+      unpark();
       error_code ignored;
       beast::get_lowest_layer(ws_).socket().close(ignored);
       return;
@@ -205,8 +259,8 @@ private:
 
   void do_write() {
     writing_ = true;
-    ws_.text(true);
-    ws_.async_write(asio::buffer(outq_.front()),
+    ws_.binary(outq_.front().binary);
+    ws_.async_write(asio::buffer(outq_.front().data),
                     beast::bind_front_handler(&ws_session::on_write, shared_from_this()));
   }
 
@@ -220,7 +274,7 @@ private:
     }
     counters_->frames_out.fetch_add(1, std::memory_order_relaxed);
     counters_->bytes_out.fetch_add(n, std::memory_order_relaxed);
-    add_out_bytes(-static_cast<std::int64_t>(outq_.front().size()));
+    add_out_bytes(-static_cast<std::int64_t>(outq_.front().data.size()));
     outq_.pop_front();
     if (!outq_.empty())
       return do_write();
@@ -232,6 +286,7 @@ private:
     if (closing_ || closed_)
       return;
     closing_ = true;
+    unpark();
     close_reason_ = websocket::close_reason(static_cast<websocket::close_code>(code), reason);
     if (!writing_)
       do_close();
@@ -253,10 +308,16 @@ private:
   std::function<void(std::string)> on_fail_;
   frame_handler_ptr handler_;
   beast::flat_buffer buffer_;
-  std::deque<std::string> outq_;
+  struct out_frame {
+    std::string data;
+    bool binary = false;
+  };
+  std::deque<out_frame> outq_;
   std::size_t out_bytes_ = 0;
   websocket::close_reason close_reason_;
   bool writing_ = false;
+  bool read_paused_ = false;
+  bool read_parked_ = false; // paused with no read outstanding
   bool closing_ = false;
   bool closed_ = false;
 };

@@ -79,6 +79,10 @@ struct metrics {
     invocations{};
   latency_histogram invocation_latency;
   std::atomic<std::uint64_t> otel_frames{0};
+  // iii streaming channels (open ones: the live channel actors).
+  std::atomic<std::uint64_t> channel_frames{0};    // relayed writer -> reader
+  std::atomic<std::uint64_t> channels_swept{0};    // unused until the sweep
+  std::atomic<std::uint64_t> channel_overflows{0}; // ended: buffer full
 
   void record_request(rpc_method m, int outcome_code, std::chrono::nanoseconds took) noexcept;
   /// `code`: "ok" or the iii error code the caller got.

@@ -31,6 +31,7 @@ const char* actor_kind_name(actor_kind k) {
     case actor_kind::worker_connection: return "worker_connection";
     case actor_kind::invocation: return "invocation";
     case actor_kind::trigger_binding: return "trigger_binding";
+    case actor_kind::channel: return "channel";
     case actor_kind::count_: break;
   }
   return "?";

@@ -22,6 +22,7 @@ enum class actor_kind : int {
   worker_connection,
   invocation,
   trigger_binding,
+  channel,
   count_,
 };
 

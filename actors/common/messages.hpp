@@ -72,6 +72,9 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, provider_atom, "provider")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, park_atom, "park")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, flush_atom, "flush")
 
+// iii streaming channels: a socket for one end -> channel
+CAF_ADD_ATOM(actor_host, actor_host::atoms, attach_atom, "attach")
+
 CAF_END_TYPE_ID_BLOCK(actor_host)
 
 namespace actor_host {

@@ -1,5 +1,6 @@
 #include "actors/manager/function_registry.hpp"
 
+#include "actors/manager/channel.hpp"
 #include "actors/manager/errors.hpp"
 #include "net/iii_protocol.hpp"
 #include "obs/metrics.hpp"
@@ -24,12 +25,12 @@ const std::string* function_registry_state::worker_of(const caf::actor_addr& con
 
 const std::vector<std::string>& engine_function_ids() {
   static const std::vector<std::string> ids{
-    "engine::functions::info",          "engine::functions::list",
-    "engine::register_trigger",         "engine::registered-triggers::info",
-    "engine::registered-triggers::list", "engine::triggers::info",
-    "engine::triggers::list",           "engine::unregister_trigger",
-    "engine::workers::info",            "engine::workers::list",
-    "engine::workers::register"};
+    "engine::channels::create",         "engine::functions::info",
+    "engine::functions::list",          "engine::register_trigger",
+    "engine::registered-triggers::info", "engine::registered-triggers::list",
+    "engine::triggers::info",           "engine::triggers::list",
+    "engine::unregister_trigger",       "engine::workers::info",
+    "engine::workers::list",            "engine::workers::register"};
   return ids;
 }
 
@@ -287,6 +288,12 @@ void engine_call(self_ptr self, std::uint64_t tag, const invocation_request& req
       fire_worker_event(self, "worker_metadata_updated", w->id);
     }
     return reply(self, tag, req, true, R"({"success":true})");
+  }
+  if (id == "engine::channels::create") {
+    // The caller (a worker_connection) owns the channel.
+    auto [ok, raw] = create_channel(self, caf::actor_cast<caf::actor>(self->current_sender()),
+                                    req.data);
+    return reply(self, tag, req, ok, std::move(raw));
   }
   if (id == "engine::functions::list")
     return reply(self, tag, req, true,

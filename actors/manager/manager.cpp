@@ -3,6 +3,7 @@
 #include "actors/common/frame_bridge.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/manager/api_session.hpp"
+#include "actors/manager/channel.hpp"
 #include "actors/manager/child_runtime.hpp"
 #include "actors/manager/function_registry.hpp"
 #include "actors/manager/http_api.hpp"
@@ -177,6 +178,9 @@ std::string manager::start() {
     srv.on_websocket("/otel", [](net::transport_ptr) -> net::frame_handler_ptr {
       return std::make_shared<otel_sink>();
     });
+    // Streaming channels: the id and key are checked before the upgrade.
+    srv.on_websocket_prefix(std::string{channel_path_prefix}, check_channel_upgrade,
+                            open_channel_end);
   };
   serve_workers(d.workers, wopts);
   if (auto err = d.workers.listen(); !err.empty())
@@ -291,7 +295,8 @@ std::string manager::stats_json() const {
          + R"(,"function_registry":)" + n(actor_kind::function_registry)
          + R"(,"worker_connection":)" + n(actor_kind::worker_connection)
          + R"(,"invocation":)" + n(actor_kind::invocation)
-         + R"(,"trigger_binding":)" + n(actor_kind::trigger_binding) + R"(},"sockets":{"runtime":)"
+         + R"(,"trigger_binding":)" + n(actor_kind::trigger_binding)
+         + R"(,"channel":)" + n(actor_kind::channel) + R"(},"sockets":{"runtime":)"
          + std::to_string(rc.websockets.load()) + R"(,"api":)"
          + std::to_string(ac.websockets.load() + ac.http_connections.load()) + R"(,"worker":)"
          + std::to_string(wc.websockets.load() + impl_->rbac_workers.counters().websockets.load())

@@ -139,6 +139,16 @@ std::string metrics_page(const net::socket_counters& rc, const net::socket_count
   p.single("actor_host_otel_frames_total", "counter",
            "Telemetry frames received from iii workers on /otel (dropped: no sink).",
            ld(m.otel_frames));
+  p.single("actor_host_iii_channels_open", "gauge",
+           "iii streaming channels open (channel actors).", live_actors(actor_kind::channel));
+  p.single("actor_host_iii_channel_frames_total", "counter",
+           "Frames relayed from channel writers to readers.", ld(m.channel_frames));
+  p.single("actor_host_iii_channels_swept_total", "counter",
+           "Channels removed because both ends had not connected in time.",
+           ld(m.channels_swept));
+  p.single("actor_host_iii_channel_overflows_total", "counter",
+           "Channels ended because the writer overran the buffer before a reader came.",
+           ld(m.channel_overflows));
   p.single("actor_host_services_expected", "gauge", "Configured services that must register.",
            ld(m.services_expected));
   p.single("actor_host_services_ready", "gauge", "Configured services currently registered.",

@@ -6,10 +6,8 @@
 // registration hooks, metadata filters) with the SDK peers watcher.mjs,
 // call.mjs and registrar.mjs.
 //
-// Caller tests skipped against us, and why:
-//   channel                       streaming channels (engine::channels::create and
-//                                 /ws/channels/{id}) are not implemented (a "could"
-//                                 in spec/WORKER_PROTOCOL.md section 11)
+// Caller tests skipped against us, and why (`channel`, the SDK's streaming
+// channel, runs; the raw-socket refusals are tested below):
 //   stopped_on_disconnect (mock), need the mock-only function mock::kick; the caller
 //   reconnect_replay (mock)       skips them itself. Both behaviours are tested below
 //                                 with a TCP proxy that cuts the worker's socket.
@@ -19,7 +17,7 @@ import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { after, afterEach, test } from 'node:test';
 
-import { ACTOR_HOST_BIN, cleanup, IiiClient, pollUntil, runIiiCaller, sdkCall, startIiiPeer, startIiiWorker, startManager } from './lib/harness.mjs';
+import { ACTOR_HOST_BIN, cleanup, IiiClient, pollUntil, runIiiCaller, sdkCall, startIiiPeer, startIiiWorker, startManager, WebSocket } from './lib/harness.mjs';
 
 afterEach(cleanup);
 after(cleanup);
@@ -44,6 +42,7 @@ async function assertNoLeaks(manager, { workers = 0 } = {}) {
     'actors.worker_connection': workers,
     'actors.invocation': 0,
     'actors.trigger_binding': 0,
+    'actors.channel': 0,
     'sockets.worker': (n) => n === workers,
   }, 10000);
 }
@@ -94,16 +93,16 @@ async function startProxy(targetPort) {
 test('the iii SDK suite (worker.mjs + caller.mjs) passes against the worker endpoint', async () => {
   const manager = await startManager();
   const worker = startIiiWorker(manager.workerUrl);
-  const { exit, results, summary, child } = await runIiiCaller(manager.workerUrl, ['--skip', 'channel']);
+  const { exit, results, summary, child } = await runIiiCaller(manager.workerUrl);
   assert.ok(summary, `no summary line from the caller: ${child.describe()}`);
   assert.equal(summary.failed, 0, `caller failures:\n${child.tail(80)}\nworker:\n${worker.tail(40)}`);
   assert.equal(exit.code, 0);
   for (const name of ['ready', 'greet', 'caller_worker_id_injected', 'metadata', 'non_object_payloads',
     'undefined_result', 'large_payload', 'unknown_function', 'fail', 'fail_string', 'timeout', 'slow_ok',
-    'void', 'concurrency', 'nested', 'functions_list', 'trigger_type', 'trigger_rejected']) {
+    'void', 'concurrency', 'nested', 'functions_list', 'trigger_type', 'trigger_rejected', 'channel']) {
     assert.equal(results[name], 'PASS', `${name}: ${results[name]}\n${child.tail(60)}`);
   }
-  assert.equal(summary.passed, 18);
+  assert.equal(summary.passed, 19);
   // The caller is gone; the worker still connected, nothing else left.
   await assertNoLeaks(manager, { workers: 1 });
   // Metrics count what happened.
@@ -111,7 +110,98 @@ test('the iii SDK suite (worker.mjs + caller.mjs) passes against the worker endp
   assert.match(metrics, /^actor_host_workers_connected 1$/m);
   assert.match(metrics, /^actor_host_invocations_total\{outcome="ok"\} [1-9]\d*$/m);
   assert.match(metrics, /^actor_host_invocations_total\{outcome="invocation_failed"\} [1-9]\d*$/m);
+  assert.match(metrics, /^actor_host_iii_channel_frames_total [1-9]\d*$/m);
+  assert.match(metrics, /^actor_host_iii_channels_open 0$/m);
   await worker.stop();
+  await assertNoLeaks(manager);
+});
+
+/**
+ * Opens a raw channel socket; resolves {ws, got, closed} or {status} when the upgrade was refused.
+ * `got` collects what it receives (text as strings, binary as byte arrays) from the first frame
+ * on: buffered frames can arrive together with the upgrade response.
+ */
+function openChannelSocket(url) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    const got = [];
+    ws.on('message', (data, isBinary) => got.push(isBinary ? [...data] : data.toString('utf8')));
+    const closed = new Promise((res) => ws.once('close', (code, reason) => res({ code, reason: reason.toString() })));
+    ws.once('open', () => resolve({ ws, got, closed }));
+    ws.once('unexpected-response', (_, res) => {
+      res.resume();
+      resolve({ status: res.statusCode });
+    });
+    ws.once('error', reject);
+  });
+}
+
+test('streaming channels on raw sockets: refusals before the upgrade, one socket per end, relay and close', async () => {
+  const manager = await startManager(['--worker-rbac-port', '0']);
+  const client = await IiiClient.connect(manager.workerUrl);
+  await client.registered();
+  const created = await client.call('engine::channels::create', { buffer_size: 8 });
+  const { writer, reader } = created.result ?? {};
+  assert.ok(writer && reader, JSON.stringify(created));
+  assert.equal(writer.channel_id, reader.channel_id);
+  assert.equal(writer.access_key, reader.access_key);
+  const bad = await client.call('engine::channels::create', { buffer_size: 0 });
+  assert.equal(bad.error?.code, 'INVALID_ARGUMENTS', JSON.stringify(bad));
+  const base = `${manager.workerUrl}/ws/channels`;
+  const url = (id, key, dir) => `${base}/${id}?key=${encodeURIComponent(key)}&dir=${dir}`;
+
+  // Unknown id or wrong key: 404 before any upgrade; a bad dir is 400.
+  assert.equal((await openChannelSocket(url(reader.channel_id, 'wrong-key', 'read'))).status, 404);
+  assert.equal((await openChannelSocket(url(crypto.randomUUID(), reader.access_key, 'read'))).status, 404);
+  assert.equal((await openChannelSocket(url(reader.channel_id, reader.access_key, 'up'))).status, 400);
+
+  // The writer first: frames wait for the reader. A second reader is closed at once.
+  const w = (await openChannelSocket(url(writer.channel_id, writer.access_key, 'write'))).ws;
+  w.send('{"type":"hello"}');
+  w.send(Buffer.from([0, 1, 2, 255]));
+  const r = await openChannelSocket(url(reader.channel_id, reader.access_key, 'read'));
+  // The RBAC listener serves the same channels; the end is taken there too.
+  const r2 = await openChannelSocket(`${manager.workerRbacUrl}/ws/channels/${reader.channel_id}?key=${reader.access_key}&dir=read`);
+  const second = await r2.closed;
+  assert.equal(second.code, 1008);
+  assert.match(second.reason, /already connected/);
+  w.send('last');
+  w.close(1000, 'stream_complete');
+  const end = await r.closed;
+  assert.deepEqual(r.got, ['{"type":"hello"}', [0, 1, 2, 255], 'last']);
+  assert.equal(end.code, 1000);
+  assert.equal(end.reason, 'stream_complete');
+  await manager.waitForStats({ 'actors.channel': 0 }, 10000);
+  // Gone once used: the same ref is now refused.
+  assert.equal((await openChannelSocket(url(reader.channel_id, reader.access_key, 'read'))).status, 404);
+
+  // Backpressure: with buffer_size 4, a writer that sends 300 frames before the reader comes is
+  // paused (not dropped); the reader then gets every frame, in order.
+  const small = (await client.call('engine::channels::create', { buffer_size: 4 })).result;
+  const bw = await openChannelSocket(url(small.writer.channel_id, small.writer.access_key, 'write'));
+  const sent = [];
+  for (let i = 0; i < 300; i++) {
+    const frame = i % 3 === 0 ? Buffer.alloc(1000, i % 256) : `frame-${i}`;
+    sent.push(typeof frame === 'string' ? frame : [...frame]);
+    bw.ws.send(frame);
+  }
+  bw.ws.close(1000, 'stream_complete');
+  const br = await openChannelSocket(url(small.reader.channel_id, small.reader.access_key, 'read'));
+  assert.ok(br.ws, `reader refused (HTTP ${br.status}): the writer overran the buffer instead of being paused`);
+  const bEnd = await br.closed;
+  assert.equal(bEnd.reason, 'stream_complete');
+  assert.equal(br.got.length, 300);
+  assert.deepEqual(br.got, sent);
+  const overflows = (await manager.get('/metrics')).text.match(/^actor_host_iii_channel_overflows_total (\d+)$/m);
+  assert.equal(overflows?.[1], '0');
+
+  // A channel whose owner disconnects before both ends connected is removed.
+  const orphan = (await client.call('engine::channels::create', {})).result;
+  const ow = await openChannelSocket(url(orphan.writer.channel_id, orphan.writer.access_key, 'write'));
+  await client.terminate();
+  assert.match((await ow.closed).reason, /owner disconnected/);
+  assert.equal((await openChannelSocket(url(orphan.reader.channel_id, orphan.reader.access_key, 'read'))).status, 404);
+  await manager.waitForStats({ 'actors.channel': 0 }, 10000);
   await assertNoLeaks(manager);
 });
 

@@ -212,6 +212,83 @@ void websocket_traffic() {
   check(srv.counters().queued_bytes.load() == 0, "no queued bytes left");
 }
 
+/// Flow control as an iii channel uses it: the handler pauses its socket on
+/// the I/O strand for every frame, a pool thread answers it as a binary
+/// frame and resumes reading. The pause must hold before the next read, so
+/// no second frame arrives while one is out.
+class paced_handler : public net::frame_handler,
+                      public std::enable_shared_from_this<paced_handler> {
+public:
+  paced_handler(net::transport_ptr t, worker_pool& pool, close_count& closed,
+                std::atomic<int>& overlaps)
+    : t_(std::move(t)), pool_(pool), closed_(closed), overlaps_(overlaps) {
+  }
+  void on_text(std::string frame) override {
+    // check() is for the test threads; here, count for the main thread.
+    if (out_.fetch_add(1) != 0)
+      overlaps_.fetch_add(1);
+    t_->pause_reading();
+    pool_.post([self = shared_from_this(), f = std::move(frame)]() mutable {
+      self->out_.fetch_sub(1);
+      self->t_->send_binary(std::move(f));
+      self->t_->resume_reading();
+    });
+  }
+  void on_closed(std::string) override {
+    closed_.add();
+  }
+
+private:
+  net::transport_ptr t_;
+  worker_pool& pool_;
+  close_count& closed_;
+  std::atomic<int>& overlaps_;
+  std::atomic<int> out_{0};
+};
+
+void paced_binary_traffic() {
+  net::io_runtime io{2};
+  worker_pool pool{3};
+  close_count closed;
+  std::atomic<int> overlaps{0};
+  net::server srv{io, net::server_options{}};
+  srv.on_websocket("", [&](net::transport_ptr t) -> net::frame_handler_ptr {
+    return std::make_shared<paced_handler>(std::move(t), pool, closed, overlaps);
+  });
+  check(srv.listen().empty(), "listen");
+  io.start();
+  auto url = "ws://127.0.0.1:" + std::to_string(srv.port()) + "/";
+  constexpr int clients = 4;
+  constexpr int frames = 200;
+  std::vector<std::thread> ts;
+  for (int c = 0; c < clients; ++c) {
+    ts.emplace_back([&, c] {
+      std::string err;
+      auto ws = net::blocking_ws_client::connect(url, err, 5s);
+      check(ws != nullptr, "connect: " + err);
+      if (!ws)
+        return;
+      // All sent before any answer is read: the server must pace them.
+      for (int i = 0; i < frames; ++i)
+        check(ws->send_text("p" + std::to_string(c) + "-" + std::to_string(i), err), "send");
+      for (int i = 0; i < frames; ++i) {
+        auto got = ws->read_text(err);
+        check(got && *got == "p" + std::to_string(c) + "-" + std::to_string(i),
+              "paced binary echo in order from client " + std::to_string(c));
+      }
+      ws->close();
+    });
+  }
+  for (auto& t : ts)
+    t.join();
+  check(closed.wait_for(clients, 10s), "every paced session reported its close");
+  check(overlaps.load() == 0,
+        std::to_string(overlaps.load()) + " frame(s) arrived while reading was paused");
+  srv.stop_accepting();
+  io.stop();
+  check(srv.counters().websockets.load() == 0, "no paced socket left");
+}
+
 void child_processes() {
   net::io_runtime io{2};
   io.start();
@@ -260,6 +337,7 @@ void child_processes() {
 int main() {
   std::signal(SIGPIPE, SIG_IGN);
   websocket_traffic();
+  paced_binary_traffic();
   child_processes();
   if (failures == 0)
     std::puts("bridge_tsan_test: ok");

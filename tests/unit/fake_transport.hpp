@@ -1,6 +1,7 @@
 #pragma once
 
 #include "net/transport.hpp"
+#include "net/url.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +32,22 @@ public:
     frames_.push_back(std::move(frame));
   }
 
+  /// Recorded among the text frames with a "bin:" prefix, so one list shows
+  /// the order of both kinds.
+  void send_binary(std::string frame) override {
+    send_text("bin:" + frame);
+  }
+
+  void pause_reading() override {
+    std::lock_guard<std::mutex> guard{mtx_};
+    paused_ = true;
+  }
+
+  void resume_reading() override {
+    std::lock_guard<std::mutex> guard{mtx_};
+    paused_ = false;
+  }
+
   void close(std::uint16_t code, std::string reason) override {
     std::lock_guard<std::mutex> guard{mtx_};
     if (close_calls_++ == 0) {
@@ -41,6 +58,17 @@ public:
 
   const std::string& peer() const override {
     return peer_;
+  }
+
+  const net::upgrade_request& upgrade() const override {
+    return upgrade_;
+  }
+
+  /// The upgrade request this socket "came with" (server side); set before
+  /// handing the transport to a factory.
+  void set_upgrade(const std::string& target) {
+    upgrade_.target = target;
+    net::split_target(target, upgrade_.path, upgrade_.query);
   }
 
   // -- inspection -------------------------------------------------------------
@@ -87,6 +115,16 @@ public:
     return close_code_;
   }
 
+  std::string close_reason() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return close_reason_;
+  }
+
+  bool paused() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return paused_;
+  }
+
   std::size_t dropped() const {
     std::lock_guard<std::mutex> guard{mtx_};
     return dropped_;
@@ -95,11 +133,13 @@ public:
 private:
   mutable std::mutex mtx_;
   std::string peer_;
+  net::upgrade_request upgrade_;
   std::vector<std::string> frames_;
   int close_calls_ = 0;
   std::uint16_t close_code_ = 0;
   std::string close_reason_;
   std::size_t dropped_ = 0;
+  bool paused_ = false;
 };
 
 using fake_transport_ptr = std::shared_ptr<fake_transport>;

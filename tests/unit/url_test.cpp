@@ -59,3 +59,19 @@ CAF_TEST(rejected urls) {
   CAF_CHECK(!parse_url("http://::1/"));
   CAF_CHECK(!parse_url("http://[::1/"));
 }
+
+CAF_TEST(split target decodes the path and the query) {
+  std::string path;
+  std::map<std::string, std::string> query;
+  actor_host::net::split_target("/ws/channels/a%2Fb?key=k%3D1+2&dir=read&flag&dir=write", path,
+                                query);
+  CAF_CHECK_EQUAL(path, "/ws/channels/a/b");
+  CAF_CHECK_EQUAL(query["key"], "k=1 2");
+  CAF_CHECK_EQUAL(query["dir"], "write"); // a repeated key keeps the last value
+  CAF_CHECK_EQUAL(query.count("flag"), 1u);
+  CAF_CHECK_EQUAL(query["flag"], "");
+  query.clear();
+  actor_host::net::split_target("/", path, query);
+  CAF_CHECK_EQUAL(path, "/");
+  CAF_CHECK(query.empty());
+}
