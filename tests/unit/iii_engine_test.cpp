@@ -461,7 +461,8 @@ CAF_TEST(engine::functions::list and info are filtered by the session) {
   // Engine functions: only what the session may call.
   CAF_CHECK_EQUAL(ids_of(call("engine::functions::list",
                               R"({"include_internal":true,"prefix":"engine::"})", pub, tp)),
-                  "engine::functions::info engine::functions::list engine::workers::register ");
+                  "engine::channels::create engine::functions::info engine::functions::list "
+                  "engine::workers::register ");
   auto hidden = call("engine::functions::info", R"({"function_id":"secret::x"})", pub, tp);
   CAF_CHECK_EQUAL(member_str(hidden, {"error", "code"}), "FORBIDDEN");
   auto shown = call("engine::functions::info", R"({"function_id":"api::a"})", pub, tp);
