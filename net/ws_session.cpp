@@ -4,17 +4,26 @@
 #include "net/url.hpp"
 #include "net/ws_connect.hpp"
 
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <cctype>
+#include <cstdint>
+#include <cstring>
 #include <deque>
+#include <mutex>
+#include <random>
+#include <vector>
 
 namespace actor_host::net {
 
@@ -29,6 +38,161 @@ namespace {
 
 // simdjson reads up to this many bytes past the end of a frame.
 constexpr std::size_t simdjson_padding = 64;
+
+// A write takes queued frames until it holds this many bytes (at least one
+// frame), so one sendmsg carries many small frames without the batch buffer
+// growing without bound.
+constexpr std::size_t max_batch_bytes = 256u << 10;
+// Payloads at least this large are not copied into the batch buffer (server
+// side, unmasked): they go out as their own buffer in the same gather write.
+constexpr std::size_t gather_min_bytes = 16u << 10;
+// asio hands at most 64 buffers to one sendmsg.
+constexpr std::size_t max_batch_buffers = 60;
+
+// Writes the RFC 6455 §5.2 header of one final, uncompressed frame into `p`
+// (at most 14 bytes) and returns its size. `mask` is null on the server side.
+std::size_t put_frame_header(std::uint8_t* p, bool binary, std::uint64_t n,
+                             const std::uint8_t* mask) {
+  p[0] = static_cast<std::uint8_t>(0x80 | (binary ? 0x2 : 0x1));
+  const std::uint8_t m = mask ? 0x80 : 0;
+  std::size_t i;
+  if (n < 126) {
+    p[1] = static_cast<std::uint8_t>(m | n);
+    i = 2;
+  } else if (n <= 0xffff) {
+    p[1] = static_cast<std::uint8_t>(m | 126);
+    p[2] = static_cast<std::uint8_t>(n >> 8);
+    p[3] = static_cast<std::uint8_t>(n);
+    i = 4;
+  } else {
+    p[1] = static_cast<std::uint8_t>(m | 127);
+    for (int k = 0; k < 8; ++k)
+      p[2 + k] = static_cast<std::uint8_t>(n >> (56 - 8 * k));
+    i = 10;
+  }
+  if (mask) {
+    std::memcpy(p + i, mask, 4);
+    i += 4;
+  }
+  return i;
+}
+
+// The layer under Beast's websocket::stream. ws_session writes data frames
+// itself, many per sendmsg, straight to the socket; Beast still writes
+// control frames on its own: the pong and the close echo from inside a read,
+// keep-alive pings from its timer, our close. Beast serialises only its own
+// writers, so this layer keeps the two writers apart at frame granularity:
+// a Beast write that starts during one of our batches waits for it, and a
+// batch waits until no Beast write is outstanding. Beast writes one control
+// frame per composed async_write, whose next write_some is started inside
+// the completion of the previous one, so "no write_some outstanding" means
+// "between frames". Everything here runs on the session's strand.
+class write_gate {
+  struct deferred_write {
+    virtual ~deferred_write() = default;
+    virtual void start() = 0;
+  };
+  template <class F>
+  struct deferred_write_impl final : deferred_write {
+    explicit deferred_write_impl(F&& f) : f_(std::move(f)) {
+    }
+    void start() override {
+      f_();
+    }
+    F f_;
+  };
+  // Shared with the completion handlers: Beast's impl (and this layer in it)
+  // may be destroyed while the last handler runs.
+  struct state {
+    int beast_writes = 0;
+    bool raw_writing = false;
+    std::unique_ptr<deferred_write> deferred; // Beast has one writer at a time
+    std::function<void()> on_idle;
+  };
+
+public:
+  using executor_type = beast::tcp_stream::executor_type;
+
+  explicit write_gate(tcp::socket&& socket)
+    : next_(std::move(socket)), st_(std::make_shared<state>()) {
+  }
+
+  executor_type get_executor() noexcept {
+    return next_.get_executor();
+  }
+  beast::tcp_stream& next_layer() noexcept {
+    return next_;
+  }
+  const beast::tcp_stream& next_layer() const noexcept {
+    return next_;
+  }
+
+  template <class MutableBuffers, class Handler>
+  auto async_read_some(const MutableBuffers& buffers, Handler&& handler) {
+    return next_.async_read_some(buffers, std::forward<Handler>(handler));
+  }
+
+  template <class ConstBuffers, class Handler>
+  auto async_write_some(const ConstBuffers& buffers, Handler&& handler) {
+    return asio::async_initiate<Handler, void(error_code, std::size_t)>(
+      [this](auto h, const ConstBuffers& b) {
+        auto ex = asio::get_associated_executor(h, next_.get_executor());
+        auto done = asio::bind_executor(
+          ex, [st = st_, h = std::move(h)](error_code ec, std::size_t n) mutable {
+            std::move(h)(ec, n); // may start the frame's next write_some
+            if (--st->beast_writes == 0 && st->on_idle)
+              st->on_idle();
+          });
+        ++st_->beast_writes;
+        if (!st_->raw_writing)
+          return next_.async_write_some(b, std::move(done));
+        auto start = [this, b, done = std::move(done)]() mutable {
+          next_.async_write_some(b, std::move(done));
+        };
+        st_->deferred = std::make_unique<deferred_write_impl<decltype(start)>>(std::move(start));
+      },
+      handler, buffers);
+  }
+
+  /// Called when the last outstanding Beast write completes.
+  void on_idle(std::function<void()> f) {
+    st_->on_idle = std::move(f);
+  }
+  bool beast_writing() const {
+    return st_->beast_writes > 0;
+  }
+  void raw_begin() {
+    st_->raw_writing = true;
+  }
+  void raw_end() {
+    st_->raw_writing = false;
+    if (auto d = std::move(st_->deferred))
+      d->start();
+  }
+
+private:
+  beast::tcp_stream next_;
+  std::shared_ptr<state> st_;
+};
+
+// Beast's websocket::stream tears down through its next layer (found by ADL).
+void teardown(beast::role_type role, write_gate& s, error_code& ec) {
+  using beast::websocket::teardown;
+  teardown(role, s.next_layer(), ec);
+}
+
+template <class Handler>
+void async_teardown(beast::role_type role, write_gate& s, Handler&& handler) {
+  using beast::websocket::async_teardown;
+  async_teardown(role, s.next_layer(), std::forward<Handler>(handler));
+}
+
+// One frame waiting to be written; `binary` selects the opcode, so binary
+// and text frames share one ordered queue.
+struct out_frame {
+  std::string payload;
+  bool binary = false;
+};
 
 class ws_session : public transport, public std::enable_shared_from_this<ws_session> {
 public:
@@ -56,6 +220,7 @@ public:
     }
     split_target(upgrade_.target, upgrade_.path, upgrade_.query);
     factory_ = std::move(factory);
+    watch_beast_writes();
     ws_.async_accept(req, beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
   }
 
@@ -64,20 +229,21 @@ public:
     configure(beast::role_type::client);
     factory_ = std::move(factory);
     on_fail_ = std::move(on_fail);
+    watch_beast_writes();
+    // Client frames are masked (RFC 6455 §5.3); the key only has to be
+    // unpredictable to scripts in a browser, not cryptographically strong.
+    mask_state_ = (static_cast<std::uint64_t>(std::random_device{}()) << 32)
+                  | std::random_device{}() | 1u;
     ws_.async_handshake(host, target,
                         beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
   }
 
   void send_text(std::string frame) override {
-    asio::post(strand_, [self = shared_from_this(), f = std::move(frame)]() mutable {
-      self->on_send(std::move(f), false);
-    });
+    enqueue(out_frame{std::move(frame), false});
   }
 
   void send_binary(std::string frame) override {
-    asio::post(strand_, [self = shared_from_this(), f = std::move(frame)]() mutable {
-      self->on_send(std::move(f), true);
-    });
+    enqueue(out_frame{std::move(frame), true});
   }
 
   // dispatch: called on the strand (by a handler, inside on_read), the
@@ -101,12 +267,21 @@ public:
   }
 
   void close(std::uint16_t code, std::string reason) override {
+    {
+      // Frames sent after close() are dropped, as the transport promises.
+      std::lock_guard<std::mutex> g{in_mtx_};
+      in_closed_ = true;
+    }
     asio::post(strand_, [self = shared_from_this(), code, r = std::move(reason)]() mutable {
       self->on_close_request(code, std::move(r));
     });
   }
 
   void drop() override {
+    {
+      std::lock_guard<std::mutex> g{in_mtx_};
+      in_closed_ = true;
+    }
     asio::post(strand_, [self = shared_from_this()] {
       if (self->closed_)
         return;
@@ -126,6 +301,35 @@ public:
   }
 
 private:
+  // Called from actor threads. Only the send that finds the inbox empty posts
+  // to the strand; the others ride along with it (one post per batch).
+  void enqueue(out_frame f) {
+    bool first;
+    {
+      std::lock_guard<std::mutex> g{in_mtx_};
+      if (in_closed_)
+        return;
+      first = in_.empty();
+      in_.push_back(std::move(f));
+    }
+    if (first)
+      asio::post(strand_, [self = shared_from_this()] { self->on_send(); });
+  }
+
+  // When Beast's own control-frame write finishes, a batch that waited for it
+  // can go.
+  void watch_beast_writes() {
+    ws_.next_layer().on_idle([w = weak_from_this()] {
+      if (auto self = w.lock())
+        self->on_beast_idle();
+    });
+  }
+
+  void on_beast_idle() {
+    if (!writing_ && !outq_.empty())
+      do_write();
+  }
+
   void configure(beast::role_type role) {
     websocket::stream_base::timeout t;
     t.handshake_timeout = std::chrono::seconds(30);
@@ -230,11 +434,20 @@ private:
     }
   }
 
-  void on_send(std::string frame, bool binary) {
-    if (closed_ || closing_)
+  void on_send() {
+    {
+      std::lock_guard<std::mutex> g{in_mtx_};
+      in_.swap(taken_);
+    }
+    if (closed_ || closing_) {
+      taken_.clear();
       return;
-    add_out_bytes(static_cast<std::int64_t>(frame.size()));
-    outq_.push_back({std::move(frame), binary});
+    }
+    for (auto& f : taken_) {
+      add_out_bytes(static_cast<std::int64_t>(f.payload.size()));
+      outq_.push_back(std::move(f));
+    }
+    taken_.clear();
     if (out_bytes_ > limits_.max_write_queue_bytes) {
       // The peer does not drain its socket; a close frame would queue behind
       // the same backlog, so drop the connection.
@@ -257,25 +470,104 @@ private:
     counters_->queued_bytes.fetch_add(delta, std::memory_order_relaxed);
   }
 
+  // Writes the queued frames, as many as one batch holds, with one
+  // async_write on the socket: frames are encoded here (FIN, no extensions,
+  // masked on the client side), Beast is bypassed for data.
   void do_write() {
-    writing_ = true;
-    ws_.binary(outq_.front().binary);
-    ws_.async_write(asio::buffer(outq_.front().data),
-                    beast::bind_front_handler(&ws_session::on_write, shared_from_this()));
-  }
-
-  void on_write(error_code ec, std::size_t n) {
-    writing_ = false;
-    if (ec) {
-      // The read side sees the same failure and reports it.
-      outq_.clear();
-      add_out_bytes(-static_cast<std::int64_t>(out_bytes_));
+    if (!ws_.is_open()) {
+      // Beast got or sent a close frame: nothing may follow it (Beast's own
+      // write would fail with websocket::error::closed here).
+      drop_queue();
       return;
     }
-    counters_->frames_out.fetch_add(1, std::memory_order_relaxed);
-    counters_->bytes_out.fetch_add(n, std::memory_order_relaxed);
-    add_out_bytes(-static_cast<std::int64_t>(outq_.front().data.size()));
-    outq_.pop_front();
+    if (ws_.next_layer().beast_writing())
+      return; // on_beast_idle resumes
+    build_batch();
+    writing_ = true;
+    ws_.next_layer().raw_begin();
+    asio::async_write(beast::get_lowest_layer(ws_).socket(), batch_bufs_,
+                      beast::bind_front_handler(&ws_session::on_write, shared_from_this()));
+  }
+
+  void build_batch() {
+    const bool masked = mask_state_ != 0;
+    wbuf_.clear();
+    segs_.clear();
+    batch_frames_ = 0;
+    batch_payload_ = 0;
+    std::size_t bytes = 0;
+    auto append_local = [this](std::size_t off, std::size_t len) {
+      if (!segs_.empty() && segs_.back().ext == nullptr
+          && segs_.back().off + segs_.back().len == off)
+        segs_.back().len += len;
+      else
+        segs_.push_back({nullptr, off, len});
+    };
+    for (auto& f : outq_) {
+      const std::size_t n = f.payload.size();
+      if (batch_frames_ > 0 && (bytes + n > max_batch_bytes || segs_.size() + 2 > max_batch_buffers))
+        break;
+      std::uint8_t mask[4];
+      if (masked)
+        next_mask(mask);
+      const std::size_t off = wbuf_.size();
+      wbuf_.resize(off + 14);
+      auto h = put_frame_header(reinterpret_cast<std::uint8_t*>(wbuf_.data() + off), f.binary, n,
+                                masked ? mask : nullptr);
+      wbuf_.resize(off + h);
+      if (!masked && n >= gather_min_bytes) {
+        append_local(off, h);
+        segs_.push_back({f.payload.data(), 0, n});
+      } else {
+        wbuf_.resize(off + h + n);
+        auto* dst = wbuf_.data() + off + h;
+        if (masked)
+          for (std::size_t i = 0; i < n; ++i)
+            dst[i] = static_cast<char>(f.payload[i] ^ static_cast<char>(mask[i & 3]));
+        else
+          std::memcpy(dst, f.payload.data(), n);
+        append_local(off, h + n);
+      }
+      bytes += h + n;
+      ++batch_frames_;
+      batch_payload_ += n;
+    }
+    // wbuf_ is complete: only now are pointers into it stable.
+    batch_bufs_.clear();
+    for (auto& sg : segs_)
+      batch_bufs_.emplace_back(sg.ext ? sg.ext : wbuf_.data() + sg.off, sg.len);
+  }
+
+  void next_mask(std::uint8_t* out) {
+    // xorshift64
+    auto& x = mask_state_;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(out, &x, 4);
+  }
+
+  void drop_queue() {
+    outq_.clear();
+    add_out_bytes(-static_cast<std::int64_t>(out_bytes_));
+  }
+
+  void on_write(error_code ec, std::size_t) {
+    writing_ = false;
+    // A control frame Beast wanted to write during the batch goes first.
+    ws_.next_layer().raw_end();
+    if (ec) {
+      // The read side sees the same failure and reports it.
+      drop_queue();
+      return;
+    }
+    counters_->frames_out.fetch_add(batch_frames_, std::memory_order_relaxed);
+    counters_->bytes_out.fetch_add(batch_payload_, std::memory_order_relaxed);
+    add_out_bytes(-static_cast<std::int64_t>(batch_payload_));
+    for (std::size_t i = 0; i < batch_frames_; ++i)
+      outq_.pop_front();
+    if (wbuf_.capacity() > 4 * max_batch_bytes)
+      std::string{}.swap(wbuf_); // after one huge masked frame
     if (!outq_.empty())
       return do_write();
     if (closing_ && !closed_)
@@ -288,7 +580,8 @@ private:
     closing_ = true;
     unpark();
     close_reason_ = websocket::close_reason(static_cast<websocket::close_code>(code), reason);
-    if (!writing_)
+    // Otherwise on_write closes once the queue has drained.
+    if (!writing_ && outq_.empty())
       do_close();
   }
 
@@ -298,7 +591,7 @@ private:
     });
   }
 
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<write_gate> ws_;
   const asio::any_io_executor strand_;
   ws_limits limits_;
   std::shared_ptr<socket_counters> counters_;
@@ -308,12 +601,25 @@ private:
   std::function<void(std::string)> on_fail_;
   frame_handler_ptr handler_;
   beast::flat_buffer buffer_;
-  struct out_frame {
-    std::string data;
-    bool binary = false;
-  };
-  std::deque<out_frame> outq_;
+  // Filled by actor threads under in_mtx_, swapped out on the strand.
+  std::mutex in_mtx_;
+  std::vector<out_frame> in_;
+  bool in_closed_ = false;
+  // Strand only from here on.
+  std::vector<out_frame> taken_;
+  std::deque<out_frame> outq_; // the first batch_frames_ are being written
   std::size_t out_bytes_ = 0;
+  struct segment {
+    const char* ext; // a large payload in outq_, or null: wbuf_ at off
+    std::size_t off;
+    std::size_t len;
+  };
+  std::string wbuf_;
+  std::vector<segment> segs_;
+  std::vector<asio::const_buffer> batch_bufs_;
+  std::size_t batch_frames_ = 0;
+  std::size_t batch_payload_ = 0;
+  std::uint64_t mask_state_ = 0; // non-zero: client role, frames are masked
   websocket::close_reason close_reason_;
   bool writing_ = false;
   bool read_paused_ = false;

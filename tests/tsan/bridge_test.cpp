@@ -8,6 +8,7 @@
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
 #include "net/ws_client.hpp"
+#include "net/ws_connect.hpp"
 #include "proc/process_watch.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -19,6 +20,8 @@
 #include <cstdio>
 #include <deque>
 #include <functional>
+#include <future>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -289,6 +292,126 @@ void paced_binary_traffic() {
   check(srv.counters().websockets.load() == 0, "no paced socket left");
 }
 
+/// Collects what a client-side session reads: frames "<sender>:<seq>:" padded
+/// to a chosen length, checked for order per sender and for length.
+class collector : public net::frame_handler {
+public:
+  void on_text(std::string frame) override {
+    auto a = frame.find(':');
+    auto b = frame.find(':', a + 1);
+    bool ok = a != std::string::npos && b != std::string::npos;
+    std::lock_guard<std::mutex> g{mtx_};
+    if (ok) {
+      int sender = std::stoi(frame.substr(0, a));
+      int seq = std::stoi(frame.substr(a + 1, b - a - 1));
+      ok = seq == next_[sender]++ && frame.size() == expected_size(sender, seq);
+    }
+    if (!ok)
+      ++bad_;
+    ++received_;
+    cv_.notify_all();
+  }
+  void on_closed(std::string) override {
+    std::lock_guard<std::mutex> g{mtx_};
+    closed_ = true;
+    cv_.notify_all();
+  }
+  bool wait_for(int frames, std::chrono::seconds limit) {
+    std::unique_lock<std::mutex> g{mtx_};
+    return cv_.wait_for(g, limit, [&] { return received_ >= frames; });
+  }
+  bool wait_closed(std::chrono::seconds limit) {
+    std::unique_lock<std::mutex> g{mtx_};
+    return cv_.wait_for(g, limit, [&] { return closed_; });
+  }
+  int bad() {
+    std::lock_guard<std::mutex> g{mtx_};
+    return bad_;
+  }
+
+  // Every header form (7-, 16-, 64-bit lengths) and its boundaries, a few
+  // payloads large enough to be gathered rather than copied and to split
+  // batches.
+  static std::size_t expected_size(int sender, int seq) {
+    static const std::size_t sizes[] = {12, 125, 126, 127, 1000, 65535, 65536, 300000};
+    if (seq % 40 == 39)
+      return sizes[5 + (seq / 40 + sender) % 3];
+    return sizes[(seq + sender) % 5];
+  }
+  static std::string frame(int sender, int seq) {
+    auto f = std::to_string(sender) + ":" + std::to_string(seq) + ":";
+    f.resize(expected_size(sender, seq), 'x');
+    return f;
+  }
+
+private:
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  std::map<int, int> next_;
+  int received_ = 0;
+  int bad_ = 0;
+  bool closed_ = false;
+};
+
+/// The client role of the same session (masked frames, net::ws_connect)
+/// against the server's: several threads send on one transport at once,
+/// both ends batch their writes, frames come back in order per sender, and
+/// the transport is closed from another thread afterwards.
+void client_sessions() {
+  net::io_runtime io{2};
+  worker_pool pool{3};
+  close_count server_closed;
+  net::server srv{io, net::server_options{}};
+  srv.on_websocket("", [&](net::transport_ptr t) -> net::frame_handler_ptr {
+    return std::make_shared<echo_handler>(std::move(t), pool, server_closed);
+  });
+  check(srv.listen().empty(), "listen");
+  io.start();
+  auto url = "ws://127.0.0.1:" + std::to_string(srv.port()) + "/";
+  auto got = std::make_shared<collector>();
+  std::promise<net::transport_ptr> opened;
+  net::connect_options opts;
+  opts.counters = std::make_shared<net::socket_counters>();
+  net::ws_connect(
+    io, url, opts,
+    [&](net::transport_ptr t) -> net::frame_handler_ptr {
+      opened.set_value(t);
+      return got;
+    },
+    [&](std::string why) {
+      check(false, "ws_connect: " + why);
+      opened.set_value(nullptr);
+    });
+  auto t = opened.get_future().get();
+  if (!t) {
+    io.stop();
+    return;
+  }
+  constexpr int senders = 4;
+  constexpr int frames = 240;
+  std::vector<std::thread> ts;
+  for (int k = 0; k < senders; ++k)
+    ts.emplace_back([&, k] {
+      for (int i = 0; i < frames; ++i)
+        t->send_text(collector::frame(k, i));
+    });
+  for (auto& th : ts)
+    th.join();
+  check(got->wait_for(senders * frames, 30s), "every echo arrived");
+  check(got->bad() == 0, "echoes in order per sender, with their lengths");
+  std::thread closer{[&] { t->close(1000, "done"); }};
+  t->send_text("after close: dropped or written, never a crash");
+  closer.join();
+  check(got->wait_closed(10s), "client session closed");
+  check(server_closed.wait_for(1, 10s), "server session closed");
+  t.reset();
+  srv.stop_accepting();
+  io.stop();
+  check(srv.counters().queued_bytes.load() == 0, "no queued bytes left (server)");
+  check(opts.counters->queued_bytes.load() == 0, "no queued bytes left (client)");
+  check(opts.counters->frames_out.load() >= senders * frames, "client frames counted");
+}
+
 void child_processes() {
   net::io_runtime io{2};
   io.start();
@@ -338,6 +461,7 @@ int main() {
   std::signal(SIGPIPE, SIG_IGN);
   websocket_traffic();
   paced_binary_traffic();
+  client_sessions();
   child_processes();
   if (failures == 0)
     std::puts("bridge_tsan_test: ok");
