@@ -205,6 +205,8 @@ bool decode(std::string& frame, message& out, decode_error& err) {
       if (auto e = raw_of(v, raw))
         return fail(code::parse_error, "Parse error: " + describe(e));
       auto& dst = key == "params" ? out.params : key == "result" ? out.result : out.error;
+      if (&dst == &out.params) // find_members parses params in place
+        dst.reserve(raw.size() + simdjson::SIMDJSON_PADDING);
       dst.assign(raw);
     }
   }
@@ -263,6 +265,66 @@ bool split_object(std::string_view json, object_members& out, std::string& why) 
     return false;
   }
   return true;
+}
+
+namespace {
+
+// `readable`: bytes readable from json.data(), at least json.size() + padding.
+bool find_members_at(const char* data, std::size_t size, std::size_t readable,
+                     std::initializer_list<std::string_view> names, std::string_view* out) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out[i] = {};
+  od::document doc;
+  if (thread_parser().iterate(data, size, readable).get(doc))
+    return false;
+  od::object obj;
+  if (doc.get_object().get(obj))
+    return false;
+  std::size_t found = 0;
+  for (auto field : obj) {
+    std::string_view key;
+    if (field.unescaped_key().get(key))
+      return false;
+    std::size_t i = 0;
+    for (auto n : names) {
+      if (n == key)
+        break;
+      ++i;
+    }
+    if (i == names.size() || !out[i].empty())
+      continue; // skipped by the next iteration step
+    od::value v;
+    if (field.value().get(v) || raw_of(v, out[i]))
+      return false;
+    out[i] = json_raw::trim(out[i]); // an object's raw text keeps what follows it
+    if (++found == names.size())
+      break; // the rest of the object is not needed
+  }
+  return true;
+}
+
+} // namespace
+
+bool find_members(std::string& json, std::initializer_list<std::string_view> names,
+                  std::string_view* out) {
+  if (json.capacity() < json.size() + simdjson::SIMDJSON_PADDING)
+    json.reserve(json.size() + simdjson::SIMDJSON_PADDING);
+  return find_members_at(json.data(), json.size(), json.capacity(), names, out);
+}
+
+bool find_members(const std::string& owner, std::string_view part,
+                  std::initializer_list<std::string_view> names, std::string_view* out) {
+  auto end = owner.data() + owner.capacity();
+  if (part.data() < owner.data() || part.data() + part.size() > owner.data() + owner.size()
+      || static_cast<std::size_t>(end - part.data()) < part.size() + simdjson::SIMDJSON_PADDING) {
+    // Views into a padded copy would dangle; callers pass parts of strings
+    // that have padding (decode and find_members reserve it).
+    for (std::size_t i = 0; i < names.size(); ++i)
+      out[i] = {};
+    return false;
+  }
+  return find_members_at(part.data(), part.size(), static_cast<std::size_t>(end - part.data()),
+                         names, out);
 }
 
 bool validate(std::string_view json, std::string* why) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,6 +49,20 @@ struct object_members {
 /// Splits an object into its members. Fails (with a reason) on invalid JSON or
 /// a non-object.
 bool split_object(std::string_view json, object_members& out, std::string& why);
+
+/// Raw JSON of the named top-level members of the object in `json`, as views
+/// into it (left empty when absent; the first occurrence counts), in one pass
+/// and without copies. May grow `json`'s capacity for the parser's padding,
+/// so views taken from it earlier are invalid afterwards. False if `json` is
+/// not an object or a member cannot be read; the members after the ones read
+/// are not checked (unlike split_object).
+bool find_members(std::string& json, std::initializer_list<std::string_view> names,
+                  std::string_view* out);
+
+/// The same for `part`, a view into `owner` (e.g. a member found above):
+/// parsed in place, since the rest of `owner` and its padding follow it.
+bool find_members(const std::string& owner, std::string_view part,
+                  std::initializer_list<std::string_view> names, std::string_view* out);
 
 /// True if `json` is one complete, valid JSON value (checks every scalar).
 bool validate(std::string_view json, std::string* why = nullptr);

@@ -48,38 +48,31 @@ void on_register(self_ptr self, const rpc::message& m) {
     st.transport->send_text(rpc::result_response(m.id, "{}"));
 }
 
-caf::actor* pending_for(self_ptr self, const rpc::object_members& params) {
-  auto* rid = params.find("requestId");
-  if (!rid)
-    return nullptr;
-  auto& p = self->state.pending;
-  auto i = p.find(*rid);
-  return i == p.end() ? nullptr : &i->second;
-}
-
+// streamChunk is the per-chunk path: one pass over params, views into the
+// frame, and only the chunk is copied (into the message).
 void on_notification(self_ptr self, rpc::message& m) {
-  rpc::object_members params;
-  std::string why;
-  if (!rpc::split_object(m.params, params, why)) {
-    spdlog::debug("{} from {} without usable params: {}", m.method, self->state.who(), why);
+  std::string_view f[3]; // requestId, chunk, state
+  if (!rpc::find_members(m.params, {"requestId", "chunk", "state"}, f)) {
+    spdlog::debug("{} from {} without usable params", m.method, self->state.who());
     return;
   }
-  auto* pending = pending_for(self, params);
-  if (!pending) {
+  auto& p = self->state.pending;
+  auto i = f[0].empty() ? p.end() : p.find(f[0]);
+  if (i == p.end()) {
     spdlog::debug("{} for unknown request id from {}", m.method, self->state.who());
     return;
   }
   if (m.method == "streamChunk") {
-    if (auto* chunk = params.find("chunk"))
-      self->send(*pending, chunk_atom_v, *chunk);
+    if (!f[1].empty())
+      self->send(i->second, chunk_atom_v, std::string{f[1]});
     return;
   }
   // runActionState
-  rpc::object_members state;
+  std::string_view t[1];
   std::string trace;
-  if (auto* s = params.find("state"); s && rpc::split_object(*s, state, why))
-    if (auto* t = state.find("traceId"); t && rpc::string_value(*t, trace) && !trace.empty())
-      self->send(*pending, trace_atom_v, std::move(trace));
+  if (!f[2].empty() && rpc::find_members(m.params, f[2], {"traceId"}, t) && !t[0].empty()
+      && rpc::string_value(t[0], trace) && !trace.empty())
+    self->send(i->second, trace_atom_v, std::move(trace));
 }
 
 void check_drained(self_ptr self) {
@@ -171,11 +164,9 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
       a.runtime_id = st.runtime_id;
       if (method == "runAction") {
         // For the log lines about this call (the callers validated params).
-        rpc::object_members p;
-        std::string why;
-        if (rpc::split_object(params, p, why))
-          if (auto* key = p.find("key"))
-            rpc::string_value(*key, a.action_key);
+        std::string_view key[1];
+        if (rpc::find_members(params, {"key"}, key) && !key[0].empty())
+          rpc::string_value(key[0], a.action_key);
       }
       a.timeout = timeout;
       a.cancel_timeout = st.opts.cancel_timeout;

@@ -4,7 +4,9 @@
 #include "actors/common/messages.hpp"
 #include "net/transport.hpp"
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace actor_host {
@@ -14,6 +16,14 @@ struct connection_options {
   caf::timespan cancel_timeout{std::chrono::seconds(30)};
 };
 
+// Lets `pending` be searched with a view into the frame (no key copy).
+struct wire_id_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>{}(s);
+  }
+};
+
 struct connection_state {
   live_count live{actor_kind::runtime_connection};
   net::transport_ptr transport;
@@ -21,7 +31,8 @@ struct connection_state {
   connection_options opts;
   std::string runtime_id; // empty until the runtime registers
   std::uint64_t next_id = 1;
-  std::unordered_map<std::string, caf::actor> pending; // raw wire id -> pending_request
+  // raw wire id -> pending_request
+  std::unordered_map<std::string, caf::actor, wire_id_hash, std::equal_to<>> pending;
   caf::response_promise drained; // answered when `pending` is empty
   static inline const char* name = "runtime_connection";
 

@@ -258,6 +258,33 @@ CAF_TEST(split_object returns raw members) {
   CAF_CHECK(esc.find("key") != nullptr);
 }
 
+CAF_TEST(find_members returns views of the named members in one pass) {
+  std::string params = R"({"requestId":"7", "chunk" : {"a":[1,2]} ,"state":{"x":1,"traceId":"t\"1"},"requestId":"8"})";
+  std::string_view f[4];
+  CAF_REQUIRE(rpc::find_members(params, {"requestId", "chunk", "state", "absent"}, f));
+  CAF_CHECK_EQUAL(f[0], R"("7")"); // the first occurrence counts
+  CAF_CHECK_EQUAL(f[1], R"({"a":[1,2]})");
+  CAF_CHECK_EQUAL(f[2], R"({"x":1,"traceId":"t\"1"})");
+  CAF_CHECK(f[3].empty());
+  // Views into params, which had to be padded once.
+  CAF_CHECK(f[1].data() > params.data() && f[1].data() < params.data() + params.size());
+  // A member of a member, parsed in place.
+  std::string_view t[1];
+  CAF_REQUIRE(rpc::find_members(params, f[2], {"traceId"}, t));
+  std::string trace;
+  CAF_CHECK(rpc::string_value(t[0], trace));
+  CAF_CHECK_EQUAL(trace, "t\"1");
+  // Not objects, or not JSON.
+  std::string arr = "[1]", bad = R"({"requestId":)", empty;
+  CAF_CHECK(!rpc::find_members(arr, {"requestId"}, f));
+  CAF_CHECK(!rpc::find_members(bad, {"requestId"}, f));
+  CAF_CHECK(!rpc::find_members(empty, {"requestId"}, f));
+  CAF_CHECK(!rpc::find_members(params, f[1].substr(0, 3), {"a"}, t) || t[0].empty());
+  // A view that is not inside the owner is refused.
+  std::string other = R"({"traceId":"x"})";
+  CAF_CHECK(!rpc::find_members(params, other, {"traceId"}, t));
+}
+
 CAF_TEST(split_object rejects non objects and bad json) {
   std::string why;
   {
