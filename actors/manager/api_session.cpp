@@ -3,9 +3,12 @@
 #include "actors/common/frame_bridge.hpp"
 #include "actors/manager/call_client.hpp"
 #include "actors/manager/errors.hpp"
+#include "net/iii_protocol.hpp"
 #include "net/jsonrpc.hpp"
 
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 namespace actor_host {
 
@@ -48,8 +51,90 @@ bool optional_string(self_ptr self, const rpc::message& m, const rpc::object_mem
   return false;
 }
 
+api_session_state::call* find_call(self_ptr self, std::uint64_t tag) {
+  auto i = self->state.calls.find(tag);
+  return i == self->state.calls.end() ? nullptr : &i->second;
+}
+
+void forget(self_ptr self, std::uint64_t tag) {
+  auto& st = self->state;
+  if (auto i = st.calls.find(tag); i != st.calls.end()) {
+    st.by_id.erase(i->second.caller_id);
+    st.calls.erase(i);
+  }
+}
+
+void on_accepted(self_ptr self, std::uint64_t tag, caf::actor& pending) {
+  auto* c = find_call(self, tag);
+  if (!c) {
+    // Finished before we learned who ran it; nothing to watch.
+    return;
+  }
+  c->pending = pending;
+  self->monitor(pending);
+  for (auto& x : c->early_input) {
+    if (x.empty())
+      self->send(pending, end_input_atom_v);
+    else
+      self->send(pending, input_atom_v, std::move(x));
+  }
+  c->early_input.clear();
+}
+
+void on_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) {
+  auto* c = find_call(self, tag);
+  if (!c)
+    return;
+  if (c->pending)
+    self->demonitor(c->pending);
+  auto& t = self->state.transport;
+  t->send_text(ok ? rpc::result_response(c->caller_id, raw)
+                  : rpc::error_response(c->caller_id, raw));
+  forget(self, tag);
+}
+
+void on_route(self_ptr self, std::string& id, caf::actor& conn) {
+  auto& rs = self->state.routes;
+  auto i = std::find_if(rs.begin(), rs.end(), [&](auto& r) { return r.first == id; });
+  if (!conn) {
+    if (i != rs.end())
+      rs.erase(i);
+  } else if (i != rs.end()) {
+    i->second = std::move(conn);
+  } else {
+    rs.emplace_back(std::move(id), std::move(conn));
+  }
+}
+
+// start_call without the directory round trip, from the pushed routes (as
+// the directory's route_atom would answer), and with the connection's answer
+// handled here rather than sent to ourselves: two fewer resumes per call.
+void call_direct(self_ptr self, call_request req) {
+  auto& rs = self->state.routes;
+  const std::pair<std::string, caf::actor>* route = nullptr;
+  if (req.runtime_id.empty()) {
+    if (rs.empty())
+      return on_done(self, req.tag, false, manager_errors::no_runtimes());
+    route = &rs.back();
+  } else {
+    auto i = std::find_if(rs.begin(), rs.end(), [&](auto& r) { return r.first == req.runtime_id; });
+    if (i == rs.end())
+      return on_done(self, req.tag, false, manager_errors::runtime_not_found(req.runtime_id));
+    route = &*i;
+  }
+  auto tag = req.tag;
+  self
+    ->request(route->second, caf::infinite, call_atom_v, tag, req.method, std::move(req.params),
+              req.timeout)
+    .then([self, tag](caf::actor& pending) { on_accepted(self, tag, pending); },
+          [self, tag, method = std::move(req.method), runtime_id = route->first](caf::error&) {
+            // The connection died before the directory told us.
+            on_done(self, tag, false, manager_errors::connection_closed(runtime_id, method));
+          });
+}
+
 void begin(self_ptr self, const rpc::message& m, std::string runtime_id, std::string method,
-           std::string params, caf::timespan timeout, bool events) {
+           std::string params, caf::timespan timeout, bool events, bool iii = false) {
   auto& st = self->state;
   if (st.by_id.count(m.id)) {
     send_error(self, m.id, rpc::code::invalid_request,
@@ -62,8 +147,12 @@ void begin(self_ptr self, const rpc::message& m, std::string runtime_id, std::st
   c.method = method;
   c.events = events;
   st.by_id.emplace(m.id, tag);
-  start_call(self, st.directory,
-             {tag, std::move(runtime_id), std::move(method), std::move(params), timeout});
+  call_request req{tag, std::move(runtime_id), std::move(method), std::move(params), timeout};
+  // `/iii/` keys are routed by the function registry behind the directory.
+  if (st.routes_ready && !iii)
+    call_direct(self, std::move(req));
+  else
+    start_call(self, st.directory, std::move(req));
 }
 
 void on_list_runtimes(self_ptr self, const rpc::message& m) {
@@ -73,7 +162,7 @@ void on_list_runtimes(self_ptr self, const rpc::message& m) {
     });
 }
 
-void on_run_action(self_ptr self, const rpc::message& m) {
+void on_run_action(self_ptr self, rpc::message& m) {
   rpc::object_members p;
   std::string why;
   if (m.params.empty() || !rpc::split_object(m.params, p, why))
@@ -101,7 +190,11 @@ void on_run_action(self_ptr self, const rpc::message& m) {
   // valid JSON all the way down.
   if (!rpc::validate(m.params, &why))
     return send_error(self, m.id, rpc::code::parse_error, "Parse error: " + why);
-  begin(self, m, std::move(runtime_id), "runAction", m.params, timeout, true);
+  // Moved, not copied: it keeps the padding decode reserved, so the
+  // connection reads the key in place.
+  auto params = std::move(m.params);
+  begin(self, m, std::move(runtime_id), "runAction", std::move(params), timeout, true,
+        key.starts_with(net::iii::iii_key_prefix));
 }
 
 void on_input(self_ptr self, const rpc::message& m, bool end) {
@@ -200,19 +293,6 @@ void on_frame(self_ptr self, std::string& frame) {
   send_error(self, m.id, rpc::code::method_not_found, "Method not found: " + m.method);
 }
 
-api_session_state::call* find_call(self_ptr self, std::uint64_t tag) {
-  auto i = self->state.calls.find(tag);
-  return i == self->state.calls.end() ? nullptr : &i->second;
-}
-
-void forget(self_ptr self, std::uint64_t tag) {
-  auto& st = self->state;
-  if (auto i = st.calls.find(tag); i != st.calls.end()) {
-    st.by_id.erase(i->second.caller_id);
-    st.calls.erase(i);
-  }
-}
-
 } // namespace
 
 caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
@@ -223,6 +303,7 @@ caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
   st.directory = std::move(directory);
   st.policy = policy;
   close_on_exit(self, std::move(transport));
+  self->send(st.directory, watch_atom_v, caf::actor{self});
   // A pending request that dies without a `done` (manager shutdown) still
   // owes its caller an answer.
   self->set_down_handler([self](caf::down_msg& dm) {
@@ -251,21 +332,10 @@ caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
     // Our pending requests monitor us: quitting abandons (cancels) the runs.
     [self](closed_atom, const std::string&) { self->quit(); },
     [self](accepted_atom, std::uint64_t tag, caf::actor& pending) {
-      auto* c = find_call(self, tag);
-      if (!c) {
-        // Finished before we learned who ran it; nothing to watch.
-        return;
-      }
-      c->pending = pending;
-      self->monitor(pending);
-      for (auto& x : c->early_input) {
-        if (x.empty())
-          self->send(pending, end_input_atom_v);
-        else
-          self->send(pending, input_atom_v, std::move(x));
-      }
-      c->early_input.clear();
+      on_accepted(self, tag, pending);
     },
+    [self](route_atom, std::string& id, caf::actor& conn) { on_route(self, id, conn); },
+    [self](route_atom, ready_atom) { self->state.routes_ready = true; },
     [self](trace_atom, std::uint64_t tag, const std::string& trace) {
       auto* c = find_call(self, tag);
       if (!c || !c->events)
@@ -278,19 +348,22 @@ caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
       auto* c = find_call(self, tag);
       if (!c || !c->events)
         return;
-      self->state.transport->send_text(rpc::notification(
-        "streamChunk", R"({"requestId":)" + c->caller_id + R"(,"chunk":)" + chunk + "}"));
+      // The frame rpc::notification would build, in one allocation: this
+      // runs once per streamed chunk.
+      static constexpr std::string_view head
+        = R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":)";
+      static constexpr std::string_view mid = R"(,"chunk":)";
+      std::string f;
+      f.reserve(head.size() + c->caller_id.size() + mid.size() + chunk.size() + 2);
+      f += head;
+      f += c->caller_id;
+      f += mid;
+      f += chunk;
+      f += "}}";
+      self->state.transport->send_text(std::move(f));
     },
     [self](done_atom, std::uint64_t tag, bool ok, const std::string& raw) {
-      auto* c = find_call(self, tag);
-      if (!c)
-        return;
-      if (c->pending)
-        self->demonitor(c->pending);
-      auto& t = self->state.transport;
-      t->send_text(ok ? rpc::result_response(c->caller_id, raw)
-                      : rpc::error_response(c->caller_id, raw));
-      forget(self, tag);
+      on_done(self, tag, ok, raw);
     },
   };
 }

@@ -28,6 +28,11 @@ struct api_session_state {
   std::uint64_t next_tag = 1;
   std::unordered_map<std::uint64_t, call> calls;           // by tag
   std::unordered_map<std::string, std::uint64_t> by_id;    // caller id -> tag
+  // The directory's routes (runtime id -> connection, registration order),
+  // pushed by it, so a call goes straight to its connection. Until
+  // routes_ready, calls are routed by asking the directory.
+  std::vector<std::pair<std::string, caf::actor>> routes;
+  bool routes_ready = false;
   static inline const char* name = "api_session";
 };
 

@@ -26,6 +26,14 @@ void notify_watchers(caf::stateful_actor<directory_state>* self, const std::stri
       self->send(w, atom, id);
 }
 
+// Keeps the subscribers' route copies equal to `entries`; a null conn
+// removes the id.
+void publish_route(caf::stateful_actor<directory_state>* self, const std::string& id,
+                   const caf::actor& conn) {
+  for (auto& s : self->state.route_subscribers)
+    self->send(s, route_atom_v, id, conn);
+}
+
 } // namespace
 
 caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
@@ -40,6 +48,7 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
         auto id = i->id;
         i = es.erase(i);
         notify_watchers(self, id, unready_atom_v);
+        publish_route(self, id, caf::actor{});
       } else {
         ++i;
       }
@@ -49,6 +58,8 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
                   [&](auto& kv) { return kv.second.address() == dm.source; });
     for (auto& [id, ws] : self->state.watchers)
       std::erase_if(ws, [&](auto& w) { return w.address() == dm.source; });
+    std::erase_if(self->state.route_subscribers,
+                  [&](auto& s) { return s.address() == dm.source; });
   });
   return {
     [self](register_atom, std::string& id, std::string& info, caf::actor& conn) {
@@ -58,10 +69,12 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
         e->info_json = std::move(info);
         e->conn = std::move(conn);
         notify_watchers(self, id, ready_atom_v);
+        publish_route(self, id, e->conn);
         return;
       }
       spdlog::info("Runtime {} registered", id);
       notify_watchers(self, id, ready_atom_v);
+      publish_route(self, id, conn);
       self->state.entries.push_back({std::move(id), std::move(info), std::move(conn)});
       publish_count(self);
     },
@@ -72,6 +85,7 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
       if (i != es.end()) {
         es.erase(i);
         notify_watchers(self, id, unready_atom_v);
+        publish_route(self, id, caf::actor{});
       }
       publish_count(self);
     },
@@ -120,6 +134,13 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
       if (self->state.find(id))
         self->send(watcher, ready_atom_v, id);
       self->state.watchers[id].push_back(std::move(watcher));
+    },
+    [self](watch_atom, caf::actor& subscriber) {
+      self->monitor(subscriber);
+      for (auto& e : self->state.entries)
+        self->send(subscriber, route_atom_v, e.id, e.conn);
+      self->send(subscriber, route_atom_v, ready_atom_v);
+      self->state.route_subscribers.push_back(std::move(subscriber));
     },
     [self](drain_atom) {
       std::vector<caf::actor> conns;

@@ -21,6 +21,8 @@ struct directory_state {
   std::unordered_map<std::string, caf::actor> bidi_by_trace;
   // Child runtimes waiting for (or watching) their id's registration.
   std::unordered_map<std::string, std::vector<caf::actor>> watchers;
+  // Caller sessions that keep a copy of the routes (watch_atom, actor).
+  std::vector<caf::actor> route_subscribers;
   // The iii side of the catalog (function_registry), for `/iii/` keys.
   caf::actor functions;
   static inline const char* name = "runtime_directory";
@@ -42,6 +44,12 @@ struct directory_state {
 /// - (watch_atom, id, watcher): the watcher gets (ready_atom, id) whenever id
 ///   registers (at once if it is registered) and (unready_atom, id) when it
 ///   goes away
+/// - (watch_atom, subscriber): the subscriber keeps its own copy of the
+///   routes, so a call costs no round trip here. It gets (route_atom, id,
+///   conn) for every entry in registration order, then (route_atom,
+///   ready_atom); afterwards (route_atom, id, conn) for each change: a new id
+///   appends, a known id is replaced in place, a null conn removes it. Applied
+///   in order, these keep the copy equal to `entries`' ids and connections.
 /// - (drain_atom) -> vector<actor>: the registered runtimes' connections
 /// - (iii_atom, function_registry): where iii functions are routed
 /// - (route_atom, iii_atom, function_id) -> (bool ok, actor conn, string

@@ -354,6 +354,37 @@ CAF_TEST(routing errors carry the caller id) {
   finish();
 }
 
+CAF_TEST(the session keeps a copy of the routes and calls without asking the directory) {
+  auto& routes = session_state().routes;
+  CAF_CHECK(session_state().routes_ready);
+  CAF_REQUIRE_EQUAL(routes.size(), 1u);
+  CAF_CHECK_EQUAL(routes[0].first, "rt1");
+  CAF_CHECK(routes[0].second == conn);
+  auto rt2 = make_fake_transport("127.0.0.1:40002");
+  auto conn2 = spawn_connection(rt2, dir);
+  send_frame(conn2, register_frame("rt2"));
+  rt2->clear();
+  CAF_REQUIRE_EQUAL(routes.size(), 2u);
+  // Without a runtimeId the most recent runtime takes the call.
+  from_caller(R"({"jsonrpc":"2.0","method":"listActions","id":1})");
+  CAF_CHECK_EQUAL(rt2->size(), 1u);
+  CAF_CHECK_EQUAL(rt->size(), 0u);
+  // rt1 registering on the second socket replaces it in place (and that
+  // socket's old id, rt2, goes away: one id per connection).
+  send_frame(conn2, register_frame("rt1"));
+  CAF_REQUIRE_EQUAL(routes.size(), 1u);
+  CAF_CHECK_EQUAL(routes[0].first, "rt1");
+  CAF_CHECK(routes[0].second == conn2);
+  // That socket closing takes the id with it.
+  caf::anon_send(conn2, closed_atom_v, std::string{"gone"});
+  sched.run();
+  CAF_CHECK(routes.empty());
+  from_caller(R"({"jsonrpc":"2.0","method":"listActions","params":{"runtimeId":"rt1"},"id":2})");
+  CAF_CHECK_EQUAL(member(api->last(), {"id"}), "2");
+  CAF_CHECK_EQUAL(member_str(api->last(), {"error", "message"}), "Runtime rt1 not found");
+  finish();
+}
+
 CAF_TEST(a runtime that disconnects fails the run for the caller) {
   from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/x"},"id":21})");
   caf::anon_send(conn, closed_atom_v, std::string{"gone"});
