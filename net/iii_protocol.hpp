@@ -87,6 +87,9 @@ bool glob_match(std::string_view pattern, std::string_view text);
 inline constexpr std::string_view genkit_prefix = "genkit::";
 /// Prefix of iii functions as Genkit action keys.
 inline constexpr std::string_view iii_key_prefix = "/iii/";
+/// The runtime id under which the front door lists iii functions
+/// (`listActions {runtimeId: "iii"}`, `/api/actions?runtimeId=iii`).
+inline constexpr std::string_view iii_runtime_id = "iii";
 
 /// `genkit::<runtimeId>::<key>` or `genkit::<key>` (key starting with '/',
 /// the most recently registered runtime). False if `function_id` is not in

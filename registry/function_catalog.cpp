@@ -1,5 +1,6 @@
 #include "registry/function_catalog.hpp"
 
+#include "net/iii_protocol.hpp"
 #include "net/jsonrpc.hpp"
 
 namespace actor_host::registry {
@@ -138,6 +139,33 @@ std::string function_catalog::function_row(const worker_function& f) const {
   if (!f.metadata.empty())
     row += R"(,"metadata":)" + f.metadata;
   return row + "}";
+}
+
+std::string function_catalog::genkit_actions_json() const {
+  std::map<std::string, const worker_function*> sorted;
+  for (auto& [id, f] : functions_)
+    if (!internal_metadata(f.metadata))
+      sorted.emplace(id, &f);
+  std::string out = R"({"actions":{)";
+  bool first = true;
+  for (auto& [id, f] : sorted) {
+    auto key = rpc::quote(std::string{net::iii::iii_key_prefix} + id);
+    if (!first)
+      out += ',';
+    first = false;
+    out += key + R"(:{"key":)" + key + R"(,"name":)" + rpc::quote(id);
+    if (!f->description.empty())
+      out += R"(,"description":)" + rpc::quote(f->description);
+    out += R"(,"metadata":{"iii":{"function_id":)" + rpc::quote(id) + R"(,"worker_name":)"
+           + rpc::quote(worker_name(f->owner));
+    for (auto [name, raw] : {std::pair{"metadata", &f->metadata},
+                             std::pair{"request_format", &f->request_format},
+                             std::pair{"response_format", &f->response_format}})
+      if (!raw->empty())
+        out += std::string{",\""} + name + "\":" + *raw;
+    out += "}}}";
+  }
+  return out + "}}";
 }
 
 std::string function_catalog::functions_list_json(

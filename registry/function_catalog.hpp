@@ -71,6 +71,12 @@ public:
     const std::string& params, const std::vector<std::string>& engine_functions,
     const std::function<bool(const std::string& id, const std::string* metadata)>& visible = {})
     const;
+  /// The functions (not `metadata.internal` ones) as a Genkit listActions
+  /// result: `{actions: {"/iii/<id>": {key, name, description?, metadata: {iii:
+  /// {function_id, worker_name, metadata?, request_format?,
+  /// response_format?}}}}}`. iii formats are not JSON Schemas, so they are
+  /// not offered as inputSchema/outputSchema.
+  std::string genkit_actions_json() const;
   /// `{function_id, worker_name, description?, metadata?}` of one function.
   std::string function_row(const worker_function& f) const;
   /// The worker's name as `engine::*` answers show it (its id when it never

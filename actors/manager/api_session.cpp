@@ -270,8 +270,11 @@ void on_frame(self_ptr self, std::string& frame) {
   if (!optional_string(self, m, p, "runtimeId", runtime_id))
     return;
   auto timeout = st.policy.request_timeout;
-  if (m.method == "listActions")
-    return begin(self, m, std::move(runtime_id), m.method, {}, timeout, false);
+  if (m.method == "listActions") {
+    // runtimeId "iii" lists the iii functions: not a route of the cache.
+    bool iii = runtime_id == net::iii::iii_runtime_id;
+    return begin(self, m, std::move(runtime_id), m.method, {}, timeout, false, iii);
+  }
   if (m.method == "listValues") {
     std::string type;
     auto* raw = p.find("type");

@@ -26,6 +26,19 @@ std::string iii_function_of(const call_request& req) {
 void start_call(caf::event_based_actor* self, const caf::actor& directory, call_request req) {
   auto tag = req.tag;
   auto method = req.method;
+  if (method == "listActions" && req.runtime_id == net::iii::iii_runtime_id) {
+    // The iii functions, listed the way a runtime lists its actions.
+    self->request(directory, caf::infinite, list_atom_v, iii_atom_v)
+      .then(
+        [self, tag](std::string& list) {
+          self->send(self, done_atom_v, tag, true, std::move(list));
+        },
+        [self, tag](caf::error& err) {
+          self->send(self, done_atom_v, tag, false,
+                     manager_errors::internal("listing iii functions failed: " + to_string(err)));
+        });
+    return;
+  }
   // One catalog: `/iii/...` keys name functions of iii workers; the worker's
   // connection then takes the call exactly like a runtime's would.
   auto function_id = iii_function_of(req);

@@ -620,6 +620,7 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
                                              "iii function " + function_id + " not found")};
       return {true, w->second.conn, function_id};
     },
+    [self](list_atom, iii_atom) -> std::string { return self->state.catalog.genkit_actions_json(); },
   };
 }
 

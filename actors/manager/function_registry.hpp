@@ -76,6 +76,8 @@ struct function_registry_state {
 ///   binding for engine::register_trigger)
 /// - (route_atom, iii_atom, function_id) -> (ok, conn, error): front-door
 ///   routing of `/iii/<function_id>` keys (delegated by the runtime directory)
+/// - (list_atom, iii_atom) -> string: the functions as a Genkit listActions
+///   result, for the front door (delegated by the runtime directory)
 /// - (flush_atom): time to compare the function set (functions-available)
 caf::behavior function_registry(caf::stateful_actor<function_registry_state>* self);
 

@@ -115,6 +115,15 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
               [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
       return rp;
     },
+    [self](list_atom, iii_atom) -> caf::result<std::string> {
+      if (!self->state.functions)
+        return std::string{"{}"};
+      auto rp = self->make_response_promise<std::string>();
+      self->request(self->state.functions, caf::infinite, list_atom_v, iii_atom_v)
+        .then([rp](std::string& list) mutable { rp.deliver(std::move(list)); },
+              [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      return rp;
+    },
     [self](list_atom) -> std::string {
       std::string out = "[";
       for (auto& e : self->state.entries) {

@@ -39,6 +39,8 @@ struct directory_state {
 /// - (deregister_atom, id, conn): remove if conn still owns the id
 /// - (route_atom, id) -> (bool ok, actor conn, string id_or_error); "" = most recent
 /// - (list_atom) -> string: JSON array of RuntimeInfo
+/// - (list_atom, iii_atom) -> string: the iii functions as a listActions
+///   result (asked of the function registry)
 /// - (bidi_open_atom, trace, pending), (bidi_close_atom, trace)
 /// - (bidi_find_atom, trace) -> (bool, actor)
 /// - (watch_atom, id, watcher): the watcher gets (ready_atom, id) whenever id

@@ -265,7 +265,7 @@ function cli(args, { timeoutMs = 15000 } = {}) {
   });
 }
 
-test('one catalog: an iii worker calls a Genkit flow, the front door and the CLI call an iii function', async () => {
+test('one catalog: an iii worker calls a Genkit flow, the front door and the CLI call and list iii functions', async () => {
   const manager = await startManager();
   await manager.startRuntime('gk', { kind: 'genkit' });
   const worker = startIiiWorker(manager.workerUrl);
@@ -308,6 +308,22 @@ test('one catalog: an iii worker calls a Genkit flow, the front door and the CLI
   const cliMissing = await cli(['run', '/iii/nope', '1', '--manager', manager.apiUrl]);
   assert.notEqual(cliMissing.code, 0);
   assert.match(cliMissing.stderr, /iii function nope not found/);
+
+  // The iii functions listed like a runtime's actions, under runtime id "iii".
+  const listed = await manager.get('/api/actions?runtimeId=iii');
+  assert.equal(listed.status, 200, listed.text);
+  const greet = listed.json['/iii/greet'];
+  assert.ok(greet, JSON.stringify(listed.json));
+  assert.equal(greet.key, '/iii/greet');
+  assert.equal(greet.name, 'greet');
+  assert.equal(greet.description, 'Greets by name');
+  assert.deepEqual(greet.metadata.iii.metadata, { harness: true });
+  assert.ok(!Object.keys(listed.json).some((k) => !k.startsWith('/iii/')), JSON.stringify(listed.json));
+  const genkitList = await manager.get('/api/actions?runtimeId=gk');
+  assert.ok(genkitList.json['/flow/echo'] && !genkitList.json['/iii/greet'], genkitList.text);
+  const cliList = await cli(['actions', '--runtime', 'iii', '--manager', manager.apiUrl]);
+  assert.equal(cliList.code, 0, cliList.stderr);
+  assert.match(cliList.stdout, /\/iii\/greet\s.*Greets by name/);
 
   await client.terminate();
   await worker.stop();
