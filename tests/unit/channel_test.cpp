@@ -1,6 +1,7 @@
 #define CAF_SUITE iii_channel
 
 #include "test_support.hpp"
+#include "iii_fixture.hpp"
 
 #include "actors/manager/channel.hpp"
 #include "actors/manager/function_registry.hpp"
@@ -13,9 +14,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr auto iii_kinds = std::array{actor_kind::function_registry, actor_kind::worker_connection,
-                                      actor_kind::invocation, actor_kind::channel};
-
 /// One socket end of a channel: the fake transport and the handler the
 /// `/ws/channels/` factory made for it.
 struct socket_end {
@@ -26,11 +24,8 @@ struct socket_end {
 /// An iii worker (`owner`, transport `to`) on a registry; it creates
 /// channels with `engine::channels::create`, and the test plays both
 /// sockets through the real upgrade check and socket factory.
-struct channel_fixture : actor_fixture {
-  std::array<std::int64_t, iii_kinds.size()> iii_at_start{};
+struct channel_fixture : iii_fixture {
   std::size_t table_at_start = channels().size();
-  caf::actor dir = spawn_directory();
-  caf::actor reg;
   fake_transport_ptr to = make_fake_transport("127.0.0.1:42001");
   caf::actor owner;
   std::string id;
@@ -38,13 +33,7 @@ struct channel_fixture : actor_fixture {
   int next_call = 1;
 
   channel_fixture() {
-    for (std::size_t i = 0; i < iii_kinds.size(); ++i)
-      iii_at_start[i] = live_actors(iii_kinds[i]);
-    reg = sys.spawn(function_registry);
-    sched.run();
-    caf::anon_send(dir, iii_atom_v, reg);
-    owner = sys.spawn(worker_connection, net::transport_ptr{to}, reg, dir, worker_options{});
-    sched.run();
+    owner = spawn_worker(to, worker_options{});
     to->clear();
   }
 
@@ -102,18 +91,12 @@ struct channel_fixture : actor_fixture {
   }
 
   std::int64_t live_channels() const {
-    return live_actors(actor_kind::channel) - iii_at_start[3];
+    return live_actors(actor_kind::channel) - iii_at_start[4];
   }
 
   void finish() {
     stop(owner, caf::exit_reason::user_shutdown);
-    stop(reg, caf::exit_reason::user_shutdown);
-    stop(dir);
-    check_no_leaks();
-    for (std::size_t i = 0; i < iii_kinds.size(); ++i) {
-      CAF_MESSAGE("live " << actor_kind_name(iii_kinds[i]));
-      CAF_CHECK_EQUAL(live_actors(iii_kinds[i]), iii_at_start[i]);
-    }
+    stop_iii_and_check();
     CAF_CHECK_EQUAL(channels().size(), table_at_start);
   }
 };

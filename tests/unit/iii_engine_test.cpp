@@ -1,6 +1,7 @@
 #define CAF_SUITE iii_engine
 
 #include "test_support.hpp"
+#include "iii_fixture.hpp"
 
 #include "actors/manager/function_registry.hpp"
 #include "actors/manager/invocation.hpp"
@@ -16,9 +17,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr auto iii_kinds = std::array{actor_kind::function_registry, actor_kind::worker_connection,
-                                      actor_kind::invocation, actor_kind::trigger_binding};
-
 /// "a b c ": the `key` members of the objects in the JSON array `array`.
 std::string ids_in(const std::string& array, std::string_view key) {
   auto v = parse_json(array);
@@ -32,10 +30,7 @@ std::string ids_in(const std::string& array, std::string_view key) {
 
 /// `caller` (ta) calls engine functions and binds; `provider` (tb) registers
 /// functions and trigger types.
-struct engine_fixture : actor_fixture {
-  std::array<std::int64_t, iii_kinds.size()> iii_at_start{};
-  caf::actor dir = spawn_directory();
-  caf::actor reg;
+struct engine_fixture : iii_fixture {
   fake_transport_ptr ta = make_fake_transport("127.0.0.1:41001");
   fake_transport_ptr tb = make_fake_transport("127.0.0.1:41002");
   caf::actor caller;
@@ -46,29 +41,12 @@ struct engine_fixture : actor_fixture {
   int next_call = 1;
 
   engine_fixture() {
-    for (std::size_t i = 0; i < iii_kinds.size(); ++i)
-      iii_at_start[i] = live_actors(iii_kinds[i]);
-    reg = sys.spawn(function_registry);
-    sched.run();
-    caf::anon_send(dir, iii_atom_v, reg);
     caller = spawn_worker(ta, opts());
     provider = spawn_worker(tb, opts());
     caller_id = member_str(ta->frame(0), {"worker_id"});
     provider_id = member_str(tb->frame(0), {"worker_id"});
     ta->clear();
     tb->clear();
-  }
-
-  static worker_options opts() {
-    worker_options o;
-    o.invocation_timeout = 2s;
-    return o;
-  }
-
-  caf::actor spawn_worker(const fake_transport_ptr& t, worker_options o) {
-    auto w = sys.spawn(worker_connection, net::transport_ptr{t}, reg, dir, o);
-    sched.run();
-    return w;
   }
 
   /// `caller` invokes `fn` with `data`; returns its invocationresult frame
@@ -101,13 +79,7 @@ struct engine_fixture : actor_fixture {
       stop(w, caf::exit_reason::user_shutdown);
     stop(caller, caf::exit_reason::user_shutdown);
     stop(provider, caf::exit_reason::user_shutdown);
-    stop(reg, caf::exit_reason::user_shutdown);
-    stop(dir);
-    check_no_leaks();
-    for (std::size_t i = 0; i < iii_kinds.size(); ++i) {
-      CAF_MESSAGE("live " << actor_kind_name(iii_kinds[i]));
-      CAF_CHECK_EQUAL(live_actors(iii_kinds[i]), iii_at_start[i]);
-    }
+    stop_iii_and_check();
   }
 };
 

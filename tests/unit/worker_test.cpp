@@ -1,6 +1,7 @@
 #define CAF_SUITE iii_worker
 
 #include "test_support.hpp"
+#include "iii_fixture.hpp"
 
 #include "actors/manager/function_registry.hpp"
 #include "actors/manager/invocation.hpp"
@@ -12,15 +13,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr auto iii_kinds = std::array{actor_kind::function_registry, actor_kind::worker_connection,
-                                      actor_kind::invocation, actor_kind::trigger_binding};
-
 /// Two iii workers on one registry: `caller` (transport ta) calls functions
 /// that `executor` (transport tb) registered.
-struct worker_fixture : actor_fixture {
-  std::array<std::int64_t, iii_kinds.size()> iii_at_start{};
-  caf::actor dir = spawn_directory();
-  caf::actor reg;
+struct worker_fixture : iii_fixture {
   fake_transport_ptr ta = make_fake_transport("127.0.0.1:41001");
   fake_transport_ptr tb = make_fake_transport("127.0.0.1:41002");
   caf::actor caller;
@@ -29,25 +24,12 @@ struct worker_fixture : actor_fixture {
   std::string executor_id;
 
   worker_fixture() {
-    for (std::size_t i = 0; i < iii_kinds.size(); ++i)
-      iii_at_start[i] = live_actors(iii_kinds[i]);
-    reg = sys.spawn(function_registry);
-    sched.run();
-    caf::anon_send(dir, iii_atom_v, reg);
-    worker_options opts;
-    opts.invocation_timeout = 2s;
-    caller = spawn_worker(ta, opts);
-    executor = spawn_worker(tb, opts);
+    caller = spawn_worker(ta, opts());
+    executor = spawn_worker(tb, opts());
     caller_id = member_str(ta->frame(0), {"worker_id"});
     executor_id = member_str(tb->frame(0), {"worker_id"});
     ta->clear();
     tb->clear();
-  }
-
-  caf::actor spawn_worker(const fake_transport_ptr& t, worker_options opts) {
-    auto w = sys.spawn(worker_connection, net::transport_ptr{t}, reg, dir, opts);
-    sched.run();
-    return w;
   }
 
   void register_greet() {
@@ -64,13 +46,7 @@ struct worker_fixture : actor_fixture {
   void finish() {
     stop(caller, caf::exit_reason::user_shutdown);
     stop(executor, caf::exit_reason::user_shutdown);
-    stop(reg, caf::exit_reason::user_shutdown);
-    stop(dir);
-    check_no_leaks();
-    for (std::size_t i = 0; i < iii_kinds.size(); ++i) {
-      CAF_MESSAGE("live " << actor_kind_name(iii_kinds[i]));
-      CAF_CHECK_EQUAL(live_actors(iii_kinds[i]), iii_at_start[i]);
-    }
+    stop_iii_and_check();
   }
 };
 

@@ -1,0 +1,55 @@
+#pragma once
+
+// The iii side of the manager on the deterministic scheduler: a directory
+// and a function registry, workers spawned on fake transports, and the
+// live-count check that no iii actor outlives a test. Include after
+// test_support.hpp.
+
+#include "actors/manager/function_registry.hpp"
+#include "actors/manager/worker_connection.hpp"
+
+namespace actor_host::testing {
+
+struct iii_fixture : actor_fixture {
+  static constexpr auto iii_kinds
+    = std::array{actor_kind::function_registry, actor_kind::worker_connection,
+                 actor_kind::invocation, actor_kind::trigger_binding, actor_kind::channel};
+  std::array<std::int64_t, iii_kinds.size()> iii_at_start{};
+  caf::actor dir = spawn_directory();
+  caf::actor reg;
+
+  iii_fixture() {
+    for (std::size_t i = 0; i < iii_kinds.size(); ++i)
+      iii_at_start[i] = live_actors(iii_kinds[i]);
+    reg = sys.spawn(function_registry);
+    sched.run();
+    caf::anon_send(dir, iii_atom_v, reg);
+  }
+
+  /// Short deadlines, so that timeout tests need few clock advances.
+  static worker_options opts() {
+    worker_options o;
+    o.invocation_timeout = std::chrono::seconds(2);
+    return o;
+  }
+
+  caf::actor spawn_worker(const fake_transport_ptr& t, worker_options o) {
+    auto w = sys.spawn(worker_connection, net::transport_ptr{t}, reg, dir, o);
+    sched.run();
+    return w;
+  }
+
+  /// Stops the registry and the directory (the test stops its workers
+  /// first), then checks that every actor, iii ones included, is gone.
+  void stop_iii_and_check() {
+    stop(reg, caf::exit_reason::user_shutdown);
+    stop(dir);
+    check_no_leaks();
+    for (std::size_t i = 0; i < iii_kinds.size(); ++i) {
+      CAF_MESSAGE("live " << actor_kind_name(iii_kinds[i]));
+      CAF_CHECK_EQUAL(live_actors(iii_kinds[i]), iii_at_start[i]);
+    }
+  }
+};
+
+} // namespace actor_host::testing
