@@ -107,22 +107,15 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
         return {false, caf::actor{},
                 manager_errors::status_error(registry::status_code::not_found,
                                              "iii function " + function_id + " not found")};
-      auto rp = self->make_response_promise<bool, caf::actor, std::string>();
-      self->request(self->state.functions, caf::infinite, route_atom_v, iii_atom_v, function_id)
-        .then([rp](bool ok, caf::actor& conn, std::string& id) mutable {
-          rp.deliver(ok, std::move(conn), std::move(id));
-        },
-              [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
-      return rp;
+      // The registry answers the caller directly.
+      return self->make_response_promise<bool, caf::actor, std::string>().delegate(
+        self->state.functions, route_atom_v, iii_atom_v, function_id);
     },
     [self](list_atom, iii_atom) -> caf::result<std::string> {
       if (!self->state.functions)
-        return std::string{"{}"};
-      auto rp = self->make_response_promise<std::string>();
-      self->request(self->state.functions, caf::infinite, list_atom_v, iii_atom_v)
-        .then([rp](std::string& list) mutable { rp.deliver(std::move(list)); },
-              [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
-      return rp;
+        return std::string{R"({"actions":{}})"};
+      return self->make_response_promise<std::string>().delegate(self->state.functions,
+                                                                  list_atom_v, iii_atom_v);
     },
     [self](list_atom) -> std::string {
       std::string out = "[";
