@@ -195,33 +195,20 @@ private:
     }
     auto req = parser_->release();
     if (websocket::is_upgrade(req)) {
-      std::string path;
-      std::map<std::string, std::string> query;
-      split_target(req.target(), path, query);
-      if (auto* route = srv_->find_route(path)) {
-        if (route->check) {
-          upgrade_request up;
-          up.target = std::string{req.target()};
-          up.path = std::move(path);
-          up.query = std::move(query);
-          for (auto& f : req) {
-            std::string name{f.name_string()};
-            for (auto& c : name)
-              c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-            up.headers[name] = std::string{f.value()};
-          }
-          if (int status = route->check(up); status != 0) {
-            // Refused before the upgrade: a plain HTTP answer, then close.
-            keep_alive_ = false;
-            begin_exchange(req);
-            std::string body = reason_phrase(status) + "\n";
-            auto length = body.size();
-            head(status, "text/plain", length, {}, std::move(body));
-            return;
-          }
+      auto up = describe_upgrade(req);
+      if (auto* route = srv_->find_route(up.path)) {
+        if (int status = route->check ? route->check(up) : 0; status != 0) {
+          // Refused before the upgrade: a plain HTTP answer, then close.
+          keep_alive_ = false;
+          begin_exchange(req);
+          std::string body = reason_phrase(status) + "\n";
+          auto length = body.size();
+          head(status, "text/plain", length, {}, std::move(body));
+          return;
         }
         stream_.expires_never();
-        run_server_websocket(stream_.release_socket(), std::move(req), peer_, route->factory,
+        run_server_websocket(stream_.release_socket(), std::move(req), std::move(up), peer_,
+                             route->factory,
                              {srv_->opts.max_frame_bytes, srv_->opts.max_write_queue_bytes},
                              srv_->counters);
         return;
@@ -232,12 +219,7 @@ private:
     http_request hr;
     hr.method = std::string{req.method_string()};
     split_target(req.target(), hr.path, hr.query);
-    for (auto& f : req) {
-      std::string name{f.name_string()};
-      for (auto& c : name)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      hr.headers[name] = std::string{f.value()};
-    }
+    hr.headers = lower_case_headers(req);
     hr.body = std::move(req.body());
     hr.peer = peer_;
     if (hr.method == "OPTIONS") {

@@ -175,12 +175,8 @@ private:
   std::shared_ptr<state> st_;
 };
 
-// Beast's websocket::stream tears down through its next layer (found by ADL).
-void teardown(beast::role_type role, write_gate& s, error_code& ec) {
-  using beast::websocket::teardown;
-  teardown(role, s.next_layer(), ec);
-}
-
+// Beast's websocket::stream tears down through its next layer (found by
+// ADL). Only the asynchronous form: the sessions never close synchronously.
 template <class Handler>
 void async_teardown(beast::role_type role, write_gate& s, Handler&& handler) {
   using beast::websocket::async_teardown;
@@ -209,16 +205,9 @@ public:
                                       std::memory_order_relaxed);
   }
 
-  void accept(http::request<http::string_body> req, session_factory factory) {
+  void accept(http::request<http::string_body> req, upgrade_request up, session_factory factory) {
     configure(beast::role_type::server);
-    upgrade_.target = std::string{req.target()};
-    for (auto& f : req) {
-      std::string name{f.name_string()};
-      for (auto& c : name)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      upgrade_.headers[name] = std::string{f.value()};
-    }
-    split_target(upgrade_.target, upgrade_.path, upgrade_.query);
+    upgrade_ = std::move(up);
     factory_ = std::move(factory);
     watch_beast_writes();
     ws_.async_accept(req, beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
@@ -674,12 +663,31 @@ private:
 
 } // namespace
 
-void run_server_websocket(tcp::socket&& socket, http::request<http::string_body>&& req,
+std::map<std::string, std::string> lower_case_headers(const http_request_message& req) {
+  std::map<std::string, std::string> out;
+  for (auto& f : req) {
+    std::string name{f.name_string()};
+    for (auto& c : name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out[name] = std::string{f.value()};
+  }
+  return out;
+}
+
+upgrade_request describe_upgrade(const http_request_message& req) {
+  upgrade_request up;
+  up.target = std::string{req.target()};
+  up.headers = lower_case_headers(req);
+  split_target(up.target, up.path, up.query);
+  return up;
+}
+
+void run_server_websocket(tcp::socket&& socket, http_request_message&& req, upgrade_request up,
                           std::string peer, const session_factory& factory, ws_limits limits,
                           std::shared_ptr<socket_counters> counters) {
   auto s = std::make_shared<ws_session>(std::move(socket), limits, std::move(counters),
                                         std::move(peer));
-  s->accept(std::move(req), factory);
+  s->accept(std::move(req), std::move(up), factory);
 }
 
 void ws_connect(io_runtime& io, const std::string& url, connect_options opts,

@@ -11,6 +11,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -21,11 +22,19 @@ struct ws_limits {
   std::size_t max_write_queue_bytes = 256u << 20;
 };
 
-/// Completes the server handshake for an upgrade request, then serves the
-/// socket with the handler `factory` makes.
-void run_server_websocket(boost::asio::ip::tcp::socket&& socket,
-                          boost::beast::http::request<boost::beast::http::string_body>&& req,
-                          std::string peer, const session_factory& factory, ws_limits limits,
-                          std::shared_ptr<socket_counters> counters);
+using http_request_message = boost::beast::http::request<boost::beast::http::string_body>;
+
+/// The request's header fields by lower-case name.
+std::map<std::string, std::string> lower_case_headers(const http_request_message& req);
+
+/// What an upgrade request asks for (target, decoded path and query,
+/// headers), as routes, upgrade checks and frame handlers see it.
+upgrade_request describe_upgrade(const http_request_message& req);
+
+/// Completes the server handshake for an upgrade request (`up` is its
+/// describe_upgrade), then serves the socket with the handler `factory` makes.
+void run_server_websocket(boost::asio::ip::tcp::socket&& socket, http_request_message&& req,
+                          upgrade_request up, std::string peer, const session_factory& factory,
+                          ws_limits limits, std::shared_ptr<socket_counters> counters);
 
 } // namespace actor_host::net
