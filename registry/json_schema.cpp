@@ -6,12 +6,16 @@
 // prints and calls abort()).
 #define VALIJSON_USE_EXCEPTIONS 1
 #include <valijson/adapters/boost_json_adapter.hpp>
+#include <valijson/constraint_builder.hpp>
+#include <valijson/constraints/concrete_constraints.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
 
 #include <boost/json/parse.hpp>
+
+#include <re2/re2.h>
 
 #include <algorithm>
 #include <charconv>
@@ -20,7 +24,7 @@
 #include <cstdio>
 #include <functional>
 #include <locale>
-#include <regex>
+#include <new>
 #include <stdexcept>
 
 namespace actor_host::registry {
@@ -165,46 +169,147 @@ const json::value* resolve(const json::value& root, const json::value* s) {
   return nullptr;
 }
 
-void check_pattern(std::string_view pattern, std::string& why) {
-  try {
-    std::regex re{std::string{pattern}};
-  } catch (const std::regex_error& e) {
-    if (why.empty())
-      why = "invalid pattern \"" + std::string{pattern} + "\": " + e.what();
+// -- patterns through RE2 ---------------------------------------------------------
+//
+// valijson matches `pattern` with std::regex, whose executor recurses once
+// per input character: a 100k-character string overflows the stack. RE2
+// runs in linear time without recursion; it lacks lookaround and
+// backreferences, which such schemas are then refused for (at compile).
+
+/// valijson's keyword for our RE2 `pattern` (the schema's own `pattern` is
+/// renamed to it before valijson sees the schema).
+constexpr const char* re2_pattern_keyword = "x-actor-host-re2-pattern";
+
+std::shared_ptr<const re2::RE2> compile_re2(std::string_view pattern, std::string* why) {
+  re2::RE2::Options o;
+  o.set_log_errors(false);
+  // ajv compiles with the "u" flag: patterns and inputs are Unicode.
+  o.set_encoding(re2::RE2::Options::EncodingUTF8);
+  auto re = std::make_shared<const re2::RE2>(re2::StringPiece{pattern.data(), pattern.size()}, o);
+  if (!re->ok()) {
+    if (why && why->empty())
+      *why = "invalid pattern \"" + std::string{pattern} + "\": " + re->error()
+             + " (patterns are matched with RE2: no lookaround or backreferences)";
+    return nullptr;
   }
+  return re;
+}
+
+/// A `pattern` as valijson runs it, matched by RE2 (search, as ajv's
+/// RegExp.test); reports valijson's own pattern message, which translate()
+/// words as ajv does.
+class re2_pattern final : public valijson::constraints::PolyConstraint {
+public:
+  explicit re2_pattern(std::shared_ptr<const re2::RE2> re) : re_(std::move(re)) {
+  }
+
+  bool validate(const valijson::adapters::Adapter& target, const std::vector<std::string>& context,
+                valijson::ValidationResults* results) const override {
+    if (!target.isString())
+      return true;
+    auto text = target.getString();
+    if (re2::RE2::PartialMatch(re2::StringPiece{text.data(), text.size()}, *re_))
+      return true;
+    if (results)
+      results->pushError(context, "Failed to match regex specified by 'pattern' constraint.");
+    return false;
+  }
+
+private:
+  valijson::constraints::Constraint* cloneInto(void* where) const override {
+    return new (where) re2_pattern(*this);
+  }
+  size_t sizeOf() const override {
+    return sizeof(re2_pattern);
+  }
+
+  std::shared_ptr<const re2::RE2> re_;
+};
+
+class re2_pattern_builder final : public valijson::ConstraintBuilder {
+public:
+  valijson::constraints::Constraint* make(const valijson::adapters::Adapter& value) const override {
+    std::string why;
+    auto re = value.isString() ? compile_re2(value.getString(), &why) : nullptr;
+    if (!re) // prepare() compiled it already; cannot happen
+      throw std::runtime_error(why.empty() ? "pattern must be a string" : why);
+    return new re2_pattern(std::move(re));
+  }
+};
+
+void check_pattern(std::string_view pattern, std::string& why) {
+  compile_re2(pattern, &why);
 }
 
 /// Prepares a schema for valijson: removes the `format` keywords (checked by
 /// check_formats instead: valijson reads them with asString(), which throws
-/// for non-empty objects/arrays, and checks non-strings, which ajv ignores)
-/// and checks that the patterns compile (valijson compiles them lazily).
-void prepare(json::value& s, std::string& why) {
+/// for non-empty objects/arrays, and checks non-strings, which ajv ignores),
+/// renames `pattern` to our RE2 keyword and checks that the patterns compile
+/// (`patternProperties` stays valijson's: see max_pattern_key_length).
+void prepare(json::value& s, std::string& why, bool& pattern_properties) {
   auto* o = s.if_object();
   if (!o)
     return;
   if (auto* f = o->if_contains("format"); f && f->is_string())
     o->erase("format");
-  if (auto* p = o->if_contains("pattern"); p && p->is_string())
+  if (auto* p = o->if_contains("pattern"); p && p->is_string()) {
     check_pattern(p->get_string(), why);
+    json::value text = *p;
+    o->erase("pattern");
+    (*o)[re2_pattern_keyword] = std::move(text);
+  }
+  if (o->contains("patternProperties"))
+    pattern_properties = true;
   if (auto* m = o->if_contains("patternProperties"); m && m->is_object())
     for (auto& kv : m->get_object())
       check_pattern(kv.key(), why);
   for (auto* key : {"properties", "patternProperties", "definitions", "$defs", "dependencies"})
     if (auto* m = o->if_contains(key); m && m->is_object())
       for (auto& kv : m->get_object())
-        prepare(kv.value(), why);
+        prepare(kv.value(), why, pattern_properties);
   for (auto* key : {"items", "allOf", "anyOf", "oneOf"})
     if (auto* m = o->if_contains(key)) {
       if (m->is_array())
         for (auto& e : m->get_array())
-          prepare(e, why);
+          prepare(e, why, pattern_properties);
       else
-        prepare(*m, why);
+        prepare(*m, why, pattern_properties);
     }
   for (auto* key : {"additionalItems", "additionalProperties", "contains", "propertyNames", "not",
                     "if", "then", "else"})
     if (auto* m = o->if_contains(key))
-      prepare(*m, why);
+      prepare(*m, why, pattern_properties);
+}
+
+bool uses_format(const json::value& v) {
+  if (auto* a = v.if_array())
+    return std::any_of(a->begin(), a->end(), uses_format);
+  if (auto* o = v.if_object())
+    return std::any_of(o->begin(), o->end(), [](auto& kv) {
+      return (kv.key() == "format" && kv.value().is_string()) || uses_format(kv.value());
+    });
+  return false;
+}
+
+/// Longest property name matched against `patternProperties` (which
+/// valijson still runs through std::regex: its recursion stays bounded).
+constexpr std::size_t max_pattern_key_length = 1024;
+
+/// The first property name (anywhere in `v`) longer than the cap, or "".
+std::string long_key(const json::value& v) {
+  if (auto* a = v.if_array()) {
+    for (auto& e : *a)
+      if (auto k = long_key(e); !k.empty())
+        return k;
+  } else if (auto* o = v.if_object()) {
+    for (auto& kv : *o) {
+      if (kv.key().size() > max_pattern_key_length)
+        return std::string{kv.key()};
+      if (auto k = long_key(kv.value()); !k.empty())
+        return k;
+    }
+  }
+  return {};
 }
 
 bool uses_integer(const json::value& v) {
@@ -248,34 +353,41 @@ void integralize(json::value& v) {
 // -- formats -----------------------------------------------------------------
 
 /// ajv-formats' "full" checks for the formats zod emits most; others pass.
+/// RE2 (linear, no recursion): these see untrusted strings of any length.
 bool format_ok(std::string_view format, const std::string& s) {
-  using std::regex;
-  constexpr auto icase = std::regex::ECMAScript | std::regex::icase;
+  auto make = [](const char* pattern) {
+    re2::RE2::Options o;
+    o.set_case_sensitive(false);
+    o.set_log_errors(false);
+    return std::make_unique<const re2::RE2>(pattern, o);
+  };
+  re2::StringPiece text{s.data(), s.size()};
   if (format == "email") {
-    static const regex re(R"(^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*)"
-                          R"(@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$)",
-                          icase);
-    return std::regex_match(s, re);
+    static const auto re
+      = make(R"([a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*)"
+             R"(@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)");
+    return re2::RE2::FullMatch(text, *re);
   }
   if (format == "uuid") {
-    static const regex re(R"(^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$)", icase);
-    return std::regex_match(s, re);
+    static const auto re = make(R"((?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12})");
+    return re2::RE2::FullMatch(text, *re);
   }
   if (format == "date" || format == "date-time") {
-    static const regex date(R"(^(\d\d\d\d)-(\d\d)-(\d\d)$)");
-    static const regex date_time(R"(^(\d\d\d\d)-(\d\d)-(\d\d)(?:t|\s)(\d\d):(\d\d):(\d\d)(?:\.\d+)?)"
-                                 R"((?:z|[+-]\d\d(?::?\d\d)?)$)",
-                                 icase);
-    std::smatch m;
-    if (!std::regex_match(s, m, format == "date" ? date : date_time))
+    static const auto date = make(R"((\d\d\d\d)-(\d\d)-(\d\d))");
+    static const auto date_time
+      = make(R"((\d\d\d\d)-(\d\d)-(\d\d)(?:t|\s)(\d\d):(\d\d):(\d\d)(?:\.\d+)?)"
+             R"((?:z|[+-]\d\d(?::?\d\d)?))");
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
+    bool matched = format == "date" ? re2::RE2::FullMatch(text, *date, &y, &mo, &d)
+                                    : re2::RE2::FullMatch(text, *date_time, &y, &mo, &d, &h, &mi, &se);
+    if (!matched)
       return false;
-    int y = std::stoi(m[1]), mo = std::stoi(m[2]), d = std::stoi(m[3]);
     static constexpr int days[] = {0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     bool leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
     if (mo < 1 || mo > 12 || d < 1 || d > (mo == 2 && !leap ? 28 : days[mo]))
       return false;
     if (format == "date-time")
-      return std::stoi(m[4]) <= 23 && std::stoi(m[5]) <= 59 && std::stoi(m[6]) <= 60;
+      return h <= 23 && mi <= 59 && se <= 60;
     return true;
   }
   return true;
@@ -408,12 +520,10 @@ const json::value* locate(const json::value& root, const json::value& instance,
       next_s = property(root, s, seg, ord);
       if (auto* patterns = member(s, "patternProperties"); !next_s && patterns && patterns->is_object())
         for (auto& kv : patterns->get_object())
-          try {
-            if (std::regex_search(seg, std::regex(std::string{kv.key()}))) {
-              next_s = &kv.value();
-              break;
-            }
-          } catch (const std::regex_error&) {
+          if (auto re = compile_re2(kv.key(), nullptr);
+              re && re2::RE2::PartialMatch(re2::StringPiece{seg.data(), seg.size()}, *re)) {
+            next_s = &kv.value();
+            break;
           }
       if (!next_s) {
         if (auto* extra = member(s, "additionalProperties"); extra && extra->is_object())
@@ -747,6 +857,7 @@ struct json_schema::impl {
   valijson::Schema schema;
   bool integers = false; // it uses type "integer"
   bool formats = false; // it has `format` keywords
+  bool pattern_properties = false; // valijson matches keys with std::regex
 };
 
 json_schema::json_schema(std::unique_ptr<impl> p) : impl_(std::move(p)) {
@@ -784,15 +895,19 @@ std::shared_ptr<const json_schema> json_schema::compile(std::string_view schema_
   (void) narrow_cache_filled;
   p->compiled_doc = p->doc;
   std::string bad;
-  prepare(p->compiled_doc, bad);
+  bool pattern_properties = false;
+  prepare(p->compiled_doc, bad, pattern_properties);
+  p->pattern_properties = pattern_properties;
   if (!bad.empty()) {
     why = std::move(bad);
     return nullptr;
   }
   p->integers = uses_integer(p->compiled_doc);
-  p->formats = p->compiled_doc != p->doc; // prepare() removed some
+  p->formats = uses_format(p->doc);
   try {
     valijson::SchemaParser parser{valijson::SchemaParser::kDraft7};
+    // The parser owns (and deletes) its builders.
+    parser.addConstraintBuilder(re2_pattern_keyword, new re2_pattern_builder);
     valijson::adapters::BoostJsonAdapter adapter{p->compiled_doc};
     parser.populateSchema(adapter, p->schema);
   } catch (const std::exception& e) {
@@ -812,6 +927,14 @@ bool json_schema::validate(const json::value& input, std::vector<std::string>& e
     normalized = input;
     integralize(normalized);
     v = &normalized;
+  }
+  if (p.pattern_properties) {
+    if (auto key = long_key(*v); !key.empty()) {
+      errors.push_back("(root): property name \"" + key.substr(0, 32)
+                       + "...\" is longer than " + std::to_string(max_pattern_key_length)
+                       + " characters (the schema has patternProperties)");
+      return false;
+    }
   }
   valijson::adapters::BoostJsonAdapter target{*v};
   std::vector<std::string> path{};

@@ -14,8 +14,12 @@ namespace actor_host::registry {
 /// type incl. type arrays, properties, required, additionalProperties, items,
 /// min/maxItems, min/maxLength, pattern, enum, const, minimum/maximum and
 /// their exclusive forms, multipleOf, anyOf/oneOf/allOf/not, local $ref).
-/// Validation is done by valijson (patterns with std::regex, ECMAScript
-/// syntax); `format` is checked here for email, uuid, date and date-time
+/// Validation is done by valijson; `pattern` is matched with RE2 (linear
+/// time, no recursion: std::regex overflowed the stack on long strings), so
+/// a pattern RE2 cannot compile (lookaround, backreferences) makes the
+/// schema invalid. `patternProperties` stays with valijson's std::regex, on
+/// property names of at most 1024 characters (longer ones fail validation).
+/// `format` is checked here (RE2) for email, uuid, date and date-time
 /// (ajv-formats' checks) outside anyOf/oneOf branches; other formats pass.
 /// Immutable once compiled: validate() may run on many threads at once.
 class json_schema {

@@ -9,6 +9,7 @@ pkgs=(
   libboost1.81-dev libboost-json1.81-dev libboost-system1.81-dev
   libsimdjson-dev libspdlog-dev libfmt-dev libssl-dev
   libcli11-dev libyaml-cpp-dev
+  libre2-dev
   curl procps
 )
 
