@@ -1,10 +1,10 @@
 #include "net/iii_protocol.hpp"
+#include "net/secure_random.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdio>
-#include <random>
 #include <vector>
 
 namespace actor_host::net::iii {
@@ -60,6 +60,12 @@ std::string frame::text(std::string_view name) const {
 
 bool decode(std::string_view text, frame& out, std::string& why) {
   frame f;
+  // Members are relayed as raw text: `NaN` or `tru` in one would reach the
+  // other worker as is. split_object only checks the structure.
+  if (!rpc::validate(text, &why)) {
+    why = "not valid JSON: " + why;
+    return false;
+  }
   if (!rpc::split_object(text, f.members, why))
     return false;
   auto* type = f.members.find("type");
@@ -149,14 +155,8 @@ std::string auth_error_frame(std::string_view message) {
 }
 
 std::string new_uuid() {
-  // One generator per thread: actors run on several scheduler threads.
-  thread_local std::mt19937_64 gen{std::random_device{}()};
   std::array<unsigned char, 16> b;
-  for (std::size_t i = 0; i < b.size(); i += 8) {
-    auto x = gen();
-    for (std::size_t j = 0; j < 8; ++j)
-      b[i + j] = static_cast<unsigned char>(x >> (8 * j));
-  }
+  secure_random_bytes(b.data(), b.size());
   b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40); // version 4
   b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80); // RFC 4122 variant
   char out[37];

@@ -39,6 +39,7 @@ inline constexpr std::string_view forbidden = "FORBIDDEN";
 inline constexpr std::string_view not_found = "NOT_FOUND";
 inline constexpr std::string_view invalid_arguments = "INVALID_ARGUMENTS";
 inline constexpr std::string_view auth_error = "AUTH_ERROR";
+inline constexpr std::string_view limit_exceeded = "LIMIT_EXCEEDED";
 } // namespace code
 
 /// `{code, message, stacktrace?}`

@@ -3,6 +3,7 @@
 
 #include <simdjson.h>
 
+#include <cctype>
 #include <cstdio>
 
 namespace actor_host::net::jsonrpc {
@@ -131,6 +132,69 @@ std::string describe(simdjson::error_code e) {
   return simdjson::error_message(e);
 }
 
+bool digits(std::string_view s, std::size_t& i) {
+  auto start = i;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9')
+    ++i;
+  return i > start;
+}
+
+bool hex4(std::string_view s, std::size_t i) {
+  if (i + 4 > s.size())
+    return false;
+  for (auto j = i; j < i + 4; ++j)
+    if (!std::isxdigit(static_cast<unsigned char>(s[j])))
+      return false;
+  return true;
+}
+
+/// A string or number token exactly as JSON spells it. The parser has only
+/// located the token (and checked UTF-8) so far, and cannot be asked to
+/// re-read it while it is inside the frame.
+bool scalar_token_ok(std::string_view s) {
+  if (s.empty())
+    return false;
+  if (s.front() == '"') {
+    if (s.size() < 2 || s.back() != '"')
+      return false;
+    for (std::size_t i = 1; i + 1 < s.size(); ++i) {
+      auto c = static_cast<unsigned char>(s[i]);
+      if (c < 0x20 || c == '"')
+        return false;
+      if (c != '\\')
+        continue;
+      if (i + 2 >= s.size())
+        return false;
+      auto e = s[++i];
+      if (e == 'u') {
+        if (!hex4(s, i + 1) || i + 5 >= s.size())
+          return false;
+        i += 4;
+      } else if (std::string_view{"\"\\/bfnrt"}.find(e) == std::string_view::npos) {
+        return false;
+      }
+    }
+    return true;
+  }
+  std::size_t i = 0;
+  if (s[i] == '-')
+    ++i;
+  if (i < s.size() && s[i] == '0')
+    ++i;
+  else if (!digits(s, i))
+    return false;
+  if (i < s.size() && s[i] == '.' && !digits(s, ++i))
+    return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-'))
+      ++i;
+    if (!digits(s, i))
+      return false;
+  }
+  return i == s.size();
+}
+
 // simdjson needs readable padding after the text: copy when unsure.
 struct padded {
   explicit padded(std::string_view s) {
@@ -195,6 +259,11 @@ bool decode(std::string& frame, message& out, decode_error& err) {
       if (auto e = raw_of(v, raw))
         return fail(code::parse_error, "Parse error: " + describe(e));
       if (it == od::json_type::string || it == od::json_type::number) {
+        // The type comes from the first character only (`-abc` "is" a
+        // number), and an id is echoed into every reply: read it whole.
+        if (!scalar_token_ok(raw))
+          return fail(code::parse_error,
+                      "Parse error: the id is not a valid JSON string or number");
         out.id.assign(raw);
         err.id = out.id;
         has_id = true;

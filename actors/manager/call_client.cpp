@@ -78,7 +78,9 @@ bool read_timeout(const std::string* raw, caf::timespan fallback, caf::timespan&
   if (!raw || *raw == "null")
     return true;
   double ms = 0;
-  if (!net::jsonrpc::number_value(*raw, ms) || ms < 0)
+  // Above the cap (JavaScript's setTimeout limit) the nanosecond count
+  // overflows: 1e300 would mean no timeout at all.
+  if (!net::jsonrpc::number_value(*raw, ms) || !(ms >= 0) || ms > max_timeout_ms)
     return false;
   out = std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double, std::milli>(ms));
   return true;

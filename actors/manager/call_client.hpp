@@ -24,8 +24,11 @@ struct call_request {
 /// in any order; `done` is always last among the events.
 void start_call(caf::event_based_actor* self, const caf::actor& directory, call_request req);
 
+/// Largest `timeoutMs` accepted (~24.8 days, as JavaScript's setTimeout).
+inline constexpr double max_timeout_ms = 2147483647.0;
+
 /// Reads an optional `timeoutMs` from raw params; `fallback` when absent.
-/// Returns false for a value that is not a non-negative number.
+/// Returns false for a value that is not a number from 0 to max_timeout_ms.
 bool read_timeout(const std::string* raw_timeout_ms, caf::timespan fallback, caf::timespan& out);
 
 } // namespace actor_host

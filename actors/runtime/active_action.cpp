@@ -1,6 +1,7 @@
 #include "actors/runtime/active_action.hpp"
 
 #include "net/jsonrpc.hpp"
+#include "net/secure_random.hpp"
 #include "registry/json_schema.hpp"
 #include "registry/program_action.hpp"
 
@@ -9,7 +10,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <random>
 #include <string_view>
 #include <typeinfo>
 
@@ -20,15 +20,7 @@ namespace rpc = net::jsonrpc;
 using registry::status_code;
 
 std::string make_trace_id() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out(32, '0');
-  for (int half = 0; half < 2; ++half) {
-    auto bits = rng();
-    for (int i = 0; i < 16; ++i, bits >>= 4)
-      out[static_cast<std::size_t>(half * 16 + i)] = hex[bits & 0xf];
-  }
-  return out;
+  return net::secure_random_hex(16);
 }
 
 std::string run_failure(status_code code, const std::string& message, const std::string& trace_id,

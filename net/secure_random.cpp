@@ -1,0 +1,57 @@
+#include "net/secure_random.hpp"
+
+#include <openssl/crypto.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/random.h>
+
+namespace actor_host::net {
+
+namespace {
+std::atomic<std::uint64_t> drawn{0};
+} // namespace
+
+void secure_random_bytes(void* out, std::size_t n) {
+  auto* p = static_cast<unsigned char*>(out);
+  std::size_t got = 0;
+  while (got < n) {
+    auto r = ::getrandom(p + got, n - got, 0);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      std::fprintf(stderr, "actor-host: getrandom failed (errno %d); cannot make ids\n", errno);
+      std::abort();
+    }
+    got += static_cast<std::size_t>(r);
+  }
+  drawn.fetch_add(n, std::memory_order_relaxed);
+}
+
+std::string secure_random_hex(std::size_t n) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string bytes(n, '\0');
+  secure_random_bytes(bytes.data(), n);
+  std::string out(2 * n, '0');
+  for (std::size_t i = 0; i < n; ++i) {
+    auto b = static_cast<unsigned char>(bytes[i]);
+    out[2 * i] = hex[b >> 4];
+    out[2 * i + 1] = hex[b & 0xf];
+  }
+  return out;
+}
+
+std::uint64_t secure_random_bytes_drawn() {
+  return drawn.load(std::memory_order_relaxed);
+}
+
+bool secrets_equal(std::string_view a, std::string_view b) {
+  // The length of a key is no secret (UUIDs); its bytes are.
+  if (a.size() != b.size())
+    return false;
+  return a.empty() || CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+} // namespace actor_host::net
