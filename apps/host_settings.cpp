@@ -157,6 +157,8 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.rbac.on_trigger_type_registration = eff.at("worker_on_trigger_type_registration").value;
   m.rbac.on_trigger_registration = eff.at("worker_on_trigger_registration").value;
   m.rbac.middleware = eff.at("worker_middleware").value;
+  m.channels.max_bytes = num(eff, "max_channel_bytes");
+  m.channels.max_per_worker = num(eff, "max_channels_per_worker");
   m.max_frame_bytes = num(eff, "max_frame_bytes");
   m.max_body_bytes = num(eff, "max_body_bytes");
   m.policy.request_timeout = span(ms(eff, "request_timeout"));

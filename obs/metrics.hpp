@@ -82,7 +82,13 @@ struct metrics {
   // iii streaming channels (open ones: the live channel actors).
   std::atomic<std::uint64_t> channel_frames{0};    // relayed writer -> reader
   std::atomic<std::uint64_t> channels_swept{0};    // unused until the sweep
-  std::atomic<std::uint64_t> channel_overflows{0}; // ended: buffer full
+  std::atomic<std::uint64_t> channel_overflows{0}; // ended: buffer full (frames or bytes)
+  std::atomic<std::uint64_t> channels_refused{0};  // max_channels_per_worker reached
+  // iii hardening: refused registrations (id of a live worker, reserved id),
+  // bindings to functions the binder may not call, frames not valid JSON.
+  std::atomic<std::uint64_t> iii_registrations_refused{0};
+  std::atomic<std::uint64_t> iii_bindings_refused{0};
+  std::atomic<std::uint64_t> iii_invalid_frames{0};
 
   void record_request(rpc_method m, int outcome_code, std::chrono::nanoseconds took) noexcept;
   /// `code`: "ok" or the iii error code the caller got.

@@ -15,7 +15,7 @@ namespace {
 
 using namespace yaml_read;
 
-constexpr std::array<setting_def, 21> settings{{
+constexpr std::array<setting_def, 23> settings{{
   {"bind", "127.0.0.1", setting_type::text, "address the servers listen on", ""},
   {"port", "0", setting_type::port, "reflection server port (runtimes dial in); 0 = first free in 3200-3400", ""},
   {"http_port", "4100", setting_type::port, "API server port (/api, /metrics, /healthz, /readyz); 0 = any free", ""},
@@ -27,6 +27,8 @@ constexpr std::array<setting_def, 21> settings{{
   {"worker_on_trigger_type_registration", "", setting_type::text, "RBAC: hook function for registertriggertype", ""},
   {"worker_on_trigger_registration", "", setting_type::text, "RBAC: hook function for registertrigger", ""},
   {"worker_middleware", "", setting_type::text, "RBAC listener: function that gets every call of a non-engine:: function instead, with {function_id, payload, action, context}; its answer is the call's", ""},
+  {"max_channel_bytes", "8388608", setting_type::count, "iii channels: bytes held for a reader that has not connected; the writer is paused there, the channel ends past twice as many; 0 = no cap", ""},
+  {"max_channels_per_worker", "64", setting_type::count, "iii channels: open channels one worker connection may own; engine::channels::create fails with LIMIT_EXCEEDED beyond; 0 = no cap", ""},
   {"request_timeout", "30s", setting_type::positive_duration, "timeout of listActions/listValues/cancelAction", ""},
   {"run_timeout", "0", setting_type::duration, "default runAction timeout; 0 = none", ""},
   {"drain_timeout", "15s", setting_type::duration, "on SIGTERM, how long in-flight calls may finish before they are cancelled", ""},

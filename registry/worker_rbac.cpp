@@ -185,6 +185,17 @@ bool may_see(const worker_access* access, std::string_view id, const std::string
               == invoke_decision::allow;
 }
 
+bool is_reserved_function(const worker_rbac_config& c, std::string_view id) {
+  if (id.starts_with("engine::"))
+    return true;
+  for (auto* reserved : {&c.auth_function, &c.on_function_registration,
+                         &c.on_trigger_type_registration, &c.on_trigger_registration,
+                         &c.middleware})
+    if (!reserved->empty() && *reserved == id)
+      return true;
+  return false;
+}
+
 std::string forbidden_message(invoke_decision d, std::string_view id) {
   return "function '" + std::string{id} + "' not allowed ("
          + (d == invoke_decision::forbidden_listed ? "remove from rbac.forbidden_functions"

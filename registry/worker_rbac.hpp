@@ -70,6 +70,12 @@ bool has_metadata_filters(const worker_rbac_config& config);
 bool may_see(const worker_access* access, std::string_view function_id,
              const std::string* metadata = nullptr);
 
+/// The ids the listener's config calls on the engine's behalf (auth
+/// function, hooks, middleware) and `engine::*`: a worker of the RBAC
+/// listener may not register them (an auth function it owned would admit
+/// every connection). Workers of the trusted listener provide them.
+bool is_reserved_function(const worker_rbac_config& config, std::string_view function_id);
+
 /// The FORBIDDEN message for a denied call, as the engine words it.
 std::string forbidden_message(invoke_decision d, std::string_view function_id);
 

@@ -2,6 +2,7 @@
 
 #include "net/iii_protocol.hpp"
 #include "net/jsonrpc.hpp"
+#include "net/secure_random.hpp"
 #include "obs/metrics.hpp"
 
 #include <spdlog/spdlog.h>
@@ -17,9 +18,16 @@ namespace rpc = net::jsonrpc;
 // -- table ---------------------------------------------------------------------
 
 void channel_table::add(const std::string& id, std::string key, caf::actor channel,
-                        channel_flow_ptr flow) {
+                        channel_flow_ptr flow, caf::actor_addr owner) {
   std::lock_guard<std::mutex> guard{mtx_};
-  entries_[id] = {std::move(key), std::move(channel), std::move(flow), false, false};
+  entries_[id] = {std::move(key), std::move(channel), std::move(flow), std::move(owner), false,
+                  false};
+}
+
+std::size_t channel_table::owned_by(const caf::actor_addr& owner) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return static_cast<std::size_t>(std::count_if(
+    entries_.begin(), entries_.end(), [&](auto& kv) { return kv.second.owner == owner; }));
 }
 
 void channel_table::remove(const std::string& id) {
@@ -30,7 +38,7 @@ void channel_table::remove(const std::string& id) {
 caf::actor channel_table::find(const std::string& id, std::string_view key) const {
   std::lock_guard<std::mutex> guard{mtx_};
   auto i = entries_.find(id);
-  if (i == entries_.end() || i->second.key != key)
+  if (i == entries_.end() || !net::secrets_equal(i->second.key, key))
     return {};
   return i->second.channel;
 }
@@ -40,7 +48,7 @@ channel_table::take_result channel_table::take(const std::string& id, std::strin
                                                 channel_flow_ptr& flow) {
   std::lock_guard<std::mutex> guard{mtx_};
   auto i = entries_.find(id);
-  if (i == entries_.end() || i->second.key != key)
+  if (i == entries_.end() || !net::secrets_equal(i->second.key, key))
     return take_result::not_found;
   auto& taken = writer ? i->second.writer_taken : i->second.reader_taken;
   if (taken)
@@ -71,12 +79,15 @@ const char* end_name(bool writer) {
   return writer ? "writer" : "reader";
 }
 
-/// `n` frames left the channel (given to the reader, or dropped): a writer
-/// paused at the limit may go on.
-void release(self_ptr self, std::int64_t n) {
+/// `n` frames of `bytes` left the channel (given to the reader, or
+/// dropped): a writer paused at a limit may go on.
+void release(self_ptr self, std::int64_t n, std::size_t bytes) {
   auto& st = self->state;
+  auto b = static_cast<std::int64_t>(bytes);
   auto before = st.flow->pending.fetch_sub(n);
-  if (before >= st.flow->limit && before - n < st.flow->limit && st.writer)
+  auto before_bytes = st.flow->pending_bytes.fetch_sub(b);
+  if (st.flow->full(before, before_bytes) && !st.flow->full(before - n, before_bytes - b)
+      && st.writer)
     st.writer->resume_reading();
 }
 
@@ -128,12 +139,14 @@ void on_attach(self_ptr self, bool writer, net::transport_ptr& t) {
   }
   st.reader = std::move(t);
   auto n = static_cast<std::int64_t>(st.buffered.size());
+  auto bytes = st.buffered_bytes;
   for (auto& it : st.buffered)
     relay(self, it);
   st.buffered.clear();
+  st.buffered_bytes = 0;
   if (st.writer_done)
     return finish(self, st.close_code, st.close_reason);
-  release(self, n);
+  release(self, n, bytes);
 }
 
 void on_data(self_ptr self, bool from_writer, bool binary, std::string& data) {
@@ -142,14 +155,25 @@ void on_data(self_ptr self, bool from_writer, bool binary, std::string& data) {
   // that closed has no more frames.
   if (!from_writer)
     return;
+  auto size = data.size();
   if (st.writer_done || !st.writer)
-    return release(self, 1);
+    return release(self, 1, size);
   channel_state::item it{binary, std::move(data)};
   if (st.reader) {
     relay(self, it);
-    return release(self, 1);
+    return release(self, 1, size);
   }
   st.buffered.push_back(std::move(it));
+  st.buffered_bytes += size;
+  if (st.max_bytes > 0 && st.buffered_bytes > 2 * st.max_bytes) {
+    // Paused at max_bytes, the writer can only get here with a frame larger
+    // than the cap, or through a transport without flow control.
+    obs::global().channel_overflows.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("iii channel {}: {} bytes buffered and no reader (max_channel_bytes {}); ending "
+                 "the channel",
+                 st.id, st.buffered_bytes, st.max_bytes);
+    return finish(self, 1008, "channel buffer full (max_channel_bytes)");
+  }
   if (st.buffered.size() >= 2 * st.buffer_size) {
     // The writer's socket should have been paused at buffer_size; this
     // many means it was not, and the stream cannot be delivered whole.
@@ -189,11 +213,13 @@ caf::behavior channel(caf::stateful_actor<channel_state>* self, channel_args arg
   auto& st = self->state;
   st.id = std::move(args.id);
   st.buffer_size = std::max<std::size_t>(args.buffer_size, 1);
+  st.max_bytes = args.max_bytes;
   // A flow from create_channel is already shared with the I/O threads: its
   // limit was set before and is only read from then on.
   if (!args.flow) {
     args.flow = std::make_shared<channel_flow>();
     args.flow->limit = static_cast<std::int64_t>(st.buffer_size);
+    args.flow->byte_limit = static_cast<std::int64_t>(st.max_bytes);
   }
   st.flow = std::move(args.flow);
   if (args.owner) {
@@ -274,26 +300,42 @@ bool parse_buffer_size(const std::string& data, std::size_t& out, std::string& w
 
 std::pair<bool, std::string> create_channel(caf::local_actor* parent, caf::actor owner,
                                             const std::string& data,
+                                            const channel_limits& limits,
                                             caf::timespan sweep_after) {
   std::size_t buffer = 0;
   std::string why;
   if (!parse_buffer_size(data, buffer, why))
     return {false, iii::error_object(iii::code::invalid_arguments, why)};
+  if (limits.max_per_worker > 0 && owner
+      && channels().owned_by(owner.address()) >= limits.max_per_worker) {
+    obs::global().channels_refused.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("iii channel refused: the worker already has {} open channels "
+                 "(max_channels_per_worker)",
+                 limits.max_per_worker);
+    return {false, iii::error_object(iii::code::limit_exceeded,
+                                     "too many open channels for this worker (max_channels_per_"
+                                     "worker is "
+                                       + std::to_string(limits.max_per_worker)
+                                       + "); close or finish some first")};
+  }
   channel_args a;
   a.id = iii::new_uuid();
   a.buffer_size = buffer;
+  a.max_bytes = limits.max_bytes;
   a.sweep_after = sweep_after;
+  auto owner_addr = owner ? owner.address() : caf::actor_addr{};
   a.owner = std::move(owner);
   a.parent = caf::actor_cast<caf::actor>(parent);
   a.flow = std::make_shared<channel_flow>();
   a.flow->limit = static_cast<std::int64_t>(buffer);
+  a.flow->byte_limit = static_cast<std::int64_t>(limits.max_bytes);
   auto flow = a.flow;
   auto id = a.id;
   auto key = iii::new_uuid();
   auto ch = parent->spawn(channel, std::move(a));
   // Registered before the refs are handed out, so a socket opened right
   // after the answer finds it; it leaves when the actor ends, however.
-  channels().add(id, key, ch, std::move(flow));
+  channels().add(id, key, ch, std::move(flow), std::move(owner_addr));
   ch->attach_functor([id](const caf::error&) { channels().remove(id); });
   spdlog::debug("iii channel {} created (buffer {})", id, buffer);
   return {true, R"({"writer":)" + channel_ref(id, key, "write") + R"(,"reader":)"
@@ -315,12 +357,12 @@ public:
   }
 
   void on_text(std::string frame) override {
-    count();
+    count(frame.size());
     caf::anon_send(channel_, frame_atom_v, writer_, false, std::move(frame));
   }
 
   bool on_binary(std::string_view data) override {
-    count();
+    count(data.size());
     caf::anon_send(channel_, frame_atom_v, writer_, true, std::string{data});
     return true;
   }
@@ -339,8 +381,12 @@ public:
 
 private:
   // On the socket's strand: the pause takes effect before the next read.
-  void count() {
-    if (flow_ && ++flow_->pending >= flow_->limit)
+  void count(std::size_t bytes) {
+    if (!flow_)
+      return;
+    auto frames = ++flow_->pending;
+    auto held = flow_->pending_bytes += static_cast<std::int64_t>(bytes);
+    if (flow_->full(frames, held))
       if (auto t = transport_.lock())
         t->pause_reading();
   }

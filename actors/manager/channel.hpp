@@ -2,6 +2,7 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/manager/manager_config.hpp"
 #include "net/transport.hpp"
 
 #include <atomic>
@@ -30,7 +31,14 @@ inline constexpr std::size_t channel_max_buffer = 1024;
 /// the channel actor as frames reach the reader, which resumes the socket.
 struct channel_flow {
   std::atomic<std::int64_t> pending{0};
+  std::atomic<std::int64_t> pending_bytes{0};
   std::int64_t limit = channel_default_buffer; // set before it is shared
+  std::int64_t byte_limit = 0;                 // likewise; 0 = none
+
+  /// The writer must wait at these counts.
+  bool full(std::int64_t frames, std::int64_t bytes) const {
+    return frames >= limit || (byte_limit > 0 && bytes >= byte_limit);
+  }
 };
 using channel_flow_ptr = std::shared_ptr<channel_flow>;
 
@@ -41,7 +49,10 @@ using channel_flow_ptr = std::shared_ptr<channel_flow>;
 /// ids are random UUIDs, so listeners and tests never collide.
 class channel_table {
 public:
-  void add(const std::string& id, std::string key, caf::actor channel, channel_flow_ptr flow);
+  void add(const std::string& id, std::string key, caf::actor channel, channel_flow_ptr flow,
+           caf::actor_addr owner = {});
+  /// Open channels owned by `owner` (max_channels_per_worker).
+  std::size_t owned_by(const caf::actor_addr& owner) const;
   void remove(const std::string& id);
   /// The channel if `id` is open and `key` is its access key, else null.
   caf::actor find(const std::string& id, std::string_view key) const;
@@ -59,6 +70,7 @@ private:
     std::string key;
     caf::actor channel;
     channel_flow_ptr flow;
+    caf::actor_addr owner;
     bool reader_taken = false;
     bool writer_taken = false;
   };
@@ -71,6 +83,7 @@ channel_table& channels();
 struct channel_args {
   std::string id;
   std::size_t buffer_size = channel_default_buffer;
+  std::size_t max_bytes = 0; // channel_limits::max_bytes
   /// A channel whose two ends have not both connected by then is removed.
   caf::timespan sweep_after{std::chrono::minutes(5)};
   /// The worker_connection whose call created it (may be null): when it
@@ -101,6 +114,8 @@ struct channel_state {
   std::string close_reason;   // the writer's, passed on to the reader
   channel_flow_ptr flow;
   std::deque<item> buffered;  // written before the reader connected
+  std::size_t buffered_bytes = 0;
+  std::size_t max_bytes = 0;
   static inline const char* name = "channel";
 };
 
@@ -128,10 +143,12 @@ caf::behavior channel(caf::stateful_actor<channel_state>* self, channel_args arg
 
 /// `engine::channels::create {buffer_size?}`: spawns a channel owned by
 /// `owner` and registers it in the table. Returns (true, refs) or (false,
-/// INVALID_ARGUMENTS error object). `buffer_size` is an integer >= 1;
-/// larger than 1024 is clamped to 1024; absent or null is 64.
+/// error object: INVALID_ARGUMENTS, or LIMIT_EXCEEDED when `owner` already
+/// has `limits.max_per_worker` open channels). `buffer_size` is an integer
+/// >= 1; larger than 1024 is clamped to 1024; absent or null is 64.
 std::pair<bool, std::string> create_channel(caf::local_actor* parent, caf::actor owner,
                                             const std::string& data,
+                                            const channel_limits& limits = {},
                                             caf::timespan sweep_after
                                             = std::chrono::minutes(5));
 

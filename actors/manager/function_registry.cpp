@@ -3,6 +3,7 @@
 #include "actors/manager/channel.hpp"
 #include "actors/manager/errors.hpp"
 #include "net/iii_protocol.hpp"
+#include "net/secure_random.hpp"
 #include "obs/metrics.hpp"
 
 #include <spdlog/spdlog.h>
@@ -230,6 +231,27 @@ binding& add_binding(self_ptr self, std::string binder, trigger_binding_args arg
   return st.triggers[id] = std::move(b);
 }
 
+/// May the worker `binder` (under RBAC) have `function_id` called by a
+/// trigger? The same rule as its own calls: a binding fires the function on
+/// the engine's behalf, so it must not reach what the session cannot call.
+bool may_bind(self_ptr self, const std::string& binder, const std::string& function_id,
+              std::string& why) {
+  auto& st = self->state;
+  auto w = st.workers.find(binder);
+  if (w == st.workers.end() || !w->second.access || !w->second.access->config)
+    return true;
+  auto& a = *w->second.access;
+  auto* f = st.catalog.find_function(function_id);
+  auto d = registry::check_invoke(*a.config, a.session, function_id, f ? &f->metadata : nullptr);
+  if (d == registry::invoke_decision::allow)
+    return true;
+  why = "trigger on " + registry::forbidden_message(d, function_id);
+  obs::global().iii_bindings_refused.fetch_add(1, std::memory_order_relaxed);
+  spdlog::warn("iii worker {}: binding to {} refused: the session may not call it", binder,
+               function_id);
+  return false;
+}
+
 /// engine::register_trigger {trigger_type, function_id, config, metadata?}:
 /// a binding of no connection. With a worker provider the answer waits for
 /// its triggerregistrationresult (the binding answers); for an engine type,
@@ -243,6 +265,8 @@ void register_trigger(self_ptr self, std::uint64_t tag, const invocation_request
   if (a.trigger_type.empty() || a.function_id.empty())
     return reply(self, tag, req, false,
                  invalid("engine::register_trigger needs {trigger_type, function_id, config}"));
+  if (std::string why; !may_bind(self, req.caller_worker_id, a.function_id, why))
+    return reply(self, tag, req, false, iii::error_object(iii::code::forbidden, why));
   if (auto* config = p.find("config"))
     a.config = *config;
   a.metadata = raw_param(p, "metadata");
@@ -292,7 +316,7 @@ void engine_call(self_ptr self, std::uint64_t tag, const invocation_request& req
   if (id == "engine::channels::create") {
     // The caller (a worker_connection) owns the channel.
     auto [ok, raw] = create_channel(self, caf::actor_cast<caf::actor>(self->current_sender()),
-                                    req.data);
+                                    req.data, st.opts.channels);
     return reply(self, tag, req, ok, std::move(raw));
   }
   if (id == "engine::functions::list")
@@ -522,7 +546,7 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
            const std::string& token) {
       auto& st = self->state;
       auto w = st.workers.find(previous);
-      if (previous == id || w == st.workers.end() || w->second.token != token) {
+      if (previous == id || w == st.workers.end() || !net::secrets_equal(w->second.token, token)) {
         spdlog::debug("reattach of {} to {}: nothing to retire", id, previous);
         return;
       }
@@ -538,12 +562,17 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
       auto& st = self->state;
       if (!st.workers.count(f.owner))
         return; // the connection is already gone
-      auto id = f.id;
-      auto owner = f.owner;
-      auto previous = st.catalog.put_function(std::move(f));
-      if (!previous.empty() && previous != owner)
-        spdlog::warn("iii function {} re-registered by worker {} (was {}); the newest wins", id,
-                     owner, previous);
+      if (auto* old = st.catalog.find_function(f.id);
+          old && old->owner != f.owner && st.workers.count(old->owner)) {
+        // Newest-wins would hand the next caller's payload (and context)
+        // to whoever registers a live worker's id.
+        obs::global().iii_registrations_refused.fetch_add(1, std::memory_order_relaxed);
+        spdlog::warn("iii worker {}: function {} is registered by live worker {}; registration "
+                     "refused",
+                     f.owner, f.id, old->owner);
+        return;
+      }
+      st.catalog.put_function(std::move(f));
       functions_changed(self);
     },
     [self](fn_remove_atom, const std::string& worker_id, const std::string& function_id) {
@@ -568,6 +597,14 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
                      t.owner, t.id);
         return;
       }
+      if (auto* old = st.catalog.find_trigger_type(t.id);
+          old && old->owner != t.owner && st.workers.count(old->owner)) {
+        obs::global().iii_registrations_refused.fetch_add(1, std::memory_order_relaxed);
+        spdlog::warn("iii worker {}: trigger type {} is provided by live worker {}; registration "
+                     "refused",
+                     t.owner, t.id, old->owner);
+        return;
+      }
       auto id = t.id;
       st.catalog.put_trigger_type(std::move(t));
       // Parked bindings of this type come alive; live ones are re-sent to
@@ -579,6 +616,8 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
     [self](bind_atom, const std::string& worker_id, trigger_binding_args& args) {
       auto& st = self->state;
       if (!st.workers.count(worker_id))
+        return;
+      if (std::string why; !may_bind(self, worker_id, args.function_id, why))
         return;
       auto id = args.id;
       auto& b = add_binding(self, worker_id, std::move(args));
@@ -618,9 +657,20 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
         return {false, caf::actor{},
                 manager_errors::status_error(registry::status_code::not_found,
                                              "iii function " + function_id + " not found")};
+      if (!registry::may_see(st.opts.front_door.get(), function_id, &f->metadata)) {
+        obs::global().record_invocation(iii::code::forbidden, {});
+        spdlog::info("front door: call of iii function {} denied by the RBAC policy",
+                     function_id);
+        return {false, caf::actor{},
+                manager_errors::status_error(
+                  registry::status_code::permission_denied,
+                  "iii function " + function_id
+                    + " is not exposed to the front door (add it to worker_expose_functions)")};
+      }
       return {true, w->second.conn, function_id};
     },
     [self](list_atom, iii_atom) -> std::string { return self->state.catalog.genkit_actions_json(); },
+    [self](iii_atom, function_registry_options& opts) { self->state.opts = std::move(opts); },
   };
 }
 

@@ -2,6 +2,7 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/manager/channel.hpp"
 #include "actors/manager/invocation.hpp"
 #include "actors/manager/trigger_binding.hpp"
 #include "net/transport.hpp"
@@ -28,6 +29,17 @@ inline constexpr caf::timespan functions_changed_window = std::chrono::milliseco
 /// Deadline of an invocation the engine fires for one of its trigger types.
 inline constexpr caf::timespan engine_fire_timeout = std::chrono::minutes(5);
 
+/// Limits and policies the manager hands the registry once, before any
+/// worker connects: (iii_atom, function_registry_options).
+struct function_registry_options {
+  /// Calls of `/iii/<function_id>` from the front door (HTTP API, /api/ws,
+  /// CLI): with the RBAC listener configured, only what its exposed-function
+  /// rules allow an anonymous session (config set, session empty); null =
+  /// no RBAC, everything.
+  registry::worker_access_ptr front_door;
+  channel_limits channels;
+};
+
 struct function_registry_state {
   struct worker {
     caf::actor conn;
@@ -51,6 +63,7 @@ struct function_registry_state {
   std::unordered_map<std::string, binding> triggers;  // by trigger id
   std::string functions_seen = R"({"functions":[]})"; // last functions-available list
   bool flush_due = false; // a functions-available check is scheduled
+  function_registry_options opts;
   static inline const char* name = "function_registry";
 
   const std::string* worker_of(const caf::actor_addr& conn) const;
@@ -79,6 +92,12 @@ struct function_registry_state {
 /// - (list_atom, iii_atom) -> string: the functions as a Genkit listActions
 ///   result, for the front door (delegated by the runtime directory)
 /// - (flush_atom): time to compare the function set (functions-available)
+/// - (iii_atom, function_registry_options): limits and the front-door policy
+///
+/// A function id or trigger type id owned by another live worker is not
+/// taken over: the registration is refused (logged, counted); a reattached
+/// connection registers after the one it replaces was cleaned up. Bindings
+/// of a worker under RBAC must name a function its session may call.
 caf::behavior function_registry(caf::stateful_actor<function_registry_state>* self);
 
 /// The `engine::*` functions the registry answers itself.
@@ -90,3 +109,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::registry::worker_function)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::registry::trigger_type_entry)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::trigger_binding_args)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::registry::worker_access_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::function_registry_options)

@@ -154,6 +154,14 @@ std::string manager::start() {
   d.supervisor = d.sys.spawn(manager_supervisor);
   d.directory = d.spawn_child(runtime_directory);
   d.functions = d.spawn_child(function_registry);
+  function_registry_options fopts;
+  fopts.channels = d.opts.channels;
+  if (d.opts.worker_rbac_port)
+    // The front door is no way around RBAC: an anonymous session of the
+    // RBAC listener (its exposed functions only).
+    fopts.front_door = std::make_shared<const registry::worker_access>(registry::worker_access{
+      std::make_shared<const registry::worker_rbac_config>(d.opts.rbac), {}});
+  caf::anon_send(d.functions, iii_atom_v, std::move(fopts));
   caf::anon_send(d.directory, iii_atom_v, d.functions);
   if (auto err = d.reflection.listen(); !err.empty())
     return "reflection server: " + err;

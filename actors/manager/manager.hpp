@@ -31,6 +31,8 @@ struct manager_options {
   /// A second worker endpoint with RBAC (the public one); none when unset.
   std::optional<std::uint16_t> worker_rbac_port;
   registry::worker_rbac_config rbac;
+  /// iii channels: bytes held per channel, channels per worker connection.
+  channel_limits channels;
   std::size_t max_frame_bytes = 64u << 20;
   std::size_t max_body_bytes = 64u << 20;
   call_policy policy;

@@ -149,6 +149,18 @@ std::string metrics_page(const net::socket_counters& rc, const net::socket_count
   p.single("actor_host_iii_channel_overflows_total", "counter",
            "Channels ended because the writer overran the buffer before a reader came.",
            ld(m.channel_overflows));
+  p.single("actor_host_iii_channels_refused_total", "counter",
+           "engine::channels::create calls refused: max_channels_per_worker reached.",
+           ld(m.channels_refused));
+  p.single("actor_host_iii_registrations_refused_total", "counter",
+           "Function or trigger type registrations refused: id of another live worker, or "
+           "reserved.",
+           ld(m.iii_registrations_refused));
+  p.single("actor_host_iii_bindings_refused_total", "counter",
+           "Trigger bindings refused: the binder's session may not call the function.",
+           ld(m.iii_bindings_refused));
+  p.single("actor_host_iii_invalid_frames_total", "counter",
+           "Worker frames refused because they are not valid JSON.", ld(m.iii_invalid_frames));
   p.single("actor_host_services_expected", "gauge", "Configured services that must register.",
            ld(m.services_expected));
   p.single("actor_host_services_ready", "gauge", "Configured services currently registered.",

@@ -126,6 +126,12 @@ void on_register_function(self_ptr self, const iii::frame& f, bool hooked) {
                                     st.session.context),
                          frame_text(f));
   fn.id = registry::with_prefix(st.session, fn.id);
+  if (rbac && registry::is_reserved_function(*rbac, fn.id)) {
+    obs::global().iii_registrations_refused.fetch_add(1, std::memory_order_relaxed);
+    return spdlog::warn("iii worker {}: function id {} is reserved (auth, hook, middleware or "
+                        "engine::); registration refused",
+                        st.worker_id, fn.id);
+  }
   fn.owner = st.worker_id;
   fn.request_format = raw_or_empty(f, "request_format");
   fn.response_format = raw_or_empty(f, "response_format");
@@ -306,14 +312,50 @@ void on_invocation_result(self_ptr self, const iii::frame& f) {
   st.executing.erase(i);
 }
 
+/// A frame that is not valid JSON (`NaN`, `tru` in a member) but whose
+/// structure splits: a call gets an error answer, a result fails its
+/// invocation; neither is relayed.
+void refuse_invalid(self_ptr self, const std::string& text, const std::string& why) {
+  auto& st = self->state;
+  rpc::object_members m;
+  std::string ignored, type, id;
+  if (!rpc::split_object(text, m, ignored))
+    return;
+  auto read = [&](std::string_view name, std::string& out) {
+    if (auto* raw = m.find(name))
+      rpc::string_value(*raw, out);
+  };
+  read("type", type);
+  read("invocation_id", id);
+  if (id.empty())
+    return;
+  auto message = "the " + type + " frame is not valid JSON (" + why + "); not relayed";
+  if (type == "invokefunction") {
+    std::string function_id;
+    read("function_id", function_id);
+    return answer(self, id, function_id, false,
+                  iii::error_object(iii::code::invalid_arguments, message));
+  }
+  if (type == "invocationresult") {
+    auto i = st.executing.find(id);
+    if (i == st.executing.end())
+      return;
+    self->send(i->second, response_atom_v, false,
+               iii::error_object(iii::code::invocation_failed, message));
+    st.executing.erase(i);
+  }
+}
+
 void dispatch(self_ptr self, const std::string& text) {
   auto& st = self->state;
   iii::frame f;
   std::string why;
   if (!iii::decode(text, f, why)) {
-    // As the engine does: undecodable frames are logged and dropped.
+    // As the engine does: undecodable frames are logged and dropped; one
+    // whose ids can still be read is answered, so nobody waits for it.
     spdlog::warn("iii worker {}: bad frame dropped: {}", st.worker_id, why);
-    return;
+    obs::global().iii_invalid_frames.fetch_add(1, std::memory_order_relaxed);
+    return refuse_invalid(self, text, why);
   }
   auto& t = f.type;
   if (t == "invokefunction")
