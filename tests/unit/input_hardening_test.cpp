@@ -1,0 +1,159 @@
+#define CAF_SUITE input_hardening
+
+#include <caf/test/unit_test.hpp>
+
+#include "actors/manager/call_client.hpp"
+#include "net/iii_protocol.hpp"
+#include "net/jsonrpc.hpp"
+#include "net/secure_random.hpp"
+#include "registry/json_schema.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <set>
+#include <string>
+#include <vector>
+
+// Issue 11: inputs that crashed the runtime or produced invalid JSON.
+
+using actor_host::registry::json_schema;
+namespace rpc = actor_host::net::jsonrpc;
+
+namespace {
+
+std::shared_ptr<const json_schema> compile(std::string_view text) {
+  std::string why;
+  auto s = json_schema::compile(text, why);
+  if (!s)
+    CAF_FAIL("schema does not compile: " << why);
+  return s;
+}
+
+std::vector<std::string> errors_of(const json_schema& s, const boost::json::value& input) {
+  std::vector<std::string> errors;
+  s.validate(input, errors);
+  return errors;
+}
+
+std::string first(const std::vector<std::string>& e) {
+  return e.empty() ? std::string{"<valid>"} : e.front();
+}
+
+} // namespace
+
+CAF_TEST(a 100k character email is checked without recursion) {
+  // std::regex overflowed the stack here (SIGSEGV) on the demo's createOrder.
+  auto s = compile(R"({"type":"object","properties":{"email":{"type":"string","format":"email"}}})");
+  std::string local(100'000, 'a');
+  CAF_CHECK_EQUAL(first(errors_of(*s, {{"email", local}})), R"(email: must match format "email")");
+  CAF_CHECK_EQUAL(first(errors_of(*s, {{"email", local + "@example.com"}})), "<valid>");
+  auto dt = compile(R"({"type":"string","format":"date-time"})");
+  CAF_CHECK_EQUAL(first(errors_of(*dt, boost::json::value(std::string(200'000, '1')))),
+                  R"((root): must match format "date-time")");
+  CAF_CHECK_EQUAL(first(errors_of(*dt, boost::json::value("2024-02-29T23:59:60Z"))), "<valid>");
+  CAF_CHECK_EQUAL(first(errors_of(*dt, boost::json::value("2023-02-29T10:00:00Z"))),
+                  R"((root): must match format "date-time")");
+  auto uuid = compile(R"({"type":"string","format":"uuid"})");
+  CAF_CHECK_EQUAL(first(errors_of(*uuid, boost::json::value("0B7F0C1A-8C7D-4E4B-9C53-2A6A2E4D1F00"))),
+                  "<valid>");
+}
+
+CAF_TEST(a 100k character string against a pattern is matched by RE2) {
+  auto s = compile(R"({"type":"object","properties":{"code":{"type":"string","pattern":"^(a|b)*c$"}}})");
+  std::string long_text(100'000, 'a');
+  CAF_CHECK_EQUAL(first(errors_of(*s, {{"code", long_text}})), R"(code: must match pattern "^(a|b)*c$")");
+  CAF_CHECK_EQUAL(first(errors_of(*s, {{"code", long_text + "c"}})), "<valid>");
+  // Search, not full match, as RegExp.test.
+  auto part = compile(R"({"type":"string","pattern":"b+"})");
+  CAF_CHECK_EQUAL(first(errors_of(*part, boost::json::value("aabba"))), "<valid>");
+  // Patterns inside combinators still count (anyOf of two patterns).
+  auto any = compile(R"({"anyOf":[{"type":"string","pattern":"^x"},{"type":"string","pattern":"^y"}]})");
+  CAF_CHECK_EQUAL(first(errors_of(*any, boost::json::value("yes"))), "<valid>");
+  auto e = errors_of(*any, boost::json::value("no"));
+  CAF_REQUIRE(!e.empty());
+  CAF_CHECK_EQUAL(e.back(), "(root): must match a schema in anyOf");
+  // Non-strings are not matched (ajv ignores them).
+  CAF_CHECK_EQUAL(first(errors_of(*part, boost::json::value(3))), "<valid>");
+}
+
+CAF_TEST(patterns RE2 cannot run are refused when the schema compiles) {
+  std::string why;
+  CAF_CHECK(json_schema::compile(R"({"type":"string","pattern":"^(?=a)a$"})", why) == nullptr);
+  CAF_CHECK(why.find("RE2") != std::string::npos);
+  why.clear();
+  CAF_CHECK(json_schema::compile(R"({"type":"string","pattern":"(a)\\1"})", why) == nullptr);
+  CAF_CHECK(!why.empty());
+}
+
+CAF_TEST(patternProperties keys are capped before std::regex sees them) {
+  auto s = compile(R"({"type":"object","patternProperties":{"^k":{"type":"number"}}})");
+  boost::json::object o;
+  o[std::string(2000, 'k')] = 1;
+  auto e = errors_of(*s, o);
+  CAF_REQUIRE(!e.empty());
+  CAF_CHECK(e.front().find("longer than 1024 characters") != std::string::npos);
+  boost::json::object ok;
+  ok["kk"] = 1;
+  CAF_CHECK_EQUAL(first(errors_of(*s, ok)), "<valid>");
+}
+
+CAF_TEST(ids that are not valid JSON are refused with a null id) {
+  for (std::string bad : {R"({"jsonrpc":"2.0","method":"m","id":-abc})",
+                          R"({"jsonrpc":"2.0","method":"m","id":1.})",
+                          R"({"jsonrpc":"2.0","method":"m","id":01})",
+                          R"({"jsonrpc":"2.0","method":"m","id":"a\qb"})",
+                          "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":\"a\tb\"}"}) {
+    CAF_MESSAGE(bad);
+    rpc::message m;
+    rpc::decode_error err;
+    CAF_CHECK(!rpc::decode(bad, m, err));
+    CAF_CHECK_EQUAL(err.code, rpc::code::parse_error);
+    CAF_CHECK_EQUAL(err.id, "null");
+    // The reply built from it is valid JSON.
+    auto reply = rpc::error_response(err.id, rpc::error_object(err.code, err.message));
+    CAF_CHECK(rpc::validate(reply));
+  }
+  for (std::string good : {R"({"jsonrpc":"2.0","method":"m","id":-1.5e3})",
+                           R"({"jsonrpc":"2.0","method":"m","id":"a\u00e9\n"})"}) {
+    rpc::message m;
+    rpc::decode_error err;
+    CAF_CHECK(rpc::decode(good, m, err));
+  }
+}
+
+CAF_TEST(iii frames with invalid scalars are not decoded) {
+  actor_host::net::iii::frame f;
+  std::string why;
+  CAF_CHECK(!actor_host::net::iii::decode(
+    R"({"type":"invokefunction","invocation_id":"i","function_id":"f","data":{"x":NaN}})", f, why));
+  CAF_CHECK(why.find("not valid JSON") != std::string::npos);
+  CAF_CHECK(!actor_host::net::iii::decode(R"({"type":"invocationresult","result":tru})", f, why));
+  CAF_CHECK(actor_host::net::iii::decode(R"({"type":"ping","x":[1,true,null]})", f, why));
+}
+
+CAF_TEST(timeoutMs must be finite and at most max_timeout_ms) {
+  caf::timespan t{};
+  for (std::string bad : {"1e300", "-1", "2147483648", "\"5\""}) {
+    CAF_MESSAGE(bad);
+    CAF_CHECK(!actor_host::read_timeout(&bad, caf::timespan{0}, t));
+  }
+  std::string ok = "2147483647";
+  CAF_REQUIRE(actor_host::read_timeout(&ok, caf::timespan{0}, t));
+  CAF_CHECK(t > caf::timespan{0});
+}
+
+CAF_TEST(ids and keys come from the kernel CSPRNG) {
+  auto before = actor_host::net::secure_random_bytes_drawn();
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i)
+    seen.insert(actor_host::net::iii::new_uuid());
+  CAF_CHECK_EQUAL(seen.size(), 1000u);
+  CAF_CHECK_EQUAL(actor_host::net::secure_random_bytes_drawn() - before, 16'000u);
+  CAF_CHECK(actor_host::net::iii::is_uuid(*seen.begin()));
+  auto hex = actor_host::net::secure_random_hex(16);
+  CAF_CHECK_EQUAL(hex.size(), 32u);
+  CAF_CHECK(actor_host::net::secrets_equal("abc", "abc"));
+  CAF_CHECK(!actor_host::net::secrets_equal("abc", "abd"));
+  CAF_CHECK(!actor_host::net::secrets_equal("abc", "abcd"));
+  CAF_CHECK(!actor_host::net::secrets_equal("", "a"));
+}
