@@ -15,7 +15,7 @@ namespace {
 
 using namespace yaml_read;
 
-constexpr std::array<setting_def, 21> settings{{
+constexpr std::array<setting_def, 24> settings{{
   {"bind", "127.0.0.1", setting_type::text, "address the servers listen on", ""},
   {"port", "0", setting_type::port, "reflection server port (runtimes dial in); 0 = first free in 3200-3400", ""},
   {"http_port", "4100", setting_type::port, "API server port (/api, /metrics, /healthz, /readyz); 0 = any free", ""},
@@ -28,7 +28,10 @@ constexpr std::array<setting_def, 21> settings{{
   {"worker_on_trigger_registration", "", setting_type::text, "RBAC: hook function for registertrigger", ""},
   {"worker_middleware", "", setting_type::text, "RBAC listener: function that gets every call of a non-engine:: function instead, with {function_id, payload, action, context}; its answer is the call's", ""},
   {"request_timeout", "30s", setting_type::positive_duration, "timeout of listActions/listValues/cancelAction", ""},
-  {"run_timeout", "0", setting_type::duration, "default runAction timeout; 0 = none", ""},
+  {"run_timeout", "5m", setting_type::duration, "default runAction timeout when a call names no timeoutMs; 0 = none", ""},
+  {"max_calls_per_caller", "1024", setting_type::count, "calls in flight per caller (per /api/ws session, per peer address for plain HTTP); over it RESOURCE_EXHAUSTED (HTTP 429)", ""},
+  {"max_bidi_input_bytes", "16777216", setting_type::count, "bidi input held per run before the runtime reports it started (manager) or before the action reads it (runtime); over it the run fails with RESOURCE_EXHAUSTED", ""},
+  {"max_unread_frames", "256", setting_type::count, "frames read from a WebSocket and not yet processed by its actor before the socket stops being read (resumed at half)", ""},
   {"drain_timeout", "15s", setting_type::duration, "on SIGTERM, how long in-flight calls may finish before they are cancelled", ""},
   {"max_frame_bytes", "67108864", setting_type::count, "largest WebSocket message accepted", ""},
   {"max_body_bytes", "67108864", setting_type::count, "largest HTTP request body accepted", ""},
