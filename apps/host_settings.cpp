@@ -163,6 +163,9 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.max_body_bytes = num(eff, "max_body_bytes");
   m.policy.request_timeout = span(ms(eff, "request_timeout"));
   m.policy.run_timeout = span(ms(eff, "run_timeout"));
+  m.policy.max_calls_per_caller = num(eff, "max_calls_per_caller");
+  m.policy.max_bidi_input_bytes = num(eff, "max_bidi_input_bytes");
+  m.policy.max_unread_frames = num(eff, "max_unread_frames");
   m.drain_timeout = std::chrono::milliseconds{ms(eff, "drain_timeout")};
   m.write_env_file = eff.at("write_env_file").value;
   if (f.role == "manager") {

@@ -130,6 +130,8 @@ int main(int argc, char** argv) {
     runtime_options ro;
     if (!runtime_setup(f, *catalog, ro))
       return 1;
+    ro.max_unread_frames = hs.manager.policy.max_unread_frames;
+    ro.max_bidi_input_bytes = hs.manager.policy.max_bidi_input_bytes;
     main_component = std::make_unique<runtime>(sys, io, ro, std::move(catalog));
   } else {
     auto opts = hs.manager;

@@ -42,6 +42,12 @@ public:
   virtual void resume_reading() {
   }
 
+  /// Read-side backpressure: the consumer of the frames this transport's
+  /// handler delivered says it has processed one (see frame_bridge's
+  /// read window). Transports without a window ignore it.
+  virtual void frame_processed() {
+  }
+
   /// Writes what is queued, then closes with `code`. Idempotent.
   virtual void close(std::uint16_t code = 1000, std::string reason = {}) = 0;
 

@@ -73,6 +73,18 @@ struct metrics {
   std::atomic<bool> draining{false};
   std::atomic<std::uint64_t> drain_cancelled_calls{0};
 
+  // Bounds (issue 11): calls whose caller left (forgotten at once), the
+  // cancelActions sent for such runs, calls refused over
+  // max_calls_per_caller, runs failed over max_bidi_input_bytes, and
+  // sockets paused over max_unread_frames.
+  std::atomic<std::uint64_t> abandoned_calls{0};
+  std::atomic<std::uint64_t> abandoned_cancels{0};
+  std::atomic<std::uint64_t> calls_over_cap{0};
+  std::atomic<std::uint64_t> bidi_input_overflows{0};
+  std::atomic<std::uint64_t> read_pauses{0};
+  std::atomic<std::uint64_t> read_pauses_long{0};
+  std::atomic<std::int64_t> read_paused_sockets{0};
+
   // iii workers: invocations routed to workers, by outcome; telemetry frames
   // received on /otel (dropped: no sink is configured).
   std::array<std::atomic<std::uint64_t>, static_cast<int>(invocation_outcome::count_)>

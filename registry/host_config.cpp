@@ -15,7 +15,7 @@ namespace {
 
 using namespace yaml_read;
 
-constexpr std::array<setting_def, 23> settings{{
+constexpr auto settings = std::to_array<setting_def>({
   {"bind", "127.0.0.1", setting_type::text, "address the servers listen on", ""},
   {"port", "0", setting_type::port, "reflection server port (runtimes dial in); 0 = first free in 3200-3400", ""},
   {"http_port", "4100", setting_type::port, "API server port (/api, /metrics, /healthz, /readyz); 0 = any free", ""},
@@ -30,7 +30,10 @@ constexpr std::array<setting_def, 23> settings{{
   {"max_channel_bytes", "8388608", setting_type::count, "iii channels: bytes held for a reader that has not connected; the writer is paused there, the channel ends past twice as many; 0 = no cap", ""},
   {"max_channels_per_worker", "64", setting_type::count, "iii channels: open channels one worker connection may own; engine::channels::create fails with LIMIT_EXCEEDED beyond; 0 = no cap", ""},
   {"request_timeout", "30s", setting_type::positive_duration, "timeout of listActions/listValues/cancelAction", ""},
-  {"run_timeout", "0", setting_type::duration, "default runAction timeout; 0 = none", ""},
+  {"run_timeout", "5m", setting_type::duration, "default runAction timeout when a call names no timeoutMs; 0 = none", ""},
+  {"max_calls_per_caller", "1024", setting_type::count, "calls in flight per caller (per /api/ws session, per peer address for plain HTTP); over it RESOURCE_EXHAUSTED (HTTP 429)", ""},
+  {"max_bidi_input_bytes", "16777216", setting_type::count, "bidi input held per run before the runtime reports it started (manager) or before the action reads it (runtime); over it the run fails with RESOURCE_EXHAUSTED", ""},
+  {"max_unread_frames", "256", setting_type::count, "frames read from a WebSocket and not yet processed by its actor before the socket stops being read (resumed at half)", ""},
   {"drain_timeout", "15s", setting_type::duration, "on SIGTERM, how long in-flight calls may finish before they are cancelled", ""},
   {"max_frame_bytes", "67108864", setting_type::count, "largest WebSocket message accepted", ""},
   {"max_body_bytes", "67108864", setting_type::count, "largest HTTP request body accepted", ""},
@@ -39,7 +42,7 @@ constexpr std::array<setting_def, 23> settings{{
   {"scheduler_threads", "1", setting_type::threads, "CAF worker threads", ""},
   {"io_threads", "1", setting_type::threads, "socket I/O threads", ""},
   {"write_env_file", "", setting_type::text, "write GENKIT_* variables of the runtime(s) to this file as KEY=VALUE lines", ""},
-}};
+});
 
 bool parse_uint(const std::string& s, std::uint64_t& n) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);

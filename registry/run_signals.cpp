@@ -80,11 +80,12 @@ void input_queue::update_readiness() {
   readable_ = want;
 }
 
-void input_queue::push(boost::json::value chunk) {
+void input_queue::push(boost::json::value chunk, std::size_t bytes) {
   std::lock_guard<std::mutex> guard{mutex_};
   if (ended_)
     return;
-  items_.push_back(std::move(chunk));
+  held_bytes_ += bytes;
+  items_.emplace_back(std::move(chunk), bytes);
   update_readiness();
 }
 
@@ -99,11 +100,17 @@ bool input_queue::ended() const {
   return ended_;
 }
 
+std::size_t input_queue::held_bytes() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return held_bytes_;
+}
+
 std::optional<boost::json::value> input_queue::try_next(bool& ended) {
   std::lock_guard<std::mutex> guard{mutex_};
   ended = false;
   if (!items_.empty()) {
-    auto v = std::move(items_.front());
+    auto v = std::move(items_.front().first);
+    held_bytes_ -= items_.front().second;
     items_.pop_front();
     update_readiness();
     return v;

@@ -38,10 +38,13 @@ public:
   input_queue(const input_queue&) = delete;
   input_queue& operator=(const input_queue&) = delete;
 
-  /// Producer side; both ignore calls after end().
-  void push(boost::json::value chunk);
+  /// Producer side; both ignore calls after end(). `bytes` is the chunk's
+  /// size on the wire, counted until the handler takes it.
+  void push(boost::json::value chunk, std::size_t bytes = 0);
   void end();
   bool ended() const;
+  /// Wire bytes pushed and not yet taken by the handler.
+  std::size_t held_bytes() const;
 
   std::optional<boost::json::value> next() override;
   std::optional<boost::json::value> try_next(bool& ended) override;
@@ -52,7 +55,8 @@ private:
 
   const cancel_flag& cancel_;
   mutable std::mutex mutex_;
-  std::deque<boost::json::value> items_;
+  std::deque<std::pair<boost::json::value, std::size_t>> items_; // chunk, wire bytes
+  std::size_t held_bytes_ = 0;
   bool ended_ = false;
   bool readable_ = false;
   int fd_;

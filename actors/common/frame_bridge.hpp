@@ -1,31 +1,41 @@
 #pragma once
 
 #include "actors/common/messages.hpp"
+#include "actors/common/read_window.hpp"
 #include "net/transport.hpp"
 
 #include <caf/all.hpp>
+
+#include <memory>
 
 namespace actor_host {
 
 /// Hands what a socket reads to the actor that owns the connection: the only
 /// crossing from the I/O threads into actors. Posting to a mailbox is
-/// thread-safe; no actor logic runs on the I/O thread.
+/// thread-safe; no actor logic runs on the I/O thread. With a windowed
+/// transport (the one the actor was given), each frame is counted.
 class frame_bridge : public net::frame_handler {
 public:
-  explicit frame_bridge(caf::actor target) : target_(std::move(target)) {
+  explicit frame_bridge(caf::actor target, net::transport_ptr window = nullptr)
+    : target_(std::move(target)),
+      window_(std::dynamic_pointer_cast<windowed_transport>(std::move(window))) {
   }
 
   void on_text(std::string frame) override {
+    if (window_)
+      window_->frame_handed();
     caf::anon_send(target_, frame_atom_v, std::move(frame));
   }
 
   void on_closed(std::string reason) override {
     caf::anon_send(target_, closed_atom_v, std::move(reason));
     target_ = nullptr;
+    window_ = nullptr;
   }
 
 private:
   caf::actor target_;
+  windowed_transport_ptr window_;
 };
 
 /// Closes the transport whenever `self` terminates, for whatever reason; the

@@ -5,6 +5,7 @@
 #include "actors/manager/errors.hpp"
 #include "net/iii_protocol.hpp"
 #include "net/jsonrpc.hpp"
+#include "obs/metrics.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -67,7 +68,9 @@ void forget(self_ptr self, std::uint64_t tag) {
 void on_accepted(self_ptr self, std::uint64_t tag, caf::actor& pending) {
   auto* c = find_call(self, tag);
   if (!c) {
-    // Finished before we learned who ran it; nothing to watch.
+    // Finished (or failed here) before we learned who ran it: if it still
+    // runs, nobody waits for it.
+    self->send(pending, abort_atom_v);
     return;
   }
   c->pending = pending;
@@ -133,9 +136,31 @@ void call_direct(self_ptr self, call_request req) {
           });
 }
 
+// A caller that pipelines calls faster than runtimes answer them would
+// otherwise hold any number of them in flight.
+bool under_call_cap(self_ptr self, const rpc::message& m) {
+  auto& st = self->state;
+  auto cap = st.policy.max_calls_per_caller;
+  if (cap == 0 || st.calls.size() < cap) {
+    st.over_call_cap = false;
+    return true;
+  }
+  obs::global().calls_over_cap.fetch_add(1, std::memory_order_relaxed);
+  if (!st.over_call_cap) {
+    st.over_call_cap = true;
+    spdlog::warn("caller {} on /api/ws has {} calls in flight (max_calls_per_caller); "
+                 "refusing more until some finish",
+                 st.transport->peer(), st.calls.size());
+  }
+  send_error(self, m.id, manager_errors::too_many_calls(cap, "connection"));
+  return false;
+}
+
 void begin(self_ptr self, const rpc::message& m, std::string runtime_id, std::string method,
            std::string params, caf::timespan timeout, bool events, bool iii = false) {
   auto& st = self->state;
+  if (!under_call_cap(self, m))
+    return;
   if (st.by_id.count(m.id)) {
     send_error(self, m.id, rpc::code::invalid_request,
                "Invalid request: id " + m.id + " is already in use by a call in flight");
@@ -232,7 +257,19 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
   }
   c.input_ended = end;
   if (!c.pending) {
-    // Not routed yet: keep wire order by queueing behind the runAction.
+    // Not routed yet: keep wire order by queueing behind the runAction,
+    // within the same cap as the pending request holds input to.
+    auto cap = st.policy.max_bidi_input_bytes;
+    if (cap > 0 && c.early_bytes + chunk.size() > cap) {
+      obs::global().bidi_input_overflows.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("caller {}: bidi input held for run {} exceeds max_bidi_input_bytes ({} "
+                   "bytes) before the run started; failing it",
+                   st.transport->peer(), c.caller_id, cap);
+      if (m.kind == rpc::kind::request)
+        st.transport->send_text(rpc::result_response(m.id, "{}"));
+      return on_done(self, i->second, false, manager_errors::bidi_input_overflow(cap));
+    }
+    c.early_bytes += chunk.size();
     c.early_input.push_back(end ? std::string{} : std::move(chunk));
   } else if (end) {
     self->send(c.pending, end_input_atom_v);
@@ -331,7 +368,10 @@ caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
     self->quit(em.reason);
   });
   return {
-    [self](frame_atom, std::string& frame) { on_frame(self, frame); },
+    [self](frame_atom, std::string& frame) {
+      on_frame(self, frame);
+      self->state.transport->frame_processed();
+    },
     // Our pending requests monitor us: quitting abandons (cancels) the runs.
     [self](closed_atom, const std::string&) { self->quit(); },
     [self](accepted_atom, std::uint64_t tag, caf::actor& pending) {

@@ -17,6 +17,7 @@ struct api_session_state {
     std::string method;
     caf::actor pending;    // known once accepted
     std::vector<std::string> early_input; // input that arrived before `pending`
+    std::size_t early_bytes = 0;
     bool input_ended = false;
     bool events = false;   // relay runActionState / streamChunk (runAction)
   };
@@ -28,6 +29,7 @@ struct api_session_state {
   std::uint64_t next_tag = 1;
   std::unordered_map<std::uint64_t, call> calls;           // by tag
   std::unordered_map<std::string, std::uint64_t> by_id;    // caller id -> tag
+  bool over_call_cap = false; // logged once per stretch over max_calls_per_caller
   // The directory's routes (runtime id -> connection, registration order),
   // pushed by it, so a call goes straight to its connection. Until
   // routes_ready, calls are routed by asking the directory.
@@ -38,8 +40,10 @@ struct api_session_state {
 
 /// A program's WebSocket on /api/ws: JSON-RPC 2.0 with the methods a manager
 /// sends to runtimes, plus listRuntimes and runtimeId routing. Runs calls
-/// concurrently and relays their events with the caller's own ids. When the
-/// socket closes, every run it started is cancelled.
+/// concurrently (at most policy.max_calls_per_caller at a time; more get
+/// RESOURCE_EXHAUSTED) and relays their events with the caller's own ids.
+/// When the socket closes, every call it started is forgotten and its runs
+/// cancelled.
 caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
                           net::transport_ptr transport, caf::actor directory, call_policy policy);
 

@@ -50,6 +50,22 @@ std::string internal(std::string_view detail) {
   return status_error(status_code::internal, detail);
 }
 
+std::string too_many_calls(std::size_t cap, std::string_view caller) {
+  return status_error(status_code::resource_exhausted,
+                      "Too many calls in flight from this " + std::string{caller}
+                        + ": max_calls_per_caller is " + std::to_string(cap)
+                        + "; wait for some to finish");
+}
+
+std::string bidi_input_overflow(std::size_t cap) {
+  return status_error(status_code::resource_exhausted,
+                      "Bidi input held for a run that has not started exceeds "
+                      "max_bidi_input_bytes ("
+                        + std::to_string(cap)
+                        + " bytes): send less input before the runtime reports runActionState, "
+                          "or raise max_bidi_input_bytes");
+}
+
 namespace {
 
 /// data.code of an error object, if it carries a Status.

@@ -3,6 +3,7 @@
 #include "registry/status.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,12 @@ std::string connection_closed(std::string_view runtime_id, std::string_view meth
 std::string shutting_down();
 std::string invalid_params(std::string_view detail);
 std::string internal(std::string_view detail);
+/// RESOURCE_EXHAUSTED: a caller over max_calls_per_caller (`caller` says
+/// what counts as one, e.g. "connection").
+std::string too_many_calls(std::size_t cap, std::string_view caller);
+/// RESOURCE_EXHAUSTED: bidi input held for a run not started yet over
+/// max_bidi_input_bytes.
+std::string bidi_input_overflow(std::size_t cap);
 
 /// The HTTP status for a JSON-RPC error object (Status code first).
 int http_status(std::string_view error_object);

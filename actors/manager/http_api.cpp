@@ -6,7 +6,12 @@
 #include "actors/manager/errors.hpp"
 #include "net/jsonrpc.hpp"
 
+#include "obs/metrics.hpp"
+
 #include <spdlog/spdlog.h>
+
+#include <mutex>
+#include <unordered_map>
 
 namespace actor_host {
 
@@ -28,8 +33,74 @@ enum class route {
   end_bidi_input,
 };
 
+// Calls in flight per peer address. A plain HTTP caller is its address, not
+// its connection: a client can open any number of connections, and one
+// connection carries one request at a time anyway.
+class caller_slots {
+public:
+  explicit caller_slots(std::size_t cap) : cap_(cap) {
+  }
+
+  /// Takes a slot for `peer` ("ip:port"), or returns false at the cap.
+  bool acquire(const std::string& address) {
+    std::lock_guard<std::mutex> g{mtx_};
+    auto& e = in_flight_[address];
+    if (cap_ > 0 && e.calls >= cap_) {
+      if (!e.warned) {
+        e.warned = true;
+        spdlog::warn("HTTP caller {} has {} calls in flight (max_calls_per_caller); refusing "
+                     "more with 429 until some finish",
+                     address, e.calls);
+      }
+      return false;
+    }
+    e.warned = false;
+    ++e.calls;
+    return true;
+  }
+
+  void release(const std::string& address) {
+    std::lock_guard<std::mutex> g{mtx_};
+    auto i = in_flight_.find(address);
+    if (i != in_flight_.end() && --i->second.calls == 0)
+      in_flight_.erase(i);
+  }
+
+  std::size_t cap() const {
+    return cap_;
+  }
+
+private:
+  struct entry {
+    std::size_t calls = 0;
+    bool warned = false; // once per stretch at the cap
+  };
+  const std::size_t cap_;
+  std::mutex mtx_;
+  std::unordered_map<std::string, entry> in_flight_;
+};
+
+std::string address_of(const std::string& peer) {
+  auto colon = peer.rfind(':');
+  return colon == std::string::npos ? peer : peer.substr(0, colon);
+}
+
+// Held by an http_call for its lifetime, whichever way it ends.
+struct caller_slot {
+  std::shared_ptr<caller_slots> slots;
+  std::string address;
+  caller_slot() = default;
+  caller_slot(const caller_slot&) = delete;
+  caller_slot& operator=(const caller_slot&) = delete;
+  ~caller_slot() {
+    if (slots)
+      slots->release(address);
+  }
+};
+
 struct http_call_state {
   live_count live{actor_kind::caller_session};
+  caller_slot slot;
   net::http_request req;
   net::http_responder_ptr res;
   caf::actor directory;
@@ -272,8 +343,11 @@ void on_done(self_ptr self, bool ok, std::string& raw) {
 }
 
 caf::behavior http_call(self_ptr self, net::http_request req, net::http_responder_ptr res,
-                        caf::actor directory, call_policy policy, route kind) {
+                        caf::actor directory, call_policy policy, route kind,
+                        std::shared_ptr<caller_slots> slots) {
   auto& st = self->state;
+  st.slot.address = address_of(req.peer);
+  st.slot.slots = std::move(slots);
   st.req = std::move(req);
   st.res = std::move(res);
   st.directory = std::move(directory);
@@ -331,7 +405,8 @@ void respond_plain(const net::http_responder_ptr& res, int status, std::string b
 } // namespace
 
 net::http_handler make_http_api(http_api_context ctx) {
-  return [ctx = std::move(ctx)](net::http_request req, net::http_responder_ptr res) {
+  auto slots = std::make_shared<caller_slots>(ctx.policy.max_calls_per_caller);
+  return [ctx = std::move(ctx), slots](net::http_request req, net::http_responder_ptr res) {
     auto& p = req.path;
     bool get = req.method == "GET";
     bool post = req.method == "POST";
@@ -372,7 +447,14 @@ net::http_handler make_http_api(http_api_context ctx) {
         return res->respond(405, json_type, std::move(body),
                             {{"Allow", needs_post ? "POST" : "GET"}});
       }
-      ctx.system->spawn(http_call, std::move(req), res, *ctx.directory, ctx.policy, kind);
+      // The slot is taken here, on the I/O thread, so that a flood is
+      // refused before it spawns anything; the call's state gives it back.
+      if (!slots->acquire(address_of(req.peer))) {
+        obs::global().calls_over_cap.fetch_add(1, std::memory_order_relaxed);
+        auto body = R"({"error":)" + manager_errors::too_many_calls(slots->cap(), "address") + "}";
+        return res->respond(429, json_type, std::move(body), {{"Retry-After", "1"}});
+      }
+      ctx.system->spawn(http_call, std::move(req), res, *ctx.directory, ctx.policy, kind, slots);
       return;
     }
     auto body = R"({"error":)"

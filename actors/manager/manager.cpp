@@ -166,22 +166,27 @@ std::string manager::start() {
   if (auto err = d.reflection.listen(); !err.empty())
     return "reflection server: " + err;
   connection_options conn_opts{"ws://localhost:" + std::to_string(d.reflection.port()),
-                               d.opts.policy.request_timeout};
-  d.reflection.on_websocket("", [&d, conn_opts](net::transport_ptr t) -> net::frame_handler_ptr {
+                               d.opts.policy.max_bidi_input_bytes};
+  // Every socket that feeds an actor gets a read window (max_unread_frames).
+  auto unread = d.opts.policy.max_unread_frames;
+  d.reflection.on_websocket("", [&d, conn_opts, unread](net::transport_ptr t) -> net::frame_handler_ptr {
+    t = with_read_window(std::move(t), unread);
     auto a = d.spawn_child(runtime_connection, t, d.directory, conn_opts);
-    return std::make_shared<frame_bridge>(std::move(a));
+    return std::make_shared<frame_bridge>(std::move(a), std::move(t));
   });
-  d.api.on_websocket("/api/ws", [&d](net::transport_ptr t) -> net::frame_handler_ptr {
+  d.api.on_websocket("/api/ws", [&d, unread](net::transport_ptr t) -> net::frame_handler_ptr {
+    t = with_read_window(std::move(t), unread);
     auto a = d.spawn_child(api_session, t, d.directory, d.opts.policy);
-    return std::make_shared<frame_bridge>(std::move(a));
+    return std::make_shared<frame_bridge>(std::move(a), std::move(t));
   });
   worker_options wopts;
   if (d.opts.policy.run_timeout.count() > 0)
     wopts.invocation_timeout = d.opts.policy.run_timeout;
   auto serve_workers = [&d](net::server& srv, worker_options o) {
     srv.on_websocket("/", [&d, o](net::transport_ptr t) -> net::frame_handler_ptr {
+      t = with_read_window(std::move(t), d.opts.policy.max_unread_frames);
       auto a = d.spawn_child(worker_connection, t, d.functions, d.directory, o);
-      return std::make_shared<frame_bridge>(std::move(a));
+      return std::make_shared<frame_bridge>(std::move(a), std::move(t));
     });
     srv.on_websocket("/otel", [](net::transport_ptr) -> net::frame_handler_ptr {
       return std::make_shared<otel_sink>();

@@ -10,7 +10,17 @@ namespace actor_host {
 /// Call policy of the manager, shared by every caller session.
 struct call_policy {
   caf::timespan request_timeout{std::chrono::seconds(30)}; // listActions, listValues, cancelAction
-  caf::timespan run_timeout{0};                            // runAction; 0 = none
+  // runAction when the call names no timeoutMs; 0 = none. A run on a
+  // runtime that never answers must end some day; 5 min, like iii invocations.
+  caf::timespan run_timeout{std::chrono::minutes(5)};
+  // Calls in flight per caller: per /api/ws session, and per peer address
+  // for plain HTTP (see http_api). 0 = no cap.
+  std::size_t max_calls_per_caller = 1024;
+  // Bidi input held per run before the runtime reports it started; 0 = no cap.
+  std::size_t max_bidi_input_bytes = 16u << 20;
+  // Frames read from a socket and not yet processed by its actor before the
+  // socket stops being read; 0 = no limit.
+  std::size_t max_unread_frames = 256;
 };
 
 /// Caps beyond the engine's frame count (settings max_channel_bytes,

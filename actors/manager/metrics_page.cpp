@@ -176,6 +176,28 @@ std::string metrics_page(const net::socket_counters& rc, const net::socket_count
   p.single("actor_host_drain_cancelled_calls_total", "counter",
            "Calls cancelled because they outlived the drain timeout.",
            ld(m.drain_cancelled_calls));
+  p.single("actor_host_abandoned_calls_total", "counter",
+           "Calls whose caller went away before the answer; forgotten at once.",
+           ld(m.abandoned_calls));
+  p.single("actor_host_abandoned_cancels_total", "counter",
+           "cancelAction requests sent for runs nobody waits for any more.",
+           ld(m.abandoned_cancels));
+  p.single("actor_host_calls_over_cap_total", "counter",
+           "Calls refused because their caller had max_calls_per_caller in flight.",
+           ld(m.calls_over_cap));
+  p.single("actor_host_bidi_input_overflows_total", "counter",
+           "Runs failed because bidi input held before they started exceeded "
+           "max_bidi_input_bytes.",
+           ld(m.bidi_input_overflows));
+  p.single("actor_host_read_pauses_total", "counter",
+           "Times a socket stopped being read because its actor had max_unread_frames "
+           "unprocessed.",
+           ld(m.read_pauses));
+  p.single("actor_host_read_pauses_long_total", "counter",
+           "Read pauses that lasted longer than 5 s.", ld(m.read_pauses_long));
+  p.single("actor_host_read_paused_sockets", "gauge",
+           "Sockets not being read right now (their actor is behind).",
+           ld(m.read_paused_sockets));
   return std::move(p.text());
 }
 

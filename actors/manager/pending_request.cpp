@@ -43,17 +43,13 @@ void finish(self_ptr self, bool ok, std::string raw) {
   self->quit();
 }
 
-// Abandoned runs should stop consuming the runtime's resources. The cancel is
-// a detached call: nobody waits for its answer.
-void cancel_on_runtime(self_ptr self) {
+// Ends the call without its answer: the connection forgets the wire id (a
+// late answer is dropped quietly) and, for a run, cancels it on the runtime,
+// at once or when the trace id shows up. Nothing of the call stays here.
+void give_up(self_ptr self) {
   auto& st = self->state;
-  if (st.cancel_sent || st.trace_id.empty() || st.args.method != "runAction")
-    return;
-  st.cancel_sent = true;
-  auto fields = call_fields(self);
-  spdlog::debug("cancelling abandoned run {} on runtime {}", st.trace_id, st.args.runtime_id);
-  caf::anon_send(st.args.conn, call_atom_v, std::uint64_t{0}, std::string{"cancelAction"},
-                 R"({"traceId":)" + rpc::quote(st.trace_id) + "}", st.args.cancel_timeout);
+  self->send(st.args.conn, forget_atom_v, st.args.wire_id, st.trace_id,
+             st.args.method == "runAction");
 }
 
 void forward_input(self_ptr self, const std::string& chunk) {
@@ -70,17 +66,38 @@ void forward_input(self_ptr self, const std::string& chunk) {
 
 void input(self_ptr self, std::string chunk) {
   auto& st = self->state;
-  if (st.trace_id.empty())
-    st.held_input.push_back(std::move(chunk));
-  else
-    forward_input(self, chunk);
+  if (!st.trace_id.empty())
+    return forward_input(self, chunk);
+  auto cap = st.args.max_held_input_bytes;
+  if (cap > 0 && st.held_bytes + chunk.size() > cap) {
+    obs::global().bidi_input_overflows.fetch_add(1, std::memory_order_relaxed);
+    auto fields = call_fields(self);
+    spdlog::warn("run {} on runtime {}: bidi input held before the run started exceeds "
+                 "max_bidi_input_bytes ({} bytes); failing the run",
+                 st.args.wire_id, st.args.runtime_id, cap);
+    give_up(self);
+    return finish(self, false, manager_errors::bidi_input_overflow(cap));
+  }
+  st.held_bytes += chunk.size();
+  st.held_input.push_back(std::move(chunk));
 }
 
+// The caller is gone: nobody waits for the answer, so the call is forgotten
+// and cancelled now rather than held until the runtime answers (a runtime
+// that never does would keep it forever).
 void abandon(self_ptr self) {
   auto& st = self->state;
-  st.caller_gone = true;
+  obs::global().abandoned_calls.fetch_add(1, std::memory_order_relaxed);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    auto fields = call_fields(self);
+    spdlog::debug("{} {} on runtime {} abandoned by its caller; forgotten and cancelled",
+                  st.args.method, st.args.wire_id, st.args.runtime_id);
+  }
   st.args.caller = nullptr;
-  cancel_on_runtime(self);
+  give_up(self);
+  finish(self, false,
+         manager_errors::status_error(registry::status_code::cancelled,
+                                      "Call abandoned by its caller"));
 }
 
 } // namespace
@@ -107,10 +124,9 @@ caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_
       for (auto& chunk : st.held_input)
         forward_input(self, chunk);
       st.held_input.clear();
+      st.held_bytes = 0;
       if (st.args.caller)
         self->send(st.args.caller, trace_atom_v, st.args.tag, std::move(trace));
-      if (st.caller_gone)
-        cancel_on_runtime(self);
     },
     [self](chunk_atom, std::string& raw) {
       auto& a = self->state.args;
@@ -133,8 +149,7 @@ caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_
       auto& a = self->state.args;
       auto fields = call_fields(self);
       spdlog::warn("request {} ({}) to runtime {} timed out", a.wire_id, a.method, a.runtime_id);
-      self->send(a.conn, forget_atom_v, a.wire_id);
-      cancel_on_runtime(self);
+      give_up(self);
       finish(self, false,
              manager_errors::timed_out(
                a.runtime_id, a.method,
@@ -155,8 +170,7 @@ caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_
       auto fields = call_fields(self);
       spdlog::warn("cancelling {} {} on runtime {}: drain timeout passed", a.method,
                    self->state.trace_id, a.runtime_id);
-      self->send(a.conn, forget_atom_v, a.wire_id);
-      cancel_on_runtime(self);
+      give_up(self);
       finish(self, false,
              manager_errors::status_error(registry::status_code::cancelled,
                                           "Call cancelled: the manager is shutting down and "

@@ -20,19 +20,19 @@ struct pending_args {
   std::string runtime_id;
   std::string action_key;         // runAction only
   caf::timespan timeout{0};       // 0 = none
-  caf::timespan cancel_timeout{0}; // for the cancelAction sent when abandoned
+  // Bidi input held before the run reports its trace id; 0 = no cap.
+  std::size_t max_held_input_bytes = 0;
 };
 
 struct pending_state {
   live_count live{actor_kind::pending_request};
   pending_args args;
   std::string trace_id;
-  bool caller_gone = false;
   // Input held until the runtime reports the trace id: Genkit JS runtimes
   // create a run's input channel only after an asynchronous lookup and drop
   // earlier input. "" marks the end of input.
   std::vector<std::string> held_input;
-  bool cancel_sent = false;
+  std::size_t held_bytes = 0;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   static inline const char* name = "pending_request";
 };
@@ -40,13 +40,17 @@ struct pending_state {
 /// One request sent to a runtime, alive until its answer. Owns the deadline
 /// (a delayed message), relays runActionState and streamChunk to the caller,
 /// forwards bidi input, and turns a lost connection into an error for the
-/// caller. A caller that goes away cancels the run on the runtime.
+/// caller. A caller that goes away (or a deadline, or too much held input)
+/// ends it at once: the connection forgets the wire id and cancels the run
+/// on the runtime, now or when its trace id arrives.
 ///
 /// From the connection: (trace_atom, trace), (chunk_atom, raw),
 ///   (response_atom, ok, raw), (conn_lost_atom, reason)
 /// From the caller: (input_atom, raw), (end_input_atom), (abort_atom)
 /// To the caller: (trace_atom, tag, trace), (chunk_atom, tag, raw),
 ///   (done_atom, tag, ok, raw result or error object)
+/// To the connection: (forget_atom, wire_id, trace_id, cancel) when it ends
+///   without an answer
 caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_args args);
 
 } // namespace actor_host

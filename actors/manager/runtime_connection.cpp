@@ -4,6 +4,7 @@
 #include "actors/manager/errors.hpp"
 #include "actors/manager/pending_request.hpp"
 #include "net/jsonrpc.hpp"
+#include "obs/metrics.hpp"
 #include "registry/runtime_info.hpp"
 
 #include <spdlog/spdlog.h>
@@ -48,6 +49,49 @@ void on_register(self_ptr self, const rpc::message& m) {
     st.transport->send_text(rpc::result_response(m.id, "{}"));
 }
 
+// Enough to cover the answers still on their way when callers leave in bulk;
+// beyond it the oldest ids are dropped (their frames are then logged at debug).
+constexpr std::size_t max_forgotten = 4096;
+
+void remember_forgotten(self_ptr self, std::string wire_id, bool cancel_on_trace) {
+  auto& st = self->state;
+  if (!st.forgotten.emplace(wire_id, cancel_on_trace).second)
+    return;
+  st.forgotten_order.push_back(std::move(wire_id));
+  while (st.forgotten_order.size() > max_forgotten) {
+    st.forgotten.erase(st.forgotten_order.front());
+    st.forgotten_order.pop_front();
+  }
+}
+
+// Fire and forget: nobody waits for the answer, so no pending_request; the
+// id is remembered only to drop the answer quietly.
+void send_cancel(self_ptr self, const std::string& trace) {
+  auto& st = self->state;
+  auto wire_id = '"' + std::to_string(st.next_id++) + '"';
+  obs::global().abandoned_cancels.fetch_add(1, std::memory_order_relaxed);
+  spdlog::debug("cancelling run {} on runtime {}: nobody waits for it", trace, st.who());
+  st.transport->send_text(
+    rpc::request("cancelAction", R"({"traceId":)" + rpc::quote(trace) + "}", wire_id));
+  remember_forgotten(self, std::move(wire_id), false);
+}
+
+// A run abandoned before its trace id was known is cancelled when it shows.
+void on_forgotten_state(self_ptr self, const std::string& params, std::string_view wire_id,
+                        std::string_view state) {
+  auto& f = self->state.forgotten;
+  auto i = f.find(wire_id);
+  if (i == f.end() || !i->second)
+    return;
+  std::string_view t[1];
+  std::string trace;
+  if (!state.empty() && rpc::find_members(params, state, {"traceId"}, t) && !t[0].empty()
+      && rpc::string_value(t[0], trace) && !trace.empty()) {
+    i->second = false;
+    send_cancel(self, trace);
+  }
+}
+
 // streamChunk is the per-chunk path: one pass over params, views into the
 // frame, and only the chunk is copied (into the message).
 void on_notification(self_ptr self, rpc::message& m) {
@@ -59,6 +103,11 @@ void on_notification(self_ptr self, rpc::message& m) {
   auto& p = self->state.pending;
   auto i = f[0].empty() ? p.end() : p.find(f[0]);
   if (i == p.end()) {
+    if (!f[0].empty() && self->state.forgotten.count(f[0])) {
+      if (m.method == "runActionState")
+        on_forgotten_state(self, m.params, f[0], f[2]);
+      return;
+    }
     spdlog::debug("{} for unknown request id from {}", m.method, self->state.who());
     return;
   }
@@ -93,7 +142,13 @@ void on_frame(self_ptr self, std::string& frame) {
   if (m.kind == rpc::kind::response) {
     auto i = st.pending.find(m.id);
     if (i == st.pending.end()) {
-      // Late answers after a timeout, or a runtime replaying after reconnect.
+      if (auto f = st.forgotten.find(m.id); f != st.forgotten.end()) {
+        // The answer to a call nobody waits for: the id will not come back.
+        // (Its entry in forgotten_order goes when it ages out.)
+        st.forgotten.erase(f);
+        return;
+      }
+      // A runtime replaying after reconnect, or an answer older than max_forgotten.
       spdlog::debug("response for unknown request id {} from {}", m.id, st.who());
       return;
     }
@@ -139,7 +194,10 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
     self->quit(em.reason);
   });
   return {
-    [self](frame_atom, std::string& frame) { on_frame(self, frame); },
+    [self](frame_atom, std::string& frame) {
+      on_frame(self, frame);
+      self->state.transport->frame_processed();
+    },
     [self](closed_atom, const std::string& reason) {
       auto& st = self->state;
       spdlog::info("runtime connection {} closed ({}), failing {} pending request(s)", st.who(),
@@ -169,14 +227,20 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
           rpc::string_value(key[0], a.action_key);
       }
       a.timeout = timeout;
-      a.cancel_timeout = st.opts.cancel_timeout;
+      a.max_held_input_bytes = st.opts.max_bidi_input_bytes;
       auto p = self->spawn<caf::linked>(pending_request, std::move(a));
       st.pending.emplace(wire_id, p);
       st.transport->send_text(rpc::request(method, params, wire_id));
       return p;
     },
-    [self](forget_atom, const std::string& wire_id) {
-      self->state.pending.erase(wire_id);
+    [self](forget_atom, std::string& wire_id, const std::string& trace, bool cancel) {
+      auto& st = self->state;
+      // Already answered (the answer crossed the forget): nothing to cancel.
+      if (st.pending.erase(wire_id) == 0)
+        return;
+      if (cancel && !trace.empty())
+        send_cancel(self, trace);
+      remember_forgotten(self, std::move(wire_id), cancel && trace.empty());
       check_drained(self);
     },
     [self](drain_atom) -> caf::result<caf::ok_atom> {

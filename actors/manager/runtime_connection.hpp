@@ -4,6 +4,7 @@
 #include "actors/common/messages.hpp"
 #include "net/transport.hpp"
 
+#include <deque>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -13,7 +14,7 @@ namespace actor_host {
 
 struct connection_options {
   std::string reflection_url;      // ws://localhost:<port>, reported in RuntimeInfo
-  caf::timespan cancel_timeout{std::chrono::seconds(30)};
+  std::size_t max_bidi_input_bytes = 0; // held per run before it starts; 0 = no cap
 };
 
 // Lets `pending` be searched with a view into the frame (no key copy).
@@ -33,6 +34,11 @@ struct connection_state {
   std::uint64_t next_id = 1;
   // raw wire id -> pending_request
   std::unordered_map<std::string, caf::actor, wire_id_hash, std::equal_to<>> pending;
+  // Wire ids nobody waits for any more -> whether a runActionState naming
+  // one still has to be cancelled (a run abandoned before its trace id was
+  // known). Their late frames are dropped quietly. Bounded: the oldest go.
+  std::unordered_map<std::string, bool, wire_id_hash, std::equal_to<>> forgotten;
+  std::deque<std::string> forgotten_order;
   caf::response_promise drained; // answered when `pending` is empty
   static inline const char* name = "runtime_connection";
 
@@ -48,7 +54,9 @@ struct connection_state {
 /// - (frame_atom, text), (closed_atom, reason): from the socket
 /// - (call_atom, tag, method, params, timeout) -> actor: starts a request; the
 ///   sender becomes the caller of the pending_request that is returned
-/// - (forget_atom, wire_id): a pending request gave up (timeout)
+/// - (forget_atom, wire_id, trace_id, cancel): a pending request ended without
+///   its answer (caller gone, timeout, drain); `cancel` sends cancelAction
+///   for the run, now or when its trace id arrives
 /// - (drain_atom) -> ok: once no request is in flight (shutdown)
 /// - (cancel_atom): cancels every request in flight (drain timeout passed)
 caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,

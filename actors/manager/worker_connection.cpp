@@ -537,6 +537,7 @@ caf::behavior worker_connection(caf::stateful_actor<worker_connection_state>* se
   return {
     [self](frame_atom, std::string& frame) {
       on_frame(self, std::move(frame));
+      self->state.transport->frame_processed(); // read window (frame_bridge.hpp)
     },
     [self](closed_atom, const std::string& reason) {
       auto& st = self->state;

@@ -234,7 +234,10 @@ caf::behavior active_action(caf::stateful_actor<active_action_state>* self, run_
       auto& st = self->state;
       if (st.input_error) {
         ok = false;
-        raw = run_failure(status_code::invalid_argument, *st.input_error, st.trace_id,
+        // The message starts with its status name (bidi_session).
+        auto name = std::string_view{*st.input_error}.substr(0, st.input_error->find(':'));
+        auto code = registry::status_from_name(name).value_or(status_code::invalid_argument);
+        raw = run_failure(code, *st.input_error, st.trace_id,
                           "action_error: " + *st.input_error);
       }
       answer(self, ok, std::move(raw));

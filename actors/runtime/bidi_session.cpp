@@ -1,5 +1,7 @@
 #include "actors/runtime/bidi_session.hpp"
 
+#include "obs/metrics.hpp"
+
 #include <boost/json/parse.hpp>
 
 #include <spdlog/spdlog.h>
@@ -8,9 +10,11 @@ namespace actor_host {
 
 caf::behavior bidi_session(caf::stateful_actor<bidi_session_state>* self,
                            std::shared_ptr<registry::input_queue> queue,
-                           std::shared_ptr<const registry::json_schema> schema) {
+                           std::shared_ptr<const registry::json_schema> schema,
+                           std::size_t max_bytes) {
   self->state.queue = std::move(queue);
   self->state.schema = std::move(schema);
+  self->state.max_bytes = max_bytes;
   // Whatever ends the session ends the input, so the handler never waits on
   // a queue nobody fills.
   self->attach_functor([q = self->state.queue] { q->end(); });
@@ -20,6 +24,19 @@ caf::behavior bidi_session(caf::stateful_actor<bidi_session_state>* self,
       auto& st = self->state;
       if (st.queue->ended())
         return;
+      // An action that does not read its input (or not yet) must not make
+      // the runtime hold whatever the caller sends.
+      if (st.max_bytes > 0 && st.queue->held_bytes() + raw.size() > st.max_bytes) {
+        obs::global().bidi_input_overflows.fetch_add(1, std::memory_order_relaxed);
+        auto msg = "RESOURCE_EXHAUSTED: bidi input not yet read by the action exceeds "
+                   "max_bidi_input_bytes ("
+                   + std::to_string(st.max_bytes) + " bytes)";
+        spdlog::warn("{}", msg);
+        if (st.run)
+          self->send(st.run, input_error_atom_v, std::move(msg));
+        st.queue->end();
+        return;
+      }
       boost::json::error_code ec;
       auto v = boost::json::parse(raw, ec);
       std::vector<std::string> errors;
@@ -33,7 +50,7 @@ caf::behavior bidi_session(caf::stateful_actor<bidi_session_state>* self,
         st.queue->end();
         return;
       }
-      st.queue->push(std::move(v));
+      st.queue->push(std::move(v), raw.size());
     },
     [self](end_input_atom) { self->state.queue->end(); },
   };

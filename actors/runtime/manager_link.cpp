@@ -127,7 +127,8 @@ void on_run_action(self_ptr self, const rpc::message& m) {
     // Registered now, before the action starts, so input that is already on
     // the wire behind this frame is kept, in order.
     req.inputs = std::make_shared<registry::input_queue>(*req.cancel);
-    r.bidi = self->spawn(bidi_session, req.inputs, action->input_validator);
+    r.bidi = self->spawn(bidi_session, req.inputs, action->input_validator,
+                         st.opts.max_bidi_input_bytes);
   }
   if (auto old = st.runs.find(m.id); old != st.runs.end()) {
     // A manager restarted its id counter: the old run's input is orphaned.
@@ -323,7 +324,11 @@ caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_o
       schedule_reconnect(self);
     }};
   caf::message_handler connected{
-    [self](frame_atom, std::string& frame) { on_frame(self, frame); },
+    [self](frame_atom, std::string& frame) {
+      on_frame(self, frame);
+      if (auto& t = self->state.transport) // read window (frame_bridge.hpp)
+        t->frame_processed();
+    },
     [self](closed_atom, const std::string& reason) { on_link_lost(self, reason); }};
   caf::message_handler waiting{[self](reconnect_atom) {
     auto& st = self->state;

@@ -41,12 +41,15 @@ std::string runtime::start() {
   lo.runtime_id = d.opts.id.empty() ? std::to_string(lo.pid) : d.opts.id;
   lo.name = d.opts.name.empty() ? lo.runtime_id : d.opts.name;
   lo.manager_url = d.opts.manager_url;
-  auto connect = [&io = d.io, url = d.opts.manager_url](const caf::actor& link) {
+  lo.max_bidi_input_bytes = d.opts.max_bidi_input_bytes;
+  auto connect = [&io = d.io, url = d.opts.manager_url,
+                  unread = d.opts.max_unread_frames](const caf::actor& link) {
     net::ws_connect(
       io, url, {},
-      [link](net::transport_ptr t) -> net::frame_handler_ptr {
-        caf::anon_send(link, connected_atom_v, std::move(t));
-        return std::make_shared<frame_bridge>(link);
+      [link, unread](net::transport_ptr t) -> net::frame_handler_ptr {
+        t = with_read_window(std::move(t), unread);
+        caf::anon_send(link, connected_atom_v, t);
+        return std::make_shared<frame_bridge>(link, std::move(t));
       },
       [link](std::string why) { caf::anon_send(link, connect_failed_atom_v, std::move(why)); });
   };

@@ -19,6 +19,8 @@ struct runtime_options {
   std::string manager_url; // ws://host:port
   std::string id;
   std::string name;
+  std::size_t max_unread_frames = 256;          // read window of the manager link
+  std::size_t max_bidi_input_bytes = 16u << 20; // input queued per bidi run
 };
 
 /// The runtime role as one component: a runtime_supervisor whose

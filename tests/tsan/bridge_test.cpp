@@ -5,10 +5,12 @@
 // closed from those threads while traffic flows, and child processes are
 // signalled from one thread while the I/O threads reap them. Any data race
 // TSan sees fails the run (halt_on_error); the checks below fail it too.
+#include "actors/common/read_window.hpp"
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
 #include "net/ws_client.hpp"
 #include "net/ws_connect.hpp"
+#include "obs/metrics.hpp"
 #include "proc/process_watch.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -292,6 +294,114 @@ void paced_binary_traffic() {
   check(srv.counters().websockets.load() == 0, "no paced socket left");
 }
 
+/// Read-side backpressure as the actors get it (actors/common/read_window):
+/// frames counted on the I/O strand, acknowledged from pool threads that
+/// are slower than the clients, the socket paused at the window and resumed
+/// at half. No more than the window may ever be unprocessed.
+class windowed_echo : public net::frame_handler,
+                      public std::enable_shared_from_this<windowed_echo> {
+public:
+  static constexpr std::size_t window = 4;
+
+  windowed_echo(net::transport_ptr t, worker_pool& pool, close_count& closed,
+                std::atomic<std::size_t>& most)
+    : w_(std::make_shared<windowed_transport>(std::move(t), window)), pool_(pool),
+      closed_(closed), most_(most) {
+  }
+  void on_text(std::string frame) override {
+    w_->frame_handed();
+    auto n = w_->unread();
+    for (auto m = most_.load(); n > m && !most_.compare_exchange_weak(m, n);) {
+    }
+    bool schedule = false;
+    {
+      std::lock_guard<std::mutex> g{mtx_};
+      mailbox_.push_back(std::move(frame));
+      schedule = !scheduled_;
+      scheduled_ = true;
+    }
+    if (schedule)
+      pool_.post([self = shared_from_this()] { self->drain(); });
+  }
+  void on_closed(std::string) override {
+    closed_.add();
+  }
+
+private:
+  void drain() {
+    for (;;) {
+      std::string frame;
+      {
+        std::lock_guard<std::mutex> g{mtx_};
+        if (mailbox_.empty()) {
+          scheduled_ = false;
+          return;
+        }
+        frame = std::move(mailbox_.front());
+        mailbox_.pop_front();
+      }
+      // Slower than the client: load shaping, not synchronisation.
+      std::this_thread::sleep_for(20us);
+      w_->send_text(std::move(frame));
+      w_->frame_processed();
+    }
+  }
+
+  std::shared_ptr<windowed_transport> w_;
+  worker_pool& pool_;
+  close_count& closed_;
+  std::atomic<std::size_t>& most_;
+  std::mutex mtx_;
+  std::deque<std::string> mailbox_;
+  bool scheduled_ = false;
+};
+
+void windowed_traffic() {
+  net::io_runtime io{2};
+  worker_pool pool{3};
+  close_count closed;
+  std::atomic<std::size_t> most{0};
+  auto pauses_before = obs::global().read_pauses.load();
+  net::server srv{io, net::server_options{}};
+  srv.on_websocket("", [&](net::transport_ptr t) -> net::frame_handler_ptr {
+    return std::make_shared<windowed_echo>(std::move(t), pool, closed, most);
+  });
+  check(srv.listen().empty(), "listen");
+  io.start();
+  auto url = "ws://127.0.0.1:" + std::to_string(srv.port()) + "/";
+  constexpr int clients = 4;
+  constexpr int frames = 300;
+  std::vector<std::thread> ts;
+  for (int c = 0; c < clients; ++c) {
+    ts.emplace_back([&, c] {
+      std::string err;
+      auto ws = net::blocking_ws_client::connect(url, err, 5s);
+      check(ws != nullptr, "connect: " + err);
+      if (!ws)
+        return;
+      for (int i = 0; i < frames; ++i)
+        check(ws->send_text("w" + std::to_string(c) + "-" + std::to_string(i), err), "send");
+      for (int i = 0; i < frames; ++i) {
+        auto got = ws->read_text(err);
+        check(got && *got == "w" + std::to_string(c) + "-" + std::to_string(i),
+              "windowed echo in order from client " + std::to_string(c));
+      }
+      ws->close();
+    });
+  }
+  for (auto& t : ts)
+    t.join();
+  check(closed.wait_for(clients, 10s), "every windowed session reported its close");
+  check(most.load() <= windowed_echo::window,
+        std::to_string(most.load()) + " frames were unprocessed at once (window "
+          + std::to_string(windowed_echo::window) + ")");
+  check(obs::global().read_pauses.load() > pauses_before, "the window paused reading");
+  check(obs::global().read_paused_sockets.load() == 0, "no socket left paused");
+  srv.stop_accepting();
+  io.stop();
+  check(srv.counters().websockets.load() == 0, "no windowed socket left");
+}
+
 /// Collects what a client-side session reads: frames "<sender>:<seq>:" padded
 /// to a chosen length, checked for order per sender and for length.
 class collector : public net::frame_handler {
@@ -461,6 +571,7 @@ int main() {
   std::signal(SIGPIPE, SIG_IGN);
   websocket_traffic();
   paced_binary_traffic();
+  windowed_traffic();
   client_sessions();
   child_processes();
   if (failures == 0)

@@ -203,7 +203,6 @@ struct actor_fixture : test_coordinator_fixture<> {
   static connection_options default_connection_options() {
     connection_options o;
     o.reflection_url = "ws://localhost:3100";
-    o.cancel_timeout = std::chrono::seconds(30);
     return o;
   }
 
