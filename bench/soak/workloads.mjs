@@ -185,7 +185,7 @@ export async function slowReaders(ctx, runtimeIds) {
   await loop(ctx, 'http.slow-reader', { everyMs: 4000, concurrency: 1, roundMs: 15000 }, async (r) => {
     const req = startPost(ctx, '/api/streamAction', {
       key: '/flow/streamCount',
-      input: { n: 100000 },
+      input: { n: 100000, yieldEvery: 100 }, // the Genkit runtime's event loop keeps serving others
       runtimeId: runtimeIds[r % runtimeIds.length],
     });
     await new Promise((resolve, reject) => {
