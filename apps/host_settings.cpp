@@ -75,6 +75,14 @@ void print_effective(const host_settings& hs, const std::string& config_path) {
       for (auto& [k, v] : s.env)
         std::printf("      %s: %s\n", k.c_str(), quote_arg(v).c_str());
     }
+    if (s.inherit_env_all) {
+      std::printf("    inherit_env: true\n");
+    } else if (!s.inherit_env.empty()) {
+      std::string names;
+      for (auto& n : s.inherit_env)
+        names += (names.empty() ? "" : ", ") + quote_arg(n);
+      std::printf("    inherit_env: [%s]\n", names.c_str());
+    }
     std::printf("    restart: %s\n", registry::restart_mode_name(s.restart));
     std::printf("    backoff: %lldms\n", static_cast<long long>(s.backoff.count()));
     std::printf("    max_backoff: %lldms\n", static_cast<long long>(s.max_backoff.count()));
@@ -183,6 +191,9 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
       attached.runtime_id = !f.runtime_id.empty() ? f.runtime_id : attached.name;
       attached.command = f.command;
       attached.restart = registry::restart_mode::never;
+      // Typed in the user's shell, like `genkit start -- <command>`: it keeps
+      // that shell's variables (API keys), all but the manager's secrets.
+      attached.inherit_env_all = true;
       m.services.push_back(std::move(attached));
     }
     std::set<std::string> names, ids;

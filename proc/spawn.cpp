@@ -1,5 +1,6 @@
 #include "proc/spawn.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -163,6 +164,45 @@ environment inherited_environment() {
       env.emplace(std::string{entry.substr(0, eq)}, std::string{entry.substr(eq + 1)});
   }
   return env;
+}
+
+const std::vector<std::string>& default_inherited_names() {
+  static const std::vector<std::string> names{
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR",
+    "TERM", "SSL_CERT_FILE", "SSL_CERT_DIR", "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS",
+    "TSAN_OPTIONS", "MSAN_OPTIONS"};
+  return names;
+}
+
+bool is_secret_name(std::string_view name) {
+  return name.starts_with("ACTOR_HOST_AUTH_TOKEN");
+}
+
+namespace {
+
+bool matches(std::string_view pattern, std::string_view name) {
+  if (pattern.ends_with('*'))
+    return name.starts_with(pattern.substr(0, pattern.size() - 1));
+  return pattern == name;
+}
+
+bool kept(const std::vector<std::string>& patterns, std::string_view name, bool secret) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) {
+    return secret ? p == name : matches(p, name);
+  });
+}
+
+} // namespace
+
+environment filter_environment(const environment& parent, const inherit_policy& policy) {
+  environment out;
+  for (auto& [name, value] : parent) {
+    bool secret = is_secret_name(name);
+    if ((policy.all && !secret) || kept(default_inherited_names(), name, secret)
+        || kept(policy.names, name, secret))
+      out.emplace(name, value);
+  }
+  return out;
 }
 
 void signal_group(pid_t pid, int sig) {

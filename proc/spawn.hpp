@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <sys/types.h>
@@ -51,6 +52,29 @@ child_process spawn(const spawn_request& req);
 
 /// The parent's own environment as a map.
 environment inherited_environment();
+
+/// Which of the parent's variables a child keeps (services of the manager).
+/// The variables set for the child itself are added afterwards by the caller.
+struct inherit_policy {
+  /// Everything except the secrets (see is_secret_name).
+  bool all = false;
+  /// Names kept on top of the defaults; "PREFIX_*" keeps a prefix. Only an
+  /// exact name passes a secret: "ACTOR_HOST_*" does not.
+  std::vector<std::string> names;
+};
+
+/// What every child keeps: what a program needs to run (PATH, HOME, USER,
+/// LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TZ, TMPDIR, TERM, SSL_CERT_FILE,
+/// SSL_CERT_DIR, the sanitizers' *SAN_OPTIONS). Nothing that usually
+/// carries a credential (API keys, proxies with passwords, tokens).
+const std::vector<std::string>& default_inherited_names();
+
+/// The manager's own credentials (ACTOR_HOST_AUTH_TOKEN*): never passed by
+/// `all` or by a prefix, only when named exactly.
+bool is_secret_name(std::string_view name);
+
+/// The part of `parent` that `policy` lets through.
+environment filter_environment(const environment& parent, const inherit_policy& policy);
 
 /// Signals the child's whole group, or the child alone if the group is gone.
 /// Only safe while the child is unreaped (its pid cannot be reused then).

@@ -68,6 +68,23 @@ restart_mode parse_restart(const entry& e) {
   fail(e.mark(), "bad restart '" + s + "': expected never, on-failure or always");
 }
 
+/// `inherit_env: true|false` or a list of names, "PREFIX_*" for a prefix.
+void parse_inherit_env(const entry& e, service_spec& svc) {
+  auto word = e.value.IsScalar() ? e.value.Scalar() : std::string{};
+  if (word == "true" || word == "false") {
+    svc.inherit_env_all = boolean(e);
+    return;
+  }
+  if (!e.value.IsSequence())
+    fail(e.mark(), "'inherit_env' must be true, false or a list of variable names");
+  svc.inherit_env = string_list(e);
+  for (auto& name : svc.inherit_env) {
+    auto bare = name.ends_with('*') ? name.substr(0, name.size() - 1) : name;
+    if (!valid_env_name(bare))
+      fail(e.mark(), "bad variable name '" + name + "' in inherit_env (a name, or a prefix and '*')");
+  }
+}
+
 service_spec parse_service(const YAML::Node& node, const std::string& base_dir) {
   service_spec svc;
   const entry* command = nullptr;
@@ -75,7 +92,7 @@ service_spec parse_service(const YAML::Node& node, const std::string& base_dir) 
   for (auto& e : entries(node, "service",
                          {"name", "command", "runtime_id", "env", "cwd", "restart", "backoff",
                           "max_backoff", "max_restarts", "ready_timeout", "stop_grace",
-                          "register"})) {
+                          "register", "inherit_env"})) {
     if (e.key == "name") {
       svc.name = non_empty_scalar(e);
       if (svc.name.find_first_of(" \t\n/") != std::string::npos)
@@ -110,6 +127,8 @@ service_spec parse_service(const YAML::Node& node, const std::string& base_dir) 
       svc.stop_grace = duration(e);
     } else if (e.key == "register") {
       svc.registers = boolean(e);
+    } else if (e.key == "inherit_env") {
+      parse_inherit_env(e, svc);
     }
   }
   if (svc.name.empty())

@@ -37,6 +37,11 @@ struct service_spec {
   std::chrono::milliseconds stop_grace{5000};
   /// false: a plain program that never registers (not part of /readyz).
   bool registers = true;
+  /// The manager's variables the child keeps besides a small default set
+  /// (proc::default_inherited_names): `inherit_env: true` = all of them but
+  /// the manager's secrets; a list = these names too ("PREFIX_*" a prefix).
+  bool inherit_env_all = false;
+  std::vector<std::string> inherit_env;
 };
 
 /// A value and where it came from: "default", "FILE:LINE", "env NAME",

@@ -3,6 +3,7 @@
 #include "obs/log.hpp"
 #include "obs/metrics.hpp"
 #include "proc/process_watch.hpp"
+#include "proc/spawn.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -43,7 +44,10 @@ void start(self_ptr self) {
   req.argv = spec.command;
   if (req.argv.front() == "actor-host")
     req.argv.front() = self_executable();
-  req.env = proc::inherited_environment();
+  // A service sees what it needs to run, not the manager's credentials or
+  // whatever else the manager's shell happened to export.
+  req.env = proc::filter_environment(proc::inherited_environment(),
+                                     {.all = spec.inherit_env_all, .names = spec.inherit_env});
   for (auto& [k, v] : spec.env)
     req.env[k] = v;
   for (auto& [k, v] : child_runtime_env(st.args.manager_url, spec.runtime_id))

@@ -15,14 +15,12 @@
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
 #include "obs/metrics.hpp"
+#include "proc/private_file.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <cerrno>
 #include <csignal>
-#include <cstring>
-#include <fstream>
 
 namespace actor_host {
 
@@ -80,13 +78,13 @@ public:
 
 std::string write_env_file(const std::string& path, const std::string& manager_url,
                            const std::string& runtime_id) {
-  std::ofstream out{path, std::ios::trunc};
+  std::string text;
   for (auto& [k, v] : child_runtime_env(manager_url, runtime_id))
     if (!v.empty())
-      out << k << '=' << v << '\n';
-  out.flush();
-  if (!out)
-    return "cannot write --write-env-file " + path + ": " + std::strerror(errno);
+      text += k + '=' + v + '\n';
+  // The manager URL may carry a token: owner-only, and never through a link.
+  if (auto err = proc::write_private_file(path, text); !err.empty())
+    return "--write-env-file: " + err;
   spdlog::info("Wrote the runtime environment to {}", path);
   return {};
 }

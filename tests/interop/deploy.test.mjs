@@ -115,6 +115,7 @@ const SERVICE_KEYS = {
   ready_timeout: (v) => parseDuration(v) > 0,
   stop_grace: (v) => parseDuration(v) !== null,
   register: (v) => typeof v === 'boolean',
+  inherit_env: (v) => typeof v === 'boolean' || (Array.isArray(v) && v.every((n) => typeof n === 'string' && /^[A-Za-z_][A-Za-z0-9_]*\*?$/.test(n))),
 };
 const HOST_DEFAULTS = { drain_timeout: 15000, stop_grace: 5000 };
 
