@@ -1,5 +1,6 @@
 #include "apps/host_settings.hpp"
 
+#include "net/access_policy.hpp"
 #include "registry/duration.hpp"
 
 #include <CLI/CLI.hpp>
@@ -159,6 +160,11 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.rbac.middleware = eff.at("worker_middleware").value;
   m.max_frame_bytes = num(eff, "max_frame_bytes");
   m.max_body_bytes = num(eff, "max_body_bytes");
+  if (auto& file = eff.at("auth_token_file").value; !file.empty())
+    if (auto e = net::read_token_file(file, m.auth_token); !e.empty())
+      return e;
+  m.allowed_origins = net::split_list(eff.at("allowed_origins").value);
+  m.allowed_hosts = net::split_list(eff.at("allowed_hosts").value);
   m.policy.request_timeout = span(ms(eff, "request_timeout"));
   m.policy.run_timeout = span(ms(eff, "run_timeout"));
   m.drain_timeout = std::chrono::milliseconds{ms(eff, "drain_timeout")};

@@ -6,6 +6,7 @@
 #include "apps/cli.hpp"
 #include "apps/exit_latch.hpp"
 #include "apps/host_settings.hpp"
+#include "net/access_policy.hpp"
 #include "net/io_runtime.hpp"
 #include "obs/log.hpp"
 #include "registry/demo_actions.hpp"
@@ -130,6 +131,10 @@ int main(int argc, char** argv) {
     runtime_options ro;
     if (!runtime_setup(f, *catalog, ro))
       return 1;
+    // auth_token_file also serves the runtime role: the token rides in the
+    // query, as for the children the manager starts.
+    if (!hs.manager.auth_token.empty() && ro.manager_url.find("token=") == std::string::npos)
+      ro.manager_url = net::url_with_token(ro.manager_url, hs.manager.auth_token);
     main_component = std::make_unique<runtime>(sys, io, ro, std::move(catalog));
   } else {
     auto opts = hs.manager;

@@ -15,7 +15,7 @@ namespace {
 
 using namespace yaml_read;
 
-constexpr std::array<setting_def, 21> settings{{
+constexpr std::array<setting_def, 24> settings{{
   {"bind", "127.0.0.1", setting_type::text, "address the servers listen on", ""},
   {"port", "0", setting_type::port, "reflection server port (runtimes dial in); 0 = first free in 3200-3400", ""},
   {"http_port", "4100", setting_type::port, "API server port (/api, /metrics, /healthz, /readyz); 0 = any free", ""},
@@ -30,8 +30,11 @@ constexpr std::array<setting_def, 21> settings{{
   {"request_timeout", "30s", setting_type::positive_duration, "timeout of listActions/listValues/cancelAction", ""},
   {"run_timeout", "0", setting_type::duration, "default runAction timeout; 0 = none", ""},
   {"drain_timeout", "15s", setting_type::duration, "on SIGTERM, how long in-flight calls may finish before they are cancelled", ""},
-  {"max_frame_bytes", "67108864", setting_type::count, "largest WebSocket message accepted", ""},
-  {"max_body_bytes", "67108864", setting_type::count, "largest HTTP request body accepted", ""},
+  {"max_frame_bytes", "8388608", setting_type::count, "largest WebSocket message accepted (memory per connection is bounded by it)", ""},
+  {"max_body_bytes", "8388608", setting_type::count, "largest HTTP request body accepted (memory per connection is bounded by it)", ""},
+  {"auth_token_file", "", setting_type::text, "file whose content is the token callers (Authorization: Bearer), runtimes and workers (header or ?token=) must present; unset = loopback peers only", ""},
+  {"allowed_origins", "", setting_type::text, "comma-separated browser origins admitted besides loopback ones, e.g. https://ui.example.com; * = any", ""},
+  {"allowed_hosts", "", setting_type::text, "comma-separated Host names served besides loopback names and the bind address; * = any", ""},
   {"log_level", "info", setting_type::choice, "log level", "trace|debug|info|warn|error"},
   {"log_format", "text", setting_type::choice, "log line format", "text|json"},
   {"scheduler_threads", "1", setting_type::threads, "CAF worker threads", ""},

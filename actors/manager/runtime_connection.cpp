@@ -38,14 +38,33 @@ void on_register(self_ptr self, const rpc::message& m) {
   }
   info.reflection_server_url = st.opts.reflection_url;
   info.timestamp = registry::iso_timestamp_now();
-  if (!st.runtime_id.empty() && st.runtime_id != info.id)
-    self->send(st.directory, deregister_atom_v, st.runtime_id, caf::actor{self});
-  st.runtime_id = info.id;
-  self->send(st.directory, register_atom_v, info.id, info.to_json(), caf::actor{self});
-  // No telemetry server here: an unreachable telemetryServerUrl wedges the
-  // Genkit JS runtime, so the key is left out (the runtime keeps its own).
-  if (m.kind == rpc::kind::request)
-    st.transport->send_text(rpc::result_response(m.id, "{}"));
+  // The directory decides: an id held by another live socket is refused, one
+  // whose socket is dead is handed over (it may probe the holder first).
+  auto id = info.id;
+  self->request(st.directory, caf::infinite, register_atom_v, info.id, info.to_json(),
+                caf::actor{self})
+    .then(
+      [self, id, rid = m.id, request = m.kind == rpc::kind::request](bool ok, std::string& why) {
+        auto& st = self->state;
+        if (!ok) {
+          spdlog::warn("refused register of runtime id {} from {}: {}", id,
+                       st.transport->peer(), why);
+          if (request)
+            reply_error(self, rid, rpc::code::invalid_params, "Invalid params: " + why);
+          return;
+        }
+        if (!st.runtime_id.empty() && st.runtime_id != id)
+          self->send(st.directory, deregister_atom_v, st.runtime_id, caf::actor{self});
+        st.runtime_id = id;
+        // No telemetry server here: an unreachable telemetryServerUrl wedges
+        // the Genkit JS runtime, so the key is left out (the runtime keeps
+        // its own).
+        if (request)
+          st.transport->send_text(rpc::result_response(rid, "{}"));
+      },
+      [self, id](caf::error& err) {
+        spdlog::warn("register of runtime id {} failed: {}", id, caf::to_string(err));
+      });
 }
 
 // streamChunk is the per-chunk path: one pass over params, views into the
@@ -71,8 +90,15 @@ void on_notification(self_ptr self, rpc::message& m) {
   std::string_view t[1];
   std::string trace;
   if (!f[2].empty() && rpc::find_members(m.params, f[2], {"traceId"}, t) && !t[0].empty()
-      && rpc::string_value(t[0], trace) && !trace.empty())
+      && rpc::string_value(t[0], trace) && !trace.empty()) {
+    // It becomes a response header and a log field: only a well-formed id.
+    if (!registry::valid_trace_id(trace)) {
+      spdlog::warn("runtime {} sent an invalid trace id ({} bytes); ignored", self->state.who(),
+                   trace.size());
+      return;
+    }
     self->send(i->second, trace_atom_v, std::move(trace));
+  }
 }
 
 void check_drained(self_ptr self) {
@@ -190,6 +216,17 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
     [self](cancel_atom) {
       for (auto& [id, p] : self->state.pending)
         self->send(p, cancel_atom_v);
+    },
+    [self](probe_atom) -> caf::result<bool> {
+      auto& st = self->state;
+      st.probes.push_back(self->make_response_promise<bool>());
+      if (st.probes.size() == 1)
+        st.transport->ping([a = caf::actor{self}] { caf::anon_send(a, pong_atom_v); });
+      return st.probes.back();
+    },
+    [self](pong_atom) {
+      for (auto& rp : std::exchange(self->state.probes, {}))
+        rp.deliver(true);
     },
   };
 }
