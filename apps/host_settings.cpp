@@ -160,9 +160,9 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.rbac.middleware = eff.at("worker_middleware").value;
   m.max_frame_bytes = num(eff, "max_frame_bytes");
   m.max_body_bytes = num(eff, "max_body_bytes");
-  if (auto& file = eff.at("auth_token_file").value; !file.empty())
-    if (auto e = net::read_token_file(file, m.auth_token); !e.empty())
-      return e;
+  // Read when the role starts (load_auth_token), so that `actor-host config`
+  // works without the secret at hand.
+  m.auth_token_file = eff.at("auth_token_file").value;
   m.allowed_origins = net::split_list(eff.at("allowed_origins").value);
   m.allowed_hosts = net::split_list(eff.at("allowed_hosts").value);
   m.policy.request_timeout = span(ms(eff, "request_timeout"));
@@ -196,6 +196,12 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   }
   out = std::move(hs);
   return {};
+}
+
+std::string load_auth_token(manager_options& m) {
+  if (m.auth_token_file.empty())
+    return {};
+  return net::read_token_file(m.auth_token_file, m.auth_token);
 }
 
 int run_config_command(int argc, char** argv) {

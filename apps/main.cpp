@@ -102,6 +102,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", err.c_str());
     return 2;
   }
+  if (auto err = apps::load_auth_token(hs.manager); !err.empty()) {
+    std::fprintf(stderr, "error: %s\n", err.c_str());
+    return 2;
+  }
   if (auto err = obs::setup_logging(hs.log_format, hs.log_level); !err.empty()) {
     std::fprintf(stderr, "error: %s\n", err.c_str());
     return 2;

@@ -51,13 +51,6 @@ public:
     close(1001, "going away");
   }
 
-  /// Liveness check: sends a WebSocket ping; `on_pong` runs (on the socket's
-  /// strand) when the peer answers it. Never runs for a dead or closing peer;
-  /// the caller keeps its own deadline. Transports without pings never answer.
-  virtual void ping(std::function<void()> on_pong) {
-    (void)on_pong;
-  }
-
   /// "ip:port" of the peer, for logs.
   virtual const std::string& peer() const = 0;
 

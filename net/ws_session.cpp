@@ -1,6 +1,7 @@
 #include "net/detail/ws_session.hpp"
 
 #include "net/io_runtime.hpp"
+#include "net/liveness.hpp"
 #include "net/url.hpp"
 #include "net/ws_connect.hpp"
 
@@ -190,7 +191,9 @@ struct out_frame {
   bool binary = false;
 };
 
-class ws_session : public transport, public std::enable_shared_from_this<ws_session> {
+class ws_session : public transport,
+                   public pingable,
+                   public std::enable_shared_from_this<ws_session> {
 public:
   ws_session(tcp::socket&& socket, ws_limits limits, std::shared_ptr<socket_counters> counters,
              std::string peer)

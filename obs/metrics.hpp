@@ -72,10 +72,6 @@ struct metrics {
   // Lifecycle.
   std::atomic<bool> draining{false};
   std::atomic<std::uint64_t> drain_cancelled_calls{0};
-  // Registrations of an id held by another connection: refused (the holder
-  // answered a ping) or handed over (it did not).
-  std::atomic<std::uint64_t> runtime_register_refused{0};
-  std::atomic<std::uint64_t> runtime_takeovers{0};
 
   // iii workers: invocations routed to workers, by outcome; telemetry frames
   // received on /otel (dropped: no sink is configured).

@@ -18,9 +18,6 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, list_atom, "list")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_open_atom, "bidiopen")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_close_atom, "bidiclose")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_find_atom, "bidifind")
-// directory -> runtime connection: is your socket alive? (a WebSocket ping)
-CAF_ADD_ATOM(actor_host, actor_host::atoms, probe_atom, "probe")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, pong_atom, "pong")
 
 // caller -> connection -> pending request -> caller
 CAF_ADD_ATOM(actor_host, actor_host::atoms, call_atom, "call")

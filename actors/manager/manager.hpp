@@ -36,6 +36,7 @@ struct manager_options {
   /// The shared secret of every listener (auth_token_file's content); empty:
   /// only loopback peers are served.
   std::string auth_token;
+  std::string auth_token_file; // where auth_token comes from
   std::vector<std::string> allowed_origins; // besides loopback origins
   std::vector<std::string> allowed_hosts;   // besides loopback names and `bind`
   /// Remote peers are authenticated otherwise (TLS client certificates,

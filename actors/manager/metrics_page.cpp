@@ -1,6 +1,7 @@
 #include "actors/manager/metrics_page.hpp"
 
 #include "actors/common/live_counts.hpp"
+#include "actors/manager/admission_counters.hpp"
 #include "net/socket_counters.hpp"
 #include "obs/metrics.hpp"
 #include "registry/status.hpp"
@@ -145,10 +146,10 @@ std::string metrics_page(const net::socket_counters& rc, const net::socket_count
   m.invocation_latency.render(p.text(), "actor_host_invocation_duration_seconds", {});
   p.single("actor_host_runtime_register_refused_total", "counter",
            "Registrations refused: the id is held by a connection that answers pings.",
-           ld(m.runtime_register_refused));
+           ld(runtime_register_refused));
   p.single("actor_host_runtime_takeovers_total", "counter",
            "Ids handed to a new connection because the holder did not answer a ping.",
-           ld(m.runtime_takeovers));
+           ld(runtime_takeovers));
   p.single("actor_host_otel_frames_total", "counter",
            "Telemetry frames received from iii workers on /otel (dropped: no sink).",
            ld(m.otel_frames));

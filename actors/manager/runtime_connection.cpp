@@ -4,6 +4,7 @@
 #include "actors/manager/errors.hpp"
 #include "actors/manager/pending_request.hpp"
 #include "net/jsonrpc.hpp"
+#include "net/liveness.hpp"
 #include "registry/runtime_info.hpp"
 
 #include <spdlog/spdlog.h>
@@ -148,6 +149,8 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
   st.directory = std::move(directory);
   st.opts = std::move(opts);
   close_on_exit(self, std::move(transport));
+  // Directory probes waiting for the pong to our ping (register takeover).
+  auto probes = std::make_shared<std::vector<caf::typed_response_promise<bool>>>();
   // Pending requests are linked so that they die with us on shutdown. One
   // that fails on its own must not take the connection down.
   self->set_exit_handler([self](caf::exit_msg& em) {
@@ -217,15 +220,18 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
       for (auto& [id, p] : self->state.pending)
         self->send(p, cancel_atom_v);
     },
-    [self](probe_atom) -> caf::result<bool> {
-      auto& st = self->state;
-      st.probes.push_back(self->make_response_promise<bool>());
-      if (st.probes.size() == 1)
-        st.transport->ping([a = caf::actor{self}] { caf::anon_send(a, pong_atom_v); });
-      return st.probes.back();
+    // Liveness probe (the directory, before it hands our id to another
+    // socket): true once the socket answers a WebSocket ping, no answer at
+    // all otherwise (the asker keeps the deadline).
+    [self, probes](ready_atom) -> caf::result<bool> {
+      probes->push_back(self->make_response_promise<bool>());
+      if (probes->size() == 1)
+        if (auto* p = dynamic_cast<net::pingable*>(self->state.transport.get()))
+          p->ping([a = caf::actor{self}] { caf::anon_send(a, ready_atom_v, true); });
+      return probes->back();
     },
-    [self](pong_atom) {
-      for (auto& rp : std::exchange(self->state.probes, {}))
+    [probes](ready_atom, bool) {
+      for (auto& rp : std::exchange(*probes, {}))
         rp.deliver(true);
     },
   };

@@ -8,7 +8,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <vector>
 
 namespace actor_host {
 
@@ -35,8 +34,6 @@ struct connection_state {
   // raw wire id -> pending_request
   std::unordered_map<std::string, caf::actor, wire_id_hash, std::equal_to<>> pending;
   caf::response_promise drained; // answered when `pending` is empty
-  // Directory probes waiting for the pong to our ping (register takeover).
-  std::vector<caf::typed_response_promise<bool>> probes;
   static inline const char* name = "runtime_connection";
 
   const std::string& who() const;
@@ -54,8 +51,8 @@ struct connection_state {
 /// - (forget_atom, wire_id): a pending request gave up (timeout)
 /// - (drain_atom) -> ok: once no request is in flight (shutdown)
 /// - (cancel_atom): cancels every request in flight (drain timeout passed)
-/// - (probe_atom) -> bool: true once the socket answers a WebSocket ping (no
-///   answer at all otherwise: the asker keeps the deadline)
+/// - (ready_atom) -> bool: true once the socket answers a WebSocket ping; no
+///   answer otherwise (the directory's liveness probe before a takeover)
 caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
                                  net::transport_ptr transport, caf::actor directory,
                                  connection_options opts);

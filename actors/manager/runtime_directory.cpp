@@ -1,7 +1,7 @@
 #include "actors/manager/runtime_directory.hpp"
 
+#include "actors/manager/admission_counters.hpp"
 #include "actors/manager/errors.hpp"
-#include "obs/metrics.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -34,6 +34,10 @@ void publish_route(caf::stateful_actor<directory_state>* self, const std::string
   for (auto& s : self->state.route_subscribers)
     self->send(s, route_atom_v, id, conn);
 }
+
+// How long the holder of an id has to answer a ping before another
+// connection may take the id over.
+constexpr auto probe_timeout = std::chrono::seconds(2);
 
 std::string in_use(const std::string& id) {
   return "runtime id '" + id
@@ -88,39 +92,41 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
     std::erase_if(self->state.route_subscribers,
                   [&](auto& s) { return s.address() == dm.source; });
   });
+  // Ids whose holder is being probed: a second claimant meanwhile is refused.
+  auto probing = std::make_shared<std::unordered_map<std::string, caf::actor>>();
   return {
-    [self](register_atom, std::string& id, std::string& info,
-           caf::actor& conn) -> caf::result<bool, std::string> {
+    [self, probing](register_atom, std::string& id, std::string& info,
+                    caf::actor& conn) -> caf::result<bool, std::string> {
       auto* e = self->state.find(id);
       if (!e || e->conn == conn) {
         add_or_update(self, id, std::move(info), conn);
         return {true, std::string{}};
       }
-      if (self->state.probing.count(id)) {
-        obs::global().runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
+      if (probing->count(id)) {
+        runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
         return {false, in_use(id)};
       }
       // Another connection holds the id: it keeps it if its socket answers.
       auto holder = e->conn;
-      self->state.probing.emplace(id, conn);
+      probing->emplace(id, conn);
       auto rp = self->make_response_promise<bool, std::string>();
-      auto settle = [self, id, info, conn, holder, rp](bool holder_alive) mutable {
-        self->state.probing.erase(id);
+      auto settle = [self, probing, id, info, conn, holder, rp](bool holder_alive) mutable {
+        probing->erase(id);
         auto* cur = self->state.find(id);
         if (holder_alive || (cur && cur->conn != holder)) {
-          obs::global().runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
+          runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
           rp.deliver(false, in_use(id));
           return;
         }
         spdlog::warn("Runtime {}: the connection holding the id does not answer a ping; "
                      "handing the id to the new connection",
                      id);
-        obs::global().runtime_takeovers.fetch_add(1, std::memory_order_relaxed);
+        runtime_takeovers.fetch_add(1, std::memory_order_relaxed);
         self->send_exit(holder, caf::exit_reason::user_shutdown);
         add_or_update(self, id, std::move(info), conn);
         rp.deliver(true, std::string{});
       };
-      self->request(holder, self->state.probe_timeout, probe_atom_v)
+      self->request(holder, probe_timeout, ready_atom_v)
         .then([settle](bool alive) mutable { settle(alive); },
               [settle](caf::error&) mutable { settle(false); });
       return rp;

@@ -25,11 +25,6 @@ struct directory_state {
   std::vector<caf::actor> route_subscribers;
   // The iii side of the catalog (function_registry), for `/iii/` keys.
   caf::actor functions;
-  // How long the holder of an id has to answer a ping before another
-  // connection may take the id over.
-  caf::timespan probe_timeout{std::chrono::seconds(2)};
-  // Ids whose holder is being probed: a second claimant meanwhile is refused.
-  std::unordered_map<std::string, caf::actor> probing;
   static inline const char* name = "runtime_directory";
 
   entry* find(const std::string& id);
@@ -37,14 +32,14 @@ struct directory_state {
 
 /// runtimeId -> runtime_connection, in registration order. As in Genkit, the
 /// last entry is the "most recent" runtime. An id cannot be taken over: a
-/// register of an id held by another connection goes to that connection
-/// first (probe_atom: a WebSocket ping with `probe_timeout`); if the holder
-/// answers, the claimant is refused; if it does not (a dead link the runtime
+/// register of an id held by another connection asks that connection first
+/// ((ready_atom) -> bool: a WebSocket ping, 2 s deadline); if the holder
+/// answers, the claimant is refused; if not (a dead link the runtime
 /// reconnected around), the holder is dropped and the claimant gets the id in
 /// place. Also indexes bidi runs by trace id for the HTTP front door.
 ///
 /// - (register_atom, id, info_json, conn) -> (bool ok, string why): add, or
-///   update info for the same conn, or take over as above; monitors conn
+///   update the info for the same conn, or take over as above; monitors conn
 /// - (deregister_atom, id, conn): remove if conn still owns the id
 /// - (route_atom, id) -> (bool ok, actor conn, string id_or_error); "" = most recent
 /// - (list_atom) -> string: JSON array of RuntimeInfo
