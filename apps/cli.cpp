@@ -22,6 +22,7 @@
 #include <boost/json.hpp>
 
 #include "registry/duration.hpp"
+#include "net/access_policy.hpp"
 #include "net/url.hpp"
 #include "net/ws_client.hpp"
 
@@ -402,6 +403,7 @@ private:
 /// Everything the command line can set; each command reads its part.
 struct cli_options {
   std::string manager;
+  std::string token; // sent as Authorization: Bearer
   bool json = false;
   std::string runtime;
   std::string key;
@@ -422,7 +424,7 @@ std::unique_ptr<manager_session> open_session(const cli_options& opts, int& rc) 
     rc = exit_usage;
     return nullptr;
   }
-  auto client = net::blocking_ws_client::connect(*url, error, connect_timeout);
+  auto client = net::blocking_ws_client::connect(*url, error, connect_timeout, opts.token);
   if (!client) {
     std::cerr << "error: cannot reach the manager at " << *url << ": " << error << '\n';
     rc = exit_unreachable;
@@ -623,6 +625,9 @@ int run_cli(int argc, char** argv) {
   cli_options opts;
   if (const char* env = std::getenv("ACTOR_HOST_MANAGER"); env != nullptr && *env != '\0')
     opts.manager = env;
+  std::string token_file;
+  if (const char* env = std::getenv("ACTOR_HOST_AUTH_TOKEN_FILE"); env != nullptr && *env != '\0')
+    token_file = env;
   else
     opts.manager = std::string{default_manager_url};
   // -- command line ---------------------------------------------------------
@@ -636,6 +641,9 @@ int run_cli(int argc, char** argv) {
                     "API server URL (default: $ACTOR_HOST_MANAGER, else "
                       + std::string{default_manager_url} + ")");
     cmd->add_flag("--json", opts.json, "Print raw JSON results");
+    cmd->add_option("--auth-token-file", token_file,
+                    "File with the manager's token, sent as Authorization: Bearer (default: "
+                    "$ACTOR_HOST_AUTH_TOKEN_FILE)");
     cmd->footer(footer);
   };
   auto add_runtime = [&](CLI::App* cmd) {
@@ -668,6 +676,12 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return exit_usage;
+  }
+  if (!token_file.empty()) {
+    if (auto err = net::read_token_file(token_file, opts.token); !err.empty()) {
+      std::cerr << "error: " << err << '\n';
+      return exit_usage;
+    }
   }
   // -- validate `run` arguments before connecting ---------------------------
   std::optional<json::value> input;

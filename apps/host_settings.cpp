@@ -1,5 +1,6 @@
 #include "apps/host_settings.hpp"
 
+#include "net/access_policy.hpp"
 #include "registry/duration.hpp"
 
 #include <CLI/CLI.hpp>
@@ -169,6 +170,11 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.channels.max_per_worker = num(eff, "max_channels_per_worker");
   m.max_frame_bytes = num(eff, "max_frame_bytes");
   m.max_body_bytes = num(eff, "max_body_bytes");
+  // Read when the role starts (load_auth_token), so that `actor-host config`
+  // works without the secret at hand.
+  m.auth_token_file = eff.at("auth_token_file").value;
+  m.allowed_origins = net::split_list(eff.at("allowed_origins").value);
+  m.allowed_hosts = net::split_list(eff.at("allowed_hosts").value);
   m.policy.request_timeout = span(ms(eff, "request_timeout"));
   m.policy.run_timeout = span(ms(eff, "run_timeout"));
   m.policy.max_calls_per_caller = num(eff, "max_calls_per_caller");
@@ -206,6 +212,12 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   }
   out = std::move(hs);
   return {};
+}
+
+std::string load_auth_token(manager_options& m) {
+  if (m.auth_token_file.empty())
+    return {};
+  return net::read_token_file(m.auth_token_file, m.auth_token);
 }
 
 int run_config_command(int argc, char** argv) {

@@ -45,6 +45,9 @@ void add_host_options(CLI::App& app, host_flags& f);
 /// the manager's options and services. Returns "" or the error to print.
 std::string resolve_host_settings(const host_flags& f, host_settings& out);
 
+/// Reads `m.auth_token_file` (if set) into `m.auth_token`. Returns "" or why not.
+std::string load_auth_token(manager_options& m);
+
 /// `actor-host config [flags] [-- command]`: prints the effective
 /// configuration and where each value came from. Exit 0, or 2 with the error
 /// (`file:line:column: reason`) on a bad config.

@@ -6,6 +6,7 @@
 #include "apps/cli.hpp"
 #include "apps/exit_latch.hpp"
 #include "apps/host_settings.hpp"
+#include "net/access_policy.hpp"
 #include "net/io_runtime.hpp"
 #include "obs/log.hpp"
 #include "registry/demo_actions.hpp"
@@ -101,6 +102,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", err.c_str());
     return 2;
   }
+  if (auto err = apps::load_auth_token(hs.manager); !err.empty()) {
+    std::fprintf(stderr, "error: %s\n", err.c_str());
+    return 2;
+  }
   if (auto err = obs::setup_logging(hs.log_format, hs.log_level); !err.empty()) {
     std::fprintf(stderr, "error: %s\n", err.c_str());
     return 2;
@@ -132,6 +137,10 @@ int main(int argc, char** argv) {
       return 1;
     ro.max_unread_frames = hs.manager.policy.max_unread_frames;
     ro.max_bidi_input_bytes = hs.manager.policy.max_bidi_input_bytes;
+    // auth_token_file also serves the runtime role: the token rides in the
+    // query, as for the children the manager starts.
+    if (!hs.manager.auth_token.empty() && ro.manager_url.find("token=") == std::string::npos)
+      ro.manager_url = net::url_with_token(ro.manager_url, hs.manager.auth_token);
     main_component = std::make_unique<runtime>(sys, io, ro, std::move(catalog));
   } else {
     auto opts = hs.manager;

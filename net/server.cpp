@@ -1,5 +1,6 @@
 #include "net/server.hpp"
 
+#include "net/access_policy.hpp"
 #include "net/io_runtime.hpp"
 #include "net/url.hpp"
 #include "net/detail/ws_session.hpp"
@@ -21,7 +22,6 @@
 #include <cctype>
 #include <deque>
 #include <optional>
-#include <regex>
 #include <vector>
 
 namespace actor_host::net {
@@ -50,10 +50,16 @@ std::string reason_phrase(int status) {
   return r.empty() ? std::string{"Unknown"} : std::string{r};
 }
 
-bool cors_origin_allowed(const std::string& origin) {
-  // Same rule as the Genkit Dev UI server: any localhost page may call us.
-  static const std::regex allowed{R"(^http://localhost:\d+$)"};
-  return std::regex_match(origin, allowed);
+std::string endpoint_address(const tcp::socket& s) {
+  error_code ec;
+  auto ep = s.remote_endpoint(ec);
+  return ec ? std::string{} : ep.address().to_string();
+}
+
+// A value with CR, LF or NUL would end the header (or the head) early and let
+// whoever chose it write headers of their own.
+bool header_safe(std::string_view v) {
+  return v.find_first_of(std::string_view{"\r\n\0", 3}) == std::string_view::npos;
 }
 
 } // namespace
@@ -98,6 +104,7 @@ public:
   http_session(tcp::socket&& socket, std::shared_ptr<server::impl> srv)
     : stream_(std::move(socket)), srv_(std::move(srv)) {
     peer_ = endpoint_string(stream_.socket());
+    peer_address_ = endpoint_address(stream_.socket());
     ++srv_->counters->http_connections;
   }
 
@@ -120,7 +127,7 @@ public:
     h.reserve(256 + body.size());
     h += "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) + "\r\n";
     h += "Server: actor-host\r\n";
-    if (!content_type.empty())
+    if (!content_type.empty() && header_safe(content_type))
       h += "Content-Type: " + content_type + "\r\n";
     if (length)
       h += "Content-Length: " + std::to_string(*length) + "\r\n";
@@ -129,8 +136,14 @@ public:
     if (!cors_origin_.empty())
       h += "Access-Control-Allow-Origin: " + cors_origin_
            + "\r\nAccess-Control-Expose-Headers: X-Genkit-Trace-Id\r\nVary: Origin\r\n";
-    for (auto& [k, v] : extra)
+    for (auto& [k, v] : extra) {
+      if (!header_safe(k) || !header_safe(v)) {
+        srv_->counters->unsafe_headers_dropped.fetch_add(1, std::memory_order_relaxed);
+        spdlog::warn("dropped response header {} to {}: CR, LF or NUL in it", k, peer_);
+        continue;
+      }
       h += k + ": " + v + "\r\n";
+    }
     h += keep_alive_ ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
     h += body;
     enqueue(std::move(h), length.has_value());
@@ -173,6 +186,42 @@ private:
     parser_->body_limit(srv_->opts.max_body_bytes);
     parser_->header_limit(64 * 1024);
     stream_.expires_after(std::chrono::milliseconds(srv_->opts.http_idle_timeout_ms));
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&http_session::on_header,
+                                                      shared_from_this()));
+  }
+
+  // The access policy sees the head before any body is read.
+  void on_header(error_code ec, std::size_t n) {
+    if (ec)
+      return on_read(ec, n);
+    auto& head_req = parser_->get();
+    std::string path;
+    std::map<std::string, std::string> query;
+    split_target(head_req.target(), path, query);
+    auto headers = lower_case_headers(head_req);
+    auto method = std::string{head_req.method_string()};
+    access_request ar{method, path, &headers, &query, peer_address_,
+                      websocket::is_upgrade(head_req)};
+    auto verdict = check_access(srv_->opts.access, ar);
+    if (verdict.status != 0) {
+      srv_->counters->access_refused.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("refused {} {} from {}: {} {}", method, path.substr(0, 200), peer_,
+                   verdict.status, verdict.message);
+      keep_alive_ = false;
+      begin_exchange(false);
+      std::string body = verdict.message + "\n";
+      auto length = body.size();
+      head(verdict.status, "text/plain; charset=utf-8", length,
+           verdict.status == 401 ? http_headers{{"WWW-Authenticate", "Bearer"}} : http_headers{},
+           std::move(body));
+      return;
+    }
+    cors_ok_ = verdict.cors;
+    admitted_origin_.clear();
+    if (auto i = headers.find("origin"); verdict.cors && i != headers.end())
+      admitted_origin_ = i->second;
+    token_from_query_ = verdict.token_from_query;
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&http_session::on_read, shared_from_this()));
   }
@@ -180,7 +229,7 @@ private:
   void on_read(error_code ec, std::size_t) {
     if (ec == http::error::body_limit) {
       keep_alive_ = false;
-      begin_exchange(parser_->get());
+      begin_exchange(cors_ok_);
       std::string body = R"({"error":{"code":-32600,"message":"Invalid request: body larger than )"
                          + std::to_string(srv_->opts.max_body_bytes) + R"( bytes"}})";
       auto length = body.size(); // before the move: argument order is unspecified
@@ -196,11 +245,13 @@ private:
     auto req = parser_->release();
     if (websocket::is_upgrade(req)) {
       auto up = describe_upgrade(req);
+      if (token_from_query_)
+        up.query.erase("token"); // the manager's secret goes no further
       if (auto* route = srv_->find_route(up.path)) {
         if (int status = route->check ? route->check(up) : 0; status != 0) {
           // Refused before the upgrade: a plain HTTP answer, then close.
           keep_alive_ = false;
-          begin_exchange(req);
+          begin_exchange(cors_ok_);
           std::string body = reason_phrase(status) + "\n";
           auto length = body.size();
           head(status, "text/plain", length, {}, std::move(body));
@@ -215,7 +266,7 @@ private:
       }
     }
     keep_alive_ = req.keep_alive();
-    begin_exchange(req);
+    begin_exchange(cors_ok_);
     http_request hr;
     hr.method = std::string{req.method_string()};
     split_target(req.target(), hr.path, hr.query);
@@ -223,8 +274,12 @@ private:
     hr.body = std::move(req.body());
     hr.peer = peer_;
     if (hr.method == "OPTIONS") {
-      head(204, "", 0, {{"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
-                        {"Access-Control-Allow-Headers", "Content-Type"}}, {});
+      // Preflight: only an admitted Origin learns what it may send.
+      head(204, "", 0,
+           cors_ok_ ? http_headers{{"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+                                   {"Access-Control-Allow-Headers", "Content-Type, Authorization"}}
+                    : http_headers{},
+           {});
       return;
     }
     if (!srv_->http) {
@@ -236,16 +291,14 @@ private:
     watch_peer();
   }
 
-  template <class Header>
-  void begin_exchange(const Header& req) {
+  // `cors`: the request's Origin passed the access policy, so it may read
+  // the answer.
+  void begin_exchange(bool cors) {
     active_ = true;
     stream_.expires_never();
     cors_origin_.clear();
-    if (auto i = req.find(http::field::origin); i != req.end()) {
-      std::string origin{i->value()};
-      if (cors_origin_allowed(origin))
-        cors_origin_ = std::move(origin);
-    }
+    if (cors && header_safe(admitted_origin_))
+      cors_origin_ = admitted_origin_;
   }
 
   http_responder_ptr make_responder();
@@ -344,6 +397,10 @@ private:
   std::vector<asio::const_buffer> bufs_;
   std::function<void()> abort_fn_;
   std::string cors_origin_;
+  std::string peer_address_;
+  std::string admitted_origin_;
+  bool cors_ok_ = false;
+  bool token_from_query_ = false;
   bool keep_alive_ = true;
   bool active_ = false;
   bool writing_ = false;

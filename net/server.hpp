@@ -1,5 +1,6 @@
 #pragma once
 
+#include "net/access_policy.hpp"
 #include "net/http_exchange.hpp"
 #include "net/socket_counters.hpp"
 #include "net/transport.hpp"
@@ -22,13 +23,16 @@ struct server_options {
   std::uint16_t port = 0;
   std::uint16_t range_first = 0;
   std::uint16_t range_last = 0;
-  std::size_t max_frame_bytes = 64u << 20;
-  std::size_t max_body_bytes = 64u << 20;
+  std::size_t max_frame_bytes = 8u << 20;
+  std::size_t max_body_bytes = 8u << 20;
   /// A peer that does not drain its socket gets closed (1008) once this many
   /// bytes wait to be written to it.
   std::size_t max_write_queue_bytes = 256u << 20;
   /// Idle keep-alive HTTP connections are closed after this long.
   unsigned http_idle_timeout_ms = 60000;
+  /// Who may use this listener (Origin, Host, token), checked on every
+  /// request head and upgrade before anything else is read.
+  access_policy access;
 };
 
 

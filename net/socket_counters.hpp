@@ -14,6 +14,10 @@ struct socket_counters {
   std::atomic<std::uint64_t> bytes_in{0};
   std::atomic<std::uint64_t> bytes_out{0};
   std::atomic<std::uint64_t> write_queue_overflows{0};
+  // Requests and upgrades refused by the access policy (Origin, Host, token).
+  std::atomic<std::uint64_t> access_refused{0};
+  // Response headers dropped because their value had CR, LF or NUL.
+  std::atomic<std::uint64_t> unsafe_headers_dropped{0};
   // Bytes queued for writing and not yet written, over all sockets.
   std::atomic<std::int64_t> queued_bytes{0};
 };

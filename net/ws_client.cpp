@@ -63,7 +63,7 @@ blocking_ws_client::~blocking_ws_client() {
 
 std::unique_ptr<blocking_ws_client>
 blocking_ws_client::connect(const std::string& url, std::string& error,
-                            std::chrono::milliseconds timeout) {
+                            std::chrono::milliseconds timeout, const std::string& bearer_token) {
   auto parsed = parse_url(url);
   if (!parsed) {
     error = "invalid URL '" + url + "'";
@@ -77,8 +77,10 @@ blocking_ws_client::connect(const std::string& url, std::string& error,
   auto& ioc = ptr->ioc_;
   auto& ws = ptr->ws_;
   ws.read_message_max(max_message_bytes);
-  ws.set_option(websocket::stream_base::decorator([](websocket::request_type& req) {
+  ws.set_option(websocket::stream_base::decorator([bearer_token](websocket::request_type& req) {
     req.set(http::field::user_agent, "actor-host-cli/" ACTOR_HOST_VERSION);
+    if (!bearer_token.empty())
+      req.set(http::field::authorization, "Bearer " + bearer_token);
   }));
   // Resolve -> connect -> handshake as one async chain, so that a single
   // run_for() puts one deadline on all three steps.
@@ -123,8 +125,15 @@ blocking_ws_client::connect(const std::string& url, std::string& error,
   }
   if (result) {
     error = std::string{stage} + " failed: " + describe(result);
-    if (result == websocket::error::upgrade_declined)
-      error += " (HTTP " + std::to_string(response.result_int()) + " for " + target + ")";
+    if (result == websocket::error::upgrade_declined) {
+      // The server's reason, e.g. why the token was refused; the target may
+      // carry a token, so only its path is shown.
+      auto body = response.body().substr(0, 300);
+      while (!body.empty() && (body.back() == '\n' || body.back() == '\r'))
+        body.pop_back();
+      error += " (HTTP " + std::to_string(response.result_int()) + " for "
+               + target.substr(0, target.find('?')) + (body.empty() ? ")" : "): " + body);
+    }
     return nullptr;
   }
   ptr->open_ = true;

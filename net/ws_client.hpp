@@ -19,8 +19,10 @@ public:
   /// Connects to a `ws://host[:port][/path]` URL and completes the opening
   /// handshake. `timeout` bounds name resolution, TCP connect and handshake
   /// together. Returns `nullptr` and sets `error` on failure.
+  /// A non-empty `bearer_token` is sent as `Authorization: Bearer <token>`.
   static std::unique_ptr<blocking_ws_client>
-  connect(const std::string& url, std::string& error, std::chrono::milliseconds timeout);
+  connect(const std::string& url, std::string& error, std::chrono::milliseconds timeout,
+          const std::string& bearer_token = {});
 
   ~blocking_ws_client();
 

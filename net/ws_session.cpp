@@ -1,6 +1,7 @@
 #include "net/detail/ws_session.hpp"
 
 #include "net/io_runtime.hpp"
+#include "net/liveness.hpp"
 #include "net/url.hpp"
 #include "net/ws_connect.hpp"
 
@@ -190,7 +191,9 @@ struct out_frame {
   bool binary = false;
 };
 
-class ws_session : public transport, public std::enable_shared_from_this<ws_session> {
+class ws_session : public transport,
+                   public pingable,
+                   public std::enable_shared_from_this<ws_session> {
 public:
   ws_session(tcp::socket&& socket, ws_limits limits, std::shared_ptr<socket_counters> counters,
              std::string peer)
@@ -281,6 +284,21 @@ public:
     });
   }
 
+  // One ping of ours in flight at a time (Beast has one slot for it); the
+  // callers that come meanwhile share its pong.
+  void ping(std::function<void()> on_pong) override {
+    asio::post(strand_, [self = shared_from_this(), f = std::move(on_pong)]() mutable {
+      if (self->closing_ || self->closed_)
+        return;
+      self->pong_waiters_.push_back(std::move(f));
+      if (self->pinging_)
+        return;
+      self->pinging_ = true;
+      self->ws_.async_ping(websocket::ping_data{probe_payload},
+                           [self](error_code) { self->pinging_ = false; });
+    });
+  }
+
   const std::string& peer() const override {
     return peer_;
   }
@@ -328,6 +346,13 @@ private:
     t.keep_alive_pings = true;
     ws_.set_option(t);
     ws_.read_message_max(limits_.max_frame_bytes);
+    // Pongs to our liveness pings (Beast's keep-alive pings carry no payload).
+    ws_.control_callback([this](websocket::frame_type kind, beast::string_view payload) {
+      if (kind != websocket::frame_type::pong || payload != probe_payload)
+        return;
+      for (auto& f : std::exchange(pong_waiters_, {}))
+        f();
+    });
     if (role == beast::role_type::server)
       ws_.set_option(websocket::stream_base::decorator(
         [](websocket::response_type& res) { res.set(http::field::server, "actor-host"); }));
@@ -615,6 +640,9 @@ private:
   bool read_parked_ = false; // paused with no read outstanding
   bool closing_ = false;
   bool closed_ = false;
+  static constexpr const char* probe_payload = "actor-host-probe";
+  std::vector<std::function<void()>> pong_waiters_;
+  bool pinging_ = false;
 };
 
 

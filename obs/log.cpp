@@ -40,6 +40,41 @@ void append_json_string(spdlog::memory_buf_t& dest, std::string_view s) {
   dest.push_back('"');
 }
 
+/// Appends `s` with control characters written as escapes, so that text a peer
+/// chose (a runtime id with a newline or an ANSI sequence) cannot end the line
+/// or forge one, nor drive the terminal.
+void append_escaped(spdlog::memory_buf_t& dest, std::string_view s) {
+  static constexpr char hex[] = "0123456789abcdef";
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      dest.push_back(c);
+      continue;
+    }
+    switch (c) {
+      case '\n': append(dest, "\\n"); break;
+      case '\r': append(dest, "\\r"); break;
+      case '\t': append(dest, "\\t"); break;
+      default: {
+        char esc[] = {'\\', 'x', hex[u >> 4], hex[u & 15]};
+        dest.append(esc, esc + 4);
+      }
+    }
+  }
+}
+
+/// `%V` in the text pattern: the message, escaped.
+class escaped_message_flag : public spdlog::custom_flag_formatter {
+public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    append_escaped(dest, std::string_view{msg.payload.data(), msg.payload.size()});
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<escaped_message_flag>();
+  }
+};
+
 /// `%*` in the text pattern: the call fields as ` key=value`.
 class fields_flag : public spdlog::custom_flag_formatter {
 public:
@@ -52,7 +87,7 @@ public:
       dest.push_back(' ');
       append(dest, key);
       dest.push_back('=');
-      append(dest, v);
+      append_escaped(dest, v);
     };
     add("service", f.service);
     add("runtime", f.runtime_id);
@@ -137,7 +172,8 @@ std::string setup_logging(std::string_view format, std::string_view level) {
     logger->set_formatter(std::make_unique<json_formatter>());
   } else if (format == "text") {
     auto f = std::make_unique<spdlog::pattern_formatter>();
-    f->add_flag<fields_flag>('*').set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v%*");
+    f->add_flag<fields_flag>('*');
+    f->add_flag<escaped_message_flag>('V').set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %V%*");
     logger->set_formatter(std::move(f));
   } else {
     return "unknown log format '" + std::string{format} + "' (text or json)";

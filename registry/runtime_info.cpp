@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -30,6 +32,26 @@ std::string runtime_info::to_json() const {
   return json::serialize(o);
 }
 
+std::string peer_text_problem(std::string_view s, std::size_t max_bytes) {
+  if (s.size() > max_bytes)
+    return "is " + std::to_string(s.size()) + " bytes long (at most " + std::to_string(max_bytes)
+           + ")";
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f)
+      return "contains a control character";
+  }
+  return {};
+}
+
+bool valid_trace_id(std::string_view s) {
+  return !s.empty() && s.size() <= max_trace_id_bytes
+         && std::all_of(s.begin(), s.end(), [](char c) {
+              return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'
+                     || c == '.';
+            });
+}
+
 bool parse_register_params(std::string_view params, runtime_info& out, std::string& why) {
   if (params.empty()) {
     why = "register needs params {id, pid}";
@@ -52,6 +74,10 @@ bool parse_register_params(std::string_view params, runtime_info& out, std::stri
     why = "'pid' must be a number";
     return false;
   }
+  if (auto p = peer_text_problem(id->as_string(), max_peer_text_bytes); !p.empty()) {
+    why = "'id' " + p;
+    return false;
+  }
   out.id = std::string{id->as_string()};
   if (pid->is_int64())
     out.pid = pid->as_int64();
@@ -65,6 +91,10 @@ bool parse_register_params(std::string_view params, runtime_info& out, std::stri
       return true;
     if (!x->is_string()) {
       why = std::string{"'"} + key + "' must be a string";
+      return false;
+    }
+    if (auto p = peer_text_problem(x->as_string(), max_peer_text_bytes); !p.empty()) {
+      why = std::string{"'"} + key + "' " + p;
       return false;
     }
     dst = std::string{x->as_string()};

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,19 @@ struct runtime_info {
   /// RuntimeInfo JSON as the Genkit tools API returns it.
   std::string to_json() const;
 };
+
+/// Runtime ids, names and versions longer than this are refused: they are
+/// listed to every caller and written into log lines.
+inline constexpr std::size_t max_peer_text_bytes = 256;
+inline constexpr std::size_t max_trace_id_bytes = 128;
+
+/// Why peer-supplied text is unfit to keep (too long, control characters),
+/// or "".
+std::string peer_text_problem(std::string_view s, std::size_t max_bytes);
+
+/// A trace id we may echo in a header or a log line: 1 to 128 of
+/// [A-Za-z0-9._-] (Genkit's are 32 hex digits).
+bool valid_trace_id(std::string_view s);
 
 /// Validates `register` params: `id` a non-empty string and `pid` an integer
 /// are required; `name`, `genkitVersion` (strings), `reflectionApiSpecVersion`

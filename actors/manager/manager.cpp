@@ -24,17 +24,64 @@
 
 namespace actor_host {
 
+namespace {
+
+enum class listener { reflection, api, workers, rbac_workers };
+
+// One access policy per listener: the same Origin/Host rules everywhere; the
+// token as a header on the API, also as ?token= where runtimes and workers
+// dial in (they cannot set headers).
+net::access_policy access_for(const manager_options& o, listener l) {
+  net::access_policy p;
+  p.allowed_origins = o.allowed_origins;
+  p.allowed_hosts = o.allowed_hosts;
+  p.bind = o.bind;
+  p.token = o.auth_token;
+  p.remote_without_token = o.remote_without_token;
+  switch (l) {
+    case listener::reflection:
+      p.token_in_query = true;
+      break;
+    case listener::api:
+      p.json_posts = true;
+      // Probes (kubelet, load balancers) carry no token; they learn only
+      // "ok" or why not ready.
+      p.open_paths = {"/healthz", "/readyz"};
+      break;
+    case listener::rbac_workers:
+      // Workers here are authenticated by the RBAC auth function (their own
+      // credentials in headers or query), not by the manager's token.
+      if (!o.rbac.auth_function.empty()) {
+        p.token.clear();
+        p.remote_without_token = true;
+      }
+      [[fallthrough]];
+    case listener::workers:
+      p.token_in_query = true;
+      // Channel sockets carry their own secret key; /otel only counts frames.
+      p.open_paths = {std::string{channel_path_prefix}, "/otel"};
+      break;
+  }
+  return p;
+}
+
+net::server_options listener_options(const manager_options& o, listener l, std::uint16_t port,
+                                     std::uint16_t first = 0, std::uint16_t last = 0) {
+  net::server_options so{o.bind, port, first, last, o.max_frame_bytes, o.max_body_bytes};
+  so.access = access_for(o, l);
+  return so;
+}
+
+} // namespace
+
 struct manager::impl {
   impl(caf::actor_system& sys, net::io_runtime& io, manager_options o)
     : sys(sys), opts(std::move(o)), io(io),
-      reflection(io, net::server_options{opts.bind, opts.port, 3200, 3400, opts.max_frame_bytes,
-                                         opts.max_body_bytes}),
-      api(io, net::server_options{opts.bind, opts.http_port, 0, 0, opts.max_frame_bytes,
-                                  opts.max_body_bytes}),
-      workers(io, net::server_options{opts.bind, opts.worker_port, 0, 0, opts.max_frame_bytes,
-                                      opts.max_body_bytes}),
-      rbac_workers(io, net::server_options{opts.bind, opts.worker_rbac_port.value_or(0), 0, 0,
-                                           opts.max_frame_bytes, opts.max_body_bytes}) {
+      reflection(io, listener_options(opts, listener::reflection, opts.port, 3200, 3400)),
+      api(io, listener_options(opts, listener::api, opts.http_port)),
+      workers(io, listener_options(opts, listener::workers, opts.worker_port)),
+      rbac_workers(io, listener_options(opts, listener::rbac_workers,
+                                        opts.worker_rbac_port.value_or(0))) {
   }
 
   caf::actor_system& sys;
@@ -222,6 +269,10 @@ std::string manager::start() {
   if (d.opts.worker_rbac_port)
     spdlog::info("Starting worker endpoint (RBAC): ws://localhost:{}", d.rbac_workers.port());
   auto manager_url = "ws://localhost:" + std::to_string(d.reflection.port());
+  // Children get the token in the URL they dial: Genkit runtimes keep the
+  // query of GENKIT_REFLECTION_V2_SERVER, and so does our runtime role.
+  if (!d.opts.auth_token.empty())
+    manager_url = net::url_with_token(manager_url, d.opts.auth_token);
   if (!d.opts.write_env_file.empty()) {
     auto id = d.opts.services.size() == 1 ? d.opts.services.front().runtime_id : std::string{};
     if (auto err = write_env_file(d.opts.write_env_file, manager_url, id); !err.empty())

@@ -33,8 +33,17 @@ struct manager_options {
   registry::worker_rbac_config rbac;
   /// iii channels: bytes held per channel, channels per worker connection.
   channel_limits channels;
-  std::size_t max_frame_bytes = 64u << 20;
-  std::size_t max_body_bytes = 64u << 20;
+  std::size_t max_frame_bytes = 8u << 20;
+  std::size_t max_body_bytes = 8u << 20;
+  /// The shared secret of every listener (auth_token_file's content); empty:
+  /// only loopback peers are served.
+  std::string auth_token;
+  std::string auth_token_file; // where auth_token comes from
+  std::vector<std::string> allowed_origins; // besides loopback origins
+  std::vector<std::string> allowed_hosts;   // besides loopback names and `bind`
+  /// Remote peers are authenticated otherwise (TLS client certificates,
+  /// --insecure): no token needed off loopback.
+  bool remote_without_token = false;
   call_policy policy;
   /// SIGTERM: how long in-flight calls may finish before they are cancelled.
   std::chrono::milliseconds drain_timeout{15000};

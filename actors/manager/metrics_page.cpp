@@ -1,6 +1,7 @@
 #include "actors/manager/metrics_page.hpp"
 
 #include "actors/common/live_counts.hpp"
+#include "actors/manager/admission_counters.hpp"
 #include "net/socket_counters.hpp"
 #include "obs/metrics.hpp"
 #include "registry/status.hpp"
@@ -119,6 +120,13 @@ std::string metrics_page(const net::socket_counters& rc, const net::socket_count
   socket_family(p, "actor_host_write_queue_overflows_total", "counter",
                 "Peers dropped because they did not drain their socket.",
                 ld(rc.write_queue_overflows), ld(ac.write_queue_overflows), ld(wc.write_queue_overflows));
+  socket_family(p, "actor_host_access_refused_total", "counter",
+                "Requests and upgrades refused by the access policy (Origin, Host, token).",
+                ld(rc.access_refused), ld(ac.access_refused), ld(wc.access_refused));
+  socket_family(p, "actor_host_unsafe_headers_dropped_total", "counter",
+                "Response headers dropped because their value had CR, LF or NUL.",
+                ld(rc.unsafe_headers_dropped), ld(ac.unsafe_headers_dropped),
+                ld(wc.unsafe_headers_dropped));
   p.single("actor_host_workers_connected", "gauge", "iii workers connected (worker_connection actors).",
            live_actors(actor_kind::worker_connection));
   p.single("actor_host_invocations_in_flight", "gauge",
@@ -136,6 +144,12 @@ std::string metrics_page(const net::socket_counters& rc, const net::socket_count
   p.family("actor_host_invocation_duration_seconds", "histogram",
            "Time from routing an iii invocation to its answer.");
   m.invocation_latency.render(p.text(), "actor_host_invocation_duration_seconds", {});
+  p.single("actor_host_runtime_register_refused_total", "counter",
+           "Registrations refused: the id is held by a connection that answers pings.",
+           ld(runtime_register_refused));
+  p.single("actor_host_runtime_takeovers_total", "counter",
+           "Ids handed to a new connection because the holder did not answer a ping.",
+           ld(runtime_takeovers));
   p.single("actor_host_otel_frames_total", "counter",
            "Telemetry frames received from iii workers on /otel (dropped: no sink).",
            ld(m.otel_frames));

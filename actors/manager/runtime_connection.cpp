@@ -4,6 +4,7 @@
 #include "actors/manager/errors.hpp"
 #include "actors/manager/pending_request.hpp"
 #include "net/jsonrpc.hpp"
+#include "net/liveness.hpp"
 #include "obs/metrics.hpp"
 #include "registry/runtime_info.hpp"
 
@@ -39,14 +40,33 @@ void on_register(self_ptr self, const rpc::message& m) {
   }
   info.reflection_server_url = st.opts.reflection_url;
   info.timestamp = registry::iso_timestamp_now();
-  if (!st.runtime_id.empty() && st.runtime_id != info.id)
-    self->send(st.directory, deregister_atom_v, st.runtime_id, caf::actor{self});
-  st.runtime_id = info.id;
-  self->send(st.directory, register_atom_v, info.id, info.to_json(), caf::actor{self});
-  // No telemetry server here: an unreachable telemetryServerUrl wedges the
-  // Genkit JS runtime, so the key is left out (the runtime keeps its own).
-  if (m.kind == rpc::kind::request)
-    st.transport->send_text(rpc::result_response(m.id, "{}"));
+  // The directory decides: an id held by another live socket is refused, one
+  // whose socket is dead is handed over (it may probe the holder first).
+  auto id = info.id;
+  self->request(st.directory, caf::infinite, register_atom_v, info.id, info.to_json(),
+                caf::actor{self})
+    .then(
+      [self, id, rid = m.id, request = m.kind == rpc::kind::request](bool ok, std::string& why) {
+        auto& st = self->state;
+        if (!ok) {
+          spdlog::warn("refused register of runtime id {} from {}: {}", id,
+                       st.transport->peer(), why);
+          if (request)
+            reply_error(self, rid, rpc::code::invalid_params, "Invalid params: " + why);
+          return;
+        }
+        if (!st.runtime_id.empty() && st.runtime_id != id)
+          self->send(st.directory, deregister_atom_v, st.runtime_id, caf::actor{self});
+        st.runtime_id = id;
+        // No telemetry server here: an unreachable telemetryServerUrl wedges
+        // the Genkit JS runtime, so the key is left out (the runtime keeps
+        // its own).
+        if (request)
+          st.transport->send_text(rpc::result_response(rid, "{}"));
+      },
+      [self, id](caf::error& err) {
+        spdlog::warn("register of runtime id {} failed: {}", id, caf::to_string(err));
+      });
 }
 
 // Enough to cover the answers still on their way when callers leave in bulk;
@@ -120,8 +140,15 @@ void on_notification(self_ptr self, rpc::message& m) {
   std::string_view t[1];
   std::string trace;
   if (!f[2].empty() && rpc::find_members(m.params, f[2], {"traceId"}, t) && !t[0].empty()
-      && rpc::string_value(t[0], trace) && !trace.empty())
+      && rpc::string_value(t[0], trace) && !trace.empty()) {
+    // It becomes a response header and a log field: only a well-formed id.
+    if (!registry::valid_trace_id(trace)) {
+      spdlog::warn("runtime {} sent an invalid trace id ({} bytes); ignored", self->state.who(),
+                   trace.size());
+      return;
+    }
     self->send(i->second, trace_atom_v, std::move(trace));
+  }
 }
 
 void check_drained(self_ptr self) {
@@ -177,6 +204,8 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
   st.directory = std::move(directory);
   st.opts = std::move(opts);
   close_on_exit(self, std::move(transport));
+  // Directory probes waiting for the pong to our ping (register takeover).
+  auto probes = std::make_shared<std::vector<caf::typed_response_promise<bool>>>();
   // Pending requests are linked so that they die with us on shutdown. One
   // that fails on its own must not take the connection down.
   self->set_exit_handler([self](caf::exit_msg& em) {
@@ -254,6 +283,20 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
     [self](cancel_atom) {
       for (auto& [id, p] : self->state.pending)
         self->send(p, cancel_atom_v);
+    },
+    // Liveness probe (the directory, before it hands our id to another
+    // socket): true once the socket answers a WebSocket ping, no answer at
+    // all otherwise (the asker keeps the deadline).
+    [self, probes](ready_atom) -> caf::result<bool> {
+      probes->push_back(self->make_response_promise<bool>());
+      if (probes->size() == 1)
+        if (auto* p = dynamic_cast<net::pingable*>(self->state.transport.get()))
+          p->ping([a = caf::actor{self}] { caf::anon_send(a, ready_atom_v, true); });
+      return probes->back();
+    },
+    [probes](ready_atom, bool) {
+      for (auto& rp : std::exchange(*probes, {}))
+        rp.deliver(true);
     },
   };
 }

@@ -59,6 +59,8 @@ struct connection_state {
 ///   for the run, now or when its trace id arrives
 /// - (drain_atom) -> ok: once no request is in flight (shutdown)
 /// - (cancel_atom): cancels every request in flight (drain timeout passed)
+/// - (ready_atom) -> bool: true once the socket answers a WebSocket ping; no
+///   answer otherwise (the directory's liveness probe before a takeover)
 caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
                                  net::transport_ptr transport, caf::actor directory,
                                  connection_options opts);

@@ -1,5 +1,6 @@
 #include "actors/manager/runtime_directory.hpp"
 
+#include "actors/manager/admission_counters.hpp"
 #include "actors/manager/errors.hpp"
 
 #include <spdlog/spdlog.h>
@@ -34,6 +35,36 @@ void publish_route(caf::stateful_actor<directory_state>* self, const std::string
     self->send(s, route_atom_v, id, conn);
 }
 
+// How long the holder of an id has to answer a ping before another
+// connection may take the id over.
+constexpr auto probe_timeout = std::chrono::seconds(2);
+
+std::string in_use(const std::string& id) {
+  return "runtime id '" + id
+         + "' is in use by a live connection; a runtime whose link died gets its id back "
+           "when it reconnects, another runtime must pick another id";
+}
+
+// Adds `id` (or replaces the info and connection of its entry in place).
+void add_or_update(caf::stateful_actor<directory_state>* self, const std::string& id,
+                   std::string info, const caf::actor& conn) {
+  self->monitor(conn);
+  if (auto* e = self->state.find(id)) {
+    spdlog::info("Runtime {} re-registered{}", id,
+                 e->conn == conn ? "" : " (the old connection was dead)");
+    e->info_json = std::move(info);
+    e->conn = conn;
+    notify_watchers(self, id, ready_atom_v);
+    publish_route(self, id, e->conn);
+    return;
+  }
+  spdlog::info("Runtime {} registered", id);
+  notify_watchers(self, id, ready_atom_v);
+  publish_route(self, id, conn);
+  self->state.entries.push_back({id, std::move(info), conn});
+  publish_count(self);
+}
+
 } // namespace
 
 caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
@@ -61,22 +92,44 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
     std::erase_if(self->state.route_subscribers,
                   [&](auto& s) { return s.address() == dm.source; });
   });
+  // Ids whose holder is being probed: a second claimant meanwhile is refused.
+  auto probing = std::make_shared<std::unordered_map<std::string, caf::actor>>();
   return {
-    [self](register_atom, std::string& id, std::string& info, caf::actor& conn) {
-      self->monitor(conn);
-      if (auto* e = self->state.find(id)) {
-        spdlog::info("Runtime {} re-registered; the newest connection wins", id);
-        e->info_json = std::move(info);
-        e->conn = std::move(conn);
-        notify_watchers(self, id, ready_atom_v);
-        publish_route(self, id, e->conn);
-        return;
+    [self, probing](register_atom, std::string& id, std::string& info,
+                    caf::actor& conn) -> caf::result<bool, std::string> {
+      auto* e = self->state.find(id);
+      if (!e || e->conn == conn) {
+        add_or_update(self, id, std::move(info), conn);
+        return {true, std::string{}};
       }
-      spdlog::info("Runtime {} registered", id);
-      notify_watchers(self, id, ready_atom_v);
-      publish_route(self, id, conn);
-      self->state.entries.push_back({std::move(id), std::move(info), std::move(conn)});
-      publish_count(self);
+      if (probing->count(id)) {
+        runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
+        return {false, in_use(id)};
+      }
+      // Another connection holds the id: it keeps it if its socket answers.
+      auto holder = e->conn;
+      probing->emplace(id, conn);
+      auto rp = self->make_response_promise<bool, std::string>();
+      auto settle = [self, probing, id, info, conn, holder, rp](bool holder_alive) mutable {
+        probing->erase(id);
+        auto* cur = self->state.find(id);
+        if (holder_alive || (cur && cur->conn != holder)) {
+          runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
+          rp.deliver(false, in_use(id));
+          return;
+        }
+        spdlog::warn("Runtime {}: the connection holding the id does not answer a ping; "
+                     "handing the id to the new connection",
+                     id);
+        runtime_takeovers.fetch_add(1, std::memory_order_relaxed);
+        self->send_exit(holder, caf::exit_reason::user_shutdown);
+        add_or_update(self, id, std::move(info), conn);
+        rp.deliver(true, std::string{});
+      };
+      self->request(holder, probe_timeout, ready_atom_v)
+        .then([settle](bool alive) mutable { settle(alive); },
+              [settle](caf::error&) mutable { settle(false); });
+      return rp;
     },
     [self](deregister_atom, const std::string& id, const caf::actor& conn) {
       auto& es = self->state.entries;

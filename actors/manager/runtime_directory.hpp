@@ -31,11 +31,15 @@ struct directory_state {
 };
 
 /// runtimeId -> runtime_connection, in registration order. As in Genkit, the
-/// last entry is the "most recent" runtime and re-registering an existing id
-/// replaces the entry in place (last registration wins). Also indexes bidi
-/// runs by trace id for the HTTP front door.
+/// last entry is the "most recent" runtime. An id cannot be taken over: a
+/// register of an id held by another connection asks that connection first
+/// ((ready_atom) -> bool: a WebSocket ping, 2 s deadline); if the holder
+/// answers, the claimant is refused; if not (a dead link the runtime
+/// reconnected around), the holder is dropped and the claimant gets the id in
+/// place. Also indexes bidi runs by trace id for the HTTP front door.
 ///
-/// - (register_atom, id, info_json, conn): add or replace; monitors conn
+/// - (register_atom, id, info_json, conn) -> (bool ok, string why): add, or
+///   update the info for the same conn, or take over as above; monitors conn
 /// - (deregister_atom, id, conn): remove if conn still owns the id
 /// - (route_atom, id) -> (bool ok, actor conn, string id_or_error); "" = most recent
 /// - (list_atom) -> string: JSON array of RuntimeInfo

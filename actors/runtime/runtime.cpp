@@ -2,6 +2,7 @@
 
 #include "actors/common/frame_bridge.hpp"
 #include "actors/runtime/runtime_supervisor.hpp"
+#include "net/access_policy.hpp"
 #include "net/io_runtime.hpp"
 #include "net/ws_connect.hpp"
 
@@ -40,7 +41,7 @@ std::string runtime::start() {
   lo.pid = ::getpid();
   lo.runtime_id = d.opts.id.empty() ? std::to_string(lo.pid) : d.opts.id;
   lo.name = d.opts.name.empty() ? lo.runtime_id : d.opts.name;
-  lo.manager_url = d.opts.manager_url;
+  lo.manager_url = net::redact_token(d.opts.manager_url); // logs only: keep the token out
   lo.max_bidi_input_bytes = d.opts.max_bidi_input_bytes;
   auto connect = [&io = d.io, url = d.opts.manager_url,
                   unread = d.opts.max_unread_frames](const caf::actor& link) {
@@ -54,7 +55,7 @@ std::string runtime::start() {
       [link](std::string why) { caf::anon_send(link, connect_failed_atom_v, std::move(why)); });
   };
   spdlog::info("Runtime {} hosting {} action(s), manager {}", lo.runtime_id,
-               d.catalog->actions().size(), d.opts.manager_url);
+               d.catalog->actions().size(), lo.manager_url);
   d.supervisor = d.sys.spawn(runtime_supervisor, std::move(lo), d.catalog, std::move(connect),
                              restart_limit{});
   // A supervisor that gave up leaves a process that serves nothing: end it

@@ -97,6 +97,9 @@ const MANAGER_KEYS = {
   drain_timeout: (v) => parseDuration(v) !== null,
   max_frame_bytes: (v) => isInt(v, 1, Number.MAX_SAFE_INTEGER),
   max_body_bytes: (v) => isInt(v, 1, Number.MAX_SAFE_INTEGER),
+  auth_token_file: (v) => typeof v === 'string',
+  allowed_origins: (v) => typeof v === 'string',
+  allowed_hosts: (v) => typeof v === 'string',
   log_level: (v) => ['trace', 'debug', 'info', 'warn', 'error'].includes(v),
   log_format: (v) => ['text', 'json'].includes(v),
   scheduler_threads: (v) => isInt(v, 1, 64),
@@ -312,6 +315,18 @@ function checkK8s(objects) {
       want(sp && resolvePort(managerC, sp.targetPort ?? sp.port) === reflectionPort, `runtime: ${urlText} does not reach the manager's reflection port through the Service`);
     }
     want(env.GENKIT_RUNTIME_ID?.valueFrom?.fieldRef?.fieldPath === 'metadata.name', 'runtime: GENKIT_RUNTIME_ID does not come from metadata.name');
+    // The runtimes hold the token the manager checks (off loopback one is needed).
+    const tokenFile = cfg?.manager?.auth_token_file;
+    want(tokenFile, 'ConfigMap host.yaml: manager.auth_token_file is not set (peers off loopback need a token)');
+    const secretOf = (pod, file) => {
+      const ctr = pod.containers?.[0] ?? {};
+      const mount = (ctr.volumeMounts ?? []).find((m) => file?.startsWith(`${m.mountPath}/`));
+      return (pod.volumes ?? []).find((v) => v.name === mount?.name)?.secret?.secretName;
+    };
+    const managerSecret = manager && secretOf(manager.spec.template.spec, tokenFile);
+    want(managerSecret, `manager: ${tokenFile} is not mounted from a Secret`);
+    const rtFile = env.ACTOR_HOST_AUTH_TOKEN_FILE?.value;
+    want(rtFile && secretOf(runtime.spec.template.spec, rtFile) === managerSecret, `runtime: ACTOR_HOST_AUTH_TOKEN_FILE (${rtFile}) is not the manager's Secret ${managerSecret}`);
   }
   return problems;
 }
@@ -551,7 +566,7 @@ describe('deploy/k8s', () => {
     const objects = loadK8sObjects();
     assert.deepEqual(checkK8s(objects), []);
     const kinds = objects.map((o) => o.kind).sort();
-    assert.deepEqual(kinds, ['ConfigMap', 'Deployment', 'Deployment', 'Service']);
+    assert.deepEqual(kinds, ['ConfigMap', 'Deployment', 'Deployment', 'Secret', 'Service']);
   });
 
   test('kustomization.yaml lists exactly the manifests', () => {
@@ -567,7 +582,7 @@ describe('deploy/k8s', () => {
     const r = spawnSync('kubectl', ['kustomize', K8S], { encoding: 'utf8', timeout: 30000 });
     assert.equal(r.status, 0, r.stderr);
     const rendered = parseYamlDocs(r.stdout, 'kubectl kustomize output');
-    assert.deepEqual(rendered.map((o) => o.kind).sort(), ['ConfigMap', 'Deployment', 'Deployment', 'Service']);
+    assert.deepEqual(rendered.map((o) => o.kind).sort(), ['ConfigMap', 'Deployment', 'Deployment', 'Secret', 'Service']);
   });
 
   test('`actor-host config` accepts the ConfigMap\'s host.yaml', () => {

@@ -1,10 +1,12 @@
 #pragma once
 
+#include "net/liveness.hpp"
 #include "net/transport.hpp"
 #include "net/url.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,7 +20,7 @@ namespace actor_host::testing {
 /// interface's thread-safety contract.
 ///
 /// Like the real session it drops frames once closing: `dropped()` counts them.
-class fake_transport : public net::transport {
+class fake_transport : public net::transport, public net::pingable {
 public:
   explicit fake_transport(std::string peer = "127.0.0.1:50000") : peer_(std::move(peer)) {
   }
@@ -54,6 +56,28 @@ public:
       close_code_ = code;
       close_reason_ = std::move(reason);
     }
+  }
+
+  /// Pings are recorded; `answer_pings` plays the peer's pongs.
+  void ping(std::function<void()> on_pong) override {
+    std::lock_guard<std::mutex> guard{mtx_};
+    ++pings_;
+    pong_waiters_.push_back(std::move(on_pong));
+  }
+
+  void answer_pings() {
+    std::vector<std::function<void()>> ws;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      ws.swap(pong_waiters_);
+    }
+    for (auto& f : ws)
+      f();
+  }
+
+  int pings() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return pings_;
   }
 
   const std::string& peer() const override {
@@ -140,6 +164,8 @@ private:
   std::string close_reason_;
   std::size_t dropped_ = 0;
   bool paused_ = false;
+  int pings_ = 0;
+  std::vector<std::function<void()>> pong_waiters_;
 };
 
 using fake_transport_ptr = std::shared_ptr<fake_transport>;

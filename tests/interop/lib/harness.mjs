@@ -468,14 +468,19 @@ export function ndjsonStream(url, body, { timeoutMs = 15000 } = {}) {
 
 export class RpcSocket {
   /** Opens a socket (of the class it is called on); `name` only labels errors. */
-  static async connect(url, name = url) {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
+  static async connect(url, name = url, wsOptions = {}) {
+    const ws = new WebSocket(url, { perMessageDeflate: false, ...wsOptions });
     const sock = new this(ws, name);
     await withTimeout(
       new Promise((resolve, reject) => {
         ws.once('open', resolve);
         ws.once('error', reject);
-        ws.once('unexpected-response', (_, res) => reject(new Error(`upgrade refused: HTTP ${res.statusCode}`)));
+        ws.once('unexpected-response', (_, res) => {
+          const err = new Error(`upgrade refused: HTTP ${res.statusCode}`);
+          err.status = res.statusCode;
+          res.resume();
+          reject(err);
+        });
       }),
       10000,
       `WebSocket connect to ${url}`
@@ -1039,7 +1044,12 @@ export class IiiClient {
       new Promise((resolve, reject) => {
         ws.once('open', resolve);
         ws.once('error', reject);
-        ws.once('unexpected-response', (_, res) => reject(new Error(`upgrade refused: HTTP ${res.statusCode}`)));
+        ws.once('unexpected-response', (_, res) => {
+          const err = new Error(`upgrade refused: HTTP ${res.statusCode}`);
+          err.status = res.statusCode;
+          res.resume();
+          reject(err);
+        });
       }),
       10000,
       `WebSocket connect to ${url}`
