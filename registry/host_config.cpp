@@ -15,7 +15,7 @@ namespace {
 
 using namespace yaml_read;
 
-constexpr std::array<setting_def, 21> settings{{
+constexpr std::array<setting_def, 27> settings{{
   {"bind", "127.0.0.1", setting_type::text, "address the servers listen on", ""},
   {"port", "0", setting_type::port, "reflection server port (runtimes dial in); 0 = first free in 3200-3400", ""},
   {"http_port", "4100", setting_type::port, "API server port (/api, /metrics, /healthz, /readyz); 0 = any free", ""},
@@ -32,6 +32,12 @@ constexpr std::array<setting_def, 21> settings{{
   {"drain_timeout", "15s", setting_type::duration, "on SIGTERM, how long in-flight calls may finish before they are cancelled", ""},
   {"max_frame_bytes", "67108864", setting_type::count, "largest WebSocket message accepted", ""},
   {"max_body_bytes", "67108864", setting_type::count, "largest HTTP request body accepted", ""},
+  {"max_write_queue_bytes", "16777216", setting_type::count, "bytes that may wait to be written to one WebSocket or one HTTP response (beyond the message being written); over it the peer is dropped and its HTTP call cancelled", ""},
+  {"max_connections", "4096", setting_type::count, "open connections per listener; over it a connection gets 503 and is closed (lowered to fit the descriptor limit)", ""},
+  {"tls_cert_file", "", setting_type::text, "PEM certificate chain: every listener then speaks only TLS (https://, wss://); reloaded on SIGHUP", ""},
+  {"tls_key_file", "", setting_type::text, "PEM private key of tls_cert_file", ""},
+  {"tls_client_ca_file", "", setting_type::text, "PEM CA(s): clients must present a certificate they signed (mTLS)", ""},
+  {"insecure_skip_client_verify", "false", setting_type::choice, "request client certificates but accept any or none (not an access control; for rolling out mTLS)", "true|false"},
   {"log_level", "info", setting_type::choice, "log level", "trace|debug|info|warn|error"},
   {"log_format", "text", setting_type::choice, "log line format", "text|json"},
   {"scheduler_threads", "1", setting_type::threads, "CAF worker threads", ""},

@@ -26,21 +26,38 @@
 
 namespace actor_host {
 
+namespace {
+
+// The TLS context is loaded before the listeners exist; a bad file is
+// reported by start(), through tls_error.
+net::tls_server_context_ptr load_tls(const manager_options& o, std::string& error) {
+  return o.tls ? net::tls_server_context::load(*o.tls, error) : nullptr;
+}
+
+} // namespace
+
 struct manager::impl {
   impl(caf::actor_system& sys, net::io_runtime& io, manager_options o)
-    : sys(sys), opts(std::move(o)), io(io),
-      reflection(io, net::server_options{opts.bind, opts.port, 3200, 3400, opts.max_frame_bytes,
-                                         opts.max_body_bytes}),
-      api(io, net::server_options{opts.bind, opts.http_port, 0, 0, opts.max_frame_bytes,
-                                  opts.max_body_bytes}),
-      workers(io, net::server_options{opts.bind, opts.worker_port, 0, 0, opts.max_frame_bytes,
-                                      opts.max_body_bytes}),
-      rbac_workers(io, net::server_options{opts.bind, opts.worker_rbac_port.value_or(0), 0, 0,
-                                           opts.max_frame_bytes, opts.max_body_bytes}) {
+    : sys(sys), opts(std::move(o)), tls(load_tls(opts, tls_error)), io(io),
+      reflection(io, listener(opts.port, 3200, 3400)), api(io, listener(opts.http_port)),
+      workers(io, listener(opts.worker_port)),
+      rbac_workers(io, listener(opts.worker_rbac_port.value_or(0))) {
+  }
+
+  net::server_options listener(std::uint16_t port, std::uint16_t first = 0,
+                               std::uint16_t last = 0) const {
+    net::server_options so{opts.bind, port, first, last, opts.max_frame_bytes,
+                           opts.max_body_bytes};
+    so.max_write_queue_bytes = opts.max_write_queue_bytes;
+    so.max_connections = opts.max_connections;
+    so.tls = tls;
+    return so;
   }
 
   caf::actor_system& sys;
   manager_options opts;
+  std::string tls_error;
+  net::tls_server_context_ptr tls; // null: plaintext listeners
   net::io_runtime& io;
   net::server reflection;
   net::server api;
@@ -151,13 +168,17 @@ manager::~manager() {
 
 std::string manager::start() {
   auto& d = *impl_;
+  if (!d.tls_error.empty())
+    return "TLS: " + d.tls_error;
+  const std::string ws = d.tls ? "wss" : "ws";
+  const std::string http = d.tls ? "https" : "http";
   d.supervisor = d.sys.spawn(manager_supervisor);
   d.directory = d.spawn_child(runtime_directory);
   d.functions = d.spawn_child(function_registry);
   caf::anon_send(d.directory, iii_atom_v, d.functions);
   if (auto err = d.reflection.listen(); !err.empty())
     return "reflection server: " + err;
-  connection_options conn_opts{"ws://localhost:" + std::to_string(d.reflection.port()),
+  connection_options conn_opts{ws + "://localhost:" + std::to_string(d.reflection.port()),
                                d.opts.policy.request_timeout};
   d.reflection.on_websocket("", [&d, conn_opts](net::transport_ptr t) -> net::frame_handler_ptr {
     auto a = d.spawn_child(runtime_connection, t, d.directory, conn_opts);
@@ -205,12 +226,18 @@ std::string manager::start() {
   if (auto err = d.api.listen(); !err.empty())
     return "API server: " + err;
   d.running = true;
-  spdlog::info("Starting reflection server: ws://localhost:{}", d.reflection.port());
-  spdlog::info("Starting API server: http://localhost:{}", d.api.port());
-  spdlog::info("Starting worker endpoint: ws://localhost:{}", d.workers.port());
+  if (d.tls)
+    spdlog::info("TLS on every listener: certificate {}, client certificates {}",
+                 d.tls->files().cert_file,
+                 d.tls->verifies_clients()          ? "required (" + d.tls->files().client_ca_file + ")"
+                 : d.tls->files().skip_client_verify ? std::string{"requested, not verified"}
+                                                     : std::string{"not requested"});
+  spdlog::info("Starting reflection server: {}://localhost:{}", ws, d.reflection.port());
+  spdlog::info("Starting API server: {}://localhost:{}", http, d.api.port());
+  spdlog::info("Starting worker endpoint: {}://localhost:{}", ws, d.workers.port());
   if (d.opts.worker_rbac_port)
-    spdlog::info("Starting worker endpoint (RBAC): ws://localhost:{}", d.rbac_workers.port());
-  auto manager_url = "ws://localhost:" + std::to_string(d.reflection.port());
+    spdlog::info("Starting worker endpoint (RBAC): {}://localhost:{}", ws, d.rbac_workers.port());
+  auto manager_url = ws + "://localhost:" + std::to_string(d.reflection.port());
   if (!d.opts.write_env_file.empty()) {
     auto id = d.opts.services.size() == 1 ? d.opts.services.front().runtime_id : std::string{};
     if (auto err = write_env_file(d.opts.write_env_file, manager_url, id); !err.empty())
@@ -251,6 +278,21 @@ void manager::stop(int stop_signal) {
   d.directory = nullptr;
   d.functions = nullptr;
   obs::global().draining = false;
+}
+
+std::string manager::reload_tls() {
+  auto& m = obs::global();
+  if (!impl_->tls)
+    return "TLS is not configured";
+  if (auto err = impl_->tls->reload(); !err.empty()) {
+    m.tls_reload_failures.fetch_add(1, std::memory_order_relaxed);
+    spdlog::error("TLS reload failed, keeping the certificates loaded before: {}", err);
+    return err;
+  }
+  m.tls_reloads.fetch_add(1, std::memory_order_relaxed);
+  spdlog::info("TLS certificates reloaded from {}; new connections use them",
+               impl_->tls->files().cert_file);
+  return {};
 }
 
 std::string manager::not_ready_reason() const {

@@ -3,6 +3,7 @@
 #include "actors/manager/manager_config.hpp"
 
 #include "actors/common/component.hpp"
+#include "net/tls.hpp"
 #include "registry/host_config.hpp"
 #include "registry/worker_rbac.hpp"
 
@@ -33,6 +34,10 @@ struct manager_options {
   registry::worker_rbac_config rbac;
   std::size_t max_frame_bytes = 64u << 20;
   std::size_t max_body_bytes = 64u << 20;
+  std::size_t max_write_queue_bytes = 16u << 20; // per WebSocket / HTTP response
+  std::size_t max_connections = 4096;            // per listener
+  /// Set: every listener speaks TLS with these files (see net/tls.hpp).
+  std::optional<net::tls_server_files> tls;
   call_policy policy;
   /// SIGTERM: how long in-flight calls may finish before they are cancelled.
   std::chrono::milliseconds drain_timeout{15000};
@@ -78,6 +83,10 @@ public:
 
   /// Live actors and sockets as JSON (GET /api/__stats).
   std::string stats_json() const;
+
+  /// SIGHUP: loads the TLS files again; new handshakes use them, open
+  /// connections keep theirs. On failure the old ones stay. Returns "" or why.
+  std::string reload_tls();
 
 private:
   struct impl;

@@ -41,9 +41,26 @@ std::string runtime::start() {
   lo.runtime_id = d.opts.id.empty() ? std::to_string(lo.pid) : d.opts.id;
   lo.name = d.opts.name.empty() ? lo.runtime_id : d.opts.name;
   lo.manager_url = d.opts.manager_url;
-  auto connect = [&io = d.io, url = d.opts.manager_url](const caf::actor& link) {
+  const bool secure
+    = d.opts.manager_url.starts_with("wss://") || d.opts.manager_url.starts_with("https://");
+  std::string err;
+  if (secure && !net::tls_client_context::load(d.opts.tls, err))
+    return err; // a bad file is a startup error, not a reconnect loop
+  // The files are read again at each connect: a renewed certificate is
+  // picked up by the next reconnect without a restart.
+  auto connect = [&io = d.io, url = d.opts.manager_url, tls = d.opts.tls,
+                  secure](const caf::actor& link) {
+    net::connect_options co;
+    if (secure) {
+      std::string why;
+      co.tls = net::tls_client_context::load(tls, why);
+      if (!co.tls) {
+        caf::anon_send(link, connect_failed_atom_v, std::move(why));
+        return;
+      }
+    }
     net::ws_connect(
-      io, url, {},
+      io, url, co,
       [link](net::transport_ptr t) -> net::frame_handler_ptr {
         caf::anon_send(link, connected_atom_v, std::move(t));
         return std::make_shared<frame_bridge>(link);
