@@ -246,16 +246,13 @@ std::optional<std::string> api_ws_url(std::string manager, std::string& error) {
     error = "invalid manager URL '" + manager + "' (expected e.g. http://127.0.0.1:4100)";
     return std::nullopt;
   }
-  if (url->scheme == "https" || url->scheme == "wss") {
-    error = "manager URL '" + manager + "': TLS is not supported, use http://";
-    return std::nullopt;
-  }
+  const bool secure = url->scheme == "https" || url->scheme == "wss";
   auto path = url->target.substr(0, url->target.find('?'));
   while (!path.empty() && path.back() == '/')
     path.pop_back();
   if (!path.ends_with(api_ws_path))
     path += api_ws_path;
-  return "ws://" + net::host_header(*url) + path;
+  return (secure ? "wss://" : "ws://") + net::host_header(*url) + path;
 }
 
 // -- errors -------------------------------------------------------------------
@@ -412,6 +409,7 @@ struct cli_options {
   std::string context;
   std::string timeout;
   std::string trace_id;
+  net::tls_client_files tls; // https:// / wss:// managers
 };
 
 /// Connects to the manager or prints why not. Returns nullptr on failure and
@@ -424,7 +422,17 @@ std::unique_ptr<manager_session> open_session(const cli_options& opts, int& rc) 
     rc = exit_usage;
     return nullptr;
   }
-  auto client = net::blocking_ws_client::connect(*url, error, connect_timeout, opts.token);
+  net::tls_client_context_ptr tls;
+  if (url->starts_with("wss://")) {
+    tls = net::tls_client_context::load(opts.tls, error);
+    if (!tls) {
+      std::cerr << "error: " << error << '\n';
+      rc = exit_usage;
+      return nullptr;
+    }
+  }
+  auto client = net::blocking_ws_client::connect(*url, error, connect_timeout, std::move(tls),
+                                                 opts.token);
   if (!client) {
     std::cerr << "error: cannot reach the manager at " << *url << ": " << error << '\n';
     rc = exit_unreachable;
@@ -623,6 +631,8 @@ bool is_cli_command(std::string_view arg) {
 int run_cli(int argc, char** argv) {
   install_sigint_handler();
   cli_options opts;
+  if (const char* env = std::getenv("ACTOR_HOST_TLS_CA_FILE"); env != nullptr)
+    opts.tls.ca_file = env;
   if (const char* env = std::getenv("ACTOR_HOST_MANAGER"); env != nullptr && *env != '\0')
     opts.manager = env;
   std::string token_file;
@@ -644,6 +654,12 @@ int run_cli(int argc, char** argv) {
     cmd->add_option("--auth-token-file", token_file,
                     "File with the manager's token, sent as Authorization: Bearer (default: "
                     "$ACTOR_HOST_AUTH_TOKEN_FILE)");
+    cmd->add_option("--tls-ca-file", opts.tls.ca_file,
+                    "https:// manager: PEM CA(s) its certificate must chain to (default: "
+                    "$ACTOR_HOST_TLS_CA_FILE, else the system store)");
+    cmd->add_option("--tls-cert-file", opts.tls.cert_file,
+                    "client certificate (PEM) for a manager that requires one");
+    cmd->add_option("--tls-key-file", opts.tls.key_file, "key of --tls-cert-file");
     cmd->footer(footer);
   };
   auto add_runtime = [&](CLI::App* cmd) {

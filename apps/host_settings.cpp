@@ -130,6 +130,10 @@ void add_host_options(CLI::App& app, host_flags& f) {
                  "runtime id (default $GENKIT_RUNTIME_ID, else the pid); with -- <command>, the "
                  "attached runtime's id");
   rt->add_option("--name", f.runtime_name, "display name (default: the id)");
+  rt->add_option("--tls-ca-file", f.tls_ca_file,
+                 "wss:// manager: PEM CA(s) its certificate must chain to (default: the system "
+                 "store; env ACTOR_HOST_TLS_CA_FILE). The runtime's client certificate, if the "
+                 "manager wants one: --tls-cert-file and --tls-key-file");
   app.add_option("command", f.command, "after --: a command to run as this manager's runtime");
 }
 
@@ -175,6 +179,19 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.auth_token_file = eff.at("auth_token_file").value;
   m.allowed_origins = net::split_list(eff.at("allowed_origins").value);
   m.allowed_hosts = net::split_list(eff.at("allowed_hosts").value);
+  m.max_write_queue_bytes = num(eff, "max_write_queue_bytes");
+  m.max_connections = num(eff, "max_connections");
+  if (!eff.at("tls_cert_file").value.empty() || !eff.at("tls_key_file").value.empty()) {
+    net::tls_server_files tls{eff.at("tls_cert_file").value, eff.at("tls_key_file").value,
+                              eff.at("tls_client_ca_file").value,
+                              eff.at("insecure_skip_client_verify").value == "true"};
+    if (f.role == "manager" && (tls.cert_file.empty() || tls.key_file.empty()))
+      return "TLS needs both tls_cert_file and tls_key_file";
+    if (f.role == "manager")
+      m.tls = std::move(tls);
+  } else if (f.role == "manager" && !eff.at("tls_client_ca_file").value.empty()) {
+    return "tls_client_ca_file needs tls_cert_file and tls_key_file (the listeners speak TLS)";
+  }
   m.policy.request_timeout = span(ms(eff, "request_timeout"));
   m.policy.run_timeout = span(ms(eff, "run_timeout"));
   m.policy.max_calls_per_caller = num(eff, "max_calls_per_caller");

@@ -23,6 +23,7 @@ struct host_flags {
   std::string manager_url;
   std::string runtime_id;
   std::string runtime_name;
+  std::string tls_ca_file; // wss:// trust
   /// Manager settings given as flags, by setting key.
   std::map<std::string, std::string> settings;
 };

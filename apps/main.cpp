@@ -22,7 +22,11 @@
 #include <memory>
 #include <thread>
 
+#include <algorithm>
+#include <functional>
+
 #include <pthread.h>
+#include <sys/resource.h>
 
 namespace {
 
@@ -35,8 +39,8 @@ std::string env_or(const char* name, std::string fallback) {
 
 // Builds the runtime's catalog from --demo and --config, and fills in the
 // link settings the config file gives (flags and environment win).
-bool runtime_setup(const apps::host_flags& f, registry::action_catalog& catalog,
-                   runtime_options& ro) {
+bool runtime_setup(const apps::host_flags& f, const apps::host_settings& hs,
+                   registry::action_catalog& catalog, runtime_options& ro) {
   registry::runtime_config cfg;
   if (!f.config.empty()) {
     std::string err;
@@ -63,6 +67,10 @@ bool runtime_setup(const apps::host_flags& f, registry::action_catalog& catalog,
                                                    cfg.manager_url.value_or(""));
   ro.id = !f.runtime_id.empty() ? f.runtime_id : env_or("GENKIT_RUNTIME_ID", cfg.id.value_or(""));
   ro.name = !f.runtime_name.empty() ? f.runtime_name : cfg.name.value_or("");
+  // The client certificate shares the manager's flags (and env) by name.
+  ro.tls.ca_file = !f.tls_ca_file.empty() ? f.tls_ca_file : env_or("ACTOR_HOST_TLS_CA_FILE", "");
+  ro.tls.cert_file = hs.effective.at("tls_cert_file").value;
+  ro.tls.key_file = hs.effective.at("tls_key_file").value;
   if (ro.manager_url.empty()) {
     spdlog::error("no manager to dial: give --manager ws://host:port or set "
                   "GENKIT_REFLECTION_V2_SERVER");
@@ -72,15 +80,44 @@ bool runtime_setup(const apps::host_flags& f, registry::action_catalog& catalog,
 }
 
 // Signals are blocked in every thread and collected by one thread with
-// sigwait, so no handler runs inside asio or CAF code.
-void watch_signals(const sigset_t& set, apps::exit_latch& latch) {
-  std::thread{[set, &latch] {
+// sigwait, so no handler runs inside asio or CAF code. SIGHUP reloads.
+void watch_signals(const sigset_t& set, apps::exit_latch& latch, std::function<void()> on_hup) {
+  std::thread{[set, &latch, on_hup = std::move(on_hup)] {
     for (;;) {
       int sig = 0;
-      if (sigwait(&set, &sig) == 0)
+      if (sigwait(&set, &sig) != 0)
+        continue;
+      if (sig == SIGHUP)
+        on_hup();
+      else
         latch.signal(sig);
     }
   }}.detach();
+}
+
+// Connections are capped per listener below the descriptor limit, so that
+// a flood meets max_connections (a clear 503) before EMFILE.
+void fit_descriptor_limit(std::size_t& max_connections) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return;
+  if (rl.rlim_cur < rl.rlim_max) {
+    auto want = rl;
+    want.rlim_cur = rl.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &want) == 0)
+      rl = want;
+  }
+  // Four listeners, and room for children's pipes, log files and links.
+  constexpr rlim_t listeners = 4, reserve = 256;
+  if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur <= reserve)
+    return;
+  auto fit = static_cast<std::size_t>(std::max<rlim_t>(16, (rl.rlim_cur - reserve) / listeners));
+  if (max_connections > fit) {
+    spdlog::info("max_connections {} lowered to {} per listener to fit the file descriptor "
+                 "limit {}",
+                 max_connections, fit, static_cast<unsigned long long>(rl.rlim_cur));
+    max_connections = fit;
+  }
 }
 
 } // namespace
@@ -115,6 +152,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
   apps::exit_latch latch;
@@ -133,7 +171,7 @@ int main(int argc, char** argv) {
   if (f.role == "runtime") {
     auto catalog = std::make_shared<registry::action_catalog>();
     runtime_options ro;
-    if (!runtime_setup(f, *catalog, ro))
+    if (!runtime_setup(f, hs, *catalog, ro))
       return 1;
     ro.max_unread_frames = hs.manager.policy.max_unread_frames;
     ro.max_bidi_input_bytes = hs.manager.policy.max_bidi_input_bytes;
@@ -144,6 +182,7 @@ int main(int argc, char** argv) {
     main_component = std::make_unique<runtime>(sys, io, ro, std::move(catalog));
   } else {
     auto opts = hs.manager;
+    fit_descriptor_limit(opts.max_connections);
     opts.on_service_exit = [&latch, attached = !f.command.empty()](int code, std::string why) {
       // Only the attached `-- <command>` ends the manager; configured
       // services are restarted or left stopped per their policy.
@@ -154,7 +193,12 @@ int main(int argc, char** argv) {
   }
   component& comp = mgr ? static_cast<component&>(*mgr) : *main_component;
   io.start();
-  watch_signals(signals, latch);
+  watch_signals(signals, latch, [&mgr] {
+    if (mgr)
+      mgr->reload_tls(); // logs and counts its outcome
+    else
+      spdlog::info("SIGHUP ignored (the runtime role reads its TLS files at each connect)");
+  });
   if (auto err = comp.start(); !err.empty()) {
     spdlog::error("cannot start: {}", err);
     comp.stop();

@@ -2,3 +2,4 @@
 // every other file includes their headers without the implementation.
 #include <boost/asio/impl/src.hpp>
 #include <boost/beast/src.hpp>
+#include <boost/asio/ssl/impl/src.hpp>

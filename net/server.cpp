@@ -3,6 +3,7 @@
 #include "net/access_policy.hpp"
 #include "net/io_runtime.hpp"
 #include "net/url.hpp"
+#include "net/detail/flex_stream.hpp"
 #include "net/detail/ws_session.hpp"
 
 #include <boost/asio/bind_executor.hpp>
@@ -14,15 +15,22 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <cctype>
+#include <cerrno>
 #include <deque>
+#include <mutex>
 #include <optional>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace actor_host::net {
 
@@ -48,6 +56,70 @@ std::string reason_phrase(int status) {
     return "Client Closed Request";
   auto r = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
   return r.empty() ? std::string{"Unknown"} : std::string{r};
+}
+
+// At most one line per period for events a peer can cause at will (a
+// flood, a scanner): the events in between are counted into the next line.
+class throttled_log {
+public:
+  /// The events since the last line (this one included) if a line is due, else 0.
+  std::uint64_t due() {
+    std::lock_guard<std::mutex> g{mtx_};
+    ++count_;
+    auto now = std::chrono::steady_clock::now();
+    if (now < next_)
+      return 0;
+    next_ = now + std::chrono::seconds(5);
+    return std::exchange(count_, 0);
+  }
+
+private:
+  std::mutex mtx_;
+  std::chrono::steady_clock::time_point next_{};
+  std::uint64_t count_ = 0;
+};
+
+std::string refusal(int status, std::string_view text) {
+  std::string body{text};
+  body += '\n';
+  return "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status)
+         + "\r\nServer: actor-host\r\nContent-Type: text/plain\r\nContent-Length: "
+         + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+// One descriptor held in reserve: out of descriptors (EMFILE), it is freed
+// to accept the waiting connection and close it, so that the backlog does
+// not wedge and the acceptor does not spin.
+struct spare_fd {
+  std::mutex mtx;
+  int fd = -1;
+
+  void ensure() {
+    std::lock_guard<std::mutex> g{mtx};
+    if (fd < 0)
+      fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
+
+  /// Accepts one pending connection on `listener` with the spare and closes
+  /// it after a best-effort `answer`. False if there was no spare.
+  bool shed_one(int listener, const std::string& answer) {
+    std::lock_guard<std::mutex> g{mtx};
+    if (fd < 0)
+      return false;
+    ::close(fd);
+    int c = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c >= 0) {
+      [[maybe_unused]] auto n = ::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+      ::close(c);
+    }
+    fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return c >= 0;
+  }
+};
+
+spare_fd& spare() {
+  static spare_fd s;
+  return s;
 }
 
 std::string endpoint_address(const tcp::socket& s) {
@@ -85,6 +157,9 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
   http_handler http;
   std::shared_ptr<socket_counters> counters = std::make_shared<socket_counters>();
   std::uint16_t bound_port = 0;
+  throttled_log accept_log;
+  throttled_log refuse_log;
+  throttled_log handshake_log;
 
   const ws_route* find_route(const std::string& path) const {
     for (auto& r : ws_routes)
@@ -95,27 +170,32 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
 
   void do_accept();
   void on_accept(error_code ec, tcp::socket socket);
+  void on_accept_error(error_code ec);
+  void refuse(tcp::socket socket);
 };
 
 // -- HTTP session ------------------------------------------------------------
 
 class http_session : public std::enable_shared_from_this<http_session> {
 public:
-  http_session(tcp::socket&& socket, std::shared_ptr<server::impl> srv)
-    : stream_(std::move(socket)), srv_(std::move(srv)) {
-    peer_ = endpoint_string(stream_.socket());
-    peer_address_ = endpoint_address(stream_.socket());
+  http_session(flex_stream&& stream, std::shared_ptr<server::impl> srv)
+    : stream_(std::move(stream)), srv_(std::move(srv)) {
+    peer_ = endpoint_string(stream_.next_layer().socket());
+    peer_address_ = endpoint_address(stream_.next_layer().socket());
     ++srv_->counters->http_connections;
   }
 
   ~http_session() {
     --srv_->counters->http_connections;
+    srv_->counters->queued_bytes.fetch_sub(static_cast<std::int64_t>(out_bytes_),
+                                           std::memory_order_relaxed);
   }
 
   void run() {
-    stream_.socket().set_option(tcp::no_delay{true});
+    error_code ignored;
+    stream_.next_layer().socket().set_option(tcp::no_delay{true}, ignored);
     asio::dispatch(stream_.get_executor(),
-                   beast::bind_front_handler(&http_session::do_read, shared_from_this()));
+                   beast::bind_front_handler(&http_session::do_detect, shared_from_this()));
   }
 
   // Called by the responder, always on the strand.
@@ -181,11 +261,66 @@ public:
   }
 
 private:
+  // A TLS listener looks at the first bytes: a ClientHello starts the
+  // handshake, anything else is refused in plain words.
+  void do_detect() {
+    if (!srv_->opts.tls)
+      return do_read();
+    stream_.next_layer().expires_after(
+      std::chrono::milliseconds(srv_->opts.tls_handshake_timeout_ms));
+    beast::async_detect_ssl(stream_.next_layer(), buffer_,
+                            beast::bind_front_handler(&http_session::on_detect,
+                                                      shared_from_this()));
+  }
+
+  void on_detect(error_code ec, bool tls) {
+    if (ec) {
+      if (ec == beast::error::timeout)
+        handshake_failed("no TLS handshake within "
+                         + std::to_string(srv_->opts.tls_handshake_timeout_ms) + " ms");
+      return shutdown();
+    }
+    if (!tls) {
+      srv_->counters->plaintext_refused.fetch_add(1, std::memory_order_relaxed);
+      if (auto n = srv_->handshake_log.due())
+        spdlog::warn("refused plaintext from {} on TLS port {} ({} event(s) in 5 s)", peer_,
+                     srv_->bound_port, n);
+      auto msg = std::make_shared<std::string>(
+        refusal(400, "This port requires TLS: use https:// or wss://"));
+      stream_.next_layer().expires_after(std::chrono::seconds(5));
+      asio::async_write(stream_.next_layer(), asio::buffer(*msg),
+                        [self = shared_from_this(), msg](error_code, std::size_t) {
+                          self->shutdown();
+                        });
+      return;
+    }
+    stream_.start_tls(srv_->opts.tls->current());
+    stream_.tls().async_handshake(asio::ssl::stream_base::server, buffer_.data(),
+                                  beast::bind_front_handler(&http_session::on_handshake,
+                                                            shared_from_this()));
+  }
+
+  void on_handshake(error_code ec, std::size_t used) {
+    if (ec) {
+      handshake_failed(describe_tls_error(ec, nullptr));
+      return shutdown();
+    }
+    buffer_.consume(used);
+    do_read();
+  }
+
+  void handshake_failed(const std::string& why) {
+    srv_->counters->tls_handshake_failures.fetch_add(1, std::memory_order_relaxed);
+    if (auto n = srv_->handshake_log.due())
+      spdlog::warn("TLS handshake with {} on port {} failed: {} ({} event(s) in 5 s)", peer_,
+                   srv_->bound_port, why, n);
+  }
+
   void do_read() {
     parser_.emplace();
     parser_->body_limit(srv_->opts.max_body_bytes);
     parser_->header_limit(64 * 1024);
-    stream_.expires_after(std::chrono::milliseconds(srv_->opts.http_idle_timeout_ms));
+    stream_.next_layer().expires_after(std::chrono::milliseconds(srv_->opts.http_idle_timeout_ms));
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&http_session::on_header,
                                                       shared_from_this()));
@@ -257,8 +392,8 @@ private:
           head(status, "text/plain", length, {}, std::move(body));
           return;
         }
-        stream_.expires_never();
-        run_server_websocket(stream_.release_socket(), std::move(req), std::move(up), peer_,
+        stream_.next_layer().expires_never();
+        run_server_websocket(std::move(stream_), std::move(req), std::move(up), peer_,
                              route->factory,
                              {srv_->opts.max_frame_bytes, srv_->opts.max_write_queue_bytes},
                              srv_->counters);
@@ -295,7 +430,7 @@ private:
   // the answer.
   void begin_exchange(bool cors) {
     active_ = true;
-    stream_.expires_never();
+    stream_.next_layer().expires_never();
     cors_origin_.clear();
     if (cors && header_safe(admitted_origin_))
       cors_origin_ = admitted_origin_;
@@ -334,19 +469,51 @@ private:
   }
 
   void enqueue(std::string data, bool last) {
+    add_out_bytes(static_cast<std::int64_t>(data.size()));
     outq_.push_back(std::move(data));
     if (last)
       finishing_ = true;
+    // What waits behind the write in flight is what a caller that does not
+    // read piles up; one piece of any size (a whole result) always fits.
+    if (outq_.size() > 1 && out_bytes_ - inflight_bytes_ > srv_->opts.max_write_queue_bytes)
+      return overflow();
     if (!writing_)
       do_write();
+  }
+
+  // The caller does not read its response: abort the exchange (the run is
+  // cancelled through the abort callback) and drop the connection, so the
+  // queue is freed now rather than when the caller leaves.
+  void overflow() {
+    srv_->counters->write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("dropping HTTP client {}: {} bytes of its response wait to be written "
+                 "(max_write_queue_bytes {}); the call is cancelled",
+                 peer_, out_bytes_, srv_->opts.max_write_queue_bytes);
+    peer_gone_ = true;
+    std::deque<std::string>{}.swap(outq_);
+    add_out_bytes(-static_cast<std::int64_t>(out_bytes_ - inflight_bytes_));
+    if (active_) {
+      if (auto fn = std::move(abort_fn_))
+        fn();
+    }
+    shutdown();
+  }
+
+  // out_bytes_ and the listener-wide gauge move together.
+  void add_out_bytes(std::int64_t delta) {
+    out_bytes_ = static_cast<std::size_t>(static_cast<std::int64_t>(out_bytes_) + delta);
+    srv_->counters->queued_bytes.fetch_add(delta, std::memory_order_relaxed);
   }
 
   void do_write() {
     writing_ = true;
     inflight_.swap(outq_);
     bufs_.clear();
-    for (auto& s : inflight_)
+    inflight_bytes_ = 0;
+    for (auto& s : inflight_) {
       bufs_.emplace_back(asio::buffer(s));
+      inflight_bytes_ += s.size();
+    }
     asio::async_write(stream_, bufs_,
                       beast::bind_front_handler(&http_session::on_write, shared_from_this()));
   }
@@ -354,8 +521,11 @@ private:
   void on_write(error_code ec, std::size_t) {
     writing_ = false;
     inflight_.clear();
+    add_out_bytes(-static_cast<std::int64_t>(inflight_bytes_));
+    inflight_bytes_ = 0;
     if (ec) {
-      outq_.clear();
+      add_out_bytes(-static_cast<std::int64_t>(out_bytes_));
+      std::deque<std::string>{}.swap(outq_);
       peer_gone_ = true;
       if (active_) {
         if (auto fn = std::move(abort_fn_))
@@ -376,24 +546,27 @@ private:
     if (!keep_alive_ || peer_gone_)
       return shutdown();
     if (watching_)
-      stream_.cancel(); // on_watch restarts the parse
+      stream_.next_layer().cancel(); // on_watch restarts the parse
     else
       do_read();
   }
 
   void shutdown() {
     error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.socket().close(ignored);
+    auto& s = stream_.next_layer().socket();
+    s.shutdown(tcp::socket::shutdown_both, ignored);
+    s.close(ignored);
   }
 
-  beast::tcp_stream stream_;
+  flex_stream stream_;
   std::shared_ptr<server::impl> srv_;
   std::string peer_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::deque<std::string> outq_;
   std::deque<std::string> inflight_;
+  std::size_t out_bytes_ = 0;      // outq_ and inflight_
+  std::size_t inflight_bytes_ = 0;
   std::vector<asio::const_buffer> bufs_;
   std::function<void()> abort_fn_;
   std::string cors_origin_;
@@ -470,18 +643,84 @@ void server::impl::do_accept() {
 void server::impl::on_accept(error_code ec, tcp::socket socket) {
   if (ec == asio::error::operation_aborted || !acceptor.is_open())
     return;
-  if (ec) {
-    // Typically EMFILE: back off instead of spinning on the error.
-    spdlog::warn("accept on port {} failed: {}", bound_port, ec.message());
-    retry.expires_after(std::chrono::milliseconds(100));
-    retry.async_wait([self = shared_from_this()](error_code e) {
-      if (!e)
-        self->do_accept();
-    });
-    return;
+  if (ec)
+    return on_accept_error(ec);
+  if (static_cast<std::size_t>(counters->connections.load(std::memory_order_relaxed))
+      >= opts.max_connections) {
+    refuse(std::move(socket));
+  } else {
+    flex_stream s{beast::tcp_stream{std::move(socket)}, connection_slot{counters}};
+    std::make_shared<http_session>(std::move(s), shared_from_this())->run();
   }
-  std::make_shared<http_session>(std::move(socket), shared_from_this())->run();
   do_accept();
+}
+
+void server::impl::on_accept_error(error_code ec) {
+  counters->accept_errors.fetch_add(1, std::memory_order_relaxed);
+  const bool out_of_fds = ec == asio::error::no_descriptors
+                          || ec == boost::system::errc::too_many_files_open_in_system;
+  // Out of descriptors the pending connection would be offered again at
+  // once: accept it with the spare descriptor and close it.
+  bool shed = out_of_fds
+              && spare().shed_one(acceptor.native_handle(),
+                                  refusal(503, "Server out of file descriptors, try again later"));
+  if (auto n = accept_log.due())
+    spdlog::warn("accept on port {} failed: {} ({} time(s) in 5 s){}", bound_port, ec.message(),
+                 n, shed ? "; refusing connections until descriptors are free" : "");
+  // Back off instead of spinning on the error.
+  retry.expires_after(std::chrono::milliseconds(50));
+  retry.async_wait([self = shared_from_this()](error_code e) {
+    if (!e)
+      self->do_accept();
+  });
+}
+
+namespace {
+
+// A connection over max_connections: it gets its answer, then what it sent
+// is read (and dropped) for a moment so that closing does not reset the
+// connection before the answer is read.
+class refused_connection : public std::enable_shared_from_this<refused_connection> {
+public:
+  explicit refused_connection(tcp::socket&& s) : stream_(std::move(s)) {
+  }
+  void run(std::string answer) {
+    error_code ignored;
+    auto& sock = stream_.socket();
+    sock.non_blocking(true, ignored);
+    if (!answer.empty())
+      sock.send(asio::buffer(answer), 0, ignored);
+    sock.shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::seconds(1));
+    drain();
+  }
+
+private:
+  void drain() {
+    stream_.async_read_some(asio::buffer(buf_), [self = shared_from_this()](error_code ec,
+                                                                            std::size_t) {
+      if (!ec)
+        self->drain();
+    });
+  }
+  beast::tcp_stream stream_;
+  char buf_[512];
+};
+
+} // namespace
+
+void server::impl::refuse(tcp::socket socket) {
+  counters->connections_refused.fetch_add(1, std::memory_order_relaxed);
+  if (auto n = refuse_log.due())
+    spdlog::warn("refusing connections on port {}: {} open (max_connections {}); {} refused "
+                 "in 5 s",
+                 bound_port, counters->connections.load(), opts.max_connections, n);
+  // A TLS client could not read a plain answer.
+  std::make_shared<refused_connection>(std::move(socket))
+    ->run(opts.tls ? std::string{}
+                   : refusal(503, "Too many connections (max_connections "
+                                    + std::to_string(opts.max_connections)
+                                    + " on this port), try again later"));
 }
 
 server::server(io_runtime& io, server_options opts)
@@ -539,6 +778,7 @@ std::string server::listen() {
     return "cannot listen on " + o.bind + ":" + std::to_string(o.port) + ": " + ec.message();
   }
   impl_->bound_port = impl_->acceptor.local_endpoint(ec).port();
+  spare().ensure();
   impl_->do_accept();
   return {};
 }

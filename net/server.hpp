@@ -3,6 +3,7 @@
 #include "net/access_policy.hpp"
 #include "net/http_exchange.hpp"
 #include "net/socket_counters.hpp"
+#include "net/tls.hpp"
 #include "net/transport.hpp"
 
 #include <atomic>
@@ -25,11 +26,20 @@ struct server_options {
   std::uint16_t range_last = 0;
   std::size_t max_frame_bytes = 8u << 20;
   std::size_t max_body_bytes = 8u << 20;
-  /// A peer that does not drain its socket gets closed (1008) once this many
-  /// bytes wait to be written to it.
-  std::size_t max_write_queue_bytes = 256u << 20;
+  /// A peer that does not drain its socket (a WebSocket, or an HTTP
+  /// response's reader) is dropped once this many bytes wait behind the
+  /// write in flight; an HTTP exchange is aborted (its run cancelled).
+  std::size_t max_write_queue_bytes = 16u << 20;
   /// Idle keep-alive HTTP connections are closed after this long.
   unsigned http_idle_timeout_ms = 60000;
+  /// Open connections; the next one gets "503 too many connections" and is
+  /// closed (a TLS listener just closes it: there is no session to answer in).
+  std::size_t max_connections = 4096;
+  /// Non-null: every connection must speak TLS (plain HTTP gets a 400 that
+  /// says so). The context may be reloaded while the listener runs.
+  tls_server_context_ptr tls;
+  /// From accept to the end of the TLS handshake.
+  unsigned tls_handshake_timeout_ms = 10000;
   /// Who may use this listener (Origin, Host, token), checked on every
   /// request head and upgrade before anything else is read.
   access_policy access;

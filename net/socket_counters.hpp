@@ -20,6 +20,12 @@ struct socket_counters {
   std::atomic<std::uint64_t> unsafe_headers_dropped{0};
   // Bytes queued for writing and not yet written, over all sockets.
   std::atomic<std::int64_t> queued_bytes{0};
+  // Accepted connections still open (HTTP or WebSocket), against max_connections.
+  std::atomic<std::int64_t> connections{0};
+  std::atomic<std::uint64_t> connections_refused{0}; // over max_connections
+  std::atomic<std::uint64_t> accept_errors{0};       // EMFILE and the like
+  std::atomic<std::uint64_t> tls_handshake_failures{0};
+  std::atomic<std::uint64_t> plaintext_refused{0};   // plain HTTP on a TLS listener
 };
 
 } // namespace actor_host::net

@@ -11,6 +11,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "net/detail/flex_stream.hpp"
 #include "net/url.hpp"
 
 #ifndef ACTOR_HOST_VERSION
@@ -48,7 +49,7 @@ struct blocking_ws_client::impl {
   // Only the connect and close phases run the io_context (they need a
   // deadline); reads and writes in between use Beast's synchronous calls.
   asio::io_context ioc_;
-  websocket::stream<beast::tcp_stream> ws_{ioc_};
+  websocket::stream<flex_stream> ws_{beast::tcp_stream{ioc_}};
   beast::flat_buffer buffer_;
   bool open_ = false;
 };
@@ -63,14 +64,19 @@ blocking_ws_client::~blocking_ws_client() {
 
 std::unique_ptr<blocking_ws_client>
 blocking_ws_client::connect(const std::string& url, std::string& error,
-                            std::chrono::milliseconds timeout, const std::string& bearer_token) {
+                            std::chrono::milliseconds timeout, tls_client_context_ptr tls,
+                            const std::string& bearer_token) {
   auto parsed = parse_url(url);
   if (!parsed) {
     error = "invalid URL '" + url + "'";
     return nullptr;
   }
-  if (parsed->scheme != "ws") {
-    error = "unsupported URL scheme '" + parsed->scheme + "://' (only ws:// is supported)";
+  if (parsed->scheme != "ws" && parsed->scheme != "wss") {
+    error = "unsupported URL scheme '" + parsed->scheme + "://' (expected ws:// or wss://)";
+    return nullptr;
+  }
+  if (parsed->scheme == "wss" && !tls) {
+    error = "wss:// needs a TLS client context";
     return nullptr;
   }
   auto ptr = std::make_unique<impl>();
@@ -106,8 +112,21 @@ blocking_ws_client::connect(const std::string& url, std::string& error,
         endpoints, [&](beast::error_code ec, const tcp::endpoint&) {
           if (ec || cancelled)
             return finish(ec ? ec : asio::error::operation_aborted);
-          stage = "handshake";
-          ws.async_handshake(response, host, target, finish);
+          auto upgrade = [&] {
+            stage = "handshake";
+            ws.async_handshake(response, host, target, finish);
+          };
+          if (parsed->scheme != "wss")
+            return upgrade();
+          stage = "TLS handshake";
+          auto& fs = ws.next_layer();
+          fs.start_tls(tls->box);
+          verify_server_name(fs.tls(), parsed->host);
+          fs.tls().async_handshake(asio::ssl::stream_base::client, [&, upgrade](beast::error_code ec) {
+            if (ec || cancelled)
+              return finish(ec ? ec : asio::error::operation_aborted);
+            upgrade();
+          });
         });
     });
   ioc.run_for(timeout);
@@ -124,7 +143,9 @@ blocking_ws_client::connect(const std::string& url, std::string& error,
     return nullptr;
   }
   if (result) {
-    error = std::string{stage} + " failed: " + describe(result);
+    auto& fs = ws.next_layer();
+    error = std::string{stage} + " failed: "
+            + (fs.is_tls() ? describe_tls_error(result, &fs.tls()) : describe(result));
     if (result == websocket::error::upgrade_declined) {
       // The server's reason, e.g. why the token was refused; the target may
       // carry a token, so only its path is shown.

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "net/tls.hpp"
+
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -8,7 +10,7 @@
 
 namespace actor_host::net {
 
-/// A small blocking WebSocket client over plain TCP, for command-line tools
+/// A small blocking WebSocket client (plain or TLS), for command-line tools
 /// and tests that talk to the manager one message at a time.
 ///
 /// Every call blocks the calling thread. The client is not thread-safe: use
@@ -16,13 +18,15 @@ namespace actor_host::net {
 /// pimpl so that including this header costs nothing.
 class blocking_ws_client {
 public:
-  /// Connects to a `ws://host[:port][/path]` URL and completes the opening
-  /// handshake. `timeout` bounds name resolution, TCP connect and handshake
-  /// together. Returns `nullptr` and sets `error` on failure.
-  /// A non-empty `bearer_token` is sent as `Authorization: Bearer <token>`.
+  /// Connects to a `ws://` or `wss://host[:port][/path]` URL and completes
+  /// the opening handshake(s). `timeout` bounds name resolution, TCP
+  /// connect, TLS and WebSocket handshake together. wss:// needs `tls` (the
+  /// server's certificate is checked against the URL's host). A non-empty
+  /// `bearer_token` is sent as `Authorization: Bearer <token>`. Returns
+  /// `nullptr` and sets `error` on failure.
   static std::unique_ptr<blocking_ws_client>
   connect(const std::string& url, std::string& error, std::chrono::milliseconds timeout,
-          const std::string& bearer_token = {});
+          tls_client_context_ptr tls = nullptr, const std::string& bearer_token = {});
 
   ~blocking_ws_client();
 

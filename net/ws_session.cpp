@@ -23,6 +23,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -112,19 +113,19 @@ class write_gate {
   };
 
 public:
-  using executor_type = beast::tcp_stream::executor_type;
+  using executor_type = flex_stream::executor_type;
 
-  explicit write_gate(tcp::socket&& socket)
-    : next_(std::move(socket)), st_(std::make_shared<state>()) {
+  explicit write_gate(flex_stream&& stream)
+    : next_(std::move(stream)), st_(std::make_shared<state>()) {
   }
 
   executor_type get_executor() noexcept {
     return next_.get_executor();
   }
-  beast::tcp_stream& next_layer() noexcept {
+  flex_stream& next_layer() noexcept {
     return next_;
   }
-  const beast::tcp_stream& next_layer() const noexcept {
+  const flex_stream& next_layer() const noexcept {
     return next_;
   }
 
@@ -172,7 +173,7 @@ public:
   }
 
 private:
-  beast::tcp_stream next_;
+  flex_stream next_;
   std::shared_ptr<state> st_;
 };
 
@@ -195,9 +196,9 @@ class ws_session : public transport,
                    public pingable,
                    public std::enable_shared_from_this<ws_session> {
 public:
-  ws_session(tcp::socket&& socket, ws_limits limits, std::shared_ptr<socket_counters> counters,
+  ws_session(flex_stream&& stream, ws_limits limits, std::shared_ptr<socket_counters> counters,
              std::string peer)
-    : ws_(std::move(socket)), strand_(ws_.get_executor()), limits_(limits),
+    : ws_(std::move(stream)), strand_(ws_.get_executor()), limits_(limits),
       counters_(std::move(counters)), peer_(std::move(peer)) {
     ++counters_->websockets;
   }
@@ -359,7 +360,8 @@ private:
     else
       ws_.set_option(websocket::stream_base::decorator(
         [](websocket::request_type& req) { req.set(http::field::user_agent, "actor-host"); }));
-    beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay{true});
+    error_code ignored;
+    beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay{true}, ignored);
   }
 
   void on_accept(error_code ec) {
@@ -462,13 +464,25 @@ private:
       outq_.push_back(std::move(f));
     }
     taken_.clear();
-    if (out_bytes_ > limits_.max_write_queue_bytes) {
+    // What waits behind the batch in flight counts; one frame of any size
+    // (up to the peer's frame limit) always fits.
+    const auto in_flight = writing_ ? batch_frames_ : 0;
+    if (outq_.size() > in_flight + 1
+        && out_bytes_ - (writing_ ? batch_payload_ : 0) > limits_.max_write_queue_bytes) {
       // The peer does not drain its socket; a close frame would queue behind
       // the same backlog, so drop the connection.
       counters_->write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
       spdlog::warn("dropping {}: {} bytes wait to be written (limit {})", peer_, out_bytes_,
                    limits_.max_write_queue_bytes);
       closing_ = true;
+      // Freed now, not when the handler lets go of the transport; a batch
+      // in flight still points into its frames.
+      if (writing_) {
+        outq_.erase(outq_.begin() + static_cast<std::ptrdiff_t>(batch_frames_), outq_.end());
+        add_out_bytes(-static_cast<std::int64_t>(out_bytes_ - batch_payload_));
+      } else {
+        drop_queue();
+      }
       unpark();
       error_code ignored;
       beast::get_lowest_layer(ws_).socket().close(ignored);
@@ -499,7 +513,8 @@ private:
     build_batch();
     writing_ = true;
     ws_.next_layer().raw_begin();
-    asio::async_write(beast::get_lowest_layer(ws_).socket(), batch_bufs_,
+    // Through TLS when the connection has it: the flex stream, not the socket.
+    asio::async_write(ws_.next_layer().next_layer(), batch_bufs_,
                       beast::bind_front_handler(&ws_session::on_write, shared_from_this()));
   }
 
@@ -672,17 +687,40 @@ private:
   void on_connect(error_code ec, tcp::endpoint ep) {
     if (ec)
       return on_fail_("cannot connect to " + host_header(url_) + ": " + ec.message());
-    stream_.expires_never();
-    auto peer = ep.address().to_string() + ":" + std::to_string(ep.port());
-    auto s = std::make_shared<ws_session>(stream_.release_socket(), ws_limits{opts_.max_frame_bytes},
+    peer_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+    flex_.emplace(std::move(stream_));
+    if (!opts_.tls)
+      return open();
+    flex_->start_tls(opts_.tls->box);
+    verify_server_name(flex_->tls(), url_.host);
+    flex_->tls().async_handshake(asio::ssl::stream_base::client,
+                                 beast::bind_front_handler(&connector::on_tls,
+                                                           shared_from_this()));
+  }
+
+  void on_tls(error_code ec) {
+    if (ec)
+      return on_fail_("TLS handshake with " + host_header(url_)
+                      + " failed: " + describe_tls_error(ec, &flex_->tls()));
+    open();
+  }
+
+  void open() {
+    flex_->next_layer().expires_never();
+    auto s = std::make_shared<ws_session>(std::move(*flex_),
+                                          ws_limits{opts_.max_frame_bytes,
+                                                    opts_.max_write_queue_bytes},
                                           opts_.counters ? opts_.counters
                                                          : std::make_shared<socket_counters>(),
-                                          std::move(peer));
+                                          std::move(peer_));
+    flex_.reset();
     s->handshake(host_header(url_), url_.target, std::move(factory_), std::move(on_fail_));
   }
 
   tcp::resolver resolver_;
   beast::tcp_stream stream_;
+  std::optional<flex_stream> flex_;
+  std::string peer_;
   parsed_url url_;
   connect_options opts_;
   session_factory factory_;
@@ -710,10 +748,10 @@ upgrade_request describe_upgrade(const http_request_message& req) {
   return up;
 }
 
-void run_server_websocket(tcp::socket&& socket, http_request_message&& req, upgrade_request up,
+void run_server_websocket(flex_stream&& stream, http_request_message&& req, upgrade_request up,
                           std::string peer, const session_factory& factory, ws_limits limits,
                           std::shared_ptr<socket_counters> counters) {
-  auto s = std::make_shared<ws_session>(std::move(socket), limits, std::move(counters),
+  auto s = std::make_shared<ws_session>(std::move(stream), limits, std::move(counters),
                                         std::move(peer));
   s->accept(std::move(req), std::move(up), factory);
 }
@@ -721,8 +759,15 @@ void run_server_websocket(tcp::socket&& socket, http_request_message&& req, upgr
 void ws_connect(io_runtime& io, const std::string& url, connect_options opts,
                 session_factory on_open, std::function<void(std::string)> on_fail) {
   auto parsed = parse_url(url);
-  if (!parsed || (parsed->scheme != "ws" && parsed->scheme != "http")) {
-    auto why = "unsupported manager URL '" + url + "' (expected ws://host:port)";
+  const bool secure = parsed && (parsed->scheme == "wss" || parsed->scheme == "https");
+  std::string why;
+  if (!parsed)
+    why = "unsupported manager URL '" + url + "' (expected ws://host:port or wss://host:port)";
+  else if (secure && !opts.tls)
+    why = "manager URL '" + url + "' needs TLS but no TLS client context was given";
+  else if (!secure && opts.tls)
+    opts.tls = nullptr; // ws:// stays plain even with --tls-ca-file
+  if (!why.empty()) {
     asio::post(io.context(), [f = std::move(on_fail), why] { f(why); });
     return;
   }

@@ -72,6 +72,9 @@ struct metrics {
   // Lifecycle.
   std::atomic<bool> draining{false};
   std::atomic<std::uint64_t> drain_cancelled_calls{0};
+  // TLS certificate reloads (SIGHUP), done and failed (the old ones stay).
+  std::atomic<std::uint64_t> tls_reloads{0};
+  std::atomic<std::uint64_t> tls_reload_failures{0};
 
   // Bounds (issue 11): calls whose caller left (forgotten at once), the
   // cancelActions sent for such runs, calls refused over

@@ -65,27 +65,40 @@ net::access_policy access_for(const manager_options& o, listener l) {
   return p;
 }
 
-net::server_options listener_options(const manager_options& o, listener l, std::uint16_t port,
-                                     std::uint16_t first = 0, std::uint16_t last = 0) {
-  net::server_options so{o.bind, port, first, last, o.max_frame_bytes, o.max_body_bytes};
-  so.access = access_for(o, l);
-  return so;
+}
+
+// The TLS context is loaded before the listeners exist; a bad file is
+// reported by start(), through tls_error.
+net::tls_server_context_ptr load_tls(const manager_options& o, std::string& error) {
+  return o.tls ? net::tls_server_context::load(*o.tls, error) : nullptr;
 }
 
 } // namespace
 
 struct manager::impl {
   impl(caf::actor_system& sys, net::io_runtime& io, manager_options o)
-    : sys(sys), opts(std::move(o)), io(io),
-      reflection(io, listener_options(opts, listener::reflection, opts.port, 3200, 3400)),
-      api(io, listener_options(opts, listener::api, opts.http_port)),
-      workers(io, listener_options(opts, listener::workers, opts.worker_port)),
-      rbac_workers(io, listener_options(opts, listener::rbac_workers,
-                                        opts.worker_rbac_port.value_or(0))) {
+    : sys(sys), opts(std::move(o)), tls(load_tls(opts, tls_error)), io(io),
+      reflection(io, listener_options(listener::reflection, opts.port, 3200, 3400)),
+      api(io, listener_options(listener::api, opts.http_port)),
+      workers(io, listener_options(listener::workers, opts.worker_port)),
+      rbac_workers(io, listener_options(listener::rbac_workers, opts.worker_rbac_port.value_or(0))) {
+  }
+
+  net::server_options listener_options(listener l, std::uint16_t port, std::uint16_t first = 0,
+                                       std::uint16_t last = 0) const {
+    net::server_options so{opts.bind, port, first, last, opts.max_frame_bytes,
+                           opts.max_body_bytes};
+    so.max_write_queue_bytes = opts.max_write_queue_bytes;
+    so.max_connections = opts.max_connections;
+    so.tls = tls;
+    so.access = access_for(opts, l);
+    return so;
   }
 
   caf::actor_system& sys;
   manager_options opts;
+  std::string tls_error;
+  net::tls_server_context_ptr tls; // null: plaintext listeners
   net::io_runtime& io;
   net::server reflection;
   net::server api;
@@ -196,6 +209,10 @@ manager::~manager() {
 
 std::string manager::start() {
   auto& d = *impl_;
+  if (!d.tls_error.empty())
+    return "TLS: " + d.tls_error;
+  const std::string ws = d.tls ? "wss" : "ws";
+  const std::string http = d.tls ? "https" : "http";
   d.supervisor = d.sys.spawn(manager_supervisor);
   d.directory = d.spawn_child(runtime_directory);
   d.functions = d.spawn_child(function_registry);
@@ -210,7 +227,7 @@ std::string manager::start() {
   caf::anon_send(d.directory, iii_atom_v, d.functions);
   if (auto err = d.reflection.listen(); !err.empty())
     return "reflection server: " + err;
-  connection_options conn_opts{"ws://localhost:" + std::to_string(d.reflection.port()),
+  connection_options conn_opts{ws + "://localhost:" + std::to_string(d.reflection.port()),
                                d.opts.policy.max_bidi_input_bytes};
   // Every socket that feeds an actor gets a read window (max_unread_frames).
   auto unread = d.opts.policy.max_unread_frames;
@@ -263,12 +280,18 @@ std::string manager::start() {
   if (auto err = d.api.listen(); !err.empty())
     return "API server: " + err;
   d.running = true;
-  spdlog::info("Starting reflection server: ws://localhost:{}", d.reflection.port());
-  spdlog::info("Starting API server: http://localhost:{}", d.api.port());
-  spdlog::info("Starting worker endpoint: ws://localhost:{}", d.workers.port());
+  if (d.tls)
+    spdlog::info("TLS on every listener: certificate {}, client certificates {}",
+                 d.tls->files().cert_file,
+                 d.tls->verifies_clients()          ? "required (" + d.tls->files().client_ca_file + ")"
+                 : d.tls->files().skip_client_verify ? std::string{"requested, not verified"}
+                                                     : std::string{"not requested"});
+  spdlog::info("Starting reflection server: {}://localhost:{}", ws, d.reflection.port());
+  spdlog::info("Starting API server: {}://localhost:{}", http, d.api.port());
+  spdlog::info("Starting worker endpoint: {}://localhost:{}", ws, d.workers.port());
   if (d.opts.worker_rbac_port)
-    spdlog::info("Starting worker endpoint (RBAC): ws://localhost:{}", d.rbac_workers.port());
-  auto manager_url = "ws://localhost:" + std::to_string(d.reflection.port());
+    spdlog::info("Starting worker endpoint (RBAC): {}://localhost:{}", ws, d.rbac_workers.port());
+  auto manager_url = ws + "://localhost:" + std::to_string(d.reflection.port());
   // Children get the token in the URL they dial: Genkit runtimes keep the
   // query of GENKIT_REFLECTION_V2_SERVER, and so does our runtime role.
   if (!d.opts.auth_token.empty())
@@ -313,6 +336,21 @@ void manager::stop(int stop_signal) {
   d.directory = nullptr;
   d.functions = nullptr;
   obs::global().draining = false;
+}
+
+std::string manager::reload_tls() {
+  auto& m = obs::global();
+  if (!impl_->tls)
+    return "TLS is not configured";
+  if (auto err = impl_->tls->reload(); !err.empty()) {
+    m.tls_reload_failures.fetch_add(1, std::memory_order_relaxed);
+    spdlog::error("TLS reload failed, keeping the certificates loaded before: {}", err);
+    return err;
+  }
+  m.tls_reloads.fetch_add(1, std::memory_order_relaxed);
+  spdlog::info("TLS certificates reloaded from {}; new connections use them",
+               impl_->tls->files().cert_file);
+  return {};
 }
 
 std::string manager::not_ready_reason() const {

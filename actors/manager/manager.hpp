@@ -3,6 +3,7 @@
 #include "actors/manager/manager_config.hpp"
 
 #include "actors/common/component.hpp"
+#include "net/tls.hpp"
 #include "registry/host_config.hpp"
 #include "registry/worker_rbac.hpp"
 
@@ -44,6 +45,10 @@ struct manager_options {
   /// Remote peers are authenticated otherwise (TLS client certificates,
   /// --insecure): no token needed off loopback.
   bool remote_without_token = false;
+  std::size_t max_write_queue_bytes = 16u << 20; // per WebSocket / HTTP response
+  std::size_t max_connections = 4096;            // per listener
+  /// Set: every listener speaks TLS with these files (see net/tls.hpp).
+  std::optional<net::tls_server_files> tls;
   call_policy policy;
   /// SIGTERM: how long in-flight calls may finish before they are cancelled.
   std::chrono::milliseconds drain_timeout{15000};
@@ -89,6 +94,10 @@ public:
 
   /// Live actors and sockets as JSON (GET /api/__stats).
   std::string stats_json() const;
+
+  /// SIGHUP: loads the TLS files again; new handshakes use them, open
+  /// connections keep theirs. On failure the old ones stay. Returns "" or why.
+  std::string reload_tls();
 
 private:
   struct impl;

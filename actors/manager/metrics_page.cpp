@@ -118,7 +118,7 @@ std::string metrics_page(const net::socket_counters& rc, const net::socket_count
                 "Bytes queued for writing to sockets and not yet written.", ld(rc.queued_bytes),
                 ld(ac.queued_bytes), ld(wc.queued_bytes));
   socket_family(p, "actor_host_write_queue_overflows_total", "counter",
-                "Peers dropped because they did not drain their socket.",
+                "Peers dropped (WebSocket) or HTTP calls aborted because they did not drain their socket (max_write_queue_bytes).",
                 ld(rc.write_queue_overflows), ld(ac.write_queue_overflows), ld(wc.write_queue_overflows));
   socket_family(p, "actor_host_access_refused_total", "counter",
                 "Requests and upgrades refused by the access policy (Origin, Host, token).",
@@ -127,6 +127,28 @@ std::string metrics_page(const net::socket_counters& rc, const net::socket_count
                 "Response headers dropped because their value had CR, LF or NUL.",
                 ld(rc.unsafe_headers_dropped), ld(ac.unsafe_headers_dropped),
                 ld(wc.unsafe_headers_dropped));
+  socket_family(p, "actor_host_connections", "gauge",
+                "Open connections (HTTP or WebSocket), against max_connections.",
+                ld(rc.connections), ld(ac.connections), ld(wc.connections));
+  socket_family(p, "actor_host_connections_refused_total", "counter",
+                "Connections refused because max_connections were open.",
+                ld(rc.connections_refused), ld(ac.connections_refused),
+                ld(wc.connections_refused));
+  socket_family(p, "actor_host_accept_errors_total", "counter",
+                "Failed accepts (EMFILE: out of file descriptors).", ld(rc.accept_errors),
+                ld(ac.accept_errors), ld(wc.accept_errors));
+  socket_family(p, "actor_host_tls_handshake_failures_total", "counter",
+                "TLS handshakes that failed or timed out (bad or missing client certificate).",
+                ld(rc.tls_handshake_failures), ld(ac.tls_handshake_failures),
+                ld(wc.tls_handshake_failures));
+  socket_family(p, "actor_host_tls_plaintext_refused_total", "counter",
+                "Plain HTTP connections refused on a TLS listener.", ld(rc.plaintext_refused),
+                ld(ac.plaintext_refused), ld(wc.plaintext_refused));
+  p.single("actor_host_tls_reloads_total", "counter", "TLS certificate reloads (SIGHUP).",
+           ld(m.tls_reloads));
+  p.single("actor_host_tls_reload_failures_total", "counter",
+           "TLS reloads that failed (the certificates loaded before stay in use).",
+           ld(m.tls_reload_failures));
   p.single("actor_host_workers_connected", "gauge", "iii workers connected (worker_connection actors).",
            live_actors(actor_kind::worker_connection));
   p.single("actor_host_invocations_in_flight", "gauge",

@@ -43,10 +43,26 @@ std::string runtime::start() {
   lo.name = d.opts.name.empty() ? lo.runtime_id : d.opts.name;
   lo.manager_url = net::redact_token(d.opts.manager_url); // logs only: keep the token out
   lo.max_bidi_input_bytes = d.opts.max_bidi_input_bytes;
-  auto connect = [&io = d.io, url = d.opts.manager_url,
+  const bool secure
+    = d.opts.manager_url.starts_with("wss://") || d.opts.manager_url.starts_with("https://");
+  std::string err;
+  if (secure && !net::tls_client_context::load(d.opts.tls, err))
+    return err; // a bad file is a startup error, not a reconnect loop
+  // The files are read again at each connect: a renewed certificate is
+  // picked up by the next reconnect without a restart.
+  auto connect = [&io = d.io, url = d.opts.manager_url, tls = d.opts.tls, secure,
                   unread = d.opts.max_unread_frames](const caf::actor& link) {
+    net::connect_options co;
+    if (secure) {
+      std::string why;
+      co.tls = net::tls_client_context::load(tls, why);
+      if (!co.tls) {
+        caf::anon_send(link, connect_failed_atom_v, std::move(why));
+        return;
+      }
+    }
     net::ws_connect(
-      io, url, {},
+      io, url, co,
       [link, unread](net::transport_ptr t) -> net::frame_handler_ptr {
         t = with_read_window(std::move(t), unread);
         caf::anon_send(link, connected_atom_v, t);

@@ -3,6 +3,7 @@
 #include "registry/action.hpp"
 
 #include "actors/common/component.hpp"
+#include "net/tls.hpp"
 
 #include <caf/fwd.hpp>
 
@@ -16,7 +17,9 @@ class io_runtime;
 }
 
 struct runtime_options {
-  std::string manager_url; // ws://host:port
+  std::string manager_url; // ws://host:port or wss://host:port
+  /// For a wss:// manager: trust and an optional client certificate.
+  net::tls_client_files tls;
   std::string id;
   std::string name;
   std::size_t max_unread_frames = 256;          // read window of the manager link

@@ -3,6 +3,7 @@
 // Internal to net/: the WebSocket session shared by the server and the
 // client connector. Includes Beast, so only net/*.cpp include it.
 
+#include "net/detail/flex_stream.hpp"
 #include "net/socket_counters.hpp"
 #include "net/transport.hpp"
 
@@ -19,7 +20,7 @@ namespace actor_host::net {
 
 struct ws_limits {
   std::size_t max_frame_bytes = 64u << 20;
-  std::size_t max_write_queue_bytes = 256u << 20;
+  std::size_t max_write_queue_bytes = 16u << 20;
 };
 
 using http_request_message = boost::beast::http::request<boost::beast::http::string_body>;
@@ -33,7 +34,7 @@ upgrade_request describe_upgrade(const http_request_message& req);
 
 /// Completes the server handshake for an upgrade request (`up` is its
 /// describe_upgrade), then serves the socket with the handler `factory` makes.
-void run_server_websocket(boost::asio::ip::tcp::socket&& socket, http_request_message&& req,
+void run_server_websocket(flex_stream&& stream, http_request_message&& req,
                           upgrade_request up, std::string peer, const session_factory& factory,
                           ws_limits limits, std::shared_ptr<socket_counters> counters);
 

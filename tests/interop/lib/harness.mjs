@@ -467,7 +467,7 @@ export function ndjsonStream(url, body, { timeoutMs = 15000 } = {}) {
 // JSON-RPC over WebSocket (callers on /api/ws and fake runtimes alike)
 
 export class RpcSocket {
-  /** Opens a socket (of the class it is called on); `name` only labels errors. */
+  /** Opens a socket (of the class it is called on); `name` only labels errors; `wsOptions` go to `ws` (e.g. TLS `ca`, `cert`, `key`). */
   static async connect(url, name = url, wsOptions = {}) {
     const ws = new WebSocket(url, { perMessageDeflate: false, ...wsOptions });
     const sock = new this(ws, name);
@@ -920,7 +920,7 @@ export function freePort() {
  * "Starting ..." log lines (manager.workerPort: the iii worker endpoint). `env` is added to the (cleaned) test
  * environment; extraArgs may end in `--`, command.
  */
-export async function startManager(extraArgs = [], { port = 0, timeoutMs = 10000, env = {}, cwd } = {}) {
+export async function startManager(extraArgs = [], { port = 0, timeoutMs = 10000, env = {}, cwd, launcher = [] } = {}) {
   assert.ok(fs.existsSync(ACTOR_HOST_BIN), `manager binary not found: ${ACTOR_HOST_BIN} (set ACTOR_HOST_BIN)`);
   const logLevel = process.env.INTEROP_MANAGER_LOG_LEVEL;
   const args = ['--role', 'manager', '--port', String(port), '--http-port', '0'];
@@ -928,19 +928,21 @@ export async function startManager(extraArgs = [], { port = 0, timeoutMs = 10000
   // Tests run managers side by side: never the fixed iii default port 49134.
   if (!extraArgs.includes('--worker-port') && !('ACTOR_HOST_WORKER_PORT' in env)) args.push('--worker-port', '0');
   // Its child runtimes (-- <command>, services) inherit this environment.
-  const child = new Child('manager', ACTOR_HOST_BIN, [...args, ...extraArgs], { env: nodeChildEnv(env), cwd });
+  // `launcher`: argv that execs the binary (e.g. sh -c 'ulimit -n 128; exec "$@"' sh).
+  const [command, ...argv] = [...launcher, ACTOR_HOST_BIN, ...args, ...extraArgs];
+  const child = new Child('manager', command, argv, { env: nodeChildEnv(env), cwd });
   child.cleanExitOnTerm = true;
   tracked.managers.add(child);
   const [refl, api, worker] = await Promise.all([
-    child.waitForLine(/Starting reflection server: ws:\/\/[^\s/]+:(\d+)/, timeoutMs),
-    child.waitForLine(/Starting API server: http:\/\/[^\s/]+:(\d+)/, timeoutMs),
-    child.waitForLine(/Starting worker endpoint: ws:\/\/[^\s/]+:(\d+)/, timeoutMs),
+    child.waitForLine(/Starting reflection server: wss?:\/\/[^\s/]+:(\d+)/, timeoutMs),
+    child.waitForLine(/Starting API server: https?:\/\/[^\s/]+:(\d+)/, timeoutMs),
+    child.waitForLine(/Starting worker endpoint: wss?:\/\/[^\s/]+:(\d+)/, timeoutMs),
   ]);
   const manager = new Manager(child, Number(refl[1]), Number(api[1]));
   manager.workerPort = Number(worker[1]);
   manager.workerUrl = `ws://127.0.0.1:${worker[1]}`;
   if (extraArgs.includes('--worker-rbac-port')) {
-    const rbac = await child.waitForLine(/Starting worker endpoint \(RBAC\): ws:\/\/[^\s/]+:(\d+)/, timeoutMs);
+    const rbac = await child.waitForLine(/Starting worker endpoint \(RBAC\): wss?:\/\/[^\s/]+:(\d+)/, timeoutMs);
     manager.workerRbacUrl = `ws://127.0.0.1:${rbac[1]}`;
   }
   return manager;
