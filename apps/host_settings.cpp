@@ -119,9 +119,14 @@ void add_host_options(CLI::App& app, host_flags& f) {
     if (!def.default_value.empty())
       help += " (default " + std::string{def.default_value} + ")";
     help += "; env " + registry::setting_env_name(key);
-    app.add_option_function<std::string>(
-      registry::setting_flag_name(key), [&f, key](const std::string& v) { f.settings[key] = v; },
+    // A yes/no setting given alone on the command line means yes (`--insecure`).
+    const bool yes_no = def.choices == "true|false";
+    auto* opt = app.add_option_function<std::string>(
+      registry::setting_flag_name(key),
+      [&f, key, yes_no](const std::string& v) { f.settings[key] = yes_no && v.empty() ? "true" : v; },
       help);
+    if (yes_no)
+      opt->expected(0, 1);
   }
   auto* rt = app.add_option_group("runtime role");
   rt->add_option("--manager", f.manager_url,
@@ -192,6 +197,18 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   } else if (f.role == "manager" && !eff.at("tls_client_ca_file").value.empty()) {
     return "tls_client_ca_file needs tls_cert_file and tls_key_file (the listeners speak TLS)";
   }
+  m.insecure = eff.at("insecure").value == "true";
+  // Peers off loopback are authenticated by a token or by client
+  // certificates; TLS alone encrypts but says nothing of who is calling.
+  const bool mtls = m.tls && !m.tls->client_ca_file.empty() && !m.tls->skip_client_verify;
+  m.remote_without_token = m.insecure || mtls;
+  if (f.role == "manager" && !net::is_loopback_address(m.bind) && m.auth_token_file.empty()
+      && !m.remote_without_token)
+    return "refusing to listen on " + m.bind
+           + ", which is not a loopback address, without authentication: set auth_token_file "
+             "(callers, runtimes and workers then need the token) or tls_client_ca_file (mTLS; "
+             "with tls_cert_file and tls_key_file), or pass --insecure to serve anyone who can "
+             "reach the port (docs/SECURITY.md)";
   m.policy.request_timeout = span(ms(eff, "request_timeout"));
   m.policy.run_timeout = span(ms(eff, "run_timeout"));
   m.policy.max_calls_per_caller = num(eff, "max_calls_per_caller");

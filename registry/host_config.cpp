@@ -45,6 +45,7 @@ constexpr auto settings = std::to_array<setting_def>({
   {"tls_cert_file", "", setting_type::text, "PEM certificate chain: every listener then speaks only TLS (https://, wss://); reloaded on SIGHUP", ""},
   {"tls_key_file", "", setting_type::text, "PEM private key of tls_cert_file", ""},
   {"tls_client_ca_file", "", setting_type::text, "PEM CA(s): clients must present a certificate they signed (mTLS)", ""},
+  {"insecure", "false", setting_type::choice, "serve peers off loopback without a token or client certificates (needed to bind a non-loopback address without them)", "true|false"},
   {"insecure_skip_client_verify", "false", setting_type::choice, "request client certificates but accept any or none (not an access control; for rolling out mTLS)", "true|false"},
   {"log_level", "info", setting_type::choice, "log level", "trace|debug|info|warn|error"},
   {"log_format", "text", setting_type::choice, "log line format", "text|json"},

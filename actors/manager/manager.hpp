@@ -45,6 +45,7 @@ struct manager_options {
   /// Remote peers are authenticated otherwise (TLS client certificates,
   /// --insecure): no token needed off loopback.
   bool remote_without_token = false;
+  bool insecure = false; // --insecure: off-loopback peers need neither token nor certificate
   std::size_t max_write_queue_bytes = 16u << 20; // per WebSocket / HTTP response
   std::size_t max_connections = 4096;            // per listener
   /// Set: every listener speaks TLS with these files (see net/tls.hpp).
