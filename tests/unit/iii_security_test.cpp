@@ -77,7 +77,7 @@ std::uint64_t counter(const std::atomic<std::uint64_t>& c) {
 
 CAF_TEST_FIXTURE_SCOPE(iii_security_tests, security_fixture)
 
-CAF_TEST(a live worker's function id is not taken over) {
+CAF_TEST(a live workers function id is not taken over) {
   send_frame(trusted, R"({"type":"registerfunction","id":"secret::fn"})");
   auto refused = counter(obs::global().iii_registrations_refused);
   send_frame(pub, R"({"type":"registerfunction","id":"secret::fn"})");
