@@ -164,6 +164,10 @@ CAF_TEST(front door calls of iii functions follow the RBAC listener policy) {
                                                             std::string{"secret::fn"});
   CAF_CHECK(contains(why, "worker_expose_functions"));
   CAF_CHECK(route("api::ok"));
+  // The front door's listing (runtime "iii") shows what it may call.
+  auto listing = std::get<0>(ask<std::string>(reg, list_atom_v, iii_atom_v));
+  CAF_CHECK(contains(listing, "/iii/api::ok"));
+  CAF_CHECK(!contains(listing, "secret::fn"));
   finish();
 }
 
