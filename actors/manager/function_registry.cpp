@@ -669,7 +669,17 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
       }
       return {true, w->second.conn, function_id};
     },
-    [self](list_atom, iii_atom) -> std::string { return self->state.catalog.genkit_actions_json(); },
+    [self](list_atom, iii_atom) -> std::string {
+      // The front door lists what it may call (a copy: listings are rare).
+      auto& st = self->state;
+      if (!st.opts.front_door)
+        return st.catalog.genkit_actions_json();
+      auto visible = st.catalog;
+      for (auto& [id, f] : st.catalog.functions())
+        if (!registry::may_see(st.opts.front_door.get(), id, &f.metadata))
+          visible.remove_function(id, f.owner);
+      return visible.genkit_actions_json();
+    },
     [self](iii_atom, function_registry_options& opts) { self->state.opts = std::move(opts); },
   };
 }

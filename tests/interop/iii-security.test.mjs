@@ -140,6 +140,8 @@ test('RBAC (d): /iii/ calls from the front door follow the exposed functions', a
   assert.match(wsDenied.error?.message ?? '', /not exposed to the front door/, JSON.stringify(wsDenied));
   const allowed = await manager.post('/api/runAction', { key: '/iii/api::hello', input: {} });
   assert.equal(allowed.status, 200, allowed.text);
+  const listed = Object.keys(await manager.json('/api/actions?runtimeId=iii'));
+  assert.ok(listed.includes('/iii/api::hello') && !listed.includes('/iii/secret::fn'), JSON.stringify(listed));
   await manager.assertHealthy();
 });
 

@@ -77,7 +77,7 @@ std::uint64_t counter(const std::atomic<std::uint64_t>& c) {
 
 CAF_TEST_FIXTURE_SCOPE(iii_security_tests, security_fixture)
 
-CAF_TEST(a live worker's function id is not taken over) {
+CAF_TEST(a live workers function id is not taken over) {
   send_frame(trusted, R"({"type":"registerfunction","id":"secret::fn"})");
   auto refused = counter(obs::global().iii_registrations_refused);
   send_frame(pub, R"({"type":"registerfunction","id":"secret::fn"})");
@@ -164,6 +164,10 @@ CAF_TEST(front door calls of iii functions follow the RBAC listener policy) {
                                                             std::string{"secret::fn"});
   CAF_CHECK(contains(why, "worker_expose_functions"));
   CAF_CHECK(route("api::ok"));
+  // The front door's listing (runtime "iii") shows what it may call.
+  auto listing = std::get<0>(ask<std::string>(reg, list_atom_v, iii_atom_v));
+  CAF_CHECK(contains(listing, "/iii/api::ok"));
+  CAF_CHECK(!contains(listing, "secret::fn"));
   finish();
 }
 
