@@ -74,7 +74,8 @@ bool parse_register_params(std::string_view params, runtime_info& out, std::stri
     why = "'pid' must be a number";
     return false;
   }
-  if (auto p = peer_text_problem(id->as_string(), max_peer_text_bytes); !p.empty()) {
+  auto view = [](const json::string& x) { return std::string_view{x.data(), x.size()}; };
+  if (auto p = peer_text_problem(view(id->as_string()), max_peer_text_bytes); !p.empty()) {
     why = "'id' " + p;
     return false;
   }
@@ -93,7 +94,7 @@ bool parse_register_params(std::string_view params, runtime_info& out, std::stri
       why = std::string{"'"} + key + "' must be a string";
       return false;
     }
-    if (auto p = peer_text_problem(x->as_string(), max_peer_text_bytes); !p.empty()) {
+    if (auto p = peer_text_problem(view(x->as_string()), max_peer_text_bytes); !p.empty()) {
       why = std::string{"'"} + key + "' " + p;
       return false;
     }

@@ -205,7 +205,7 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
   st.opts = std::move(opts);
   close_on_exit(self, std::move(transport));
   // Directory probes waiting for the pong to our ping (register takeover).
-  auto probes = std::make_shared<std::vector<caf::typed_response_promise<bool>>>();
+  auto probes = std::make_shared<std::vector<caf::response_promise>>();
   // Pending requests are linked so that they die with us on shutdown. One
   // that fails on its own must not take the connection down.
   self->set_exit_handler([self](caf::exit_msg& em) {
@@ -288,7 +288,7 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
     // socket): true once the socket answers a WebSocket ping, no answer at
     // all otherwise (the asker keeps the deadline).
     [self, probes](ready_atom) -> caf::result<bool> {
-      probes->push_back(self->make_response_promise<bool>());
+      probes->push_back(self->make_response_promise());
       if (probes->size() == 1)
         if (auto* p = dynamic_cast<net::pingable*>(self->state.transport.get()))
           p->ping([a = caf::actor{self}] { caf::anon_send(a, ready_atom_v, true); });

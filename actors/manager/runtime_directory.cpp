@@ -109,7 +109,7 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
       // Another connection holds the id: it keeps it if its socket answers.
       auto holder = e->conn;
       probing->emplace(id, conn);
-      auto rp = self->make_response_promise<bool, std::string>();
+      auto rp = self->make_response_promise();
       auto settle = [self, probing, id, info, conn, holder, rp](bool holder_alive) mutable {
         probing->erase(id);
         auto* cur = self->state.find(id);

@@ -369,9 +369,12 @@ CAF_TEST(the session keeps a copy of the routes and calls without asking the dir
   from_caller(R"({"jsonrpc":"2.0","method":"listActions","id":1})");
   CAF_CHECK_EQUAL(rt2->size(), 1u);
   CAF_CHECK_EQUAL(rt->size(), 0u);
-  // rt1 registering on the second socket replaces it in place (and that
-  // socket's old id, rt2, goes away: one id per connection).
+  // rt1 registering on the second socket replaces it in place once rt1's
+  // socket misses the liveness ping (and that socket's old id, rt2, goes
+  // away: one id per connection).
   send_frame(conn2, register_frame("rt1"));
+  advance_time(std::chrono::seconds(2));
+  sched.run();
   CAF_REQUIRE_EQUAL(routes.size(), 1u);
   CAF_CHECK_EQUAL(routes[0].first, "rt1");
   CAF_CHECK(routes[0].second == conn2);
