@@ -30,6 +30,6 @@ struct bidi_session_state {
 caf::behavior bidi_session(caf::stateful_actor<bidi_session_state>* self,
                            std::shared_ptr<registry::input_queue> queue,
                            std::shared_ptr<const registry::json_schema> schema,
-                           std::size_t max_bytes = 0);
+                           std::size_t max_bytes);
 
 } // namespace actor_host

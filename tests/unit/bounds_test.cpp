@@ -29,9 +29,10 @@ struct bounds_fixture : actor_fixture {
   }
 
   void connect_runtime(connection_options opts) {
-    if (conn)
+    if (conn) {
       stop(conn, caf::exit_reason::user_shutdown);
-    rt->clear();
+      rt = make_fake_transport("127.0.0.1:40002"); // the old one is closed
+    }
     conn = spawn_connection(rt, dir, std::move(opts));
     send_frame(conn, register_frame("rt1"));
     CAF_REQUIRE_EQUAL(rt->size(), 1u);
@@ -94,6 +95,7 @@ CAF_TEST(calls of a caller that leaves end at once and their runs are cancelled)
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 3);
   auto abandoned = load(obs::global().abandoned_calls);
   rt->clear();
+  api->clear(); // the run state of run 1
   caf::anon_send(sess, closed_atom_v, std::string{"client went away"});
   sched.run();
   // Nothing waits for the runtime any more.

@@ -294,7 +294,7 @@ CAF_TEST(bidi_session drops input after the end and fails the run on a bad chunk
   // Input after the end is dropped.
   {
     auto q = std::make_shared<registry::input_queue>(cancel);
-    auto s = sys.spawn(bidi_session, q, nullptr);
+    auto s = sys.spawn(bidi_session, q, nullptr, std::size_t{0});
     caf::anon_send(s, input_atom_v, std::string{"1"});
     caf::anon_send(s, input_atom_v, std::string{R"({"x":2})"});
     caf::anon_send(s, end_input_atom_v);
@@ -324,7 +324,7 @@ CAF_TEST(bidi_session drops input after the end and fails the run on a bad chunk
     auto schema = cat.find("/flow/typed")->input_validator;
     CAF_REQUIRE(schema);
     auto q = std::make_shared<registry::input_queue>(cancel);
-    auto s = sys.spawn(bidi_session, q, schema);
+    auto s = sys.spawn(bidi_session, q, schema, std::size_t{0});
     auto errors = std::make_shared<std::vector<std::string>>();
     auto run = sys.spawn([errors](caf::event_based_actor*) -> caf::behavior {
       return {[errors](input_error_atom, const std::string& msg) { errors->push_back(msg); }};
