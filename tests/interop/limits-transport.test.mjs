@@ -40,7 +40,8 @@ function rawConnect(port) {
 
 test('a streamAction caller that never reads: the response is capped, the run cancelled, memory bounded', async () => {
   const cap = 4 * MiB;
-  const manager = await startManager(['--max-write-queue-bytes', String(cap)]);
+  // Settings through the environment: an older build ignores them and shows the unbounded behaviour.
+  const manager = await startManager([], { env: { ACTOR_HOST_MAX_WRITE_QUEUE_BYTES: String(cap) } });
   const fake = await manager.fakeRuntime('rt-flood');
   const traceId = 'c'.repeat(32);
   const chunk = 'x'.repeat(256 * 1024);
@@ -103,7 +104,7 @@ test('a streamAction caller that never reads: the response is capped, the run ca
 });
 
 test('max_connections: over the cap a connection gets 503, other listeners and later calls still work, the log is not flooded', async () => {
-  const manager = await startManager(['--max-connections', '20']);
+  const manager = await startManager([], { env: { ACTOR_HOST_MAX_CONNECTIONS: '20' } });
   const flood = [];
   for (let i = 0; i < 80; i++) flood.push(await rawConnect(manager.apiPort));
   // The refused ones are answered and closed by the manager.
@@ -136,7 +137,7 @@ test('max_connections: over the cap a connection gets 503, other listeners and l
 
 test('out of file descriptors (EMFILE): connections are shed with 503, warnings are rate-limited, service resumes', async () => {
   // A descriptor limit far below the connection cap: EMFILE comes first.
-  const manager = await startManager(['--max-connections', '4096'], {
+  const manager = await startManager([], {
     launcher: ['sh', '-c', 'ulimit -n 96 && exec "$@"', 'sh'],
   });
   const flood = [];
