@@ -38,7 +38,7 @@ function rawConnect(port) {
   });
 }
 
-test('a streamAction caller that never reads: the response is capped, the run cancelled, memory bounded', async () => {
+test('a streamAction caller that never reads: the response is capped, the run cancelled, memory bounded', async (t) => {
   const cap = 4 * MiB;
   // Settings through the environment: an older build ignores them and shows the unbounded behaviour.
   const manager = await startManager([], { env: { ACTOR_HOST_MAX_WRITE_QUEUE_BYTES: String(cap) } });
@@ -89,6 +89,7 @@ test('a streamAction caller that never reads: the response is capped, the run ca
     clearInterval(sampler);
   }
   const grew = peak - baseline;
+  t.diagnostic(`RSS ${(baseline / MiB).toFixed(0)} MiB, peak +${(grew / MiB).toFixed(0)} MiB, ${(sent / MiB).toFixed(0)} MiB streamed before the cancel`);
   assert.ok(sent < budget, `the run was cancelled only after the whole ${budget / MiB} MiB budget`);
   assert.ok(grew < 160 * MiB, `manager RSS grew by ${(grew / MiB).toFixed(0)} MiB while ${(sent / MiB).toFixed(0)} MiB were streamed at a caller that does not read`);
   await manager.waitForStats({ 'actors.pending_request': 0 });
