@@ -104,6 +104,60 @@ test('a streamAction caller that never reads: the response is capped, the run ca
   await fake.close();
 });
 
+test('an /api/ws caller that never reads a streaming run: dropped at the default cap, the run cancelled, memory bounded', async (t) => {
+  // The default max_write_queue_bytes (16 MiB); older builds queued up to 256 MiB per socket.
+  const manager = await startManager();
+  const fake = await manager.fakeRuntime('rt-flood-ws');
+  const chunk = 'y'.repeat(256 * 1024);
+  let sent = 0;
+  let cancelled = false;
+  fake.handlers.runAction = (_params, msg) => {
+    fake.notify('runActionState', { requestId: msg.id, state: { traceId: 'd'.repeat(32) } });
+    const frame = `{"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":${JSON.stringify(msg.id)},"chunk":{"d":"${chunk}"}}}`;
+    (async () => {
+      while (!cancelled && sent < 1024 * MiB && fake.isOpen) {
+        while (fake.ws.bufferedAmount > 8 * MiB && !cancelled) await new Promise((r) => setTimeout(r, 5));
+        fake.sendRaw(frame);
+        sent += frame.length;
+        if (sent % (16 * MiB) < frame.length) await new Promise((r) => setImmediate(r));
+      }
+    })();
+    return undefined;
+  };
+  fake.handlers.cancelAction = () => {
+    cancelled = true;
+    const run = fake.messages.find((m) => m.method === 'runAction');
+    fake.send({ jsonrpc: '2.0', id: run.id, error: { code: -32000, message: 'Action was cancelled', data: { code: 1, message: 'Action was cancelled' } } });
+    return { result: { message: 'Action cancelled' } };
+  };
+  await fake.register('rt-flood-ws');
+  const pid = manager.child.pid;
+  const baseline = rssBytes(pid);
+  let peak = baseline;
+  const sampler = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssBytes(pid));
+    } catch {}
+  }, 20);
+  const api = await manager.api('never-reads');
+  api.request('runAction', { key: '/flow/flood', input: {}, stream: true }, { id: 's1', timeoutMs: 60000 }).catch(() => {});
+  await fake.waitFor((m) => m.method === 'runAction', 5000, 'runAction');
+  api.ws.pause(); // from now on the caller reads nothing
+  try {
+    await fake.waitFor((m) => m.method === 'cancelAction', 60000, 'cancelAction (the flooded caller dropped)');
+  } finally {
+    clearInterval(sampler);
+  }
+  const grew = peak - baseline;
+  t.diagnostic(`RSS ${(baseline / MiB).toFixed(0)} MiB, peak +${(grew / MiB).toFixed(0)} MiB, ${(sent / MiB).toFixed(0)} MiB streamed before the cancel`);
+  assert.ok(grew < 160 * MiB, `manager RSS grew by ${(grew / MiB).toFixed(0)} MiB`);
+  await manager.child.waitForLine(/dropping 127\.0\.0\.1:\d+: \d+ bytes wait to be written \(limit 16777216\)/, 2000);
+  await manager.waitForStats({ 'actors.pending_request': 0, 'actors.caller_session': 0 });
+  await api.terminate();
+  await fake.close();
+  await manager.assertHealthy();
+});
+
 test('max_connections: over the cap a connection gets 503, other listeners and later calls still work, the log is not flooded', async () => {
   const manager = await startManager([], { env: { ACTOR_HOST_MAX_CONNECTIONS: '20' } });
   const flood = [];
