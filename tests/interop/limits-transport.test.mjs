@@ -38,9 +38,10 @@ function rawConnect(port) {
   });
 }
 
-test('a streamAction caller that never reads: the response is capped, the run cancelled, memory bounded', async () => {
+test('a streamAction caller that never reads: the response is capped, the run cancelled, memory bounded', async (t) => {
   const cap = 4 * MiB;
-  const manager = await startManager(['--max-write-queue-bytes', String(cap)]);
+  // Settings through the environment: an older build ignores them and shows the unbounded behaviour.
+  const manager = await startManager([], { env: { ACTOR_HOST_MAX_WRITE_QUEUE_BYTES: String(cap) } });
   const fake = await manager.fakeRuntime('rt-flood');
   const traceId = 'c'.repeat(32);
   const chunk = 'x'.repeat(256 * 1024);
@@ -88,6 +89,7 @@ test('a streamAction caller that never reads: the response is capped, the run ca
     clearInterval(sampler);
   }
   const grew = peak - baseline;
+  t.diagnostic(`RSS ${(baseline / MiB).toFixed(0)} MiB, peak +${(grew / MiB).toFixed(0)} MiB, ${(sent / MiB).toFixed(0)} MiB streamed before the cancel`);
   assert.ok(sent < budget, `the run was cancelled only after the whole ${budget / MiB} MiB budget`);
   assert.ok(grew < 160 * MiB, `manager RSS grew by ${(grew / MiB).toFixed(0)} MiB while ${(sent / MiB).toFixed(0)} MiB were streamed at a caller that does not read`);
   await manager.waitForStats({ 'actors.pending_request': 0 });
@@ -102,8 +104,62 @@ test('a streamAction caller that never reads: the response is capped, the run ca
   await fake.close();
 });
 
+test('an /api/ws caller that never reads a streaming run: dropped at the default cap, the run cancelled, memory bounded', async (t) => {
+  // The default max_write_queue_bytes (16 MiB); older builds queued up to 256 MiB per socket.
+  const manager = await startManager();
+  const fake = await manager.fakeRuntime('rt-flood-ws');
+  const chunk = 'y'.repeat(256 * 1024);
+  let sent = 0;
+  let cancelled = false;
+  fake.handlers.runAction = (_params, msg) => {
+    fake.notify('runActionState', { requestId: msg.id, state: { traceId: 'd'.repeat(32) } });
+    const frame = `{"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":${JSON.stringify(msg.id)},"chunk":{"d":"${chunk}"}}}`;
+    (async () => {
+      while (!cancelled && sent < 1024 * MiB && fake.isOpen) {
+        while (fake.ws.bufferedAmount > 8 * MiB && !cancelled) await new Promise((r) => setTimeout(r, 5));
+        fake.sendRaw(frame);
+        sent += frame.length;
+        if (sent % (16 * MiB) < frame.length) await new Promise((r) => setImmediate(r));
+      }
+    })();
+    return undefined;
+  };
+  fake.handlers.cancelAction = () => {
+    cancelled = true;
+    const run = fake.messages.find((m) => m.method === 'runAction');
+    fake.send({ jsonrpc: '2.0', id: run.id, error: { code: -32000, message: 'Action was cancelled', data: { code: 1, message: 'Action was cancelled' } } });
+    return { result: { message: 'Action cancelled' } };
+  };
+  await fake.register('rt-flood-ws');
+  const pid = manager.child.pid;
+  const baseline = rssBytes(pid);
+  let peak = baseline;
+  const sampler = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssBytes(pid));
+    } catch {}
+  }, 20);
+  const api = await manager.api('never-reads');
+  api.request('runAction', { key: '/flow/flood', input: {}, stream: true }, { id: 's1', timeoutMs: 60000 }).catch(() => {});
+  await fake.waitFor((m) => m.method === 'runAction', 5000, 'runAction');
+  api.ws.pause(); // from now on the caller reads nothing
+  try {
+    await fake.waitFor((m) => m.method === 'cancelAction', 60000, 'cancelAction (the flooded caller dropped)');
+  } finally {
+    clearInterval(sampler);
+  }
+  const grew = peak - baseline;
+  t.diagnostic(`RSS ${(baseline / MiB).toFixed(0)} MiB, peak +${(grew / MiB).toFixed(0)} MiB, ${(sent / MiB).toFixed(0)} MiB streamed before the cancel`);
+  assert.ok(grew < 160 * MiB, `manager RSS grew by ${(grew / MiB).toFixed(0)} MiB`);
+  await manager.child.waitForLine(/dropping 127\.0\.0\.1:\d+: \d+ bytes wait to be written \(limit 16777216\)/, 2000);
+  await manager.waitForStats({ 'actors.pending_request': 0, 'actors.caller_session': 0 });
+  await api.terminate();
+  await fake.close();
+  await manager.assertHealthy();
+});
+
 test('max_connections: over the cap a connection gets 503, other listeners and later calls still work, the log is not flooded', async () => {
-  const manager = await startManager(['--max-connections', '20']);
+  const manager = await startManager([], { env: { ACTOR_HOST_MAX_CONNECTIONS: '20' } });
   const flood = [];
   for (let i = 0; i < 80; i++) flood.push(await rawConnect(manager.apiPort));
   // The refused ones are answered and closed by the manager.
@@ -136,7 +192,7 @@ test('max_connections: over the cap a connection gets 503, other listeners and l
 
 test('out of file descriptors (EMFILE): connections are shed with 503, warnings are rate-limited, service resumes', async () => {
   // A descriptor limit far below the connection cap: EMFILE comes first.
-  const manager = await startManager(['--max-connections', '4096'], {
+  const manager = await startManager([], {
     launcher: ['sh', '-c', 'ulimit -n 96 && exec "$@"', 'sh'],
   });
   const flood = [];

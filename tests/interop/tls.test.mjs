@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { after, afterEach, before, test } from 'node:test';
-import { cleanup, RpcSocket, startCppRuntime, startGenkitRuntime, startManager, withTimeout } from './lib/harness.mjs';
+import { cleanup, RpcSocket, startCppRuntime, startGenkitRuntime, startIiiWorker, startManager } from './lib/harness.mjs';
 
 afterEach(cleanup);
 after(cleanup);
@@ -125,6 +125,18 @@ test('TLS: HTTPS API, /api/ws over wss, our runtime and the Genkit runtime regis
     assert.equal(run.status, 200, run.text);
     assert.equal(JSON.parse(run.text).result, 'over tls');
   }
+
+  // An iii-sdk worker over wss (the SDK dials with node's TLS: NODE_EXTRA_CA_CERTS).
+  const worker = startIiiWorker(`wss://localhost:${manager.workerPort}`, { name: 'wss-worker', env: { NODE_EXTRA_CA_CERTS: file('ca.crt') } });
+  for (let i = 0; ; i++) {
+    const r = await httpsRequest(`${api}/api/actions?runtimeId=iii`);
+    if (r.status === 200 && r.text.includes('/iii/greet')) break;
+    if (i > 150 || !worker.running) throw new Error(`the iii worker did not register over wss: ${r.status} ${r.text.slice(0, 300)}\n${worker.describe()}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  const greet = await httpsRequest(`${api}/api/runAction`, { method: 'POST', body: { key: '/iii/greet', input: { name: 'tls' } } });
+  assert.equal(greet.status, 200, greet.text);
+  assert.equal(JSON.parse(greet.text).result.greeting, 'Hello, tls!');
 
   // A runtime that does not trust the manager's CA does not connect, and says why.
   const untrusting = startCppRuntime(refl, { id: 'cpp-untrusting' });
