@@ -65,8 +65,6 @@ net::access_policy access_for(const manager_options& o, listener l) {
   return p;
 }
 
-}
-
 // The TLS context is loaded before the listeners exist; a bad file is
 // reported by start(), through tls_error.
 net::tls_server_context_ptr load_tls(const manager_options& o, std::string& error) {

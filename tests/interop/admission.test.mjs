@@ -224,16 +224,26 @@ test('token: the real Genkit JS runtime and our runtime role, children of the ma
   }
 });
 
-test('without a token, peers off loopback are refused', async (t) => {
+test('off loopback: no start without a token, mTLS or --insecure; a token guards remote peers', async (t) => {
+  // Refused at startup, with the way out in the message.
+  const refused = await runCli(['--role', 'manager', '--bind', '0.0.0.0', '--http-port', '0', '--worker-port', '0']);
+  assert.equal(refused.code, 2, refused.stderr);
+  assert.match(refused.stderr, /refusing to listen on 0\.0\.0\.0.*auth_token_file.*tls_client_ca_file.*--insecure/s);
   const addr = Object.values(os.networkInterfaces())
     .flat()
     .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
   if (!addr) return t.skip('no non-loopback IPv4 address on this machine');
-  const manager = await startManager(['--bind', '0.0.0.0']);
-  const res = await httpRequest(`http://${addr}:${manager.apiPort}/api/runtimes`, { headers: { host: `localhost:${manager.apiPort}` } });
-  assert.equal(res.status, 403, res.text);
-  assert.match(res.text, /only loopback peers/);
-  assert.equal((await httpRequest(`${manager.apiUrl}/api/runtimes`)).status, 200);
+  // With a token: a remote peer needs it like everyone else.
+  const guarded = await startManager(['--bind', '0.0.0.0', '--auth-token-file', tokenFile]);
+  const remote = `http://${addr}:${guarded.apiPort}/api/runtimes`;
+  const host = { host: `localhost:${guarded.apiPort}` };
+  assert.equal((await httpRequest(remote, { headers: host })).status, 401);
+  assert.equal((await httpRequest(remote, { headers: { ...host, ...bearer } })).status, 200);
+  await cleanup();
+  // --insecure: the operator said so; remote peers are served without a token.
+  const open = await startManager(['--bind', '0.0.0.0', '--insecure']);
+  const res = await httpRequest(`http://${addr}:${open.apiPort}/api/runtimes`, { headers: { host: `localhost:${open.apiPort}` } });
+  assert.equal(res.status, 200, res.text);
 });
 
 test('a live runtime id cannot be taken over; the caller still reaches the real runtime', async () => {
