@@ -60,7 +60,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   rpc::message m;
   rpc::decode_error err;
   if (rpc::decode(frame, m, err)) {
-    require(!m.method.empty() || m.kind == rpc::kind::response, "a request has a method");
+    // ("method":"" is a request for a method that is not found.)
+    require(m.kind != rpc::kind::response
+              || (m.method.empty() && (!m.result.empty() || !m.error.empty())),
+            "a response has result or error and no method");
+    require((m.kind == rpc::kind::notification) == m.id.empty(), "only requests carry an id");
     if (m.kind != rpc::kind::notification) {
       auto reply = m.kind == rpc::kind::request ? rpc::result_response(m.id, "null")
                                                  : rpc::error_response(m.id, "null");

@@ -22,8 +22,10 @@ inline std::string text_of(const std::uint8_t* data, std::size_t size) {
 inline void require(bool ok, const char* what, std::string_view detail = {}) {
   if (ok)
     return;
-  std::fprintf(stderr, "fuzz oracle failed: %s: %.*s\n", what, static_cast<int>(detail.size()),
-               detail.data());
+  std::fprintf(stderr, "fuzz oracle failed: %s: ", what);
+  if (!detail.empty())
+    std::fwrite(detail.data(), 1, detail.size(), stderr);
+  std::fputc('\n', stderr);
   std::abort();
 }
 

@@ -58,7 +58,7 @@ if [ "${MERGE:-1}" != 0 ]; then
   rm -f "$corpus"/* && cp "$merged"/* "$corpus"/
 fi
 files=$(ls "$corpus" | wc -l)
-size=$(du -sk "$corpus" | cut -f1)
+size=$(( ($(cat "$corpus"/* | wc -c) + 1023) / 1024 ))
 line="$t	${execs:-?}	${speed:-?}	$crashes	$files files, ${size} KiB	$(date -u +%F)	$(git -C "$root" rev-parse --short HEAD)"
 echo "$line" | tee -a "$build/fuzz-results.tsv"
 echo "(target, executions, exec/s, crashes, corpus, date, commit)"
