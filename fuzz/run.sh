@@ -37,7 +37,10 @@ seeds=$build/seeds
 [ -d "$seeds/$t" ] || python3 "$root/fuzz/seed.py" "$seeds" >/dev/null
 corpus=$root/fuzz/corpus/$t
 work=$build/work/$t
-mkdir -p "$corpus" "$work/new"
+mkdir -p "$corpus" "$work/new" "$work/earlier"
+# Findings of earlier runs move aside, so the count below is this run's.
+find "$work" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+  -o -name 'oom-*' \) -exec mv {} "$work/earlier/" \;
 
 rc=0
 "$bin" -runs="$runs" -max_len="${MAX_LEN:-4096}" -timeout=30 -dict="$root/fuzz/dict/$dict" \
