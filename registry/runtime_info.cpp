@@ -52,8 +52,8 @@ bool parse_register_params(std::string_view params, runtime_info& out, std::stri
     why = "'pid' must be a number";
     return false;
   }
-  // Converting a double outside int64's range is undefined (fuzz_reflection_v2
-  // found {"pid":1e300}): take only integral values that fit.
+  // Converting a double outside int64's range is undefined ({"pid":1e300},
+  // UBSan in fuzz_reflection_v2): take only integral values that fit.
   auto integral_double = [](const json::value& v) {
     return v.is_double() && v.as_double() >= 0 && v.as_double() < 0x1p63
            && v.as_double() == std::trunc(v.as_double());

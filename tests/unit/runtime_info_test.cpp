@@ -26,9 +26,9 @@ CAF_TEST(integral pids are taken as they are) {
   CAF_CHECK_EQUAL(info.pid, 4242);
 }
 
-// Found by fuzz_reflection_v2 (fuzz/corpus/reflection_v2/register-pid-1e300):
-// converting 1e300 to int64 is undefined behaviour (UBSan aborts; a release
-// build stored INT64_MIN).
+// UBSan in fuzz_reflection_v2 on a hand-written seed
+// (fuzz/corpus/reflection_v2/register-pid-1e300): converting 1e300 to int64
+// is undefined behaviour (UBSan aborts; a release build stored INT64_MIN).
 CAF_TEST(pids out of range or not integral are refused) {
   auto expected = std::string{"'pid' must be a non-negative integer below 2^63"};
   CAF_CHECK_EQUAL(refusal(R"({"id":"a","pid":1e300})"), expected);
