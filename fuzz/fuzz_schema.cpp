@@ -7,7 +7,8 @@
 // `pattern`, `patternProperties` and `format` are removed from the schema
 // before compiling: std::regex's recursive executor overflows the stack on
 // long inputs, a known finding that would stop every run. Build with
-// -DACTOR_HOST_FUZZ_SCHEMA_REGEX to keep them.
+// -DACTOR_HOST_FUZZ_SCHEMA_REGEX to keep them. Non-local `$ref`s are dropped
+// too, unless ACTOR_HOST_FUZZ_STRICT=1 (see known_finding).
 
 #include "fuzz/fuzz_support.hpp"
 #include "registry/json_schema.hpp"
@@ -22,31 +23,37 @@ using actor_host::fuzz::require;
 
 namespace {
 
-#ifndef ACTOR_HOST_FUZZ_SCHEMA_REGEX
-void drop_regex_keywords(json::value& v) {
+// A `$ref` that is not local ({"$ref":"string"}) makes valijson resolve the
+// same document again and again until the stack overflows
+// (fuzz/crashes-found/schema/ref-not-local-recursion); not fixed yet.
+bool known_finding(const json::object& o) {
+  auto* ref = o.if_contains("$ref");
+  return ref && !(ref->is_string() && ref->as_string().starts_with("#"));
+}
+
+void drop_known_findings(json::value& v) {
   if (auto* o = v.if_object()) {
+#ifndef ACTOR_HOST_FUZZ_SCHEMA_REGEX
     for (auto key : {"pattern", "patternProperties", "format"})
       o->erase(key);
+#endif
+    if (!actor_host::fuzz::strict() && known_finding(*o))
+      o->erase("$ref");
     for (auto& [k, x] : *o)
-      drop_regex_keywords(x);
+      drop_known_findings(x);
   } else if (auto* a = v.if_array()) {
     for (auto& x : *a)
-      drop_regex_keywords(x);
+      drop_known_findings(x);
   }
 }
-#endif
 
 std::string schema_text(std::string_view text) {
-#ifdef ACTOR_HOST_FUZZ_SCHEMA_REGEX
-  return std::string{text};
-#else
   json::error_code ec;
   auto v = json::parse(text, ec);
   if (ec)
     return std::string{text}; // compile() refuses it on its own
-  drop_regex_keywords(v);
+  drop_known_findings(v);
   return json::serialize(v);
-#endif
 }
 
 } // namespace
