@@ -55,7 +55,7 @@ bool parse_register_params(std::string_view params, runtime_info& out, std::stri
   // Converting a double outside int64's range is undefined ({"pid":1e300},
   // UBSan in fuzz_reflection_v2): take only integral values that fit.
   auto integral_double = [](const json::value& v) {
-    return v.is_double() && v.as_double() >= 0 && v.as_double() < 0x1p63
+    return v.is_double() && v.as_double() >= -0x1p63 && v.as_double() < 0x1p63
            && v.as_double() == std::trunc(v.as_double());
   };
   if (pid->is_int64()) {
@@ -63,7 +63,7 @@ bool parse_register_params(std::string_view params, runtime_info& out, std::stri
   } else if (integral_double(*pid)) {
     out.pid = static_cast<std::int64_t>(pid->as_double());
   } else {
-    why = "'pid' must be a non-negative integer below 2^63";
+    why = "'pid' must be a 64-bit integer";
     return false;
   }
   out.id = std::string{id->as_string()};
