@@ -79,13 +79,21 @@ bool parse_register_params(std::string_view params, runtime_info& out, std::stri
     why = "'id' " + p;
     return false;
   }
-  out.id = std::string{id->as_string()};
-  if (pid->is_int64())
+  // Converting a double outside int64's range is undefined ({"pid":1e300},
+  // UBSan in fuzz_reflection_v2): take only integral values that fit.
+  auto integral_double = [](const json::value& v) {
+    return v.is_double() && v.as_double() >= -0x1p63 && v.as_double() < 0x1p63
+           && v.as_double() == std::trunc(v.as_double());
+  };
+  if (pid->is_int64()) {
     out.pid = pid->as_int64();
-  else if (pid->is_uint64())
-    out.pid = static_cast<std::int64_t>(pid->as_uint64());
-  else
+  } else if (integral_double(*pid)) {
     out.pid = static_cast<std::int64_t>(pid->as_double());
+  } else {
+    why = "'pid' must be a 64-bit integer";
+    return false;
+  }
+  out.id = std::string{id->as_string()};
   auto opt_string = [&](const char* key, std::optional<std::string>& dst) {
     auto* x = o.if_contains(key);
     if (!x || x->is_null())

@@ -16,6 +16,8 @@ pkgs=(
 missing=()
 # Node (for the interop peers) may come from another repository already; only add Debian's when absent.
 command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+# fuzz/run.sh only (not the test suite): clang with libFuzzer and its sanitizer runtimes.
+[ "${ACTOR_HOST_FUZZ_DEPS:-0}" = 1 ] && pkgs+=(clang-14 libfuzzer-14-dev libclang-rt-14-dev)
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done

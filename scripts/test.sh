@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds, runs every test
-# (unit, CLI and interop against the real Genkit peers) through ctest, then the
-# unit tests again under ASan+UBSan and the asio/actor bridge under TSan.
+# (unit, fuzz corpus replay, CLI and interop against the real Genkit peers)
+# through ctest, then the unit tests and the fuzz corpus replay again under ASan+UBSan and the
+# asio/actor bridge under TSan.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/install-deps.sh"
@@ -15,7 +16,8 @@ if [ ! -f "$san/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$san" $(command -v ninja >/dev/null && echo -G Ninja) \
     -DCMAKE_BUILD_TYPE=Debug -DACTOR_HOST_SANITIZE=ON -DACTOR_HOST_INTEROP_TESTS=OFF
 fi
-cmake --build "$san" --target unit_tests -j "${JOBS:-2}"
+# fuzz_replay: the fuzz corpus (fuzz/corpus) replayed under the sanitizers too.
+cmake --build "$san" --target unit_tests fuzz_replay -j "${JOBS:-2}"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd "$san" && ctest --output-on-failure -L unit)
