@@ -35,8 +35,11 @@ namespace json = boost::json;
 
 namespace {
 
-/// ECMAScript Number::toString(10) of a finite double.
+/// ECMAScript Number::toString(10); JSON.stringify writes null for what is
+/// not finite (a number like 1e309 parses as infinity).
 std::string js_number(double x) {
+  if (!std::isfinite(x))
+    return "null";
   if (x == 0)
     return "0"; // also -0
   char buf[40];
