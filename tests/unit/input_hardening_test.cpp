@@ -160,7 +160,7 @@ CAF_TEST(ids and keys come from the kernel CSPRNG) {
   CAF_CHECK(!actor_host::net::secrets_equal("", "a"));
 }
 
-CAF_TEST(numbers that are not finite stringify as null, as JSON.stringify does) {
+CAF_TEST(numbers that are not finite stringify as null as JSON.stringify does) {
   // 1e309 parses as infinity; results go out through json_stringify, and
   // "inf" in a frame is not JSON (fuzz/crashes-found/schema/stringify-infinity).
   auto v = boost::json::parse(R"({"a":11e308,"b":-1e309,"c":[1e400],"d":1.5})");
