@@ -21,6 +21,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <deque>
@@ -543,12 +544,41 @@ private:
     finishing_ = false;
     active_ = false;
     abort_fn_ = nullptr;
+    if (!keep_alive_ && !peer_gone_ && !watching_)
+      return linger_close();
     if (!keep_alive_ || peer_gone_)
       return shutdown();
     if (watching_)
       stream_.next_layer().cancel(); // on_watch restarts the parse
     else
       do_read();
+  }
+
+  // A refusal (413, 401, ...) may leave the client still sending its body:
+  // closing with unread bytes resets the connection, and the client sees
+  // ECONNRESET instead of our answer. So stop sending, read and drop what
+  // still comes (bounded in bytes and time), then close. TLS has no
+  // half-close under the record layer: it closes at once.
+  void linger_close() {
+    if (stream_.is_tls())
+      return shutdown();
+    error_code ignored;
+    stream_.next_layer().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.next_layer().expires_after(std::chrono::seconds(2));
+    do_drain();
+  }
+
+  void do_drain() {
+    stream_.next_layer().async_read_some(
+      asio::buffer(drain_buf_),
+      beast::bind_front_handler(&http_session::on_drain, shared_from_this()));
+  }
+
+  void on_drain(error_code ec, std::size_t n) {
+    drained_ += n;
+    if (ec || drained_ > srv_->opts.max_body_bytes + 64 * 1024)
+      return shutdown();
+    do_drain();
   }
 
   void shutdown() {
@@ -565,6 +595,8 @@ private:
   std::optional<http::request_parser<http::string_body>> parser_;
   std::deque<std::string> outq_;
   std::deque<std::string> inflight_;
+  std::array<char, 4096> drain_buf_;
+  std::size_t drained_ = 0;
   std::size_t out_bytes_ = 0;      // outq_ and inflight_
   std::size_t inflight_bytes_ = 0;
   std::vector<asio::const_buffer> bufs_;

@@ -74,4 +74,16 @@ net::transport_ptr with_read_window(net::transport_ptr t, std::size_t max_unread
   return std::make_shared<windowed_transport>(std::move(t), max_unread);
 }
 
+void windowed_transport::ping(std::function<void()> on_pong) {
+  bool paused;
+  {
+    std::lock_guard<std::mutex> g{mtx_};
+    paused = paused_;
+  }
+  if (paused)
+    return on_pong();
+  if (auto* p = dynamic_cast<net::pingable*>(inner_.get()))
+    p->ping(std::move(on_pong));
+}
+
 } // namespace actor_host

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "net/liveness.hpp"
 #include "net/transport.hpp"
 
 #include <chrono>
@@ -17,7 +18,7 @@ namespace actor_host {
 ///
 /// It wraps the socket's transport: the actor gets the wrapper and calls
 /// `frame_processed()` after each frame; everything else passes through.
-class windowed_transport : public net::transport {
+class windowed_transport : public net::transport, public net::pingable {
 public:
   /// A paused socket is logged (and counted) once it has waited this long.
   static constexpr std::chrono::seconds long_pause{5};
@@ -62,6 +63,10 @@ public:
   const net::upgrade_request& upgrade() const override {
     return inner_->upgrade();
   }
+  /// A liveness probe passes through. While reading is paused the pong
+  /// could not be read, but the peer has just sent more frames than its
+  /// actor took: it is alive, so the answer is yes at once.
+  void ping(std::function<void()> on_pong) override;
 
 private:
   void ended_pause(std::chrono::steady_clock::duration took); // mtx_ held

@@ -200,7 +200,13 @@ test('timeoutMs 1e300 is invalid params, not "no timeout"', async () => {
 });
 
 test('channels: bytes held per channel and channels per worker are capped', async () => {
-  const manager = await startManager(['--max-channel-bytes', String(1 << 20), '--max-channels-per-worker', '2']);
+  // The reader below drains 64 MiB at once: the channel forwards to it as fast
+  // as the writer sends, with no flow control from the reader's socket back to
+  // the writer (not built yet), so a reader more than max_write_queue_bytes
+  // behind is dropped. Room for the burst here; the cap itself is tested in
+  // limits-transport.test.mjs.
+  const manager = await startManager(['--max-channel-bytes', String(1 << 20), '--max-channels-per-worker', '2',
+    '--max-write-queue-bytes', String(128 << 20)]);
   const client = await IiiClient.connect(manager.workerUrl);
   await client.registered();
   const first = (await client.call('engine::channels::create', { buffer_size: 1024 })).result;

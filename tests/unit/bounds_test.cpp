@@ -311,4 +311,30 @@ CAF_TEST(runtime connections acknowledge their frames too) {
   finish();
 }
 
+CAF_TEST(a windowed socket still answers liveness probes) {
+  // The runtime id takeover probe pings the transport the actor holds: the
+  // window must pass it on, and a paused socket (its peer just sent more than
+  // its actor took) counts as alive.
+  auto window = with_read_window(rt, 2);
+  auto* probe = dynamic_cast<net::pingable*>(window.get());
+  CAF_REQUIRE(probe != nullptr);
+  int pongs = 0;
+  probe->ping([&] { ++pongs; });
+  CAF_CHECK_EQUAL(rt->pings(), 1);
+  CAF_CHECK_EQUAL(pongs, 0);
+  rt->answer_pings();
+  CAF_CHECK_EQUAL(pongs, 1);
+  auto& w = dynamic_cast<windowed_transport&>(*window);
+  w.frame_handed();
+  w.frame_handed();
+  CAF_CHECK(rt->paused());
+  probe->ping([&] { ++pongs; });
+  CAF_CHECK_EQUAL(pongs, 2);
+  CAF_CHECK_EQUAL(rt->pings(), 1);
+  w.frame_processed();
+  w.frame_processed();
+  CAF_CHECK(!rt->paused());
+  finish();
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
