@@ -1,5 +1,7 @@
 #include "net/access_policy.hpp"
 
+#include "net/secure_random.hpp"
+
 #include <boost/asio/ip/address.hpp>
 
 #include <algorithm>
@@ -170,18 +172,6 @@ bool is_loopback_address(std::string_view ip) {
   return a.is_loopback();
 }
 
-bool token_equal(std::string_view a, std::string_view b) {
-  // Length is not secret (it is fixed by the operator's file); the bytes are.
-  if (a.size() != b.size())
-    return false;
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  // volatile: keeps the compiler from turning the loop into an early exit.
-  volatile unsigned char result = diff;
-  return result == 0;
-}
-
 std::string_view bearer_token(std::string_view authorization) {
   auto v = trim(authorization);
   if (v.size() < 7 || !iequals(v.substr(0, 7), "bearer "))
@@ -294,7 +284,7 @@ access_verdict check_access(const access_policy& p, const access_request& req) {
                                      "'Authorization: Bearer <token>'"}
                            + (p.token_in_query ? " or add ?token=<token> to the URL." : ".")
                            + " The token is in the manager's auth_token_file.");
-    if (!token_equal(given, p.token))
+    if (!secrets_equal(given, p.token))
       return refuse(401, "Unauthorized: wrong token.");
   } else if (!p.remote_without_token && !is_loopback_address(req.peer_address)) {
     return refuse(403, "Forbidden: without auth_token_file only loopback peers are served; "

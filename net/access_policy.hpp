@@ -73,8 +73,6 @@ bool host_allowed(const access_policy& policy, std::string_view host);
 /// Loopback IP (127.0.0.0/8, ::1, ::ffff:127.x.x.x); false for anything unparsable.
 bool is_loopback_address(std::string_view ip);
 
-/// Compares in time that depends only on the lengths.
-bool token_equal(std::string_view a, std::string_view b);
 
 /// The token of an `Authorization: Bearer <token>` value, or "".
 std::string_view bearer_token(std::string_view authorization);
