@@ -40,6 +40,20 @@ namespace {
 using self_ptr = caf::stateful_actor<function_registry_state>*;
 using binding = function_registry_state::binding;
 
+/// True (with a log line and a count) when `id` belongs to another worker
+/// that is still connected: ids are not taken over, only given up.
+template <class Entry>
+bool held_by_other_live_worker(const function_registry_state& st, const Entry* old,
+                               const std::string& claimant, const char* what,
+                               const std::string& id) {
+  if (!old || old->owner == claimant || !st.workers.count(old->owner))
+    return false;
+  obs::global().iii_registrations_refused.fetch_add(1, std::memory_order_relaxed);
+  spdlog::warn("iii worker {}: {} {} belongs to live worker {}; registration refused", claimant,
+               what, id, old->owner);
+  return true;
+}
+
 void reply(self_ptr self, std::uint64_t tag, const invocation_request& req, bool ok,
            std::string raw) {
   if (!req.wants_reply)
@@ -562,16 +576,10 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
       auto& st = self->state;
       if (!st.workers.count(f.owner))
         return; // the connection is already gone
-      if (auto* old = st.catalog.find_function(f.id);
-          old && old->owner != f.owner && st.workers.count(old->owner)) {
-        // Newest-wins would hand the next caller's payload (and context)
-        // to whoever registers a live worker's id.
-        obs::global().iii_registrations_refused.fetch_add(1, std::memory_order_relaxed);
-        spdlog::warn("iii worker {}: function {} is registered by live worker {}; registration "
-                     "refused",
-                     f.owner, f.id, old->owner);
+      // Newest-wins would hand the next caller's payload (and context) to
+      // whoever registers a live worker's id.
+      if (held_by_other_live_worker(st, st.catalog.find_function(f.id), f.owner, "function", f.id))
         return;
-      }
       st.catalog.put_function(std::move(f));
       functions_changed(self);
     },
@@ -597,14 +605,9 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
                      t.owner, t.id);
         return;
       }
-      if (auto* old = st.catalog.find_trigger_type(t.id);
-          old && old->owner != t.owner && st.workers.count(old->owner)) {
-        obs::global().iii_registrations_refused.fetch_add(1, std::memory_order_relaxed);
-        spdlog::warn("iii worker {}: trigger type {} is provided by live worker {}; registration "
-                     "refused",
-                     t.owner, t.id, old->owner);
+      if (held_by_other_live_worker(st, st.catalog.find_trigger_type(t.id), t.owner,
+                                    "trigger type", t.id))
         return;
-      }
       auto id = t.id;
       st.catalog.put_trigger_type(std::move(t));
       // Parked bindings of this type come alive; live ones are re-sent to
