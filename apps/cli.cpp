@@ -21,7 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 
-#include "registry/duration.hpp"
+#include "config/duration.hpp"
 #include "net/access_policy.hpp"
 #include "net/url.hpp"
 #include "net/ws_client.hpp"
@@ -720,7 +720,7 @@ int run_cli(int argc, char** argv) {
       }
     }
     if (!opts.timeout.empty()) {
-      timeout_ms = registry::parse_duration_ms(opts.timeout);
+      timeout_ms = config::parse_duration_ms(opts.timeout);
       if (!timeout_ms) {
         std::cerr << "error: invalid --timeout '" << opts.timeout
                   << "' (expected e.g. 250ms, 30s, 2m or a number of milliseconds)\n";

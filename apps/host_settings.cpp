@@ -1,7 +1,7 @@
 #include "apps/host_settings.hpp"
 
 #include "net/access_policy.hpp"
-#include "registry/duration.hpp"
+#include "config/duration.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -28,11 +28,11 @@ std::map<std::string, std::string> actor_host_environment() {
   return env;
 }
 
-std::int64_t ms(const std::map<std::string, registry::setting_value>& s, const char* key) {
-  return registry::parse_duration_ms(s.at(key).value).value_or(0);
+std::int64_t ms(const std::map<std::string, config::setting_value>& s, const char* key) {
+  return config::parse_duration_ms(s.at(key).value).value_or(0);
 }
 
-std::uint64_t num(const std::map<std::string, registry::setting_value>& s, const char* key) {
+std::uint64_t num(const std::map<std::string, config::setting_value>& s, const char* key) {
   return std::strtoull(s.at(key).value.c_str(), nullptr, 10);
 }
 
@@ -56,7 +56,7 @@ void print_effective(const host_settings& hs, const std::string& config_path) {
   std::printf("# effective configuration: defaults < %s < environment (ACTOR_HOST_*) < flags\n",
               config_path.empty() ? "(no config file)" : config_path.c_str());
   std::printf("manager:\n");
-  for (auto& def : registry::manager_settings()) {
+  for (auto& def : config::manager_settings()) {
     auto& v = hs.effective.at(std::string{def.key});
     auto line = "  " + std::string{def.key} + ": " + quote_arg(v.value);
     std::printf("%-44s # %s\n", line.c_str(), v.source.c_str());
@@ -84,7 +84,7 @@ void print_effective(const host_settings& hs, const std::string& config_path) {
         names += (names.empty() ? "" : ", ") + quote_arg(n);
       std::printf("    inherit_env: [%s]\n", names.c_str());
     }
-    std::printf("    restart: %s\n", registry::restart_mode_name(s.restart));
+    std::printf("    restart: %s\n", config::restart_mode_name(s.restart));
     std::printf("    backoff: %lldms\n", static_cast<long long>(s.backoff.count()));
     std::printf("    max_backoff: %lldms\n", static_cast<long long>(s.max_backoff.count()));
     std::printf("    max_restarts: %llu\n", static_cast<unsigned long long>(s.max_restarts));
@@ -113,16 +113,16 @@ void add_host_options(CLI::App& app, host_flags& f) {
   app.add_flag("--demo", f.demo,
                "manager: also run the built-in demo runtime as a service; runtime: host the "
                "demo/conformance actions");
-  for (auto& def : registry::manager_settings()) {
+  for (auto& def : config::manager_settings()) {
     auto key = std::string{def.key};
     std::string help{def.help};
     if (!def.default_value.empty())
       help += " (default " + std::string{def.default_value} + ")";
-    help += "; env " + registry::setting_env_name(key);
+    help += "; env " + config::setting_env_name(key);
     // A yes/no setting given alone on the command line means yes (`--insecure`).
     const bool yes_no = def.choices == "true|false";
     auto* opt = app.add_option_function<std::string>(
-      registry::setting_flag_name(key),
+      config::setting_flag_name(key),
       [&f, key, yes_no](const std::string& v) { f.settings[key] = yes_no && v.empty() ? "true" : v; },
       help);
     if (yes_no)
@@ -143,17 +143,17 @@ void add_host_options(CLI::App& app, host_flags& f) {
 }
 
 std::string resolve_host_settings(const host_flags& f, host_settings& out) {
-  registry::host_config file;
+  config::host_config file;
   if (f.role == "manager" && !f.config.empty()) {
     std::string err;
-    if (!registry::load_host_config(f.config, file, err))
+    if (!config::load_host_config(f.config, file, err))
       return err;
   }
   if (f.role == "runtime" && !f.command.empty())
     return "-- <command> is for the manager role";
-  std::map<std::string, registry::setting_value> eff;
+  std::map<std::string, config::setting_value> eff;
   std::string err;
-  if (!registry::resolve_settings(file, actor_host_environment(), f.settings, eff, err))
+  if (!config::resolve_settings(file, actor_host_environment(), f.settings, eff, err))
     return err;
   host_settings hs;
   hs.effective = eff;
@@ -219,18 +219,18 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   if (f.role == "manager") {
     m.services = file.services;
     if (f.demo) {
-      registry::service_spec demo;
+      config::service_spec demo;
       demo.name = "demo";
       demo.runtime_id = "demo";
       demo.command = {"actor-host", "--role", "runtime", "--demo"};
       m.services.push_back(std::move(demo));
     }
     if (!f.command.empty()) {
-      registry::service_spec attached;
+      config::service_spec attached;
       attached.name = std::filesystem::path{f.command.front()}.filename().string();
       attached.runtime_id = !f.runtime_id.empty() ? f.runtime_id : attached.name;
       attached.command = f.command;
-      attached.restart = registry::restart_mode::never;
+      attached.restart = config::restart_mode::never;
       // Typed in the user's shell, like `genkit start -- <command>`: it keeps
       // that shell's variables (API keys), all but the manager's secrets.
       attached.inherit_env_all = true;

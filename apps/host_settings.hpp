@@ -36,7 +36,7 @@ struct host_settings {
   unsigned scheduler_threads = 1;
   unsigned io_threads = 1;
   /// Every setting with its value and source, for `actor-host config`.
-  std::map<std::string, registry::setting_value> effective;
+  std::map<std::string, config::setting_value> effective;
 };
 
 /// Declares every flag of the server roles on `app`.

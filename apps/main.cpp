@@ -9,8 +9,8 @@
 #include "net/access_policy.hpp"
 #include "net/io_runtime.hpp"
 #include "obs/log.hpp"
-#include "registry/demo_actions.hpp"
-#include "registry/runtime_config.hpp"
+#include "actions/demo_actions.hpp"
+#include "config/runtime_config.hpp"
 
 #include <CLI/CLI.hpp>
 #include <caf/all.hpp>
@@ -40,20 +40,20 @@ std::string env_or(const char* name, std::string fallback) {
 // Builds the runtime's catalog from --demo and --config, and fills in the
 // link settings the config file gives (flags and environment win).
 bool runtime_setup(const apps::host_flags& f, const apps::host_settings& hs,
-                   registry::action_catalog& catalog, runtime_options& ro) {
-  registry::runtime_config cfg;
+                   actions::action_catalog& catalog, runtime_options& ro) {
+  config::runtime_config cfg;
   if (!f.config.empty()) {
     std::string err;
-    if (!registry::load_runtime_config(f.config, cfg, err)) {
+    if (!config::load_runtime_config(f.config, cfg, err)) {
       spdlog::error("{}", err);
       return false;
     }
   }
   try {
     if (f.demo)
-      registry::add_demo_actions(catalog);
+      actions::add_demo_actions(catalog);
     for (auto& spec : cfg.actions)
-      catalog.add(registry::make_program_action(std::move(spec)));
+      catalog.add(actions::make_program_action(std::move(spec)));
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return false;
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<manager> mgr;
   std::unique_ptr<component> main_component;
   if (f.role == "runtime") {
-    auto catalog = std::make_shared<registry::action_catalog>();
+    auto catalog = std::make_shared<actions::action_catalog>();
     runtime_options ro;
     if (!runtime_setup(f, hs, *catalog, ro))
       return 1;

@@ -4,11 +4,11 @@
 // directory that does not exist, so nothing found on disk steers a run.
 
 #include "fuzz/fuzz_support.hpp"
-#include "registry/duration.hpp"
-#include "registry/host_config.hpp"
-#include "registry/runtime_config.hpp"
+#include "config/duration.hpp"
+#include "config/host_config.hpp"
+#include "config/runtime_config.hpp"
 
-namespace registry = actor_host::registry;
+namespace config = actor_host::config;
 using actor_host::fuzz::require;
 
 namespace {
@@ -16,9 +16,9 @@ namespace {
 constexpr const char* base_dir = "/nonexistent-fuzz-dir";
 
 void host(const std::string& text) {
-  registry::host_config cfg;
+  config::host_config cfg;
   std::string error;
-  if (!registry::parse_host_config(text, "host.yaml", base_dir, cfg, error)) {
+  if (!config::parse_host_config(text, "host.yaml", base_dir, cfg, error)) {
     require(!error.empty(), "a refused host config says why");
     return;
   }
@@ -27,20 +27,20 @@ void host(const std::string& text) {
     require(s.backoff.count() >= 0 && s.max_backoff.count() >= 0, "backoffs are not negative",
             s.name);
   }
-  std::map<std::string, registry::setting_value> out;
-  if (registry::resolve_settings(cfg, {}, {}, out, error))
+  std::map<std::string, config::setting_value> out;
+  if (config::resolve_settings(cfg, {}, {}, out, error))
     for (auto& [key, v] : out) {
-      auto* def = registry::find_setting(key);
+      auto* def = config::find_setting(key);
       require(def != nullptr, "a resolved setting is known", key);
-      require(registry::check_setting(*def, v.value).empty(), "a resolved setting is valid",
+      require(config::check_setting(*def, v.value).empty(), "a resolved setting is valid",
               key + "=" + v.value);
     }
 }
 
 void runtime(const std::string& text) {
-  registry::runtime_config cfg;
+  config::runtime_config cfg;
   std::string error;
-  if (!registry::parse_runtime_config(text, "runtime.yaml", base_dir, cfg, error)) {
+  if (!config::parse_runtime_config(text, "runtime.yaml", base_dir, cfg, error)) {
     require(!error.empty(), "a refused runtime config says why");
     return;
   }
@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto text = actor_host::fuzz::text_of(data, size);
   host(text);
   runtime(text);
-  if (auto ms = registry::parse_duration_ms(text))
+  if (auto ms = config::parse_duration_ms(text))
     require(*ms >= 0 && *ms <= (std::int64_t{1} << 40), "a duration is in range", text);
   return 0;
 }

@@ -1,7 +1,7 @@
 // Reflection V2 frames as the manager and the runtime decode them.
 //
 // Plain functions where they exist: registry::parse_register_params (the
-// manager's `register`), registry::normalize_list_actions (a listActions
+// manager's `register`), actions::normalize_list_actions (a listActions
 // result). The rest is done inside actors (runtime_connection's
 // runActionState/streamChunk, manager_link's runAction, cancelAction,
 // listValues and input chunks), so this target replays the sequence of
@@ -9,10 +9,11 @@
 
 #include "fuzz/fuzz_support.hpp"
 #include "net/jsonrpc.hpp"
-#include "registry/action_list.hpp"
+#include "actions/action_list.hpp"
 #include "registry/runtime_info.hpp"
 
 namespace rpc = actor_host::net::jsonrpc;
+namespace actions = actor_host::actions;
 namespace registry = actor_host::registry;
 using actor_host::fuzz::require;
 using actor_host::fuzz::strict;
@@ -24,7 +25,7 @@ void manager_side(rpc::message& m) {
   if (m.kind == rpc::kind::response) {
     std::string result = m.result;
     std::string why;
-    if (!result.empty() && registry::normalize_list_actions(result, why))
+    if (!result.empty() && actions::normalize_list_actions(result, why))
       require(rpc::validate(result), "a normalised listActions result is valid JSON", result);
     return;
   }

@@ -11,14 +11,14 @@
 // unless ACTOR_HOST_FUZZ_STRICT=1 (see drop_known_findings).
 
 #include "fuzz/fuzz_support.hpp"
-#include "registry/json_schema.hpp"
+#include "schema/json_schema.hpp"
 
 #include <boost/json.hpp>
 
 #include <cstring>
 
 namespace json = boost::json;
-namespace registry = actor_host::registry;
+namespace schema = actor_host::schema;
 using actor_host::fuzz::require;
 
 namespace {
@@ -64,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     instance_part = std::string_view{text}.substr(nul + 1);
   }
   std::string why;
-  auto schema = registry::json_schema::compile(schema_text(schema_part), why);
+  auto schema = schema::json_schema::compile(schema_text(schema_part), why);
   if (!schema) {
     require(!why.empty(), "a schema that does not compile says why");
     return 0;
@@ -79,12 +79,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   require(ok == ok_all, "all_errors does not change the verdict");
   require(ok == first.empty() && ok_all == all.empty(), "an invalid instance has errors");
   if (!ok) {
-    auto message = registry::schema_error_message(first, instance, schema->text());
+    auto message = schema::schema_error_message(first, instance, schema->text());
     require(!message.empty(), "an error message");
   }
   // Strict: 1e309 parses as infinity, which json_stringify() writes as
   // "i.f" (fuzz/crashes-found/schema/stringify-infinity; JS writes null).
-  auto js = registry::json_stringify(instance, 2);
+  auto js = schema::json_stringify(instance, 2);
   auto back = json::parse(js, ec);
   if (actor_host::fuzz::strict())
     require(!ec, "json_stringify() output parses", js);

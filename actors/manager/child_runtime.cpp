@@ -108,8 +108,8 @@ void on_exited(self_ptr self, int status) {
   else
     spdlog::log(failed ? spdlog::level::warn : spdlog::level::info, "service {}: {}", spec.name,
                 what);
-  bool restart = spec.restart == registry::restart_mode::always
-                 || (spec.restart == registry::restart_mode::on_failure && failed);
+  bool restart = spec.restart == config::restart_mode::always
+                 || (spec.restart == config::restart_mode::on_failure && failed);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (!restart) {
     finish(self, code, !st.ever_ready && spec.registers ? "Process exited before runtime was ready"

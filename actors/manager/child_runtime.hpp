@@ -2,7 +2,7 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
-#include "registry/host_config.hpp"
+#include "config/host_config.hpp"
 
 #include <chrono>
 #include <functional>
@@ -20,7 +20,7 @@ class process_watch;
 }
 
 struct child_runtime_args {
-  registry::service_spec spec;
+  config::service_spec spec;
   caf::actor directory;
   boost::asio::io_context* io = nullptr;
   /// GENKIT_REFLECTION_V2_SERVER for the child.

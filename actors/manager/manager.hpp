@@ -4,7 +4,7 @@
 
 #include "actors/common/component.hpp"
 #include "net/tls.hpp"
-#include "registry/host_config.hpp"
+#include "config/host_config.hpp"
 #include "registry/worker_rbac.hpp"
 
 #include <caf/fwd.hpp>
@@ -54,7 +54,7 @@ struct manager_options {
   /// SIGTERM: how long in-flight calls may finish before they are cancelled.
   std::chrono::milliseconds drain_timeout{15000};
   /// Child runtimes to start once listening (host config, `-- <command>`).
-  std::vector<registry::service_spec> services;
+  std::vector<config::service_spec> services;
   /// Write the children's GENKIT_* variables here once the port is known.
   std::string write_env_file;
   /// A service ended for good (exited without restart, or never got ready):

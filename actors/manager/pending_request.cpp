@@ -4,7 +4,7 @@
 #include "net/jsonrpc.hpp"
 #include "obs/log.hpp"
 #include "obs/metrics.hpp"
-#include "registry/action_list.hpp"
+#include "actions/action_list.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -137,7 +137,7 @@ caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_
     [self](response_atom, bool ok, std::string& raw) {
       auto& a = self->state.args;
       std::string why;
-      if (ok && a.method == "listActions" && !registry::normalize_list_actions(raw, why)) {
+      if (ok && a.method == "listActions" && !actions::normalize_list_actions(raw, why)) {
         spdlog::warn("invalid listActions result from runtime {}: {}", a.runtime_id, why);
         return finish(self, false,
                       manager_errors::internal("invalid listActions result from runtime "

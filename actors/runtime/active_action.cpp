@@ -2,8 +2,8 @@
 
 #include "net/jsonrpc.hpp"
 #include "net/secure_random.hpp"
-#include "registry/json_schema.hpp"
-#include "registry/program_action.hpp"
+#include "schema/json_schema.hpp"
+#include "actions/program_action.hpp"
 
 #include <boost/json.hpp>
 #include "obs/log.hpp"
@@ -64,7 +64,7 @@ json::value parse_or_null(const std::string& raw) {
 /// The one check of a value against one of the action's compiled schemas,
 /// for the input before the run and the output after it: empty when `v`
 /// conforms (or there is no schema), else ajv-worded "<path>: <reason>"s.
-std::vector<std::string> schema_errors(const std::shared_ptr<const registry::json_schema>& schema,
+std::vector<std::string> schema_errors(const std::shared_ptr<const schema::json_schema>& schema,
                                        const json::value& v) {
   std::vector<std::string> errors;
   if (schema && !schema->validate(v, errors) && errors.empty())
@@ -82,7 +82,7 @@ std::string join(const std::vector<std::string>& xs, std::string_view sep) {
 // The handler's context: lives on the executor thread; chunks go to the
 // owning active_action as messages, in call order. Numbers are written the
 // way JavaScript writes them (17, not 1.7E1), as Genkit peers expect to read.
-class run_context : public registry::action_context {
+class run_context : public actions::action_context {
 public:
   run_context(const run_request& req, std::string trace_id, caf::actor owner)
     : input_(parse_or_null(req.input)), init_(parse_or_null(req.init)),
@@ -108,12 +108,12 @@ public:
   }
   void send_chunk(json::value chunk) override {
     if (streaming_)
-      caf::anon_send(owner_, chunk_atom_v, registry::json_stringify(chunk));
+      caf::anon_send(owner_, chunk_atom_v, schema::json_stringify(chunk));
   }
-  registry::input_stream* inputs() override {
+  actions::input_stream* inputs() override {
     return inputs_.get();
   }
-  const registry::cancel_signal& cancel() const override {
+  const actions::cancel_signal& cancel() const override {
     return *cancel_;
   }
 
@@ -124,8 +124,8 @@ private:
   std::string trace_id_;
   bool streaming_;
   caf::actor owner_;
-  std::shared_ptr<registry::cancel_flag> cancel_;
-  std::shared_ptr<registry::input_queue> inputs_;
+  std::shared_ptr<actions::cancel_flag> cancel_;
+  std::shared_ptr<actions::input_queue> inputs_;
 };
 
 // Runs the handler to completion on a detached (own-thread) actor and
@@ -142,17 +142,17 @@ void execute(caf::blocking_actor*, caf::actor owner, run_request req, std::strin
     // A result that breaks the action's own contract is the action's fault,
     // not the caller's: INTERNAL, naming what to fix.
     if (auto errors = schema_errors(req.action->output_validator, result); !errors.empty())
-      throw registry::action_error(status_code::internal,
+      throw actions::action_error(status_code::internal,
                                    "output of " + key + " does not match its outputSchema: "
                                      + join(errors, "; "));
-    outcome = R"({"result":)" + registry::json_stringify(result) + R"(,"telemetry":{"traceId":")" + trace_id
+    outcome = R"({"result":)" + schema::json_stringify(result) + R"(,"telemetry":{"traceId":")" + trace_id
               + R"("}})";
     ok = true;
-  } catch (const registry::program_error& e) {
+  } catch (const actions::program_error& e) {
     outcome = run_failure(e.code(), e.what(), trace_id,
                           std::string{"program_error: "} + e.what() + "\n    at " + key,
                           e.stderr_tail());
-  } catch (const registry::action_error& e) {
+  } catch (const actions::action_error& e) {
     outcome = run_failure(e.code(), e.what(), trace_id,
                           std::string{"action_error: "} + e.what() + "\n    at " + key);
   } catch (const std::exception& e) {
@@ -193,7 +193,7 @@ bool validate_input(self_ptr self) {
   if (errors.empty())
     return true;
   auto message = "INVALID_ARGUMENT: "
-                 + registry::schema_error_message(errors, input, req.action->input_schema);
+                 + schema::schema_error_message(errors, input, req.action->input_schema);
   // Before the trace starts, as in Genkit: no runActionState, no traceId.
   answer(self, false,
          run_failure(status_code::invalid_argument, message, {}, "action_error: " + message));

@@ -2,8 +2,8 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
-#include "registry/action.hpp"
-#include "registry/run_signals.hpp"
+#include "actions/action.hpp"
+#include "actions/run_signals.hpp"
 
 #include <memory>
 #include <optional>
@@ -14,14 +14,14 @@ namespace actor_host {
 /// What the manager_link read from one runAction frame.
 struct run_request {
   std::string request_id; // raw JSON id of the runAction
-  registry::catalog_ptr catalog;
-  const registry::action_descriptor* action = nullptr; // owned by catalog
+  actions::catalog_ptr catalog;
+  const actions::action_descriptor* action = nullptr; // owned by catalog
   std::string input;   // raw JSON; "" when absent
   std::string init;    // raw JSON; "" when absent
   std::string context; // raw JSON object; "" when absent
   bool stream = false;
-  std::shared_ptr<registry::cancel_flag> cancel;
-  std::shared_ptr<registry::input_queue> inputs; // bidi runs only
+  std::shared_ptr<actions::cancel_flag> cancel;
+  std::shared_ptr<actions::input_queue> inputs; // bidi runs only
 };
 
 struct active_action_state {

@@ -9,8 +9,8 @@
 namespace actor_host {
 
 caf::behavior bidi_session(caf::stateful_actor<bidi_session_state>* self,
-                           std::shared_ptr<registry::input_queue> queue,
-                           std::shared_ptr<const registry::json_schema> schema,
+                           std::shared_ptr<actions::input_queue> queue,
+                           std::shared_ptr<const schema::json_schema> schema,
                            std::size_t max_bytes) {
   self->state.queue = std::move(queue);
   self->state.schema = std::move(schema);

@@ -2,8 +2,8 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
-#include "registry/json_schema.hpp"
-#include "registry/run_signals.hpp"
+#include "schema/json_schema.hpp"
+#include "actions/run_signals.hpp"
 
 #include <memory>
 
@@ -11,8 +11,8 @@ namespace actor_host {
 
 struct bidi_session_state {
   live_count live{actor_kind::bidi_session};
-  std::shared_ptr<registry::input_queue> queue;
-  std::shared_ptr<const registry::json_schema> schema; // input chunks; may be null
+  std::shared_ptr<actions::input_queue> queue;
+  std::shared_ptr<const schema::json_schema> schema; // input chunks; may be null
   caf::actor run;  // the active_action to tell about an invalid chunk
   std::size_t max_bytes = 0; // input queued and not yet read by the action; 0 = no cap
   static inline const char* name = "bidi_session";
@@ -28,8 +28,8 @@ struct bidi_session_state {
 /// - (input_atom, raw chunk), (end_input_atom): from the link
 /// - (input_error_atom, message) -> the run, once
 caf::behavior bidi_session(caf::stateful_actor<bidi_session_state>* self,
-                           std::shared_ptr<registry::input_queue> queue,
-                           std::shared_ptr<const registry::json_schema> schema,
+                           std::shared_ptr<actions::input_queue> queue,
+                           std::shared_ptr<const schema::json_schema> schema,
                            std::size_t max_bytes);
 
 } // namespace actor_host

@@ -120,13 +120,13 @@ void on_run_action(self_ptr self, const rpc::message& m) {
   if (ctx && *ctx != "null")
     req.context = *ctx;
   req.stream = stream;
-  req.cancel = std::make_shared<registry::cancel_flag>();
+  req.cancel = std::make_shared<actions::cancel_flag>();
   manager_link_state::run r;
   r.key = key;
   if (stream_input) {
     // Registered now, before the action starts, so input that is already on
     // the wire behind this frame is kept, in order.
-    req.inputs = std::make_shared<registry::input_queue>(*req.cancel);
+    req.inputs = std::make_shared<actions::input_queue>(*req.cancel);
     r.bidi = self->spawn(bidi_session, req.inputs, action->input_validator,
                          st.opts.max_bidi_input_bytes);
   }
@@ -250,7 +250,7 @@ void on_link_lost(self_ptr self, const std::string& reason) {
 } // namespace
 
 caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_options opts,
-                           registry::catalog_ptr catalog, link_connector connect) {
+                           actions::catalog_ptr catalog, link_connector connect) {
   auto& st = self->state;
   st.opts = std::move(opts);
   st.catalog = std::move(catalog);

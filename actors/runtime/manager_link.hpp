@@ -3,7 +3,7 @@
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 #include "net/transport.hpp"
-#include "registry/action.hpp"
+#include "actions/action.hpp"
 
 #include <functional>
 #include <string>
@@ -35,7 +35,7 @@ struct manager_link_state {
 
   live_count live{actor_kind::manager_link};
   link_options opts;
-  registry::catalog_ptr catalog;
+  actions::catalog_ptr catalog;
   link_connector connect;
   net::transport_ptr transport; // null while disconnected
   std::uint64_t next_request_id = 1; // never reset, as in Genkit
@@ -74,6 +74,6 @@ struct manager_link_state {
 /// - (shutdown_atom) -> ok: cancels every run, waits for them (and so for
 ///   their bidi sessions), closes the link
 caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_options opts,
-                           registry::catalog_ptr catalog, link_connector connect);
+                           actions::catalog_ptr catalog, link_connector connect);
 
 } // namespace actor_host

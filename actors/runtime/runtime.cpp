@@ -20,14 +20,14 @@ struct runtime::impl {
   caf::actor_system& sys;
   net::io_runtime& io;
   runtime_options opts;
-  registry::catalog_ptr catalog;
+  actions::catalog_ptr catalog;
   caf::actor supervisor;
   // Set once stop() begins: from then on the supervisor's end is expected.
   std::shared_ptr<std::atomic<bool>> stopping = std::make_shared<std::atomic<bool>>(false);
 };
 
 runtime::runtime(caf::actor_system& sys, net::io_runtime& io, runtime_options opts,
-                 registry::catalog_ptr catalog)
+                 actions::catalog_ptr catalog)
   : impl_(std::make_unique<impl>(impl{sys, io, std::move(opts), std::move(catalog), {}})) {
 }
 

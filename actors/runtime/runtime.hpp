@@ -1,6 +1,6 @@
 #pragma once
 
-#include "registry/action.hpp"
+#include "actions/action.hpp"
 
 #include "actors/common/component.hpp"
 #include "net/tls.hpp"
@@ -33,7 +33,7 @@ struct runtime_options {
 class runtime : public component {
 public:
   runtime(caf::actor_system& sys, net::io_runtime& io, runtime_options opts,
-          registry::catalog_ptr catalog);
+          actions::catalog_ptr catalog);
   ~runtime() override;
   runtime(const runtime&) = delete;
   runtime& operator=(const runtime&) = delete;

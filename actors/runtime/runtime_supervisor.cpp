@@ -57,7 +57,7 @@ void finish_stop(self_ptr self) {
 } // namespace
 
 caf::behavior runtime_supervisor(caf::stateful_actor<runtime_supervisor_state>* self,
-                                 link_options opts, registry::catalog_ptr catalog,
+                                 link_options opts, actions::catalog_ptr catalog,
                                  link_connector connect, restart_limit limit) {
   auto& st = self->state;
   st.opts = std::move(opts);

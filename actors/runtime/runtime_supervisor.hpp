@@ -22,7 +22,7 @@ struct restart_limit {
 struct runtime_supervisor_state {
   live_count live{actor_kind::runtime_supervisor};
   link_options opts;
-  registry::catalog_ptr catalog;
+  actions::catalog_ptr catalog;
   link_connector connect;
   restart_limit limit;
   caf::actor link; // the current manager_link; null once it is gone for good
@@ -52,7 +52,7 @@ struct runtime_supervisor_state {
 ///   and awaited) and answers once the link, and so every actor below it, is
 ///   down; the supervisor then exits normally.
 caf::behavior runtime_supervisor(caf::stateful_actor<runtime_supervisor_state>* self,
-                                 link_options opts, registry::catalog_ptr catalog,
+                                 link_options opts, actions::catalog_ptr catalog,
                                  link_connector connect, restart_limit limit);
 
 } // namespace actor_host

@@ -9,7 +9,7 @@
 #include "actors/common/frame_bridge.hpp"
 #include "actors/runtime/bidi_session.hpp"
 #include "obs/metrics.hpp"
-#include "registry/host_config.hpp"
+#include "config/host_config.hpp"
 
 using namespace actor_host;
 using namespace actor_host::testing;
@@ -168,10 +168,10 @@ CAF_TEST(a session over max_calls_per_caller gets RESOURCE_EXHAUSTED) {
 
 CAF_TEST(runs time out after five minutes unless timeoutMs says otherwise) {
   CAF_CHECK(call_policy{}.run_timeout == caf::timespan{5min});
-  registry::host_config cfg;
-  std::map<std::string, registry::setting_value> eff;
+  config::host_config cfg;
+  std::map<std::string, config::setting_value> eff;
   std::string err;
-  CAF_REQUIRE(registry::resolve_settings(cfg, {}, {}, eff, err));
+  CAF_REQUIRE(config::resolve_settings(cfg, {}, {}, eff, err));
   CAF_CHECK_EQUAL(eff.at("run_timeout").value, "5m");
   open_session();
   from_caller(run_action(1));
@@ -234,8 +234,8 @@ CAF_TEST(input waiting for a route counts against the same cap) {
 }
 
 CAF_TEST(the runtime side caps input an action has not read yet) {
-  auto cancel = std::make_shared<registry::cancel_flag>();
-  auto q = std::make_shared<registry::input_queue>(*cancel);
+  auto cancel = std::make_shared<actions::cancel_flag>();
+  auto q = std::make_shared<actions::input_queue>(*cancel);
   auto s = sys.spawn(bidi_session, q, nullptr, std::size_t{10});
   auto error = std::make_shared<std::string>();
   auto run = sys.spawn([error](caf::event_based_actor*) -> caf::behavior {

@@ -3,7 +3,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include "proc/spawn.hpp"
-#include "registry/host_config.hpp"
+#include "config/host_config.hpp"
 
 #include <string>
 
@@ -33,19 +33,19 @@ std::string names(const proc::environment& env) {
   return out;
 }
 
-registry::service_spec service_of(const std::string& extra) {
-  registry::host_config cfg;
+config::service_spec service_of(const std::string& extra) {
+  config::host_config cfg;
   std::string err;
-  if (!registry::parse_host_config("services:\n  - name: s\n    command: [x]\n" + extra,
+  if (!config::parse_host_config("services:\n  - name: s\n    command: [x]\n" + extra,
                                    "/cfg/host.yaml", "/cfg", cfg, err))
     CAF_FAIL("unexpected error: " << err);
   return cfg.services.at(0);
 }
 
 std::string error_of(const std::string& extra) {
-  registry::host_config cfg;
+  config::host_config cfg;
   std::string err;
-  if (registry::parse_host_config("services:\n  - name: s\n    command: [x]\n" + extra,
+  if (config::parse_host_config("services:\n  - name: s\n    command: [x]\n" + extra,
                                   "/cfg/host.yaml", "/cfg", cfg, err))
     return {};
   return err;

@@ -3,8 +3,8 @@
 #include <caf/test/unit_test.hpp>
 
 #include "fake_action_context.hpp"
-#include "registry/demo_actions.hpp"
-#include "registry/json_schema.hpp"
+#include "actions/demo_actions.hpp"
+#include "schema/json_schema.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -15,7 +15,11 @@
 #include <string>
 #include <thread>
 
-using namespace actor_host::registry;
+using namespace actor_host::actions;
+using actor_host::registry::status_code;
+using actor_host::registry::status_from_name;
+using actor_host::schema::json_stringify;
+using actor_host::schema::schema_error_message;
 namespace json = boost::json;
 using namespace std::chrono_literals;
 

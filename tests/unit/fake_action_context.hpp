@@ -4,7 +4,7 @@
 // a fixed input and context, chunks collected in a vector, an optional input
 // stream fed from a vector, and a cancel signal the test can set.
 
-#include "registry/action.hpp"
+#include "actions/action.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -24,7 +24,7 @@
 
 namespace fake {
 
-class cancel final : public actor_host::registry::cancel_signal {
+class cancel final : public actor_host::actions::cancel_signal {
 public:
   cancel() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   }
@@ -69,7 +69,7 @@ private:
 };
 
 /// Chunks given up front (plus push()); ended unless constructed open.
-class inputs final : public actor_host::registry::input_stream {
+class inputs final : public actor_host::actions::input_stream {
 public:
   inputs(const fake::cancel& c, std::vector<boost::json::value> items, bool ended)
     : cancel_(c), items_(items.begin(), items.end()), ended_(ended) {
@@ -116,7 +116,7 @@ private:
   bool ended_;
 };
 
-class run_context final : public actor_host::registry::action_context {
+class run_context final : public actor_host::actions::action_context {
 public:
   explicit run_context(boost::json::value input = nullptr, boost::json::value ctx = nullptr)
     : input_(std::move(input)), context_(std::move(ctx)) {
@@ -154,10 +154,10 @@ public:
     std::lock_guard<std::mutex> guard{chunks_mutex_};
     chunks.push_back(std::move(chunk));
   }
-  actor_host::registry::input_stream* inputs() override {
+  actor_host::actions::input_stream* inputs() override {
     return inputs_.get();
   }
-  const actor_host::registry::cancel_signal& cancel() const override {
+  const actor_host::actions::cancel_signal& cancel() const override {
     return cancel_;
   }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "registry/action.hpp"
+#include "actions/action.hpp"
 
 #include <boost/json.hpp>
 
@@ -37,8 +37,8 @@ using gate_ptr = std::shared_ptr<gate>;
 
 /// A handler that waits for the gate, then drains its input stream (if any)
 /// and returns the chunks it read.
-inline registry::action_handler collect_inputs_after(gate_ptr g) {
-  return [g = std::move(g)](registry::action_context& ctx) -> boost::json::value {
+inline actions::action_handler collect_inputs_after(gate_ptr g) {
+  return [g = std::move(g)](actions::action_context& ctx) -> boost::json::value {
     g->wait();
     boost::json::array out;
     if (auto* in = ctx.inputs())

@@ -2,11 +2,11 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "registry/host_config.hpp"
+#include "config/host_config.hpp"
 
 #include <string>
 
-using namespace actor_host::registry;
+using namespace actor_host::config;
 using namespace std::chrono_literals;
 
 namespace {

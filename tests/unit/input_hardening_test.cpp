@@ -6,7 +6,7 @@
 #include "net/iii_protocol.hpp"
 #include "net/jsonrpc.hpp"
 #include "net/secure_random.hpp"
-#include "registry/json_schema.hpp"
+#include "schema/json_schema.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -16,7 +16,7 @@
 
 // Issue 11: inputs that crashed the runtime or produced invalid JSON.
 
-using actor_host::registry::json_schema;
+using actor_host::schema::json_schema;
 namespace rpc = actor_host::net::jsonrpc;
 
 namespace {
@@ -164,6 +164,6 @@ CAF_TEST(numbers that are not finite stringify as null as JSON.stringify does) {
   // 1e309 parses as infinity; results go out through json_stringify, and
   // "inf" in a frame is not JSON (fuzz/crashes-found/schema/stringify-infinity).
   auto v = boost::json::parse(R"({"a":11e308,"b":-1e309,"c":[1e400],"d":1.5})");
-  CAF_CHECK_EQUAL(actor_host::registry::json_stringify(v),
+  CAF_CHECK_EQUAL(actor_host::schema::json_stringify(v),
                   R"({"a":null,"b":null,"c":[null],"d":1.5})");
 }

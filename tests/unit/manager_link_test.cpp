@@ -5,7 +5,7 @@
 
 #include "actors/runtime/bidi_session.hpp"
 #include "actors/runtime/manager_link.hpp"
-#include "registry/run_signals.hpp"
+#include "actions/run_signals.hpp"
 
 #include <condition_variable>
 #include <mutex>
@@ -16,33 +16,33 @@ using namespace std::chrono_literals;
 
 namespace {
 
-registry::catalog_ptr make_catalog(const gate_ptr& g) {
-  auto cat = std::make_shared<registry::action_catalog>();
-  registry::action_descriptor echo;
+actions::catalog_ptr make_catalog(const gate_ptr& g) {
+  auto cat = std::make_shared<actions::action_catalog>();
+  actions::action_descriptor echo;
   echo.type = "flow";
   echo.name = "echo";
   echo.description = "returns its input";
-  echo.handler = [](registry::action_context& ctx) { return ctx.input(); };
+  echo.handler = [](actions::action_context& ctx) { return ctx.input(); };
   cat->add(std::move(echo));
-  registry::action_descriptor collect;
+  actions::action_descriptor collect;
   collect.type = "flow";
   collect.name = "collect";
   collect.handler = collect_inputs_after(g);
   cat->add(std::move(collect));
   // Returns its input: the test picks whether the output fits the schema.
-  registry::action_descriptor shaped;
+  actions::action_descriptor shaped;
   shaped.type = "flow";
   shaped.name = "shaped";
   shaped.output_schema
     = R"({"type":"object","properties":{"total":{"type":"number"}},"required":["total"]})";
-  shaped.handler = [](registry::action_context& ctx) { return ctx.input(); };
+  shaped.handler = [](actions::action_context& ctx) { return ctx.input(); };
   cat->add(std::move(shaped));
   return cat;
 }
 
 struct link_fixture : actor_fixture {
   gate_ptr handlers = std::make_shared<gate>();
-  registry::catalog_ptr catalog = make_catalog(handlers);
+  actions::catalog_ptr catalog = make_catalog(handlers);
   std::shared_ptr<std::vector<caf::actor>> dials = std::make_shared<std::vector<caf::actor>>();
   std::int64_t links_at_start = live(actor_kind::manager_link);
   std::int64_t actions_at_start = live(actor_kind::active_action);
@@ -290,10 +290,10 @@ CAF_TEST(a dropped link ends open inputs) {
 // -- bidi_session on its own ----------------------------------------------------
 
 CAF_TEST(bidi_session drops input after the end and fails the run on a bad chunk) {
-  registry::cancel_flag cancel;
+  actions::cancel_flag cancel;
   // Input after the end is dropped.
   {
-    auto q = std::make_shared<registry::input_queue>(cancel);
+    auto q = std::make_shared<actions::input_queue>(cancel);
     auto s = sys.spawn(bidi_session, q, nullptr, std::size_t{0});
     caf::anon_send(s, input_atom_v, std::string{"1"});
     caf::anon_send(s, input_atom_v, std::string{R"({"x":2})"});
@@ -314,16 +314,16 @@ CAF_TEST(bidi_session drops input after the end and fails the run on a bad chunk
   }
   // A chunk that fails the schema tells the run and ends the queue.
   {
-    registry::action_catalog cat;
-    registry::action_descriptor d;
+    actions::action_catalog cat;
+    actions::action_descriptor d;
     d.type = "flow";
     d.name = "typed";
     d.input_schema = R"({"type":"number"})";
-    d.handler = [](registry::action_context& ctx) { return ctx.input(); };
+    d.handler = [](actions::action_context& ctx) { return ctx.input(); };
     cat.add(std::move(d));
     auto schema = cat.find("/flow/typed")->input_validator;
     CAF_REQUIRE(schema);
-    auto q = std::make_shared<registry::input_queue>(cancel);
+    auto q = std::make_shared<actions::input_queue>(cancel);
     auto s = sys.spawn(bidi_session, q, schema, std::size_t{0});
     auto errors = std::make_shared<std::vector<std::string>>();
     auto run = sys.spawn([errors](caf::event_based_actor*) -> caf::behavior {
@@ -437,29 +437,29 @@ CAF_TEST(cancel racing the last chunk keeps the wire order and answers once) {
         g->open();
     }
   } open_at_exit{{start_tail, start_last, sent, finish}};
-  auto cat = std::make_shared<registry::action_catalog>();
+  auto cat = std::make_shared<actions::action_catalog>();
   {
-    registry::action_descriptor last;
+    actions::action_descriptor last;
     last.type = "flow";
     last.name = "last";
-    last.handler = [start_last](registry::action_context& ctx) -> boost::json::value {
+    last.handler = [start_last](actions::action_context& ctx) -> boost::json::value {
       start_last->wait();
       ctx.send_chunk(1);
       ctx.send_chunk(2);
       return "done";
     };
     cat->add(std::move(last));
-    registry::action_descriptor tail;
+    actions::action_descriptor tail;
     tail.type = "flow";
     tail.name = "tail";
-    tail.handler = [start_tail, sent, finish](registry::action_context& ctx) -> boost::json::value {
+    tail.handler = [start_tail, sent, finish](actions::action_context& ctx) -> boost::json::value {
       start_tail->wait();
       ctx.send_chunk(1);
       ctx.send_chunk(2);
       sent->open();
       finish->wait();
       if (ctx.cancel().cancelled())
-        throw registry::action_error(registry::status_code::cancelled, "Action was cancelled");
+        throw actions::action_error(registry::status_code::cancelled, "Action was cancelled");
       return "done";
     };
     cat->add(std::move(tail));
@@ -469,7 +469,7 @@ CAF_TEST(cancel racing the last chunk keeps the wire order and answers once) {
   opts.name = "race runtime";
   opts.pid = 4243;
   opts.manager_url = "ws://localhost:4100";
-  auto l = sys.spawn(manager_link, std::move(opts), registry::catalog_ptr{cat},
+  auto l = sys.spawn(manager_link, std::move(opts), actions::catalog_ptr{cat},
                      [](const caf::actor&) {});
   sched.run();
   auto t = make_fake_transport("127.0.0.1:4100");
@@ -638,12 +638,12 @@ CAF_TEST(a result that breaks the output schema fails the run with INTERNAL) {
 }
 
 CAF_TEST(an output schema that does not compile is refused when the action is added) {
-  registry::action_catalog cat;
-  registry::action_descriptor d;
+  actions::action_catalog cat;
+  actions::action_descriptor d;
   d.type = "flow";
   d.name = "broken";
   d.output_schema = "{not json";
-  d.handler = [](registry::action_context& ctx) { return ctx.input(); };
+  d.handler = [](actions::action_context& ctx) { return ctx.input(); };
   std::string refused;
   try {
     cat.add(std::move(d));

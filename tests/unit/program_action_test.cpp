@@ -2,7 +2,7 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "registry/program_action.hpp"
+#include "actions/program_action.hpp"
 
 #include "fake_action_context.hpp"
 
@@ -30,7 +30,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-using namespace actor_host::registry;
+using namespace actor_host::actions;
+using actor_host::registry::status_code;
 using namespace std::chrono_literals;
 namespace json = boost::json;
 

@@ -2,7 +2,7 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "registry/runtime_config.hpp"
+#include "config/runtime_config.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -11,7 +11,7 @@
 
 #include <unistd.h>
 
-using namespace actor_host::registry;
+using namespace actor_host::config;
 using namespace std::chrono_literals;
 
 namespace {

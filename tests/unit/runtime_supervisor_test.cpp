@@ -21,9 +21,9 @@ namespace {
 
 /// /flow/wait: waits for the gate, then drains its input stream (if any) and
 /// returns what it read.
-registry::catalog_ptr make_catalog(const gate_ptr& g) {
-  auto cat = std::make_shared<registry::action_catalog>();
-  registry::action_descriptor wait;
+actions::catalog_ptr make_catalog(const gate_ptr& g) {
+  auto cat = std::make_shared<actions::action_catalog>();
+  actions::action_descriptor wait;
   wait.type = "flow";
   wait.name = "wait";
   wait.handler = collect_inputs_after(g);
@@ -33,7 +33,7 @@ registry::catalog_ptr make_catalog(const gate_ptr& g) {
 
 struct supervisor_fixture : actor_fixture {
   gate_ptr handlers = std::make_shared<gate>();
-  registry::catalog_ptr catalog = make_catalog(handlers);
+  actions::catalog_ptr catalog = make_catalog(handlers);
   std::shared_ptr<std::vector<caf::actor>> dials = std::make_shared<std::vector<caf::actor>>();
   std::int64_t supervisors_at_start = live(actor_kind::runtime_supervisor);
   std::int64_t links_at_start = live(actor_kind::manager_link);

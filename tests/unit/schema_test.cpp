@@ -2,7 +2,7 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "registry/json_schema.hpp"
+#include "schema/json_schema.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-using actor_host::registry::json_schema;
-using actor_host::registry::json_stringify;
-using actor_host::registry::schema_error_message;
+using actor_host::schema::json_schema;
+using actor_host::schema::json_stringify;
+using actor_host::schema::schema_error_message;
 
 namespace {
 

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "registry/action.hpp"
+#include "actions/action.hpp"
 
-namespace actor_host::registry {
+namespace actor_host::actions {
 
 /// The conformance actions of the Genkit JS harness (peers/genkit/runtime.mjs)
 /// as C++ actions, with the same keys, schemas, metadata and behaviour, so the
@@ -12,4 +12,4 @@ namespace actor_host::registry {
 /// "harness/fake-model" and middleware harnessTag.
 void add_demo_actions(action_catalog& catalog);
 
-} // namespace actor_host::registry
+} // namespace actor_host::actions

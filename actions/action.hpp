@@ -16,24 +16,26 @@
 
 /// The C++ action API: what a runtime hosts. Plain data and interfaces; the
 /// actors that run actions live in actors/runtime/.
-namespace actor_host::registry {
-
+namespace actor_host::schema {
 class json_schema;
+}
+
+namespace actor_host::actions {
 
 /// A Status failure of an action, sent as a -32000 error with
 /// data {code, message, details}.
 class action_error : public std::runtime_error {
 public:
-  action_error(status_code code, std::string message)
+  action_error(registry::status_code code, std::string message)
     : std::runtime_error(std::move(message)), code_(code) {
   }
 
-  status_code code() const noexcept {
+  registry::status_code code() const noexcept {
     return code_;
   }
 
 private:
-  status_code code_;
+  registry::status_code code_;
 };
 
 /// Cancellation as an action sees it. Thread-safe; the runtime flips it when
@@ -85,13 +87,13 @@ public:
   /// Throws the Status error a cancelled run ends with.
   void throw_if_cancelled() const {
     if (cancel().cancelled())
-      throw action_error(status_code::cancelled, "Action was cancelled");
+      throw action_error(registry::status_code::cancelled, "Action was cancelled");
   }
 
   /// Sleeps up to `d`, or throws like throw_if_cancelled once cancelled.
   void sleep_for(std::chrono::milliseconds d) const {
     if (cancel().wait_for(d))
-      throw action_error(status_code::cancelled, "Action was cancelled");
+      throw action_error(registry::status_code::cancelled, "Action was cancelled");
   }
 };
 
@@ -114,8 +116,8 @@ struct action_descriptor {
   /// Compiled `input_schema` and `output_schema`, filled in by
   /// action_catalog::add. A run's input is checked before the handler starts
   /// (INVALID_ARGUMENT), its result before it is sent (INTERNAL).
-  std::shared_ptr<const json_schema> input_validator;
-  std::shared_ptr<const json_schema> output_validator;
+  std::shared_ptr<const schema::json_schema> input_validator;
+  std::shared_ptr<const schema::json_schema> output_validator;
 
   std::string key() const {
     return "/" + type + "/" + name;
@@ -148,4 +150,4 @@ private:
 
 using catalog_ptr = std::shared_ptr<const action_catalog>;
 
-} // namespace actor_host::registry
+} // namespace actor_host::actions

@@ -13,7 +13,7 @@
 /// Strict reading of YAML config files, shared by every config format:
 /// unknown keys (with a "did you mean"), duplicate keys and wrong types are
 /// errors that point at `file:line:column`.
-namespace actor_host::registry::yaml_read {
+namespace actor_host::config::yaml_read {
 
 /// A config error at a position in the file; caught once at the top.
 struct config_error {
@@ -77,4 +77,4 @@ bool parse_document(const std::string& text, const std::string& file_name, std::
   return true;
 }
 
-} // namespace actor_host::registry::yaml_read
+} // namespace actor_host::config::yaml_read

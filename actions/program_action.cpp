@@ -1,4 +1,4 @@
-#include "registry/program_action.hpp"
+#include "actions/program_action.hpp"
 
 #include "proc/spawn.hpp"
 
@@ -25,7 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace actor_host::registry {
+namespace actor_host::actions {
 
 namespace {
 
@@ -54,7 +54,7 @@ constexpr int input_check_ms = 10;
 std::atomic<pid_t> last_pid{0};
 
 [[noreturn]] void throw_internal(std::string what) {
-  throw program_error(status_code::internal, std::move(what), {});
+  throw program_error(registry::status_code::internal, std::move(what), {});
 }
 
 [[noreturn]] void throw_errno(const char* what) {
@@ -74,11 +74,11 @@ bool passed(std::optional<time_point> deadline) {
 }
 
 [[noreturn]] void throw_cancelled() {
-  throw action_error(status_code::cancelled, "Action was cancelled");
+  throw action_error(registry::status_code::cancelled, "Action was cancelled");
 }
 
 [[noreturn]] void throw_timed_out(const program_spec& spec, std::string stderr_tail = {}) {
-  throw program_error(status_code::deadline_exceeded,
+  throw program_error(registry::status_code::deadline_exceeded,
                       "program action " + spec.name + " timed out after "
                         + std::to_string(spec.timeout.count()) + " ms",
                       std::move(stderr_tail));
@@ -165,7 +165,7 @@ proc::environment child_environment(const program_spec& spec, action_context& ct
   if (spec.bidi && !ctx.init().is_null()) {
     auto init = json::serialize(ctx.init());
     if (init.size() > max_init_bytes)
-      throw action_error(status_code::invalid_argument,
+      throw action_error(registry::status_code::invalid_argument,
                          "init of program action " + spec.name + " is too large ("
                            + std::to_string(init.size()) + " bytes, limit "
                            + std::to_string(max_init_bytes) + ")");
@@ -174,14 +174,14 @@ proc::environment child_environment(const program_spec& spec, action_context& ct
   return env;
 }
 
-std::optional<status_code> parse_status(const json::value& v) {
-  constexpr int last = static_cast<int>(status_code::unauthenticated);
+std::optional<registry::status_code> parse_status(const json::value& v) {
+  constexpr int last = static_cast<int>(registry::status_code::unauthenticated);
   if (auto* s = v.if_string()) {
     // OK is no failure status.
-    if (auto code = status_from_name(*s); code && *code != status_code::ok)
+    if (auto code = registry::status_from_name(*s); code && *code != registry::status_code::ok)
       return code;
   } else if (auto n = v.if_int64(); n && *n >= 1 && *n <= last) {
-    return static_cast<status_code>(*n);
+    return static_cast<registry::status_code>(*n);
   }
   return std::nullopt;
 }
@@ -244,7 +244,7 @@ public:
     if (failure_)
       throw program_error(failure_->first, std::move(failure_->second), std::move(tail));
     if (WIFSIGNALED(wait_status_) || WEXITSTATUS(wait_status_) != 0)
-      throw program_error(status_code::internal,
+      throw program_error(registry::status_code::internal,
                           "program " + proc::describe_wait_status(wait_status_), std::move(tail));
     return result_ ? std::move(*result_) : json::value{};
   }
@@ -364,7 +364,7 @@ private:
     }
     stdout_buf_.erase(0, begin);
     if (stdout_buf_.size() > max_line_bytes) {
-      fail(status_code::internal, "program wrote a stdout line longer than "
+      fail(registry::status_code::internal, "program wrote a stdout line longer than "
                                     + std::to_string(max_line_bytes) + " bytes");
       stdout_buf_.clear();
     }
@@ -504,11 +504,11 @@ private:
   }
 
   void on_error_line(const json::value& error) {
-    auto code = status_code::internal;
+    auto code = registry::status_code::internal;
     std::string message = "program action " + spec_.name + " failed";
     if (auto* obj = error.if_object()) {
       if (auto* status = obj->if_contains("status"))
-        code = parse_status(*status).value_or(status_code::unknown);
+        code = parse_status(*status).value_or(registry::status_code::unknown);
       if (auto* msg = obj->if_contains("message"); msg && msg->is_string())
         message = std::string{msg->get_string()};
     } else if (auto* s = error.if_string()) {
@@ -524,13 +524,13 @@ private:
       text += "...";
     spdlog::warn("program action {}: stdout line {} is not a protocol message: {}", spec_.name,
                  line_no_, text);
-    fail(status_code::internal, "program wrote stdout line " + std::to_string(line_no_)
+    fail(registry::status_code::internal, "program wrote stdout line " + std::to_string(line_no_)
                                   + " that is not a protocol message (log to stderr): " + text);
   }
 
   /// Decides the outcome. Output after this is ignored and the program gets
   /// kill_grace to exit on its own before it is stopped.
-  void fail(status_code code, std::string message) {
+  void fail(registry::status_code code, std::string message) {
     if (failure_)
       return;
     failure_.emplace(code, std::move(message));
@@ -627,7 +627,7 @@ private:
   std::size_t line_no_ = 0;
   std::string stderr_buf_;
   std::optional<json::value> result_;
-  std::optional<std::pair<status_code, std::string>> failure_;
+  std::optional<std::pair<registry::status_code, std::string>> failure_;
 };
 
 } // namespace
@@ -675,4 +675,4 @@ pid_t last_program_pid() {
   return last_pid.load();
 }
 
-} // namespace actor_host::registry
+} // namespace actor_host::actions

@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace actor_host::registry {
+namespace actor_host::actions {
 
 /// Checks and normalises a runtime's listActions result the way Genkit's
 /// manager does: `actions` must be an object of entries with a string
@@ -10,4 +10,4 @@ namespace actor_host::registry {
 /// map key. Rewrites `result` in place; false with a reason otherwise.
 bool normalize_list_actions(std::string& result, std::string& why);
 
-} // namespace actor_host::registry
+} // namespace actor_host::actions

@@ -8,7 +8,7 @@
 #include <vector>
 
 /// JSON Schema validation of action inputs, as Genkit does it with ajv.
-namespace actor_host::registry {
+namespace actor_host::schema {
 
 /// A compiled JSON Schema (draft-07, the subset zod-to-json-schema emits:
 /// type incl. type arrays, properties, required, additionalProperties, items,
@@ -63,4 +63,4 @@ std::string schema_error_message(const std::vector<std::string>& errors,
 /// non-ASCII text unescaped. indent 0 = compact.
 std::string json_stringify(const boost::json::value& v, int indent = 0);
 
-} // namespace actor_host::registry
+} // namespace actor_host::schema

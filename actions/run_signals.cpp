@@ -1,4 +1,4 @@
-#include "registry/run_signals.hpp"
+#include "actions/run_signals.hpp"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <system_error>
 
-namespace actor_host::registry {
+namespace actor_host::actions {
 
 namespace {
 
@@ -135,4 +135,4 @@ int input_queue::fd() const {
   return fd_;
 }
 
-} // namespace actor_host::registry
+} // namespace actor_host::actions

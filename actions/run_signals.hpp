@@ -1,12 +1,12 @@
 #pragma once
 
-#include "registry/action.hpp"
+#include "actions/action.hpp"
 
 #include <atomic>
 #include <deque>
 #include <mutex>
 
-namespace actor_host::registry {
+namespace actor_host::actions {
 
 /// cancel_signal backed by an eventfd: readable once cancelled, so handlers
 /// can poll() it next to their own descriptors.
@@ -62,4 +62,4 @@ private:
   int fd_;
 };
 
-} // namespace actor_host::registry
+} // namespace actor_host::actions

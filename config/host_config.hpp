@@ -11,7 +11,7 @@
 
 /// The manager's host config (format: docs/HOST_CONFIG.md): manager settings
 /// and the services (child runtimes) it starts and supervises. Plain data.
-namespace actor_host::registry {
+namespace actor_host::config {
 
 enum class restart_mode { never, on_failure, always };
 
@@ -106,4 +106,4 @@ bool resolve_settings(const host_config& file, const std::map<std::string, std::
                       const std::map<std::string, std::string>& flags,
                       std::map<std::string, setting_value>& out, std::string& error);
 
-} // namespace actor_host::registry
+} // namespace actor_host::config

@@ -1,12 +1,12 @@
 #pragma once
 
-#include "registry/program_action.hpp"
+#include "actions/program_action.hpp"
 
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace actor_host::registry {
+namespace actor_host::config {
 
 /// What a runtime config file declares (format: docs/PROGRAM_ACTIONS.md).
 struct runtime_config {
@@ -16,7 +16,7 @@ struct runtime_config {
   /// Program actions in file order. Relative paths (cwd, a command
   /// containing '/') are already resolved against the file's directory, and
   /// cwd defaults to that directory.
-  std::vector<program_spec> actions;
+  std::vector<actions::program_spec> actions;
 };
 
 /// Loads a YAML runtime config. On failure returns false and sets `error`
@@ -30,4 +30,4 @@ bool load_runtime_config(const std::string& path, runtime_config& out, std::stri
 bool parse_runtime_config(const std::string& text, const std::string& file_name,
                           const std::string& base_dir, runtime_config& out, std::string& error);
 
-} // namespace actor_host::registry
+} // namespace actor_host::config

@@ -1,7 +1,7 @@
-#include "registry/host_config.hpp"
+#include "config/host_config.hpp"
 
-#include "registry/duration.hpp"
-#include "registry/yaml_read.hpp"
+#include "config/duration.hpp"
+#include "config/yaml_read.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,7 +9,7 @@
 #include <charconv>
 #include <set>
 
-namespace actor_host::registry {
+namespace actor_host::config {
 
 namespace {
 
@@ -334,4 +334,4 @@ bool resolve_settings(const host_config& file, const std::map<std::string, std::
   return true;
 }
 
-} // namespace actor_host::registry
+} // namespace actor_host::config

@@ -1,8 +1,8 @@
-#include "registry/action_list.hpp"
+#include "actions/action_list.hpp"
 
 #include <boost/json.hpp>
 
-namespace actor_host::registry {
+namespace actor_host::actions {
 
 namespace json = boost::json;
 
@@ -38,4 +38,4 @@ bool normalize_list_actions(std::string& result, std::string& why) {
   return true;
 }
 
-} // namespace actor_host::registry
+} // namespace actor_host::actions

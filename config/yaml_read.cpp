@@ -1,6 +1,6 @@
-#include "registry/yaml_read.hpp"
+#include "config/yaml_read.hpp"
 
-#include "registry/duration.hpp"
+#include "config/duration.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace actor_host::registry::yaml_read {
+namespace actor_host::config::yaml_read {
 
 namespace fs = std::filesystem;
 
@@ -185,4 +185,4 @@ std::string directory_of(const std::string& path, std::string& error) {
   return dir;
 }
 
-} // namespace actor_host::registry::yaml_read
+} // namespace actor_host::config::yaml_read

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "registry/action.hpp"
+#include "actions/action.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -15,7 +15,7 @@
 /// docs/PROGRAM_ACTIONS.md; in short: the input is one JSON line on stdin
 /// (bidi: one line per input chunk), and every stdout line is one of
 /// `{"chunk": v}`, `{"result": v}` or `{"error": {"status", "message"}}`.
-namespace actor_host::registry {
+namespace actor_host::actions {
 
 /// One program action as the runtime config declares it.
 struct program_spec {
@@ -49,7 +49,7 @@ struct program_spec {
 /// (at most 8 KiB, possibly empty) so they can go into error.data.details.
 class program_error : public action_error {
 public:
-  program_error(status_code code, std::string message, std::string stderr_tail)
+  program_error(registry::status_code code, std::string message, std::string stderr_tail)
     : action_error(code, std::move(message)), stderr_tail_(std::move(stderr_tail)) {
   }
 
@@ -71,4 +71,4 @@ action_descriptor make_program_action(program_spec spec);
 /// For tests that check a child is gone after its run.
 pid_t last_program_pid();
 
-} // namespace actor_host::registry
+} // namespace actor_host::actions

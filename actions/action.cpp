@@ -1,22 +1,22 @@
-#include "registry/action.hpp"
+#include "actions/action.hpp"
 
 #include "net/jsonrpc.hpp"
-#include "registry/json_schema.hpp"
+#include "schema/json_schema.hpp"
 
 #include <algorithm>
 
-namespace actor_host::registry {
+namespace actor_host::actions {
 
 namespace {
 
 // Input and output schemas compile the same way; a schema that does not
 // compile is a start-up error, never a surprise during a run.
-void compile_once(const std::string& text, std::shared_ptr<const json_schema>& validator,
+void compile_once(const std::string& text, std::shared_ptr<const schema::json_schema>& validator,
                   std::string_view what, const std::string& key) {
   if (text.empty() || validator)
     return;
   std::string why;
-  validator = json_schema::compile(text, why);
+  validator = schema::json_schema::compile(text, why);
   if (!validator)
     throw std::invalid_argument(std::string{what} + " schema of " + key + " does not compile: "
                                 + why);
@@ -87,4 +87,4 @@ std::optional<std::string> action_catalog::list_values_json(std::string_view typ
   return out;
 }
 
-} // namespace actor_host::registry
+} // namespace actor_host::actions

@@ -1,4 +1,4 @@
-#include "registry/json_schema.hpp"
+#include "schema/json_schema.hpp"
 
 #include "net/jsonrpc.hpp"
 
@@ -27,7 +27,7 @@
 #include <new>
 #include <stdexcept>
 
-namespace actor_host::registry {
+namespace actor_host::schema {
 
 namespace json = boost::json;
 
@@ -997,4 +997,4 @@ std::string schema_error_message(const std::vector<std::string>& errors, const j
   return out;
 }
 
-} // namespace actor_host::registry
+} // namespace actor_host::schema

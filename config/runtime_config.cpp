@@ -1,7 +1,7 @@
-#include "registry/runtime_config.hpp"
+#include "config/runtime_config.hpp"
 
 #include "net/url.hpp"
-#include "registry/yaml_read.hpp"
+#include "config/yaml_read.hpp"
 
 #include <boost/json.hpp>
 #include <yaml-cpp/yaml.h>
@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace actor_host::registry {
+namespace actor_host::config {
 
 namespace {
 
@@ -109,12 +109,12 @@ std::string json_object_text(const entry& e) {
   fail(e.mark(), "'" + e.key + "' must be a mapping or a JSON object string");
 }
 
-program_spec parse_action(const YAML::Node& node, const std::string& base_dir) {
+actions::program_spec parse_action(const YAML::Node& node, const std::string& base_dir) {
   auto items = entries(node, "action",
                        {"name", "type", "description", "command", "args", "env", "cwd",
                         "inputSchema", "outputSchema", "streamSchema", "initSchema", "metadata",
                         "bidi", "timeout", "maxConcurrency", "killGrace"});
-  program_spec spec;
+  actions::program_spec spec;
   const entry* command = nullptr;
   const entry* args = nullptr;
   const entry* cwd = nullptr;
@@ -253,4 +253,4 @@ bool load_runtime_config(const std::string& path, runtime_config& out, std::stri
   return parse_runtime_config(text, path, dir, out, error);
 }
 
-} // namespace actor_host::registry
+} // namespace actor_host::config

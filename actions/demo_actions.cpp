@@ -1,6 +1,6 @@
-#include "registry/demo_actions.hpp"
+#include "actions/demo_actions.hpp"
 
-#include "registry/json_schema.hpp"
+#include "schema/json_schema.hpp"
 
 #include <boost/json.hpp>
 
@@ -14,7 +14,7 @@
 // they use; GCC 12 warns about the others unless they have `{}` initializers.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
-namespace actor_host::registry {
+namespace actor_host::actions {
 
 namespace json = boost::json;
 using namespace std::chrono;
@@ -59,7 +59,7 @@ std::string js_string(const json::value& v) {
       out += (i ? "," : "") + ((*a)[i].is_null() ? std::string{} : js_string((*a)[i]));
     return out;
   }
-  return v.is_object() ? "[object Object]" : json_stringify(v);
+  return v.is_object() ? "[object Object]" : schema::json_stringify(v);
 }
 
 bool truthy(const json::value& v) {
@@ -160,12 +160,12 @@ json::value fail(action_context& ctx) {
   };
   if (status && truthy(*status)) {
     auto name = js_string(*status);
-    auto code = status_from_name(name);
+    auto code = registry::status_from_name(name);
     if (!code) // GenkitError's constructor itself throws for an unknown status
-      throw action_error(status_code::internal, "Invalid status code " + name);
+      throw action_error(registry::status_code::internal, "Invalid status code " + name);
     throw action_error(*code, name + ": " + text("harness failure with status"));
   }
-  throw action_error(status_code::internal, text("boom: harness failure"));
+  throw action_error(registry::status_code::internal, text("boom: harness failure"));
 }
 
 json::value create_order(action_context& ctx) {
@@ -322,4 +322,4 @@ void add_demo_actions(action_catalog& catalog) {
                       + R"(,"metadata":{"harness":true}})");
 }
 
-} // namespace actor_host::registry
+} // namespace actor_host::actions

@@ -1,9 +1,9 @@
-#include "registry/duration.hpp"
+#include "config/duration.hpp"
 
 #include <charconv>
 #include <cstdint>
 
-namespace actor_host::registry {
+namespace actor_host::config {
 
 std::optional<std::int64_t> parse_duration_ms(std::string_view text) {
   std::int64_t value = 0;
@@ -28,4 +28,4 @@ std::optional<std::int64_t> parse_duration_ms(std::string_view text) {
   return value * factor;
 }
 
-} // namespace actor_host::registry
+} // namespace actor_host::config
