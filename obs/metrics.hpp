@@ -104,6 +104,10 @@ struct metrics {
   std::atomic<std::uint64_t> iii_registrations_refused{0};
   std::atomic<std::uint64_t> iii_bindings_refused{0};
   std::atomic<std::uint64_t> iii_invalid_frames{0};
+  // Runtime registrations: refused (the id's holder answers pings), and ids
+  // handed to a new connection because the holder did not answer.
+  std::atomic<std::uint64_t> runtime_register_refused{0};
+  std::atomic<std::uint64_t> runtime_takeovers{0};
 
   void record_request(rpc_method m, int outcome_code, std::chrono::nanoseconds took) noexcept;
   /// `code`: "ok" or the iii error code the caller got.

@@ -30,6 +30,24 @@ bool internal_metadata(const std::string& metadata) {
   return v && rpc::is_bool(*v, b) && b;
 }
 
+// Functions, trigger types and workers are three tables of one shape (id ->
+// entry); these are the operations they share.
+
+/// Adds or replaces the entry; returns the previous owner ("" if new).
+template <class Map, class Entry>
+std::string put_owned(Map& m, Entry e) {
+  auto& slot = m[e.id];
+  auto previous = std::move(slot.owner);
+  slot = std::move(e);
+  return previous;
+}
+
+template <class Map>
+auto* find_in(Map& m, const std::string& id) {
+  auto i = m.find(id);
+  return i == m.end() ? nullptr : &i->second;
+}
+
 template <class Map>
 std::vector<std::string> remove_owned(Map& m, std::string_view owner) {
   std::vector<std::string> ids;
@@ -47,10 +65,7 @@ std::vector<std::string> remove_owned(Map& m, std::string_view owner) {
 } // namespace
 
 std::string function_catalog::put_function(worker_function f) {
-  auto& slot = functions_[f.id];
-  auto previous = slot.owner;
-  slot = std::move(f);
-  return previous;
+  return put_owned(functions_, std::move(f));
 }
 
 bool function_catalog::remove_function(const std::string& id, std::string_view owner) {
@@ -62,8 +77,7 @@ bool function_catalog::remove_function(const std::string& id, std::string_view o
 }
 
 const worker_function* function_catalog::find_function(const std::string& id) const {
-  auto i = functions_.find(id);
-  return i == functions_.end() ? nullptr : &i->second;
+  return find_in(functions_, id);
 }
 
 std::vector<std::string> function_catalog::remove_functions_of(std::string_view owner) {
@@ -78,15 +92,11 @@ std::size_t function_catalog::function_count(std::string_view owner) const {
 }
 
 std::string function_catalog::put_trigger_type(trigger_type_entry t) {
-  auto& slot = trigger_types_[t.id];
-  auto previous = slot.owner;
-  slot = std::move(t);
-  return previous;
+  return put_owned(trigger_types_, std::move(t));
 }
 
 const trigger_type_entry* function_catalog::find_trigger_type(const std::string& id) const {
-  auto i = trigger_types_.find(id);
-  return i == trigger_types_.end() ? nullptr : &i->second;
+  return find_in(trigger_types_, id);
 }
 
 std::vector<std::string> function_catalog::remove_trigger_types_of(std::string_view owner) {
@@ -103,8 +113,7 @@ void function_catalog::remove_worker(const std::string& id) {
 }
 
 worker_record* function_catalog::find_worker(const std::string& id) {
-  auto i = workers_.find(id);
-  return i == workers_.end() ? nullptr : &i->second;
+  return find_in(workers_, id);
 }
 
 void function_catalog::set_worker_metadata(const std::string& id, const std::string& payload) {
@@ -127,8 +136,8 @@ void function_catalog::set_worker_metadata(const std::string& id, const std::str
 std::string function_catalog::worker_name(const std::string& worker_id) const {
   if (worker_id.empty())
     return "engine";
-  auto w = workers_.find(worker_id);
-  return w != workers_.end() && !w->second.name.empty() ? w->second.name : worker_id;
+  auto* w = find_in(workers_, worker_id);
+  return w && !w->name.empty() ? w->name : worker_id;
 }
 
 std::string function_catalog::function_row(const worker_function& f) const {
@@ -222,8 +231,7 @@ const worker_record* function_catalog::find_worker_by_name(const std::string& na
   for (auto& [id, w] : workers_)
     if (w.name == name)
       return &w;
-  auto i = workers_.find(name);
-  return i == workers_.end() ? nullptr : &i->second;
+  return find_in(workers_, name);
 }
 
 std::string function_catalog::trigger_type_row(const trigger_type_entry& t) const {

@@ -27,6 +27,7 @@ const char* actor_kind_name(actor_kind k) {
     case actor_kind::bidi_session: return "bidi_session";
     case actor_kind::child_runtime: return "child_runtime";
     case actor_kind::runtime_supervisor: return "runtime_supervisor";
+    case actor_kind::manager_supervisor: return "manager_supervisor";
     case actor_kind::function_registry: return "function_registry";
     case actor_kind::worker_connection: return "worker_connection";
     case actor_kind::invocation: return "invocation";
@@ -35,6 +36,16 @@ const char* actor_kind_name(actor_kind k) {
     case actor_kind::count_: break;
   }
   return "?";
+}
+
+obs::actor_snapshot live_actor_snapshot() {
+  obs::actor_snapshot out;
+  for (int k = 0; k < static_cast<int>(actor_kind::count_); ++k) {
+    auto kind = static_cast<actor_kind>(k);
+    out.live_by_kind.emplace_back(actor_kind_name(kind), live_actors(kind));
+  }
+  out.runtimes_registered = registered_runtimes.load(std::memory_order_relaxed);
+  return out;
 }
 
 live_count::live_count(actor_kind k) : kind_(k) {

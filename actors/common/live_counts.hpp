@@ -1,5 +1,7 @@
 #pragma once
 
+#include "obs/metrics_page.hpp"
+
 #include <atomic>
 #include <cstdint>
 
@@ -18,6 +20,7 @@ enum class actor_kind : int {
   bidi_session,
   child_runtime,
   runtime_supervisor,
+  manager_supervisor,
   function_registry,
   worker_connection,
   invocation,
@@ -31,6 +34,9 @@ std::int64_t live_actors(actor_kind k);
 /// Runtimes currently registered with this process's manager.
 extern std::atomic<std::int64_t> registered_runtimes;
 const char* actor_kind_name(actor_kind k);
+
+/// Every kind's live count and the registered runtimes, for the metrics page.
+obs::actor_snapshot live_actor_snapshot();
 
 class live_count {
 public:

@@ -2,78 +2,160 @@
 
 #include <caf/all.hpp>
 
-// The message vocabulary of actor-host's actors. Atoms are at most 10
-// characters and have no namespaces in CAF 0.17, hence the short names.
+// The message vocabulary of actor-host's actors: each atom has one message
+// shape, written next to it (receiver in brackets; "->" is the answer of a
+// request). Atoms are at most 10 characters and have no namespaces in
+// CAF 0.17, hence the short names.
 CAF_BEGIN_TYPE_ID_BLOCK(actor_host, caf::first_custom_type_id)
 
-// socket -> actor
+// socket -> its actor
+// (frame_atom, text)                            a text frame read
 CAF_ADD_ATOM(actor_host, actor_host::atoms, frame_atom, "frame")
+// (closed_atom, reason)                         the socket closed
 CAF_ADD_ATOM(actor_host, actor_host::atoms, closed_atom, "closed")
 
-// caller <-> directory
+// runtime directory [runtime_directory]
+// (register_atom, id, info_json, conn) -> ...   a runtime registers
 CAF_ADD_ATOM(actor_host, actor_host::atoms, register_atom, "register")
+// (deregister_atom, id, conn)                   its connection ended
 CAF_ADD_ATOM(actor_host, actor_host::atoms, deregister_atom, "deregister")
+// (route_atom, runtime_id) -> (ok, conn, id_or_error)
 CAF_ADD_ATOM(actor_host, actor_host::atoms, route_atom, "route")
+// (route_iii_atom, function_id) -> (ok, conn, id_or_error)   [also function_registry]
+CAF_ADD_ATOM(actor_host, actor_host::atoms, route_iii_atom, "routeiii")
+// (subscribe_atom, subscriber)                  keep a copy of the routes
+CAF_ADD_ATOM(actor_host, actor_host::atoms, subscribe_atom, "subscribe")
+// (route_update_atom, id, conn)                 [subscriber] a route changed (null: gone)
+CAF_ADD_ATOM(actor_host, actor_host::atoms, route_update_atom, "routeupd")
+// (routes_ready_atom)                           [subscriber] the first copy is complete
+CAF_ADD_ATOM(actor_host, actor_host::atoms, routes_ready_atom, "routesrdy")
+// (list_atom) -> listActions JSON of every runtime
 CAF_ADD_ATOM(actor_host, actor_host::atoms, list_atom, "list")
+// (list_iii_atom) -> listActions JSON of the iii functions   [also function_registry]
+CAF_ADD_ATOM(actor_host, actor_host::atoms, list_iii_atom, "listiii")
+// (functions_atom, function_registry)           where iii calls are routed
+CAF_ADD_ATOM(actor_host, actor_host::atoms, functions_atom, "functions")
+// (watch_atom, runtime_id, watcher)             readiness of one id
+CAF_ADD_ATOM(actor_host, actor_host::atoms, watch_atom, "watch")
+// (ready_atom, runtime_id), (unready_atom, runtime_id)   [watcher]
+CAF_ADD_ATOM(actor_host, actor_host::atoms, ready_atom, "ready")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, unready_atom, "unready")
+// (bidi_open_atom, trace, pending), (bidi_close_atom, trace),
+// (bidi_find_atom, trace) -> (found, pending)   bidi runs by trace id
 CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_open_atom, "bidiopen")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_close_atom, "bidiclose")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_find_atom, "bidifind")
 
 // caller -> connection -> pending request -> caller
+// (call_atom, tag, method, params, timeout) -> pending   [connection]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, call_atom, "call")
+// (accepted_atom, tag, pending)                 [caller] the call is in flight
 CAF_ADD_ATOM(actor_host, actor_host::atoms, accepted_atom, "accepted")
+// (trace_atom, tag, trace_id)                   [caller] the run's trace id
 CAF_ADD_ATOM(actor_host, actor_host::atoms, trace_atom, "trace")
+// (chunk_atom, tag, raw)                        [caller] a streamed chunk
 CAF_ADD_ATOM(actor_host, actor_host::atoms, chunk_atom, "chunk")
+// (done_atom, tag, ok, raw)                     [caller] the result or an error object
 CAF_ADD_ATOM(actor_host, actor_host::atoms, done_atom, "done")
+// (run_trace_atom, trace_id), (run_chunk_atom, raw)   [pending_request, from its
+// connection; active_action, from its handler thread]
+CAF_ADD_ATOM(actor_host, actor_host::atoms, run_trace_atom, "runtrace")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, run_chunk_atom, "runchunk")
+// (response_atom, ok, raw)                      [pending_request, invocation] the answer
 CAF_ADD_ATOM(actor_host, actor_host::atoms, response_atom, "response")
+// (input_atom, raw), (end_input_atom)           bidi input for a run
 CAF_ADD_ATOM(actor_host, actor_host::atoms, input_atom, "input")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, end_input_atom, "endinput")
+// (abort_atom)                                  [pending_request, invocation] caller gone
 CAF_ADD_ATOM(actor_host, actor_host::atoms, abort_atom, "abort")
+// (forget_atom, wire_id, trace_id, cancel)      [runtime_connection] a call ended early
 CAF_ADD_ATOM(actor_host, actor_host::atoms, forget_atom, "forget")
+// (forget_inv_atom, invocation_id)              [worker_connection] the same for iii
+CAF_ADD_ATOM(actor_host, actor_host::atoms, forget_inv_atom, "forgetinv")
+// (conn_lost_atom, reason)                      [pending_request, invocation]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, conn_lost_atom, "connlost")
+// (expired_atom)                                a deadline of the receiver passed
 CAF_ADD_ATOM(actor_host, actor_host::atoms, expired_atom, "expired")
+// (probe_atom) -> bool                          [runtime_connection] answers a ping?
+CAF_ADD_ATOM(actor_host, actor_host::atoms, probe_atom, "probe")
+// (pong_atom, bool)                             [runtime_connection] the ping was answered
+CAF_ADD_ATOM(actor_host, actor_host::atoms, pong_atom, "pong")
 
 // runtime role
+// (connected_atom, transport), (connect_failed_atom, reason), (reconnect_atom)   [manager_link]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, connected_atom, "connected")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, connect_failed_atom, "connfail")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, reconnect_atom, "reconnect")
+// (cancel_atom)                                 cancel the receiver's run(s)
 CAF_ADD_ATOM(actor_host, actor_host::atoms, cancel_atom, "cancel")
+// (result_atom, ok, raw)                        [active_action] the handler's outcome
 CAF_ADD_ATOM(actor_host, actor_host::atoms, result_atom, "result")
+// (input_error_atom, message)                   [active_action] bad bidi input
 CAF_ADD_ATOM(actor_host, actor_host::atoms, input_error_atom, "inputerr")
+// (action_trace_atom, request_id, trace_id), (action_chunk_atom, request_id, raw),
+// (action_done_atom, request_id, ok, raw)       [manager_link] from an active_action
+CAF_ADD_ATOM(actor_host, actor_host::atoms, action_trace_atom, "acttrace")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, action_chunk_atom, "actchunk")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, action_done_atom, "actdone")
 
 // supervision
+// (adopt_atom, child)                           [supervisor]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, adopt_atom, "adopt")
+// (shutdown_atom) -> ok                         [supervisor, manager_link]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, shutdown_atom, "shutdown")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, directory_atom, "directory")
 
-// child runtimes and drain
+// child runtimes and drain [child_runtime]
+// (start_atom, generation), (kill_atom, generation), (exited_atom, generation, status),
+// (ready_timeout_atom, generation)
 CAF_ADD_ATOM(actor_host, actor_host::atoms, start_atom, "start")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, exited_atom, "exited")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, watch_atom, "watch")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, ready_atom, "ready")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, unready_atom, "unready")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, kill_atom, "kill")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, ready_timeout_atom, "readytime")
+// (stop_atom, signal) -> ok
 CAF_ADD_ATOM(actor_host, actor_host::atoms, stop_atom, "stop")
+// (drain_atom) -> ok [connection] / vector<actor> [directory]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, drain_atom, "drain")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, idle_atom, "idle")
 
 // iii workers: connections <-> function registry <-> invocations, triggers
-CAF_ADD_ATOM(actor_host, actor_host::atoms, iii_atom, "iii")
+// (iii_options_atom, function_registry_options) [function_registry]
+CAF_ADD_ATOM(actor_host, actor_host::atoms, iii_options_atom, "iiiopts")
+// (invoke_atom, tag, invocation_request)        [function_registry] route a call
 CAF_ADD_ATOM(actor_host, actor_host::atoms, invoke_atom, "invoke")
+// (execute_atom, caller, tag, invocation_request)   [worker_connection] run it here
+CAF_ADD_ATOM(actor_host, actor_host::atoms, execute_atom, "execute")
+// (worker_atom, id, token, conn, transport, ip, access)   [function_registry]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, worker_atom, "worker")
+// (reattach_atom, worker_id, previous_id, token)  [function_registry]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, reattach_atom, "reattach")
+// (replaced_atom)                               [worker_connection] retired by a reattach
+CAF_ADD_ATOM(actor_host, actor_host::atoms, replaced_atom, "replaced")
+// (fn_add_atom, worker_function), (fn_remove_atom, worker_id, function_id),
+// (type_add_atom, trigger_type_entry), (bind_atom, worker_id, trigger_binding_args),
+// (unbind_atom, worker_id, trigger_id)          [function_registry]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, fn_add_atom, "fnadd")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, fn_remove_atom, "fnremove")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, type_add_atom, "typeadd")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, bind_atom, "bind")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, unbind_atom, "unbind")
+// (bind_result_atom, worker_id, trigger_id, error)   [function_registry] a
+// provider's triggerregistrationresult
 CAF_ADD_ATOM(actor_host, actor_host::atoms, bind_result_atom, "bindresult")
+// (bind_answer_atom, error)                     [trigger_binding] the same, for it
+CAF_ADD_ATOM(actor_host, actor_host::atoms, bind_answer_atom, "bindanswer")
+// (provider_atom, transport), (park_atom), (retire_atom)   [trigger_binding]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, provider_atom, "provider")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, park_atom, "park")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, retire_atom, "retire")
+// (flush_atom)                                  [function_registry] compare the function set
 CAF_ADD_ATOM(actor_host, actor_host::atoms, flush_atom, "flush")
 
-// iii streaming channels: a socket for one end -> channel
+// iii streaming channels [channel]
+// (attach_atom, writer, transport)              a socket for one end
 CAF_ADD_ATOM(actor_host, actor_host::atoms, attach_atom, "attach")
+// (channel_frame_atom, from_writer, binary, data),
+// (channel_closed_atom, from_writer, clean, code, reason)   from an end's socket
+CAF_ADD_ATOM(actor_host, actor_host::atoms, channel_frame_atom, "chframe")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, channel_closed_atom, "chclosed")
 
 CAF_END_TYPE_ID_BLOCK(actor_host)
 

@@ -5,6 +5,7 @@
 #include "actors/manager/errors.hpp"
 #include "net/iii_protocol.hpp"
 #include "net/jsonrpc.hpp"
+#include "net/reflection_frames.hpp"
 #include "obs/metrics.hpp"
 
 #include <spdlog/spdlog.h>
@@ -343,7 +344,7 @@ caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
   st.directory = std::move(directory);
   st.policy = policy;
   close_on_exit(self, std::move(transport));
-  self->send(st.directory, watch_atom_v, caf::actor{self});
+  self->send(st.directory, subscribe_atom_v, caf::actor{self});
   // A pending request that dies without a `done` (manager shutdown) still
   // owes its caller an answer.
   self->set_down_handler([self](caf::down_msg& dm) {
@@ -377,33 +378,19 @@ caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
     [self](accepted_atom, std::uint64_t tag, caf::actor& pending) {
       on_accepted(self, tag, pending);
     },
-    [self](route_atom, std::string& id, caf::actor& conn) { on_route(self, id, conn); },
-    [self](route_atom, ready_atom) { self->state.routes_ready = true; },
+    [self](route_update_atom, std::string& id, caf::actor& conn) { on_route(self, id, conn); },
+    [self](routes_ready_atom) { self->state.routes_ready = true; },
     [self](trace_atom, std::uint64_t tag, const std::string& trace) {
       auto* c = find_call(self, tag);
       if (!c || !c->events)
         return;
-      self->state.transport->send_text(rpc::notification(
-        "runActionState", R"({"requestId":)" + c->caller_id + R"(,"state":{"traceId":)"
-                            + rpc::quote(trace) + "}}"));
+      self->state.transport->send_text(net::reflection::run_action_state(c->caller_id, trace));
     },
     [self](chunk_atom, std::uint64_t tag, const std::string& chunk) {
       auto* c = find_call(self, tag);
       if (!c || !c->events)
         return;
-      // The frame rpc::notification would build, in one allocation: this
-      // runs once per streamed chunk.
-      static constexpr std::string_view head
-        = R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":)";
-      static constexpr std::string_view mid = R"(,"chunk":)";
-      std::string f;
-      f.reserve(head.size() + c->caller_id.size() + mid.size() + chunk.size() + 2);
-      f += head;
-      f += c->caller_id;
-      f += mid;
-      f += chunk;
-      f += "}}";
-      self->state.transport->send_text(std::move(f));
+      self->state.transport->send_text(net::reflection::stream_chunk(c->caller_id, chunk));
     },
     [self](done_atom, std::uint64_t tag, bool ok, const std::string& raw) {
       on_done(self, tag, ok, raw);

@@ -28,7 +28,7 @@ void start_call(caf::event_based_actor* self, const caf::actor& directory, call_
   auto method = req.method;
   if (method == "listActions" && req.runtime_id == net::iii::iii_runtime_id) {
     // The iii functions, listed the way a runtime lists its actions.
-    self->request(directory, caf::infinite, list_atom_v, iii_atom_v)
+    self->request(directory, caf::infinite, list_iii_atom_v)
       .then(
         [self, tag](std::string& list) {
           self->send(self, done_atom_v, tag, true, std::move(list));
@@ -44,7 +44,7 @@ void start_call(caf::event_based_actor* self, const caf::actor& directory, call_
   auto function_id = iii_function_of(req);
   auto route = function_id.empty()
                  ? self->request(directory, caf::infinite, route_atom_v, req.runtime_id)
-                 : self->request(directory, caf::infinite, route_atom_v, iii_atom_v, function_id);
+                 : self->request(directory, caf::infinite, route_iii_atom_v, function_id);
   std::move(route).then(
       [self, req = std::move(req)](bool ok, caf::actor& conn, std::string& id_or_error) mutable {
         if (!ok) {

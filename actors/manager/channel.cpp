@@ -247,10 +247,10 @@ caf::behavior channel(caf::stateful_actor<channel_state>* self, channel_args arg
   self->delayed_send(self, args.sweep_after, expired_atom_v);
   return {
     [self](attach_atom, bool writer, net::transport_ptr& t) { on_attach(self, writer, t); },
-    [self](frame_atom, bool from_writer, bool binary, std::string& data) {
+    [self](channel_frame_atom, bool from_writer, bool binary, std::string& data) {
       on_data(self, from_writer, binary, data);
     },
-    [self](closed_atom, bool from_writer, bool clean, std::uint16_t code, std::string& reason) {
+    [self](channel_closed_atom, bool from_writer, bool clean, std::uint16_t code, std::string& reason) {
       on_end_closed(self, from_writer, clean, code, reason);
     },
     [self](expired_atom) {
@@ -358,12 +358,12 @@ public:
 
   void on_text(std::string frame) override {
     count(frame.size());
-    caf::anon_send(channel_, frame_atom_v, writer_, false, std::move(frame));
+    caf::anon_send(channel_, channel_frame_atom_v, writer_, false, std::move(frame));
   }
 
   bool on_binary(std::string_view data) override {
     count(data.size());
-    caf::anon_send(channel_, frame_atom_v, writer_, true, std::string{data});
+    caf::anon_send(channel_, channel_frame_atom_v, writer_, true, std::string{data});
     return true;
   }
 
@@ -374,7 +374,7 @@ public:
   }
 
   void on_closed(std::string reason) override {
-    caf::anon_send(channel_, closed_atom_v, writer_, clean_, code_,
+    caf::anon_send(channel_, channel_closed_atom_v, writer_, clean_, code_,
                    clean_ ? std::move(reason_) : std::move(reason));
     channel_ = nullptr;
   }

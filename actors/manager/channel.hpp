@@ -136,7 +136,7 @@ struct channel_state {
 /// closes the ends it still holds.
 ///
 /// - (attach_atom, is_writer, transport): a socket for one end
-/// - (frame_atom, from_writer, binary, data), (closed_atom, from_writer,
+/// - (channel_frame_atom, from_writer, binary, data), (channel_closed_atom, from_writer,
 ///   clean, code, reason): from the end sockets
 /// - (expired_atom): the sweep timer
 caf::behavior channel(caf::stateful_actor<channel_state>* self, channel_args args);

@@ -78,7 +78,7 @@ void start(self_ptr self) {
   spdlog::info("service {}: started pid {} (runtime id {})", spec.name, st.watch->pid(),
                spec.runtime_id);
   if (spec.registers && spec.ready_timeout.count() > 0)
-    self->delayed_send(self, to_span(spec.ready_timeout), expired_atom_v, gen);
+    self->delayed_send(self, to_span(spec.ready_timeout), ready_timeout_atom_v, gen);
 }
 
 void finish(self_ptr self, int code, std::string why) {
@@ -187,7 +187,7 @@ caf::behavior child_runtime(self_ptr self, child_runtime_args args) {
       if (id == self->state.args.spec.runtime_id)
         set_ready(self, false);
     },
-    [self](expired_atom, std::uint64_t gen) {
+    [self](ready_timeout_atom, std::uint64_t gen) {
       auto& st = self->state;
       if (gen != st.generation || st.ready || st.stopping || !st.watch)
         return;

@@ -9,12 +9,6 @@ namespace actor_host::manager_errors {
 namespace rpc = net::jsonrpc;
 using registry::status_code;
 
-std::string status_error(status_code code, std::string_view message) {
-  auto data = R"({"code":)" + std::to_string(static_cast<int>(code)) + R"(,"message":)"
-              + rpc::quote(message) + "}";
-  return rpc::error_object(rpc::code::server_error, message, data);
-}
-
 std::string no_runtimes() {
   return status_error(status_code::unavailable,
                       "No runtimes found: no runtime is registered with this manager");
@@ -68,66 +62,61 @@ std::string bidi_input_overflow(std::size_t cap) {
 
 namespace {
 
-/// data.code of an error object, if it carries a Status.
-std::optional<int> data_status(const rpc::object_members& err) {
+/// What an error object without a Status stands for, by its JSON-RPC code.
+struct rpc_meaning {
+  int rpc;
+  status_code status;
+  int http; // not always the Status's own: an unknown method is a 404
+};
+
+constexpr rpc_meaning rpc_meanings[] = {
+  {rpc::code::parse_error, status_code::invalid_argument, 400},
+  {rpc::code::invalid_request, status_code::invalid_argument, 400},
+  {rpc::code::invalid_params, status_code::invalid_argument, 400},
+  {rpc::code::method_not_found, status_code::unimplemented, 404},
+};
+constexpr rpc_meaning no_meaning{0, status_code::unknown, 500};
+
+/// How an error object classifies: its Status (data.code) if it carries
+/// one, else the meaning of its JSON-RPC code.
+struct classified {
+  std::optional<int> status;
+  rpc_meaning meaning = no_meaning;
+};
+
+classified classify(std::string_view error_object) {
+  classified out;
+  rpc::object_members err;
   std::string why;
+  if (!rpc::split_object(error_object, err, why))
+    return out;
   if (auto* data = err.find("data")) {
     rpc::object_members d;
     double status = 0;
     if (rpc::split_object(*data, d, why))
-      if (auto* c = d.find("code"); c && rpc::number_value(*c, status))
-        return static_cast<int>(status);
+      if (auto* c = d.find("code"); c && rpc::number_value(*c, status)) {
+        out.status = static_cast<int>(status);
+        return out;
+      }
   }
-  return std::nullopt;
-}
-
-std::optional<int> rpc_code(const rpc::object_members& err) {
   double code = 0;
   if (auto* c = err.find("code"); c && rpc::number_value(*c, code))
-    return static_cast<int>(code);
-  return std::nullopt;
+    for (auto& m : rpc_meanings)
+      if (m.rpc == static_cast<int>(code))
+        out.meaning = m;
+  return out;
 }
 
 } // namespace
 
 int http_status(std::string_view error_object) {
-  rpc::object_members err;
-  std::string why;
-  if (!rpc::split_object(error_object, err, why))
-    return 500;
-  if (auto status = data_status(err))
-    return registry::http_status_for(*status);
-  switch (rpc_code(err).value_or(0)) {
-    case rpc::code::parse_error:
-    case rpc::code::invalid_request:
-    case rpc::code::invalid_params:
-      return 400;
-    case rpc::code::method_not_found:
-      return 404;
-    default:
-      return 500;
-  }
+  auto c = classify(error_object);
+  return c.status ? registry::http_status_for(*c.status) : c.meaning.http;
 }
 
 int status_code_of(std::string_view error_object) {
-  using registry::status_code;
-  rpc::object_members err;
-  std::string why;
-  if (!rpc::split_object(error_object, err, why))
-    return static_cast<int>(status_code::unknown);
-  if (auto status = data_status(err))
-    return *status;
-  switch (rpc_code(err).value_or(0)) {
-    case rpc::code::parse_error:
-    case rpc::code::invalid_request:
-    case rpc::code::invalid_params:
-      return static_cast<int>(status_code::invalid_argument);
-    case rpc::code::method_not_found:
-      return static_cast<int>(status_code::unimplemented);
-    default:
-      return static_cast<int>(status_code::unknown);
-  }
+  auto c = classify(error_object);
+  return c.status ? *c.status : static_cast<int>(c.meaning.status);
 }
 
 } // namespace actor_host::manager_errors
-

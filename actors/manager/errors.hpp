@@ -1,6 +1,6 @@
 #pragma once
 
-#include "registry/status.hpp"
+#include "registry/status_error.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -11,7 +11,7 @@
 /// Status in `data`, like action failures do, so clients handle both alike.
 namespace actor_host::manager_errors {
 
-std::string status_error(registry::status_code code, std::string_view message);
+using registry::status_error;
 
 std::string no_runtimes();
 std::string runtime_not_found(std::string_view id);

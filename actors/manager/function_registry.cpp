@@ -1,7 +1,9 @@
 #include "actors/manager/function_registry.hpp"
 
 #include "actors/manager/channel.hpp"
+#include "actors/manager/engine_functions.hpp"
 #include "actors/manager/errors.hpp"
+#include "actors/manager/function_registry_ops.hpp"
 #include "net/iii_protocol.hpp"
 #include "net/secure_random.hpp"
 #include "obs/metrics.hpp"
@@ -24,21 +26,7 @@ const std::string* function_registry_state::worker_of(const caf::actor_addr& con
   return nullptr;
 }
 
-const std::vector<std::string>& engine_function_ids() {
-  static const std::vector<std::string> ids{
-    "engine::channels::create",         "engine::functions::info",
-    "engine::functions::list",          "engine::register_trigger",
-    "engine::registered-triggers::info", "engine::registered-triggers::list",
-    "engine::triggers::info",           "engine::triggers::list",
-    "engine::unregister_trigger",       "engine::workers::info",
-    "engine::workers::list",            "engine::workers::register"};
-  return ids;
-}
-
-namespace {
-
-using self_ptr = caf::stateful_actor<function_registry_state>*;
-using binding = function_registry_state::binding;
+namespace registry_ops {
 
 /// True (with a log line and a count) when `id` belongs to another worker
 /// that is still connected: ids are not taken over, only given up.
@@ -70,82 +58,10 @@ std::string invalid(const std::string& message) {
   return iii::error_object(iii::code::invalid_arguments, message);
 }
 
-std::string string_param(const rpc::object_members& p, std::string_view name) {
-  std::string s;
-  if (auto* raw = p.find(name))
-    rpc::string_value(*raw, s);
-  return s;
-}
-
-bool bool_param(const rpc::object_members& p, std::string_view name) {
-  bool b = false;
-  if (auto* raw = p.find(name))
-    rpc::is_bool(*raw, b);
-  return b;
-}
-
-std::string raw_param(const rpc::object_members& p, std::string_view name) {
-  auto* raw = p.find(name);
-  return raw && *raw != "null" ? *raw : std::string{};
-}
-
 /// The calling worker's RBAC view (null: no RBAC, or not a worker).
 const registry::worker_access* access_of(self_ptr self, const invocation_request& req) {
   auto w = self->state.workers.find(req.caller_worker_id);
   return w == self->state.workers.end() ? nullptr : w->second.access.get();
-}
-
-std::string function_info(const registry::worker_function& f,
-                          const registry::function_catalog& catalog) {
-  auto out = R"({"function_id":)" + rpc::quote(f.id) + R"(,"worker_id":)" + rpc::quote(f.owner)
-             + R"(,"worker_name":)" + rpc::quote(catalog.worker_name(f.owner));
-  if (!f.description.empty())
-    out += R"(,"description":)" + rpc::quote(f.description);
-  for (auto [key, raw] : {std::pair{"metadata", &f.metadata},
-                          std::pair{"request_format", &f.request_format},
-                          std::pair{"response_format", &f.response_format}})
-    if (!raw->empty())
-      out += std::string{",\""} + key + "\":" + *raw;
-  return out + "}";
-}
-
-/// `{id, trigger_type, function_id, worker_name, owner_worker_id, status,
-/// config, metadata?}`: worker_name names the worker of the bound function
-/// (null when it is not registered), owner_worker_id the binder (null for
-/// engine::register_trigger bindings, which belong to no connection).
-std::string binding_row(self_ptr self, const std::string& id, const binding& b) {
-  auto& cat = self->state.catalog;
-  auto* f = cat.find_function(b.function_id);
-  auto out = R"({"id":)" + rpc::quote(id) + R"(,"trigger_type":)" + rpc::quote(b.trigger_type)
-             + R"(,"function_id":)" + rpc::quote(b.function_id) + R"(,"worker_name":)"
-             + (f ? rpc::quote(cat.worker_name(f->owner)) : std::string{"null"})
-             + R"(,"owner_worker_id":)"
-             + (b.binder.empty() ? std::string{"null"} : rpc::quote(b.binder))
-             + R"(,"status":)" + (b.active ? R"("active")" : R"("pending")") + R"(,"config":)"
-             + (b.config.empty() ? std::string{"null"} : b.config);
-  if (!b.metadata.empty())
-    out += R"(,"metadata":)" + b.metadata;
-  return out + "}";
-}
-
-std::size_t instance_count(self_ptr self, const std::string& type) {
-  std::size_t n = 0;
-  for (auto& [id, b] : self->state.triggers)
-    n += b.trigger_type == type;
-  return n;
-}
-
-std::string trigger_type_info(self_ptr self, const registry::trigger_type_entry& t) {
-  auto row = self->state.catalog.trigger_type_row(t);
-  row.pop_back();
-  return row + R"(,"instance_count":)" + std::to_string(instance_count(self, t.id)) + "}";
-}
-
-std::string join(const std::map<std::string, std::string>& rows) {
-  std::string out;
-  for (auto& [k, row] : rows)
-    out += (out.empty() ? "" : ",") + row;
-  return out;
 }
 
 /// A call on behalf of the engine or a worker: the owning worker's
@@ -156,7 +72,7 @@ bool route(self_ptr self, const caf::actor& caller, std::uint64_t tag, invocatio
   auto w = f ? st.workers.find(f->owner) : st.workers.end();
   if (w == st.workers.end())
     return false;
-  self->send(w->second.conn, invoke_atom_v, caller, tag, std::move(req));
+  self->send(w->second.conn, execute_atom_v, caller, tag, std::move(req));
   return true;
 }
 
@@ -223,7 +139,7 @@ void deliver(self_ptr self, binding& b) {
 void unbind(self_ptr self, const std::string& trigger_id) {
   auto& ts = self->state.triggers;
   if (auto i = ts.find(trigger_id); i != ts.end()) {
-    self->send(i->second.actor, unbind_atom_v);
+    self->send(i->second.actor, retire_atom_v);
     ts.erase(i);
   }
 }
@@ -264,197 +180,6 @@ bool may_bind(self_ptr self, const std::string& binder, const std::string& funct
   spdlog::warn("iii worker {}: binding to {} refused: the session may not call it", binder,
                function_id);
   return false;
-}
-
-/// engine::register_trigger {trigger_type, function_id, config, metadata?}:
-/// a binding of no connection. With a worker provider the answer waits for
-/// its triggerregistrationresult (the binding answers); for an engine type,
-/// or a type nobody provides yet (parked), `{id}` at once.
-void register_trigger(self_ptr self, std::uint64_t tag, const invocation_request& req,
-                      const rpc::object_members& p) {
-  auto& st = self->state;
-  trigger_binding_args a;
-  a.trigger_type = string_param(p, "trigger_type");
-  a.function_id = string_param(p, "function_id");
-  if (a.trigger_type.empty() || a.function_id.empty())
-    return reply(self, tag, req, false,
-                 invalid("engine::register_trigger needs {trigger_type, function_id, config}"));
-  if (std::string why; !may_bind(self, req.caller_worker_id, a.function_id, why))
-    return reply(self, tag, req, false, iii::error_object(iii::code::forbidden, why));
-  if (auto* config = p.find("config"))
-    a.config = *config;
-  a.metadata = raw_param(p, "metadata");
-  a.id = iii::new_uuid();
-  a.wait_timeout = register_trigger_timeout;
-  auto* t = st.catalog.find_trigger_type(a.trigger_type);
-  bool waits = t && !t->owner.empty() && st.workers.count(t->owner) && req.wants_reply;
-  if (waits) {
-    a.waiter = caf::actor_cast<caf::actor>(self->current_sender());
-    a.waiter_tag = tag;
-  }
-  auto id = a.id;
-  auto& b = add_binding(self, {}, std::move(a));
-  deliver(self, b);
-  spdlog::info("trigger {} ({} -> {}) registered by {}{}", id, b.trigger_type, b.function_id,
-               req.caller_worker_id.empty() ? "the engine" : req.caller_worker_id,
-               t ? "" : "; parked: trigger type not registered");
-  if (!waits)
-    reply(self, tag, req, true, R"({"id":)" + rpc::quote(id) + "}");
-}
-
-// The engine's own functions, answered in-process.
-void engine_call(self_ptr self, std::uint64_t tag, const invocation_request& req) {
-  auto& st = self->state;
-  auto& id = req.function_id;
-  rpc::object_members p;
-  std::string why;
-  bool has_params = rpc::split_object(req.data, p, why);
-  auto* access = access_of(self, req);
-  auto visible = [access](const std::string& fid, const std::string* metadata) {
-    return registry::may_see(access, fid, metadata);
-  };
-  auto visible_function = [&](const std::string& fid) {
-    auto* f = st.catalog.find_function(fid);
-    return visible(fid, f ? &f->metadata : nullptr);
-  };
-  if (id == "engine::workers::register") {
-    // The worker is the calling connection, not anything in the payload.
-    st.catalog.set_worker_metadata(req.caller_worker_id, req.data);
-    if (auto* w = st.catalog.find_worker(req.caller_worker_id)) {
-      spdlog::info("iii worker {} is {} ({} {})", w->id, w->name.empty() ? "?" : w->name,
-                   w->runtime, w->version);
-      fire_worker_event(self, "worker_metadata_updated", w->id);
-    }
-    return reply(self, tag, req, true, R"({"success":true})");
-  }
-  if (id == "engine::channels::create") {
-    // The caller (a worker_connection) owns the channel.
-    auto [ok, raw] = create_channel(self, caf::actor_cast<caf::actor>(self->current_sender()),
-                                    req.data, st.opts.channels);
-    return reply(self, tag, req, ok, std::move(raw));
-  }
-  if (id == "engine::functions::list")
-    return reply(self, tag, req, true,
-                 st.catalog.functions_list_json(req.data, engine_function_ids(),
-                                                access ? std::function<bool(const std::string&, const std::string*)>{visible}
-                                                       : nullptr));
-  if (id == "engine::workers::list")
-    return reply(self, tag, req, true, st.catalog.workers_list_json({}));
-  if (id == "engine::functions::info") {
-    auto fid = string_param(p, "function_id");
-    if (fid.empty())
-      return reply(self, tag, req, false, invalid("engine::functions::info needs {function_id}"));
-    if (!visible_function(fid))
-      return reply(self, tag, req, false,
-                   iii::error_object(iii::code::forbidden,
-                                     "function '" + fid + "' not visible to this session"));
-    auto* f = st.catalog.find_function(fid);
-    if (!f)
-      return reply(self, tag, req, false,
-                   iii::error_object(iii::code::not_found, "Function " + fid + " not found"));
-    return reply(self, tag, req, true, function_info(*f, st.catalog));
-  }
-  if (id == "engine::workers::info") {
-    auto name = string_param(p, "name");
-    if (name.empty())
-      return reply(self, tag, req, false, invalid("engine::workers::info needs {name}"));
-    auto* w = st.catalog.find_worker_by_name(name);
-    if (!w)
-      return reply(self, tag, req, false,
-                   iii::error_object(iii::code::not_found, "Worker " + name + " not found"));
-    std::map<std::string, std::string> fns, types, bound;
-    for (auto& [fid, f] : st.catalog.functions())
-      if (f.owner == w->id && visible(fid, &f.metadata))
-        fns[fid] = st.catalog.function_row(f);
-    for (auto& [tid, t] : st.catalog.trigger_types())
-      if (t.owner == w->id)
-        types[tid] = st.catalog.trigger_type_row(t);
-    for (auto& [bid, b] : st.triggers)
-      if (b.binder == w->id)
-        bound[bid] = binding_row(self, bid, b);
-    return reply(self, tag, req, true,
-                 R"({"worker":)" + st.catalog.worker_row(*w, 0) + R"(,"functions":[)" + join(fns)
-                   + R"(],"trigger_types":[)" + join(types) + R"(],"registered_triggers":[)"
-                   + join(bound) + "]}");
-  }
-  if (id == "engine::triggers::list") {
-    auto prefix = string_param(p, "prefix");
-    auto search = string_param(p, "search");
-    std::map<std::string, std::string> rows;
-    for (auto& [tid, t] : st.catalog.trigger_types())
-      if (tid.starts_with(prefix)
-          && (search.empty() || tid.find(search) != std::string::npos
-              || t.description.find(search) != std::string::npos))
-        rows[tid] = st.catalog.trigger_type_row(t);
-    return reply(self, tag, req, true, R"({"triggers":[)" + join(rows) + "]}");
-  }
-  if (id == "engine::triggers::info") {
-    auto tid = string_param(p, "id");
-    if (tid.empty())
-      return reply(self, tag, req, false, invalid("engine::triggers::info needs {id}"));
-    auto* t = st.catalog.find_trigger_type(tid);
-    if (!t)
-      return reply(self, tag, req, false,
-                   iii::error_object(iii::code::not_found, "Trigger type " + tid + " not found"));
-    return reply(self, tag, req, true, trigger_type_info(self, *t));
-  }
-  if (id == "engine::registered-triggers::list") {
-    auto type = string_param(p, "trigger_type");
-    auto fid = string_param(p, "function_id");
-    auto search = string_param(p, "search");
-    bool pending = bool_param(p, "include_pending");
-    std::map<std::string, std::string> rows;
-    for (auto& [bid, b] : st.triggers) {
-      if ((!type.empty() && b.trigger_type != type) || (!fid.empty() && b.function_id != fid)
-          || (!pending && !b.active))
-        continue;
-      if (!search.empty() && bid.find(search) == std::string::npos
-          && b.trigger_type.find(search) == std::string::npos
-          && b.function_id.find(search) == std::string::npos)
-        continue;
-      rows[bid] = binding_row(self, bid, b);
-    }
-    return reply(self, tag, req, true, R"({"registered_triggers":[)" + join(rows) + "]}");
-  }
-  if (id == "engine::registered-triggers::info") {
-    auto bid = string_param(p, "id");
-    if (bid.empty())
-      return reply(self, tag, req, false,
-                   invalid("engine::registered-triggers::info needs {id}"));
-    auto i = st.triggers.find(bid);
-    if (i == st.triggers.end())
-      return reply(self, tag, req, false,
-                   iii::error_object(iii::code::not_found, "Trigger " + bid + " not found"));
-    auto row = binding_row(self, bid, i->second);
-    row.pop_back();
-    auto* t = st.catalog.find_trigger_type(i->second.trigger_type);
-    auto* f = st.catalog.find_function(i->second.function_id);
-    return reply(self, tag, req, true,
-                 row + R"(,"trigger":)" + (t ? trigger_type_info(self, *t) : "null")
-                   + R"(,"function":)" + (f ? function_info(*f, st.catalog) : "null") + "}");
-  }
-  if (id == "engine::register_trigger") {
-    if (!has_params)
-      return reply(self, tag, req, false,
-                   invalid("engine::register_trigger needs {trigger_type, function_id, config}"));
-    return register_trigger(self, tag, req, p);
-  }
-  if (id == "engine::unregister_trigger") {
-    auto bid = string_param(p, "id");
-    if (bid.empty())
-      return reply(self, tag, req, false, invalid("engine::unregister_trigger needs {id}"));
-    auto type = string_param(p, "trigger_type");
-    auto i = st.triggers.find(bid);
-    bool removed = i != st.triggers.end() && (type.empty() || i->second.trigger_type == type);
-    if (removed) {
-      spdlog::info("trigger {} ({} -> {}) unregistered through engine::unregister_trigger", bid,
-                   i->second.trigger_type, i->second.function_id);
-      unbind(self, bid);
-    }
-    return reply(self, tag, req, true,
-                 std::string{R"({"removed":)"} + (removed ? "true" : "false") + "}");
-  }
-  reply(self, tag, req, false, not_found(id));
 }
 
 void on_invoke(self_ptr self, std::uint64_t tag, invocation_request& req) {
@@ -510,7 +235,9 @@ void cleanup(self_ptr self, const std::string& worker_id) {
   fire_worker_event(self, "worker_disconnected", worker_id);
 }
 
-} // namespace
+} // namespace registry_ops
+
+using namespace registry_ops;
 
 caf::behavior function_registry(caf::stateful_actor<function_registry_state>* self) {
   // The engine's own trigger types (owner "" = the engine).
@@ -570,7 +297,7 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
       auto conn = w->second.conn;
       self->demonitor(conn);
       cleanup(self, previous);
-      self->send(conn, reattach_atom_v);
+      self->send(conn, replaced_atom_v);
     },
     [self](fn_add_atom, registry::worker_function& f) {
       auto& st = self->state;
@@ -646,12 +373,12 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
         return;
       if (!error.empty())
         i->second.active = false;
-      self->send(i->second.actor, bind_result_atom_v, std::move(error));
+      self->send(i->second.actor, bind_answer_atom_v, std::move(error));
     },
     [self](invoke_atom, std::uint64_t tag, invocation_request& req) { on_invoke(self, tag, req); },
     // Invocations the engine fires are void; nothing comes back.
     [](done_atom, std::uint64_t, bool, const std::string&) {},
-    [self](route_atom, iii_atom,
+    [self](route_iii_atom,
            const std::string& function_id) -> caf::result<bool, caf::actor, std::string> {
       auto& st = self->state;
       auto* f = st.catalog.find_function(function_id);
@@ -672,7 +399,7 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
       }
       return {true, w->second.conn, function_id};
     },
-    [self](list_atom, iii_atom) -> std::string {
+    [self](list_iii_atom) -> std::string {
       // The front door lists what it may call (a copy: listings are rare).
       auto& st = self->state;
       if (!st.opts.front_door)
@@ -683,7 +410,7 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
           visible.remove_function(id, f.owner);
       return visible.genkit_actions_json();
     },
-    [self](iii_atom, function_registry_options& opts) { self->state.opts = std::move(opts); },
+    [self](iii_options_atom, function_registry_options& opts) { self->state.opts = std::move(opts); },
   };
 }
 

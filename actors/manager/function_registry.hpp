@@ -30,7 +30,7 @@ inline constexpr caf::timespan functions_changed_window = std::chrono::milliseco
 inline constexpr caf::timespan engine_fire_timeout = std::chrono::minutes(5);
 
 /// Limits and policies the manager hands the registry once, before any
-/// worker connects: (iii_atom, function_registry_options).
+/// worker connects: (iii_options_atom, function_registry_options).
 struct function_registry_options {
   /// Calls of `/iii/<function_id>` from the front door (HTTP API, /api/ws,
   /// CLI): with the RBAC listener configured, only what its exposed-function
@@ -87,21 +87,18 @@ struct function_registry_state {
 /// - (invoke_atom, tag, invocation_request): a call; the sender is the caller
 ///   and gets (done_atom, tag, ok, raw) (from here, the invocation, or a
 ///   binding for engine::register_trigger)
-/// - (route_atom, iii_atom, function_id) -> (ok, conn, error): front-door
+/// - (route_iii_atom, function_id) -> (ok, conn, error): front-door
 ///   routing of `/iii/<function_id>` keys (delegated by the runtime directory)
-/// - (list_atom, iii_atom) -> string: the functions as a Genkit listActions
+/// - (list_iii_atom) -> string: the functions as a Genkit listActions
 ///   result, for the front door (delegated by the runtime directory)
 /// - (flush_atom): time to compare the function set (functions-available)
-/// - (iii_atom, function_registry_options): limits and the front-door policy
+/// - (iii_options_atom, function_registry_options): limits and the front-door policy
 ///
 /// A function id or trigger type id owned by another live worker is not
 /// taken over: the registration is refused (logged, counted); a reattached
 /// connection registers after the one it replaces was cleaned up. Bindings
 /// of a worker under RBAC must name a function its session may call.
 caf::behavior function_registry(caf::stateful_actor<function_registry_state>* self);
-
-/// The `engine::*` functions the registry answers itself.
-const std::vector<std::string>& engine_function_ids();
 
 } // namespace actor_host
 

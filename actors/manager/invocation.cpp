@@ -51,13 +51,11 @@ caf::behavior invocation(caf::stateful_actor<invocation_state>* self, invocation
         return;
       spdlog::debug("caller of {} ({}) went away; its answer will be dropped", a.invocation_id,
                     a.req.function_id);
-      self->send(a.conn, forget_atom_v, a.invocation_id);
+      self->send(a.conn, forget_inv_atom_v, a.invocation_id);
       a.caller = nullptr;
       finish(self, false, {}, "abandoned");
     });
   }
-  if (a.req.timeout.count() > 0)
-    self->delayed_send(self, a.req.timeout, expired_atom_v);
   return {
     [self](response_atom, bool ok, const std::string& raw) {
       finish(self, ok, raw, ok ? std::string{"ok"} : error_code_of(raw));
@@ -74,7 +72,7 @@ caf::behavior invocation(caf::stateful_actor<invocation_state>* self, invocation
       auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(a.req.timeout).count();
       spdlog::warn("invocation {} of {} on worker {} timed out after {} ms", a.invocation_id,
                    a.req.function_id, a.worker_id, ms);
-      self->send(a.conn, forget_atom_v, a.invocation_id);
+      self->send(a.conn, forget_inv_atom_v, a.invocation_id);
       finish(self, false,
              iii::error_object(iii::code::timeout, "Invocation of " + a.req.function_id
                                                      + " timed out after " + std::to_string(ms)
@@ -83,7 +81,7 @@ caf::behavior invocation(caf::stateful_actor<invocation_state>* self, invocation
     },
     [self](abort_atom) {
       auto& a = self->state.args;
-      self->send(a.conn, forget_atom_v, a.invocation_id);
+      self->send(a.conn, forget_inv_atom_v, a.invocation_id);
       a.caller = nullptr;
       finish(self, false, {}, "abandoned");
     },

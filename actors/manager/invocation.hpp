@@ -47,15 +47,17 @@ struct invocation_state {
 };
 
 /// One call of an iii function in flight, spawned (linked) by the executing
-/// worker_connection once it has sent `invokefunction`. Owns the deadline,
-/// turns the executor's answer into the caller's protocol, and fails the
+/// worker_connection once it has sent `invokefunction`. Times out when the
+/// connection, which keeps the deadlines of all its invocations, sends
+/// (expired_atom) (deadline_queue.hpp); turns the executor's answer into the caller's protocol, and fails the
 /// call with `invocation_stopped` when the executor's socket goes away. A
 /// caller that goes away abandons the call: iii has no cancel message, so
 /// the executor's late answer is dropped.
 ///
-/// From the connection: (response_atom, ok, raw), (conn_lost_atom, reason)
+/// From the connection: (response_atom, ok, raw), (conn_lost_atom, reason),
+///   (expired_atom)
 /// From a front-door caller: (abort_atom); (input_atom, ...) is ignored
-/// To the connection: (forget_atom, invocation_id) when it ends early
+/// To the connection: (forget_inv_atom, invocation_id) when it ends early
 /// To the caller: (done_atom, tag, ok, raw) in the caller's reply_format
 caf::behavior invocation(caf::stateful_actor<invocation_state>* self, invocation_args args);
 

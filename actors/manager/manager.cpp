@@ -8,13 +8,13 @@
 #include "actors/manager/function_registry.hpp"
 #include "actors/manager/http_api.hpp"
 #include "actors/manager/manager_supervisor.hpp"
-#include "actors/manager/metrics_page.hpp"
 #include "actors/manager/runtime_connection.hpp"
 #include "actors/manager/runtime_directory.hpp"
 #include "actors/manager/worker_connection.hpp"
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
 #include "obs/metrics.hpp"
+#include "obs/metrics_page.hpp"
 #include "proc/private_file.hpp"
 
 #include <spdlog/spdlog.h>
@@ -221,8 +221,8 @@ std::string manager::start() {
     // RBAC listener (its exposed functions only).
     fopts.front_door = std::make_shared<const registry::worker_access>(registry::worker_access{
       std::make_shared<const registry::worker_rbac_config>(d.opts.rbac), {}});
-  caf::anon_send(d.functions, iii_atom_v, std::move(fopts));
-  caf::anon_send(d.directory, iii_atom_v, d.functions);
+  caf::anon_send(d.functions, iii_options_atom_v, std::move(fopts));
+  caf::anon_send(d.directory, functions_atom_v, d.functions);
   if (auto err = d.reflection.listen(); !err.empty())
     return "reflection server: " + err;
   connection_options conn_opts{ws + "://localhost:" + std::to_string(d.reflection.port()),
@@ -270,8 +270,12 @@ std::string manager::start() {
   api_ctx.directory = &d.directory;
   api_ctx.policy = d.opts.policy;
   api_ctx.stats_json = [this] { return stats_json(); };
-  api_ctx.metrics_text = [&d] { return metrics_page(d.reflection.counters(), d.api.counters(),
-                                                          d.workers.counters());
+  api_ctx.metrics_text = [&d] {
+    return obs::metrics_page(live_actor_snapshot(),
+                             {{"reflection", &d.reflection.counters()},
+                              {"api", &d.api.counters()},
+                              {"worker", &d.workers.counters()},
+                              {"rbac_worker", &d.rbac_workers.counters()}});
   };
   api_ctx.not_ready_reason = [this] { return not_ready_reason(); };
   d.api.on_http(make_http_api(std::move(api_ctx)));

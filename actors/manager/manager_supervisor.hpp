@@ -1,5 +1,6 @@
 #pragma once
 
+#include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 
 #include <unordered_map>
@@ -7,6 +8,7 @@
 namespace actor_host {
 
 struct supervisor_state {
+  live_count live{actor_kind::manager_supervisor};
   std::unordered_map<caf::actor_addr, caf::actor> children;
   caf::response_promise shutdown_done;
   bool stopping = false;

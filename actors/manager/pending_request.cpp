@@ -112,10 +112,8 @@ caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_
         abandon(self);
     });
   }
-  if (self->state.args.timeout.count() > 0)
-    self->delayed_send(self, self->state.args.timeout, expired_atom_v);
   return {
-    [self](trace_atom, std::string& trace) {
+    [self](run_trace_atom, std::string& trace) {
       auto& st = self->state;
       // Go runtimes send runActionState once per span; the first one counts.
       if (!st.trace_id.empty())
@@ -128,7 +126,7 @@ caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_
       if (st.args.caller)
         self->send(st.args.caller, trace_atom_v, st.args.tag, std::move(trace));
     },
-    [self](chunk_atom, std::string& raw) {
+    [self](run_chunk_atom, std::string& raw) {
       auto& a = self->state.args;
       obs::global().stream_chunks.fetch_add(1, std::memory_order_relaxed);
       if (a.caller)

@@ -37,15 +37,16 @@ struct pending_state {
   static inline const char* name = "pending_request";
 };
 
-/// One request sent to a runtime, alive until its answer. Owns the deadline
-/// (a delayed message), relays runActionState and streamChunk to the caller,
+/// One request sent to a runtime, alive until its answer. Its deadline is
+/// kept by the connection (deadline_queue.hpp says why), which sends
+/// (expired_atom) when it passes. Relays runActionState and streamChunk to the caller,
 /// forwards bidi input, and turns a lost connection into an error for the
 /// caller. A caller that goes away (or a deadline, or too much held input)
 /// ends it at once: the connection forgets the wire id and cancels the run
 /// on the runtime, now or when its trace id arrives.
 ///
-/// From the connection: (trace_atom, trace), (chunk_atom, raw),
-///   (response_atom, ok, raw), (conn_lost_atom, reason)
+/// From the connection: (run_trace_atom, trace), (run_chunk_atom, raw),
+///   (response_atom, ok, raw), (conn_lost_atom, reason), (expired_atom)
 /// From the caller: (input_atom, raw), (end_input_atom), (abort_atom)
 /// To the caller: (trace_atom, tag, trace), (chunk_atom, tag, raw),
 ///   (done_atom, tag, ok, raw result or error object)

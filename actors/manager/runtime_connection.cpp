@@ -120,9 +120,8 @@ void on_notification(self_ptr self, rpc::message& m) {
     spdlog::debug("{} from {} without usable params", m.method, self->state.who());
     return;
   }
-  auto& p = self->state.pending;
-  auto i = f[0].empty() ? p.end() : p.find(f[0]);
-  if (i == p.end()) {
+  auto* call = f[0].empty() ? nullptr : self->state.pending.find(f[0]);
+  if (!call) {
     if (!f[0].empty() && self->state.forgotten.count(f[0])) {
       if (m.method == "runActionState")
         on_forgotten_state(self, m.params, f[0], f[2]);
@@ -133,7 +132,7 @@ void on_notification(self_ptr self, rpc::message& m) {
   }
   if (m.method == "streamChunk") {
     if (!f[1].empty())
-      self->send(i->second, chunk_atom_v, std::string{f[1]});
+      self->send(*call, run_chunk_atom_v, std::string{f[1]});
     return;
   }
   // runActionState
@@ -147,7 +146,7 @@ void on_notification(self_ptr self, rpc::message& m) {
                    trace.size());
       return;
     }
-    self->send(i->second, trace_atom_v, std::move(trace));
+    self->send(*call, run_trace_atom_v, std::move(trace));
   }
 }
 
@@ -167,8 +166,8 @@ void on_frame(self_ptr self, std::string& frame) {
     return;
   }
   if (m.kind == rpc::kind::response) {
-    auto i = st.pending.find(m.id);
-    if (i == st.pending.end()) {
+    auto call = st.pending.take(m.id);
+    if (!call) {
       if (auto f = st.forgotten.find(m.id); f != st.forgotten.end()) {
         // The answer to a call nobody waits for: the id will not come back.
         // (Its entry in forgotten_order goes when it ages out.)
@@ -180,8 +179,7 @@ void on_frame(self_ptr self, std::string& frame) {
       return;
     }
     bool ok = m.error.empty();
-    self->send(i->second, response_atom_v, ok, ok ? std::move(m.result) : std::move(m.error));
-    st.pending.erase(i);
+    self->send(call, response_atom_v, ok, ok ? std::move(m.result) : std::move(m.error));
     check_drained(self);
     return;
   }
@@ -206,22 +204,7 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
   close_on_exit(self, std::move(transport));
   // Directory probes waiting for the pong to our ping (register takeover).
   auto probes = std::make_shared<std::vector<caf::response_promise>>();
-  // Pending requests are linked so that they die with us on shutdown. One
-  // that fails on its own must not take the connection down.
-  self->set_exit_handler([self](caf::exit_msg& em) {
-    // With a handler installed, CAF delivers normal exits of linked children
-    // too; those are routine.
-    if (em.reason == caf::exit_reason::normal)
-      return;
-    auto& p = self->state.pending;
-    auto i = std::find_if(p.begin(), p.end(),
-                          [&](auto& kv) { return kv.second.address() == em.source; });
-    if (i != p.end()) {
-      p.erase(i);
-      return;
-    }
-    self->quit(em.reason);
-  });
+  keep_calls_linked(self, &connection_state::pending);
   return {
     [self](frame_atom, std::string& frame) {
       on_frame(self, frame);
@@ -231,9 +214,8 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
       auto& st = self->state;
       spdlog::info("runtime connection {} closed ({}), failing {} pending request(s)", st.who(),
                    reason, st.pending.size());
-      for (auto& [id, p] : st.pending)
+      for (auto& p : st.pending.take_all())
         self->send(p, conn_lost_atom_v, reason);
-      st.pending.clear();
       check_drained(self);
       self->quit();
     },
@@ -258,20 +240,23 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
       a.timeout = timeout;
       a.max_held_input_bytes = st.opts.max_bidi_input_bytes;
       auto p = self->spawn<caf::linked>(pending_request, std::move(a));
-      st.pending.emplace(wire_id, p);
+      add_call(self, &connection_state::pending, wire_id, p, timeout);
       st.transport->send_text(rpc::request(method, params, wire_id));
       return p;
     },
     [self](forget_atom, std::string& wire_id, const std::string& trace, bool cancel) {
       auto& st = self->state;
       // Already answered (the answer crossed the forget): nothing to cancel.
-      if (st.pending.erase(wire_id) == 0)
+      if (!st.pending.take(wire_id))
         return;
       if (cancel && !trace.empty())
         send_cancel(self, trace);
       remember_forgotten(self, std::move(wire_id), cancel && trace.empty());
       check_drained(self);
     },
+    // The earliest deadline passed: its requests time out (each tells its
+    // caller and sends forget_atom back, as for any call given up).
+    [self](expired_atom) { expire_due_calls(self, &connection_state::pending); },
     [self](drain_atom) -> caf::result<caf::ok_atom> {
       auto& st = self->state;
       if (st.pending.empty())
@@ -287,14 +272,14 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
     // Liveness probe (the directory, before it hands our id to another
     // socket): true once the socket answers a WebSocket ping, no answer at
     // all otherwise (the asker keeps the deadline).
-    [self, probes](ready_atom) -> caf::result<bool> {
+    [self, probes](probe_atom) -> caf::result<bool> {
       probes->push_back(self->make_response_promise());
       if (probes->size() == 1)
         if (auto* p = dynamic_cast<net::pingable*>(self->state.transport.get()))
-          p->ping([a = caf::actor{self}] { caf::anon_send(a, ready_atom_v, true); });
+          p->ping([a = caf::actor{self}] { caf::anon_send(a, pong_atom_v, true); });
       return probes->back();
     },
-    [probes](ready_atom, bool) {
+    [probes](pong_atom, bool) {
       for (auto& rp : std::exchange(*probes, {}))
         rp.deliver(true);
     },

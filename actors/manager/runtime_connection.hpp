@@ -1,5 +1,6 @@
 #pragma once
 
+#include "actors/common/call_table.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 #include "net/transport.hpp"
@@ -17,14 +18,6 @@ struct connection_options {
   std::size_t max_bidi_input_bytes = 0; // held per run before it starts; 0 = no cap
 };
 
-// Lets `pending` be searched with a view into the frame (no key copy).
-struct wire_id_hash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept {
-    return std::hash<std::string_view>{}(s);
-  }
-};
-
 struct connection_state {
   live_count live{actor_kind::runtime_connection};
   net::transport_ptr transport;
@@ -32,8 +25,8 @@ struct connection_state {
   connection_options opts;
   std::string runtime_id; // empty until the runtime registers
   std::uint64_t next_id = 1;
-  // raw wire id -> pending_request
-  std::unordered_map<std::string, caf::actor, wire_id_hash, std::equal_to<>> pending;
+  // raw wire id -> pending_request, with their deadlines
+  call_table pending;
   // Wire ids nobody waits for any more -> whether a runActionState naming
   // one still has to be cancelled (a run abandoned before its trace id was
   // known). Their late frames are dropped quietly. Bounded: the oldest go.
@@ -59,7 +52,7 @@ struct connection_state {
 ///   for the run, now or when its trace id arrives
 /// - (drain_atom) -> ok: once no request is in flight (shutdown)
 /// - (cancel_atom): cancels every request in flight (drain timeout passed)
-/// - (ready_atom) -> bool: true once the socket answers a WebSocket ping; no
+/// - (probe_atom) -> bool: true once the socket answers a WebSocket ping; no
 ///   answer otherwise (the directory's liveness probe before a takeover)
 caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
                                  net::transport_ptr transport, caf::actor directory,

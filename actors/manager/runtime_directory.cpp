@@ -1,7 +1,7 @@
 #include "actors/manager/runtime_directory.hpp"
 
-#include "actors/manager/admission_counters.hpp"
 #include "actors/manager/errors.hpp"
+#include "obs/metrics.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -32,7 +32,7 @@ void notify_watchers(caf::stateful_actor<directory_state>* self, const std::stri
 void publish_route(caf::stateful_actor<directory_state>* self, const std::string& id,
                    const caf::actor& conn) {
   for (auto& s : self->state.route_subscribers)
-    self->send(s, route_atom_v, id, conn);
+    self->send(s, route_update_atom_v, id, conn);
 }
 
 // How long the holder of an id has to answer a ping before another
@@ -103,7 +103,7 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
         return {true, std::string{}};
       }
       if (probing->count(id)) {
-        runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
+        obs::global().runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
         return {false, in_use(id)};
       }
       // Another connection holds the id: it keeps it if its socket answers.
@@ -114,19 +114,19 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
         probing->erase(id);
         auto* cur = self->state.find(id);
         if (holder_alive || (cur && cur->conn != holder)) {
-          runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
+          obs::global().runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
           rp.deliver(false, in_use(id));
           return;
         }
         spdlog::warn("Runtime {}: the connection holding the id does not answer a ping; "
                      "handing the id to the new connection",
                      id);
-        runtime_takeovers.fetch_add(1, std::memory_order_relaxed);
+        obs::global().runtime_takeovers.fetch_add(1, std::memory_order_relaxed);
         self->send_exit(holder, caf::exit_reason::user_shutdown);
         add_or_update(self, id, std::move(info), conn);
         rp.deliver(true, std::string{});
       };
-      self->request(holder, probe_timeout, ready_atom_v)
+      self->request(holder, probe_timeout, probe_atom_v)
         .then([settle](bool alive) mutable { settle(alive); },
               [settle](caf::error&) mutable { settle(false); });
       return rp;
@@ -153,8 +153,8 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
         return {true, e->conn, e->id};
       return {false, caf::actor{}, manager_errors::runtime_not_found(id)};
     },
-    [self](iii_atom, caf::actor& functions) { self->state.functions = std::move(functions); },
-    [self](route_atom, iii_atom,
+    [self](functions_atom, caf::actor& functions) { self->state.functions = std::move(functions); },
+    [self](route_iii_atom,
            const std::string& function_id) -> caf::result<bool, caf::actor, std::string> {
       if (!self->state.functions)
         return {false, caf::actor{},
@@ -162,13 +162,13 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
                                              "iii function " + function_id + " not found")};
       // The registry answers the caller directly.
       return self->make_response_promise<bool, caf::actor, std::string>().delegate(
-        self->state.functions, route_atom_v, iii_atom_v, function_id);
+        self->state.functions, route_iii_atom_v, function_id);
     },
-    [self](list_atom, iii_atom) -> caf::result<std::string> {
+    [self](list_iii_atom) -> caf::result<std::string> {
       if (!self->state.functions)
         return std::string{R"({"actions":{}})"};
       return self->make_response_promise<std::string>().delegate(self->state.functions,
-                                                                  list_atom_v, iii_atom_v);
+                                                                  list_iii_atom_v);
     },
     [self](list_atom) -> std::string {
       std::string out = "[";
@@ -190,11 +190,11 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
         self->send(watcher, ready_atom_v, id);
       self->state.watchers[id].push_back(std::move(watcher));
     },
-    [self](watch_atom, caf::actor& subscriber) {
+    [self](subscribe_atom, caf::actor& subscriber) {
       self->monitor(subscriber);
       for (auto& e : self->state.entries)
-        self->send(subscriber, route_atom_v, e.id, e.conn);
-      self->send(subscriber, route_atom_v, ready_atom_v);
+        self->send(subscriber, route_update_atom_v, e.id, e.conn);
+      self->send(subscriber, routes_ready_atom_v);
       self->state.route_subscribers.push_back(std::move(subscriber));
     },
     [self](drain_atom) {

@@ -48,7 +48,7 @@ caf::behavior trigger_binding(caf::stateful_actor<trigger_binding_state>* self,
       // to come back, as one made while the type was unknown.
       answer_waiter(self, true, id_result(self->state.args.id));
     },
-    [self](bind_result_atom, std::string& error) {
+    [self](bind_answer_atom, std::string& error) {
       auto& st = self->state;
       auto& a = st.args;
       if (error.empty()) {
@@ -89,7 +89,7 @@ caf::behavior trigger_binding(caf::stateful_actor<trigger_binding_state>* self,
         st.provider->send_text(iii::unregister_trigger(a.id, a.trigger_type));
       self->quit();
     },
-    [self](unbind_atom) {
+    [self](retire_atom) {
       auto& st = self->state;
       if (st.provider)
         st.provider->send_text(iii::unregister_trigger(st.args.id, st.args.trigger_type));

@@ -47,8 +47,8 @@ struct trigger_binding_state {
 ///
 /// - (provider_atom, transport): deliver to this provider
 /// - (park_atom): the provider is gone
-/// - (bind_result_atom, error_raw): the provider's answer ("" = success)
-/// - (unbind_atom): tell the provider, then end
+/// - (bind_answer_atom, error_raw): the provider's answer ("" = success)
+/// - (retire_atom): tell the provider, then end
 caf::behavior trigger_binding(caf::stateful_actor<trigger_binding_state>* self,
                               trigger_binding_args args);
 

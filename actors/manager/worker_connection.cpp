@@ -1,5 +1,7 @@
 #include "actors/manager/worker_connection.hpp"
 
+#include "actors/manager/worker_connection_ops.hpp"
+
 #include "actors/common/frame_bridge.hpp"
 #include "actors/manager/call_client.hpp"
 #include "actors/manager/function_registry.hpp"
@@ -16,9 +18,7 @@ namespace actor_host {
 namespace iii = net::iii;
 namespace rpc = net::jsonrpc;
 
-namespace {
-
-using self_ptr = caf::stateful_actor<worker_connection_state>*;
+namespace worker_ops {
 
 std::string ip_of(const std::string& peer) {
   auto colon = peer.rfind(':');
@@ -33,161 +33,17 @@ std::string raw_or_empty(const iii::frame& f, std::string_view name) {
   return raw && *raw != "null" ? *raw : std::string{};
 }
 
+} // namespace worker_ops
+
+namespace {
+
+using namespace worker_ops;
+
 void answer(self_ptr self, const std::string& invocation_id, const std::string& function_id,
             bool ok, const std::string& raw) {
   if (invocation_id.empty())
     return; // void call: nobody waits
   self->state.transport->send_text(iii::invocation_result(invocation_id, function_id, ok, raw));
-}
-
-using call_kind = worker_connection_state::call_kind;
-
-/// Calls a function of the catalog for the manager itself (auth, hooks).
-/// Frames read meanwhile wait: registrations are order-sensitive.
-void internal_call(self_ptr self, call_kind kind, const std::string& function_id,
-                   std::string data, std::string frame = {}) {
-  auto& st = self->state;
-  auto tag = st.next_tag++;
-  st.calls[tag] = {kind, {}, function_id, std::move(frame)};
-  st.waiting = true;
-  invocation_request req;
-  req.function_id = function_id;
-  req.data = std::move(data);
-  // The manager calls, not the worker: no RBAC check of the worker's session.
-  req.timeout = st.opts.invocation_timeout;
-  self->send(st.registry, invoke_atom_v, tag, std::move(req));
-}
-
-void set_member(iii::frame& f, const std::string& name, std::string raw) {
-  for (auto& [k, v] : f.members.members)
-    if (k == name) {
-      v = std::move(raw);
-      return;
-    }
-  f.members.members.emplace_back(name, std::move(raw));
-}
-
-/// A hook's answer replaces the registration's fields (`from` -> `to`).
-/// False when the hook refused (error, or not an object).
-bool apply_hook(iii::frame& f, bool ok, const std::string& result,
-                std::initializer_list<std::pair<const char*, const char*>> fields) {
-  rpc::object_members o;
-  std::string why;
-  if (!ok || !rpc::split_object(result, o, why))
-    return false;
-  for (auto [from, to] : fields)
-    if (auto* v = o.find(from); v && *v != "null")
-      set_member(f, to, *v);
-  return true;
-}
-
-std::string hook_input(std::initializer_list<std::pair<const char*, std::string>> fields,
-                       const std::string& context) {
-  std::string out = "{";
-  for (auto& [k, raw] : fields)
-    if (!raw.empty())
-      out += rpc::quote(k) + ":" + raw + ",";
-  return out + R"("context":)" + context + "}";
-}
-
-std::string quoted_or_empty(const std::string& s) {
-  return s.empty() ? std::string{} : rpc::quote(s);
-}
-
-std::string frame_text(const iii::frame& f) {
-  std::string out;
-  for (auto& [k, v] : f.members.members)
-    out += (out.empty() ? "{" : ",") + rpc::quote(k) + ":" + v;
-  return out + "}";
-}
-
-void on_register_function(self_ptr self, const iii::frame& f, bool hooked) {
-  auto& st = self->state;
-  auto& rbac = st.opts.rbac;
-  registry::worker_function fn;
-  fn.id = f.text("id");
-  if (fn.id.empty())
-    return spdlog::warn("iii worker {}: registerfunction without an id dropped", st.worker_id);
-  if (f.find("invocation")) {
-    // HTTP-invoked functions need the engine's http-functions worker.
-    return spdlog::warn("iii worker {}: HTTP-invoked function {} is not supported; dropped",
-                        st.worker_id, fn.id);
-  }
-  if (rbac && !st.session.allow_function_registration)
-    return spdlog::info("iii worker {}: function registration not allowed; {} dropped",
-                        st.worker_id, fn.id);
-  fn.description = f.text("description");
-  fn.metadata = raw_or_empty(f, "metadata");
-  if (rbac && !rbac->on_function_registration.empty() && !hooked)
-    return internal_call(self, call_kind::function_hook, rbac->on_function_registration,
-                         hook_input({{"function_id", rpc::quote(fn.id)},
-                                     {"description", quoted_or_empty(fn.description)},
-                                     {"metadata", fn.metadata}},
-                                    st.session.context),
-                         frame_text(f));
-  fn.id = registry::with_prefix(st.session, fn.id);
-  if (rbac && registry::is_reserved_function(*rbac, fn.id)) {
-    obs::global().iii_registrations_refused.fetch_add(1, std::memory_order_relaxed);
-    return spdlog::warn("iii worker {}: function id {} is reserved (auth, hook, middleware or "
-                        "engine::); registration refused",
-                        st.worker_id, fn.id);
-  }
-  fn.owner = st.worker_id;
-  fn.request_format = raw_or_empty(f, "request_format");
-  fn.response_format = raw_or_empty(f, "response_format");
-  self->send(st.registry, fn_add_atom_v, std::move(fn));
-}
-
-void on_register_trigger_type(self_ptr self, const iii::frame& f, bool hooked) {
-  auto& st = self->state;
-  auto& rbac = st.opts.rbac;
-  registry::trigger_type_entry e{f.text("id"), st.worker_id, f.text("description")};
-  if (e.id.empty())
-    return spdlog::warn("iii worker {}: registertriggertype without an id dropped",
-                        st.worker_id);
-  if (rbac && !st.session.allow_trigger_type_registration)
-    return spdlog::info("iii worker {}: trigger type registration not allowed; {} dropped",
-                        st.worker_id, e.id);
-  if (rbac && !rbac->on_trigger_type_registration.empty() && !hooked)
-    return internal_call(self, call_kind::trigger_type_hook, rbac->on_trigger_type_registration,
-                         hook_input({{"trigger_type_id", rpc::quote(e.id)},
-                                     {"description", quoted_or_empty(e.description)}},
-                                    st.session.context),
-                         frame_text(f));
-  self->send(st.registry, type_add_atom_v, std::move(e));
-}
-
-void on_register_trigger(self_ptr self, const iii::frame& f, bool hooked) {
-  auto& st = self->state;
-  auto& rbac = st.opts.rbac;
-  trigger_binding_args a;
-  a.id = f.text("id");
-  a.trigger_type = f.text("trigger_type");
-  a.function_id = f.text("function_id");
-  if (a.id.empty() || a.trigger_type.empty() || a.function_id.empty())
-    return spdlog::warn("iii worker {}: registertrigger without id/trigger_type/function_id "
-                        "dropped",
-                        st.worker_id);
-  auto* config = f.find("config");
-  a.config = config ? *config : std::string{"null"};
-  a.metadata = raw_or_empty(f, "metadata");
-  if (rbac) {
-    auto& allowed = st.session.allowed_trigger_types;
-    if (allowed && std::find(allowed->begin(), allowed->end(), a.trigger_type) == allowed->end())
-      return spdlog::info("iii worker {}: trigger type {} not allowed; trigger {} dropped",
-                          st.worker_id, a.trigger_type, a.id);
-    if (!rbac->on_trigger_registration.empty() && !hooked)
-      return internal_call(self, call_kind::trigger_hook, rbac->on_trigger_registration,
-                           hook_input({{"trigger_id", rpc::quote(a.id)},
-                                       {"trigger_type", rpc::quote(a.trigger_type)},
-                                       {"function_id", rpc::quote(a.function_id)},
-                                       {"config", a.config}},
-                                      st.session.context),
-                           frame_text(f));
-  }
-  a.function_id = registry::with_prefix(st.session, a.function_id);
-  a.binder = st.transport;
-  self->send(st.registry, bind_atom_v, st.worker_id, std::move(a));
 }
 
 /// A call of a Genkit action (`genkit::<runtimeId>::<key>`): a runAction
@@ -203,7 +59,7 @@ void call_genkit(self_ptr self, const std::string& invocation_id, const std::str
                                     "Function " + function_id + " not found: " + why));
   auto tag = st.next_tag++;
   if (!invocation_id.empty())
-    st.calls[tag] = {worker_connection_state::call_kind::genkit, invocation_id, function_id, {}};
+    st.calls[tag] = {call_kind::genkit, invocation_id, function_id, {}};
   auto params = R"({"key":)" + rpc::quote(key) + R"(,"input":)" + data + "}";
   start_call(self, st.directory,
              {tag, std::move(runtime_id), "runAction", std::move(params),
@@ -291,25 +147,24 @@ void on_invoke_function(self_ptr self, const iii::frame& f) {
   req.timeout = st.opts.invocation_timeout;
   auto tag = st.next_tag++;
   if (req.wants_reply)
-    st.calls[tag] = {worker_connection_state::call_kind::worker, invocation_id, function_id, {}};
+    st.calls[tag] = {call_kind::worker, invocation_id, function_id, {}};
   self->send(st.registry, invoke_atom_v, tag, std::move(req));
 }
 
 void on_invocation_result(self_ptr self, const iii::frame& f) {
   auto& st = self->state;
   auto id = f.text("invocation_id");
-  auto i = st.executing.find(id);
-  if (i == st.executing.end()) {
+  auto inv = st.executing.take(id);
+  if (!inv) {
     // A late answer (timed out, or the caller left), or one for an
     // invocation sent to another connection: dropped.
     spdlog::debug("iii worker {}: invocationresult for unknown id {} dropped", st.worker_id, id);
     return;
   }
   if (auto* error = f.find("error"); error && *error != "null")
-    self->send(i->second, response_atom_v, false, *error);
+    self->send(inv, response_atom_v, false, *error);
   else
-    self->send(i->second, response_atom_v, true, raw_or_empty(f, "result"));
-  st.executing.erase(i);
+    self->send(inv, response_atom_v, true, raw_or_empty(f, "result"));
 }
 
 /// A frame that is not valid JSON (`NaN`, `tru` in a member) but whose
@@ -337,12 +192,9 @@ void refuse_invalid(self_ptr self, const std::string& text, const std::string& w
                   iii::error_object(iii::code::invalid_arguments, message));
   }
   if (type == "invocationresult") {
-    auto i = st.executing.find(id);
-    if (i == st.executing.end())
-      return;
-    self->send(i->second, response_atom_v, false,
-               iii::error_object(iii::code::invocation_failed, message));
-    st.executing.erase(i);
+    if (auto inv = st.executing.take(id))
+      self->send(inv, response_atom_v, false,
+                 iii::error_object(iii::code::invocation_failed, message));
   }
 }
 
@@ -363,14 +215,14 @@ void dispatch(self_ptr self, const std::string& text) {
   if (t == "invocationresult")
     return on_invocation_result(self, f);
   if (t == "registerfunction")
-    return on_register_function(self, f, false);
+    return on_register_function(self, f);
   if (t == "unregisterfunction")
     return self->send(st.registry, fn_remove_atom_v, st.worker_id,
                       registry::with_prefix(st.session, f.text("id")));
   if (t == "registertriggertype")
-    return on_register_trigger_type(self, f, false);
+    return on_register_trigger_type(self, f);
   if (t == "registertrigger")
-    return on_register_trigger(self, f, false);
+    return on_register_trigger(self, f);
   if (t == "unregistertrigger")
     return self->send(st.registry, unbind_atom_v, st.worker_id, f.text("id"));
   if (t == "triggerregistrationresult")
@@ -386,91 +238,6 @@ void dispatch(self_ptr self, const std::string& text) {
     return;
   // e.g. unregistertriggertype, which engine v0.22.1 cannot decode either.
   spdlog::debug("iii worker {}: unhandled message type {} dropped", st.worker_id, t);
-}
-
-/// Frames are read in order; while an auth or hook call is out, the ones
-/// behind it wait.
-void on_frame(self_ptr self, std::string text) {
-  auto& st = self->state;
-  if (!st.ready || st.waiting || !st.held.empty()) {
-    st.held.push_back(std::move(text));
-    return;
-  }
-  dispatch(self, text);
-}
-
-void drain_held(self_ptr self) {
-  auto& st = self->state;
-  while (st.ready && !st.waiting && !st.held.empty()) {
-    auto text = std::move(st.held.front());
-    st.held.pop_front();
-    dispatch(self, text);
-  }
-}
-
-/// Authenticated (or no auth needed): the worker exists from now on.
-void welcome(self_ptr self) {
-  auto& st = self->state;
-  registry::worker_access_ptr access;
-  if (st.opts.rbac)
-    access = std::make_shared<const registry::worker_access>(
-      registry::worker_access{st.opts.rbac, st.session});
-  self->send(st.registry, worker_atom_v, st.worker_id, st.token, caf::actor{self}, st.transport,
-             ip_of(st.transport->peer()), std::move(access));
-  // The SDK does not wait for this frame: its registrations are already on
-  // the way and are read (in order) after it.
-  st.transport->send_text(iii::worker_registered(st.worker_id, st.token));
-  st.ready = true;
-  spdlog::info("iii worker {} connected from {}", st.worker_id, st.transport->peer());
-}
-
-void on_auth_result(self_ptr self, bool ok, const std::string& raw) {
-  auto& st = self->state;
-  std::string why;
-  if (!ok) {
-    why = "the auth function failed: " + raw;
-  } else if (registry::parse_auth_result(raw, st.session, why)) {
-    welcome(self);
-    return;
-  }
-  spdlog::warn("iii worker from {} refused: {}", st.transport->peer(), why);
-  st.transport->send_text(iii::auth_error_frame("authentication failed"));
-  self->quit();
-}
-
-void on_hook_result(self_ptr self, const worker_connection_state::call& c, bool ok,
-                    const std::string& raw) {
-  auto& st = self->state;
-  iii::frame f;
-  std::string why;
-  if (!iii::decode(c.frame, f, why))
-    return;
-  bool accepted = false;
-  switch (c.kind) {
-    case call_kind::function_hook:
-      accepted = apply_hook(f, ok, raw,
-                            {{"function_id", "id"}, {"description", "description"},
-                             {"metadata", "metadata"}});
-      if (accepted)
-        on_register_function(self, f, true);
-      break;
-    case call_kind::trigger_type_hook:
-      accepted = apply_hook(f, ok, raw,
-                            {{"trigger_type_id", "id"}, {"description", "description"}});
-      if (accepted)
-        on_register_trigger_type(self, f, true);
-      break;
-    default:
-      accepted = apply_hook(f, ok, raw,
-                            {{"trigger_id", "id"}, {"trigger_type", "trigger_type"},
-                             {"function_id", "function_id"}, {"config", "config"}});
-      if (accepted)
-        on_register_trigger(self, f, true);
-      break;
-  }
-  if (!accepted)
-    spdlog::info("iii worker {}: registration hook {} refused {} {}", st.worker_id,
-                 c.function_id, f.type, f.text("id"));
 }
 
 /// Runs a call here: the frame goes out after the invocation is known, so
@@ -491,76 +258,37 @@ caf::actor start_invocation(self_ptr self, caf::actor caller, std::uint64_t tag,
                                     req.data, req.metadata, req.traceparent, req.baggage);
   a.req = std::move(req);
   auto id = a.invocation_id;
+  auto timeout = a.req.timeout;
   auto inv = self->spawn<caf::linked>(invocation, std::move(a));
-  st.executing.emplace(id, inv);
+  add_call(self, &worker_connection_state::executing, std::move(id), inv, timeout);
   st.transport->send_text(std::move(frame));
   return inv;
 }
 
-} // namespace
-
-caf::behavior worker_connection(caf::stateful_actor<worker_connection_state>* self,
-                                net::transport_ptr transport, caf::actor registry,
-                                caf::actor directory, worker_options opts) {
-  auto& st = self->state;
-  st.transport = transport;
-  st.registry = std::move(registry);
-  st.directory = std::move(directory);
-  st.opts = opts;
-  st.worker_id = iii::new_uuid();
-  st.token = iii::new_uuid();
-  close_on_exit(self, std::move(transport));
-  // Invocations are linked so that they die with us on shutdown; one that
-  // ends on its own is routine.
-  self->set_exit_handler([self](caf::exit_msg& em) {
-    if (em.reason == caf::exit_reason::normal)
-      return;
-    auto& ex = self->state.executing;
-    auto i = std::find_if(ex.begin(), ex.end(),
-                          [&](auto& kv) { return kv.second.address() == em.source; });
-    if (i != ex.end()) {
-      ex.erase(i);
-      return;
-    }
-    self->quit(em.reason);
-  });
-  if (st.opts.rbac && !st.opts.rbac->auth_function.empty()) {
-    // Frames the SDK sends meanwhile are held until the session exists.
-    auto& up = st.transport->upgrade();
-    auto input = R"({"headers":)" + iii::headers_json(up.headers) + R"(,"query_params":)"
-                 + iii::query_params_json(up.target) + R"(,"ip_address":)"
-                 + rpc::quote(ip_of(st.transport->peer())) + "}";
-    internal_call(self, call_kind::auth, st.opts.rbac->auth_function, std::move(input));
-  } else {
-    welcome(self);
-  }
+/// What every phase of the gate handles alike: the socket's end, calls to
+/// run here, answers to this worker's calls.
+caf::message_handler common_handlers(self_ptr self) {
   return {
-    [self](frame_atom, std::string& frame) {
-      on_frame(self, std::move(frame));
-      self->state.transport->frame_processed(); // read window (frame_bridge.hpp)
-    },
     [self](closed_atom, const std::string& reason) {
       auto& st = self->state;
       spdlog::info("iii worker {} closed ({}), stopping {} invocation(s)", st.worker_id, reason,
                    st.executing.size());
-      for (auto& [id, inv] : st.executing)
+      for (auto& inv : st.executing.take_all())
         self->send(inv, conn_lost_atom_v, reason);
-      st.executing.clear();
       self->quit();
     },
-    [self](reattach_atom) {
+    [self](replaced_atom) {
       // Retired by a reattach: the peer is gone, its socket only half-open,
       // so no close handshake; its invocations stop.
       auto& st = self->state;
       spdlog::info("iii worker {} retired (reattached elsewhere), stopping {} invocation(s)",
                    st.worker_id, st.executing.size());
-      for (auto& [id, inv] : st.executing)
+      for (auto& inv : st.executing.take_all())
         self->send(inv, conn_lost_atom_v, std::string{"replaced by a reattached connection"});
-      st.executing.clear();
       st.transport->drop();
       self->quit();
     },
-    [self](invoke_atom, caf::actor& caller, std::uint64_t tag, invocation_request& req) {
+    [self](execute_atom, caf::actor& caller, std::uint64_t tag, invocation_request& req) {
       start_invocation(self, std::move(caller), tag, std::move(req));
     },
     [self](call_atom, std::uint64_t tag, const std::string& method, const std::string& params,
@@ -584,7 +312,10 @@ caf::behavior worker_connection(caf::stateful_actor<worker_connection_state>* se
       return start_invocation(self, caf::actor_cast<caf::actor>(self->current_sender()), tag,
                               std::move(req));
     },
-    [self](forget_atom, const std::string& id) { self->state.executing.erase(id); },
+    [self](forget_inv_atom, const std::string& id) { self->state.executing.take(id); },
+    // The earliest invocation deadline passed (call_table.hpp: why the
+    // connection, not each invocation, holds the timer).
+    [self](expired_atom) { expire_due_calls(self, &worker_connection_state::executing); },
     [self](done_atom, std::uint64_t tag, bool ok, const std::string& raw) {
       auto& st = self->state;
       auto i = st.calls.find(tag);
@@ -598,16 +329,9 @@ caf::behavior worker_connection(caf::stateful_actor<worker_connection_state>* se
         case call_kind::genkit:
           return answer(self, c.invocation_id, c.function_id, ok,
                         ok ? iii::genkit_result_to_iii(raw) : iii::genkit_error_to_iii(raw));
-        case call_kind::auth:
-          st.waiting = false;
-          on_auth_result(self, ok, raw);
-          break;
-        default:
-          st.waiting = false;
-          on_hook_result(self, c, ok, raw);
-          break;
+        default: // auth, hooks
+          return on_gate_answer(self, c, ok, raw);
       }
-      drain_held(self);
     },
     // Events of Genkit runs this worker started: a worker gets only the
     // final answer (iii has no stream of partial results).
@@ -615,6 +339,64 @@ caf::behavior worker_connection(caf::stateful_actor<worker_connection_state>* se
     [](trace_atom, std::uint64_t, const std::string&) {},
     [](chunk_atom, std::uint64_t, const std::string&) {},
   };
+}
+
+/// Frames wait, in order; each still counts against the socket's read
+/// window, so a worker cannot pile them up while it waits.
+caf::behavior holding_frames(self_ptr self) {
+  return caf::message_handler{
+    [self](frame_atom, std::string& frame) { self->state.held.push_back(std::move(frame)); },
+  }.or_else(common_handlers(self));
+}
+
+} // namespace
+
+namespace worker_ops {
+
+caf::behavior authenticating(self_ptr self) {
+  return holding_frames(self);
+}
+
+caf::behavior awaiting_hook(self_ptr self) {
+  return holding_frames(self);
+}
+
+caf::behavior ready(self_ptr self) {
+  return caf::message_handler{
+    [self](frame_atom, std::string& frame) {
+      dispatch(self, frame);
+      self->state.transport->frame_processed(); // read window (frame_bridge.hpp)
+    },
+  }.or_else(common_handlers(self));
+}
+
+void become_ready(self_ptr self) {
+  auto& st = self->state;
+  st.gate = worker_connection_state::gate_phase::ready;
+  self->become(ready(self));
+  while (st.gate == worker_connection_state::gate_phase::ready && !st.held.empty()) {
+    auto text = std::move(st.held.front());
+    st.held.pop_front();
+    dispatch(self, text);
+    st.transport->frame_processed();
+  }
+}
+
+} // namespace worker_ops
+
+caf::behavior worker_connection(caf::stateful_actor<worker_connection_state>* self,
+                                net::transport_ptr transport, caf::actor registry,
+                                caf::actor directory, worker_options opts) {
+  auto& st = self->state;
+  st.transport = transport;
+  st.registry = std::move(registry);
+  st.directory = std::move(directory);
+  st.opts = opts;
+  st.worker_id = iii::new_uuid();
+  st.token = iii::new_uuid();
+  close_on_exit(self, std::move(transport));
+  keep_calls_linked(self, &worker_connection_state::executing);
+  return open_gate(self);
 }
 
 } // namespace actor_host

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "actors/common/call_table.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 #include "net/transport.hpp"
@@ -45,13 +46,16 @@ struct worker_connection_state {
   worker_options opts;
   std::string worker_id;
   std::string token;
-  std::unordered_map<std::string, caf::actor> executing; // invocation id -> invocation
+  call_table executing; // invocation id -> invocation, with their deadlines
   std::unordered_map<std::uint64_t, call> calls;         // by tag
   std::uint64_t next_tag = 1;
   registry::worker_session session; // what this connection may do (RBAC)
-  bool ready = false;   // authenticated, workerregistered sent
-  bool waiting = false; // an auth or hook call blocks the frames behind it
-  std::deque<std::string> held; // frames read while not ready or waiting
+  // Where the RBAC gate is; the behavior of each phase has the same name
+  // (worker_connection_ops.hpp). Frames read while not ready are held, in
+  // order, and count against the socket's read window until handled.
+  enum class gate_phase { authenticating, awaiting_hook, ready };
+  gate_phase gate = gate_phase::authenticating;
+  std::deque<std::string> held;
   static inline const char* name = "worker_connection";
 };
 
@@ -66,10 +70,10 @@ struct worker_connection_state {
 /// when the actor ends the socket closes.
 ///
 /// - (frame_atom, text), (closed_atom, reason): from the socket
-/// - (invoke_atom, caller, tag, invocation_request): run a call here
+/// - (execute_atom, caller, tag, invocation_request): run a call here
 /// - (call_atom, tag, "runAction", params, timeout) -> invocation: a
 ///   front-door call of `/iii/<function_id>` (Genkit shapes)
-/// - (forget_atom, invocation_id): an invocation ended early
+/// - (forget_inv_atom, invocation_id): an invocation ended early
 /// - (done_atom, tag, ok, raw) and start_call's events: answers to this
 ///   worker's own calls
 caf::behavior worker_connection(caf::stateful_actor<worker_connection_state>* self,

@@ -1,6 +1,7 @@
 #include "actors/runtime/active_action.hpp"
 
 #include "net/jsonrpc.hpp"
+#include "registry/status_error.hpp"
 #include "net/secure_random.hpp"
 #include "schema/json_schema.hpp"
 #include "actions/program_action.hpp"
@@ -26,17 +27,8 @@ std::string make_trace_id() {
 std::string run_failure(status_code code, const std::string& message, const std::string& trace_id,
                         const std::string& stack, const std::string& stderr_tail) {
   // details carry what helps a person; Genkit's tools show them as they are.
-  json::object details;
-  if (!stack.empty())
-    details["stack"] = stack;
-  if (!trace_id.empty())
-    details["traceId"] = trace_id;
-  if (!stderr_tail.empty())
-    details["stderr"] = stderr_tail;
-  json::object data{{"code", static_cast<int>(code)}, {"message", message}};
-  if (!details.empty())
-    data["details"] = std::move(details);
-  return rpc::error_object(rpc::code::server_error, message, json::serialize(data));
+  return registry::status_error(code, message,
+                                {{"stack", stack}, {"traceId", trace_id}, {"stderr", stderr_tail}});
 }
 
 active_action_state::~active_action_state() {
@@ -108,7 +100,7 @@ public:
   }
   void send_chunk(json::value chunk) override {
     if (streaming_)
-      caf::anon_send(owner_, chunk_atom_v, schema::json_stringify(chunk));
+      caf::anon_send(owner_, run_chunk_atom_v, schema::json_stringify(chunk));
   }
   actions::input_stream* inputs() override {
     return inputs_.get();
@@ -170,7 +162,7 @@ void execute(caf::blocking_actor*, caf::actor owner, run_request req, std::strin
 void answer(self_ptr self, bool ok, std::string raw) {
   auto& st = self->state;
   st.answered = true;
-  self->send(st.link, done_atom_v, st.req.request_id, ok, std::move(raw));
+  self->send(st.link, action_done_atom_v, st.req.request_id, ok, std::move(raw));
 }
 
 /// After the answer: the run ends once its bidi session is down, so that its
@@ -226,9 +218,9 @@ caf::behavior active_action(caf::stateful_actor<active_action_state>* self, run_
     [](input_error_atom, const std::string&) {},
   };
   st.running = caf::behavior{
-    [self](chunk_atom, std::string& raw) {
+    [self](run_chunk_atom, std::string& raw) {
       auto& st = self->state;
-      self->send(st.link, chunk_atom_v, st.req.request_id, std::move(raw));
+      self->send(st.link, action_chunk_atom_v, st.req.request_id, std::move(raw));
     },
     [self](result_atom, bool ok, std::string& raw) {
       auto& st = self->state;
@@ -257,7 +249,7 @@ caf::behavior active_action(caf::stateful_actor<active_action_state>* self, run_
     return {};
   }
   st.trace_id = make_trace_id();
-  self->send(st.link, trace_atom_v, st.req.request_id, st.trace_id);
+  self->send(st.link, action_trace_atom_v, st.req.request_id, st.trace_id);
   self->spawn<caf::detached>(execute, caf::actor{self}, st.req, st.trace_id);
   return st.running;
 }

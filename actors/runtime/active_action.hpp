@@ -53,8 +53,8 @@ struct active_action_state {
 /// answer and exits only once it is down.
 ///
 /// Named behaviors: running -> draining (answered, waiting for the session).
-/// - to the link: (trace_atom, request_id, trace_id),
-///   (chunk_atom, request_id, raw), (done_atom, request_id, ok, raw)
+/// - to the link: (action_trace_atom, request_id, trace_id),
+///   (action_chunk_atom, request_id, raw), (action_done_atom, request_id, ok, raw)
 /// - (cancel_atom): cancels the handler; the run then ends with CANCELLED
 /// - (input_error_atom, message): a bidi chunk failed the input schema
 caf::behavior active_action(caf::stateful_actor<active_action_state>* self, run_request req,

@@ -4,6 +4,7 @@
 #include "actors/runtime/active_action.hpp"
 #include "actors/runtime/bidi_session.hpp"
 #include "net/jsonrpc.hpp"
+#include "net/reflection_frames.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -274,20 +275,17 @@ caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_o
     maybe_finish_stop(self);
   });
   caf::message_handler run_events{
-    [self](trace_atom, const std::string& request_id, const std::string& trace) {
+    [self](action_trace_atom, const std::string& request_id, const std::string& trace) {
       auto& st = self->state;
       // Keyed to the actor, not the request id: a reused id must not make an
       // old trace cancel a newer run.
       st.by_trace[trace] = caf::actor_cast<caf::actor>(self->current_sender());
-      send(self, rpc::notification("runActionState", R"({"requestId":)" + request_id
-                                                       + R"(,"state":{"traceId":")" + trace
-                                                       + R"("}})"));
+      send(self, net::reflection::run_action_state(request_id, trace));
     },
-    [self](chunk_atom, const std::string& request_id, const std::string& chunk) {
-      send(self, rpc::notification("streamChunk",
-                                   R"({"requestId":)" + request_id + R"(,"chunk":)" + chunk + "}"));
+    [self](action_chunk_atom, const std::string& request_id, const std::string& chunk) {
+      send(self, net::reflection::stream_chunk(request_id, chunk));
     },
-    [self](done_atom, const std::string& request_id, bool ok, const std::string& raw) {
+    [self](action_done_atom, const std::string& request_id, bool ok, const std::string& raw) {
       // The runs map entry goes with the actor's down message; the trace id
       // must not be cancellable from here on.
       auto& st = self->state;

@@ -311,6 +311,54 @@ CAF_TEST(an answer before the deadline wins) {
   finish();
 }
 
+CAF_TEST(an answered request leaves nothing that keeps its actor) {
+  // A delayed message per request would hold the pending_request (and its
+  // memory) until the deadline, long after the answer.
+  register_runtime();
+  auto weak = call(3, "listActions", {}, 5min).address();
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
+  sched.run();
+  CAF_CHECK_EQUAL(render(events(caller)), R"(done 3 ok {"actions":{}})");
+  CAF_CHECK(!caf::actor_cast<caf::actor>(weak));
+  CAF_CHECK_EQUAL(deref<caf::stateful_actor<connection_state>>(conn).state.pending.deadlines(), 0u);
+  // The connection's wake-up still fires, and finds nothing to expire.
+  CAF_CHECK_EQUAL(advance_time(5min), 1u);
+  sched.run();
+  CAF_CHECK_EQUAL(events(caller).size(), 1u);
+  finish();
+}
+
+CAF_TEST(requests time out in deadline order with one wake-up at a time) {
+  register_runtime();
+  call(1, "listActions", {}, 3s);
+  call(2, "listActions", {}, 1s);
+  call(3, "listActions", {}, 2s);
+  CAF_CHECK_EQUAL(deref<caf::stateful_actor<connection_state>>(conn).state.pending.deadlines(), 3u);
+  auto done_tags = [&] {
+    std::string out;
+    for (auto& e : events(caller))
+      if (e.kind == "done")
+        out += std::to_string(e.tag);
+    return out;
+  };
+  advance_time(1s);
+  sched.run();
+  CAF_CHECK_EQUAL(done_tags(), "2");
+  advance_time(1s);
+  sched.run();
+  CAF_CHECK_EQUAL(done_tags(), "23");
+  // An answer removes its deadline: nothing times out at 3 s.
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
+  sched.run();
+  CAF_CHECK_EQUAL(deref<caf::stateful_actor<connection_state>>(conn).state.pending.deadlines(), 0u);
+  advance_time(1s);
+  sched.run();
+  CAF_CHECK_EQUAL(done_tags(), "231");
+  CAF_CHECK_EQUAL(member(events(caller).back().text, {"actions"}), "{}");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  finish();
+}
+
 CAF_TEST(a timed out run is cancelled on the runtime) {
   register_runtime();
   call(4, "runAction", R"({"key":"/flow/slow"})", 2s);

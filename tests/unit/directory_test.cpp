@@ -206,6 +206,7 @@ CAF_TEST(shutdown stops every child and answers after the last one) {
   caf::anon_send(sup, adopt_atom_v, dir);
   caf::anon_send(sup, adopt_atom_v, conn);
   sched.run();
+  CAF_CHECK_EQUAL(live_delta(actor_kind::manager_supervisor), 1);
   CAF_CHECK_EQUAL(live_delta(actor_kind::runtime_directory), 1);
   CAF_CHECK_EQUAL(live_delta(actor_kind::runtime_connection), 1);
   auto [ok] = ask<caf::ok_atom>(sup, shutdown_atom_v);

@@ -23,7 +23,7 @@ struct iii_fixture : actor_fixture {
       iii_at_start[i] = live_actors(iii_kinds[i]);
     reg = sys.spawn(function_registry);
     sched.run();
-    caf::anon_send(dir, iii_atom_v, reg);
+    caf::anon_send(dir, functions_atom_v, reg);
   }
 
   /// Short deadlines, so that timeout tests need few clock advances.

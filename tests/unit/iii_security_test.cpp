@@ -150,22 +150,22 @@ CAF_TEST(front door calls of iii functions follow the RBAC listener policy) {
   send_frame(trusted, R"({"type":"registerfunction","id":"secret::fn"})");
   send_frame(trusted, R"({"type":"registerfunction","id":"api::ok"})");
   auto route = [&](const std::string& fid) {
-    return std::get<0>(ask<bool, caf::actor, std::string>(reg, route_atom_v, iii_atom_v, fid));
+    return std::get<0>(ask<bool, caf::actor, std::string>(reg, route_iii_atom_v, fid));
   };
   // Without RBAC configured: everything.
   CAF_CHECK(route("secret::fn"));
   function_registry_options o;
   o.front_door = std::make_shared<const registry::worker_access>(
     registry::worker_access{cfg, {}});
-  caf::anon_send(reg, iii_atom_v, std::move(o));
+  caf::anon_send(reg, iii_options_atom_v, std::move(o));
   sched.run();
   CAF_CHECK(!route("secret::fn"));
-  auto [ok, conn, why] = ask<bool, caf::actor, std::string>(reg, route_atom_v, iii_atom_v,
+  auto [ok, conn, why] = ask<bool, caf::actor, std::string>(reg, route_iii_atom_v,
                                                             std::string{"secret::fn"});
   CAF_CHECK(contains(why, "worker_expose_functions"));
   CAF_CHECK(route("api::ok"));
   // The front door's listing (runtime "iii") shows what it may call.
-  auto listing = std::get<0>(ask<std::string>(reg, list_atom_v, iii_atom_v));
+  auto listing = std::get<0>(ask<std::string>(reg, list_iii_atom_v));
   CAF_CHECK(contains(listing, "/iii/api::ok"));
   CAF_CHECK(!contains(listing, "secret::fn"));
   finish();
@@ -197,7 +197,7 @@ CAF_TEST(worker frames that are not valid JSON are answered not relayed) {
 CAF_TEST(channels per worker are capped) {
   function_registry_options o;
   o.channels.max_per_worker = 2;
-  caf::anon_send(reg, iii_atom_v, std::move(o));
+  caf::anon_send(reg, iii_options_atom_v, std::move(o));
   sched.run();
   auto refused = counter(obs::global().channels_refused);
   CAF_CHECK(!member(call(trusted, tt, "engine::channels::create"), {"result"}).empty());
@@ -214,7 +214,7 @@ CAF_TEST(channels per worker are capped) {
 CAF_TEST(a channel without a reader holds at most its byte cap) {
   function_registry_options o;
   o.channels.max_bytes = 4096;
-  caf::anon_send(reg, iii_atom_v, std::move(o));
+  caf::anon_send(reg, iii_options_atom_v, std::move(o));
   sched.run();
   auto answer = call(trusted, tt, "engine::channels::create", R"({"buffer_size":1024})");
   auto id = member_str(answer, {"result", "writer", "channel_id"});

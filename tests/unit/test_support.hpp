@@ -151,9 +151,13 @@ inline std::string render(const std::vector<probe_event>& events) {
 
 // -- fixture ------------------------------------------------------------------
 
-constexpr auto all_kinds = std::array{actor_kind::runtime_directory,
-                                      actor_kind::runtime_connection,
-                                      actor_kind::pending_request, actor_kind::caller_session};
+/// Every kind of actor: a test leaves none more alive than it found.
+constexpr auto all_kinds = [] {
+  std::array<actor_kind, static_cast<std::size_t>(actor_kind::count_)> out{};
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<actor_kind>(i);
+  return out;
+}();
 
 struct actor_fixture : test_coordinator_fixture<> {
   std::array<std::int64_t, all_kinds.size()> live_at_start{};

@@ -140,6 +140,27 @@ CAF_TEST(an invocation times out and the late answer is dropped) {
   finish();
 }
 
+CAF_TEST(an answered invocation leaves nothing that keeps its actor) {
+  // A delayed message per invocation would hold it (and its memory) until
+  // the deadline, long after the answer.
+  register_greet();
+  auto frame = invoke("greet");
+  auto id = member_str(frame, {"invocation_id"});
+  auto& st = deref<caf::stateful_actor<worker_connection_state>>(executor).state;
+  CAF_REQUIRE(st.executing.find(id) != nullptr);
+  auto weak = st.executing.find(id)->address();
+  CAF_CHECK_EQUAL(st.executing.deadlines(), 1u);
+  send_frame(executor, R"({"type":"invocationresult","invocation_id":")" + id
+                         + R"(","function_id":"greet","result":1})");
+  CAF_CHECK(!caf::actor_cast<caf::actor>(weak));
+  CAF_CHECK_EQUAL(st.executing.deadlines(), 0u);
+  // The connection's wake-up still fires, and finds nothing to expire.
+  CAF_CHECK_EQUAL(advance_time(2s), 1u);
+  sched.run();
+  CAF_CHECK_EQUAL(ta->size(), 1u);
+  finish();
+}
+
 CAF_TEST(a caller that goes away abandons its invocation) {
   register_greet();
   invoke("greet");

@@ -1,0 +1,110 @@
+#pragma once
+
+#include "actors/common/deadline_queue.hpp"
+#include "actors/common/messages.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace actor_host {
+
+// Lets a table keyed by wire id be searched with a view into a frame (no
+// key copy).
+struct wire_id_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>{}(s);
+  }
+};
+
+/// The calls a connection has in flight, by the id on its socket: the
+/// (linked) actor that owns each one, and their deadlines, kept here with
+/// one wake-up for the earliest (deadline_queue.hpp says why not one delayed
+/// message per call). Both kinds of manager connection (Genkit runtimes'
+/// pending requests, iii workers' invocations) keep their calls in one.
+class call_table {
+public:
+  using time_point = deadline_queue::time_point;
+  using map_type = std::unordered_map<std::string, caf::actor, wire_id_hash, std::equal_to<>>;
+
+  /// Adds a call. True if the owner must arm a wake-up at `deadline`.
+  bool add(std::string id, caf::actor call, std::optional<time_point> deadline);
+
+  /// The actor of call `id`, null if there is none.
+  const caf::actor* find(std::string_view id) const;
+
+  /// Removes call `id` and returns its actor (null if it was not here).
+  caf::actor take(std::string_view id);
+
+  /// Removes the call whose actor is `source`; false if none is.
+  bool erase_actor(const caf::actor_addr& source);
+
+  /// Removes every call and returns their actors.
+  std::vector<caf::actor> take_all();
+
+  /// The calls whose deadline passed at `now`; they stay in the table until
+  /// they end (each answers its caller, then tells its owner to forget it).
+  std::vector<caf::actor> due(time_point now);
+
+  /// The next wake-up to arm after `due`, if one is needed.
+  std::optional<time_point> rearm() { return deadlines_.rearm(); }
+
+  std::size_t size() const noexcept { return calls_.size(); }
+  bool empty() const noexcept { return calls_.empty(); }
+  std::size_t deadlines() const noexcept { return deadlines_.size(); }
+  map_type::const_iterator begin() const { return calls_.begin(); }
+  map_type::const_iterator end() const { return calls_.end(); }
+
+private:
+  map_type calls_;
+  deadline_queue deadlines_;
+};
+
+/// Adds `call` to `State::*table` and arms a wake-up ((expired_atom) to
+/// `self`) when its deadline is the earliest; no deadline for timeout 0.
+template <class State>
+void add_call(caf::stateful_actor<State>* self, call_table State::*table, std::string id,
+              caf::actor call, caf::timespan timeout) {
+  std::optional<call_table::time_point> deadline;
+  if (timeout.count() > 0)
+    deadline = self->clock().now() + timeout;
+  if ((self->state.*table).add(std::move(id), std::move(call), deadline))
+    self->delayed_send(self, timeout, expired_atom_v);
+}
+
+/// The (expired_atom) handler's work: every call past its deadline gets
+/// (expired_atom), and the next wake-up is armed.
+template <class State>
+void expire_due_calls(caf::stateful_actor<State>* self, call_table State::*table) {
+  auto& calls = self->state.*table;
+  auto now = self->clock().now();
+  for (auto& call : calls.due(now))
+    self->send(call, expired_atom_v);
+  if (auto next = calls.rearm())
+    self->delayed_send(self, *next - now, expired_atom_v);
+}
+
+/// Calls are linked to their connection so that they die with it on
+/// shutdown. One that ends on its own (even abnormally) only leaves the
+/// table; any other linked actor's abnormal exit takes the connection down.
+template <class State>
+void keep_calls_linked(caf::stateful_actor<State>* self, call_table State::*table) {
+  self->set_exit_handler([self, table](caf::exit_msg& em) {
+    // With a handler installed, CAF delivers normal exits of linked
+    // children too; those are routine.
+    if (em.reason == caf::exit_reason::normal)
+      return;
+    if (!(self->state.*table).erase_actor(em.source))
+      self->quit(em.reason);
+  });
+}
+
+} // namespace actor_host

@@ -1,0 +1,285 @@
+#include "obs/metrics_page.hpp"
+
+#include "net/socket_counters.hpp"
+#include "obs/metrics.hpp"
+#include "registry/status.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cctype>
+
+namespace actor_host::obs {
+
+std::int64_t actor_snapshot::live(std::string_view kind) const {
+  for (auto& [name, n] : live_by_kind)
+    if (name == kind)
+      return n;
+  return 0;
+}
+
+namespace {
+
+class page {
+public:
+  void family(std::string_view name, const char* type, const char* help) {
+    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  }
+  template <class T>
+  void sample(std::string_view name, std::string_view labels, T value) {
+    if (labels.empty())
+      out_ += fmt::format("{} {}\n", name, value);
+    else
+      out_ += fmt::format("{}{{{}}} {}\n", name, labels, value);
+  }
+  template <class T>
+  void single(std::string_view name, const char* type, const char* help, T value) {
+    family(name, type, help);
+    sample(name, {}, value);
+  }
+  std::string& text() {
+    return out_;
+  }
+
+private:
+  std::string out_;
+};
+
+std::string lower(std::string_view s) {
+  std::string out{s};
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+template <class T>
+auto load(const std::atomic<T>& a) {
+  return a.load(std::memory_order_relaxed);
+}
+
+// --- the tables -------------------------------------------------------------
+
+/// A gauge of live actors of one kind (names as in live_counts).
+struct actor_gauge {
+  const char* name;
+  const char* kind;
+  const char* help;
+};
+
+constexpr actor_gauge actor_gauges[] = {
+  {"actor_host_callers_connected", "caller_session",
+   "Caller sessions (API WebSockets and HTTP calls in progress)."},
+  {"actor_host_pending_requests", "pending_request",
+   "Requests sent to runtimes, not yet answered."},
+  {"actor_host_bidi_sessions", "bidi_session",
+   "Open bidi input streams (bidi_session actors of the runtime role)."},
+  {"actor_host_active_actions", "active_action",
+   "Actions running in this process (runtime role)."},
+  {"actor_host_workers_connected", "worker_connection",
+   "iii workers connected (worker_connection actors)."},
+  {"actor_host_invocations_in_flight", "invocation",
+   "iii invocations sent to workers, not yet answered."},
+  {"actor_host_triggers_registered", "trigger_binding", "iii trigger bindings (live or parked)."},
+  {"actor_host_iii_channels_open", "channel", "iii streaming channels open (channel actors)."},
+};
+
+/// A socket counter, one sample per listener.
+template <class T>
+struct socket_metric {
+  const char* name;
+  const char* type;
+  const char* help;
+  std::atomic<T> net::socket_counters::*member;
+};
+
+using sc = net::socket_counters;
+
+constexpr socket_metric<std::int64_t> socket_gauges[] = {
+  {"actor_host_websockets", "gauge", "Open WebSocket connections.", &sc::websockets},
+  {"actor_host_http_connections", "gauge", "Open HTTP connections.", &sc::http_connections},
+  {"actor_host_write_queue_bytes", "gauge",
+   "Bytes queued for writing to sockets and not yet written.", &sc::queued_bytes},
+  {"actor_host_connections", "gauge",
+   "Open connections (HTTP or WebSocket), against max_connections.", &sc::connections},
+};
+
+constexpr socket_metric<std::uint64_t> socket_counters[] = {
+  {"actor_host_frames_in_total", "counter", "WebSocket messages read.", &sc::frames_in},
+  {"actor_host_frames_out_total", "counter", "WebSocket messages written.", &sc::frames_out},
+  {"actor_host_bytes_in_total", "counter", "WebSocket payload bytes read.", &sc::bytes_in},
+  {"actor_host_bytes_out_total", "counter", "WebSocket payload bytes written.", &sc::bytes_out},
+  {"actor_host_write_queue_overflows_total", "counter",
+   "Peers dropped (WebSocket) or HTTP calls aborted because they did not drain their socket "
+   "(max_write_queue_bytes).",
+   &sc::write_queue_overflows},
+  {"actor_host_access_refused_total", "counter",
+   "Requests and upgrades refused by the access policy (Origin, Host, token).",
+   &sc::access_refused},
+  {"actor_host_unsafe_headers_dropped_total", "counter",
+   "Response headers dropped because their value had CR, LF or NUL.",
+   &sc::unsafe_headers_dropped},
+  {"actor_host_connections_refused_total", "counter",
+   "Connections refused because max_connections were open.", &sc::connections_refused},
+  {"actor_host_accept_errors_total", "counter",
+   "Failed accepts (EMFILE: out of file descriptors).", &sc::accept_errors},
+  {"actor_host_tls_handshake_failures_total", "counter",
+   "TLS handshakes that failed or timed out (bad or missing client certificate).",
+   &sc::tls_handshake_failures},
+  {"actor_host_tls_plaintext_refused_total", "counter",
+   "Plain HTTP connections refused on a TLS listener.", &sc::plaintext_refused},
+};
+
+/// A process-wide metric of obs::global().
+template <class T>
+struct global_metric {
+  const char* name;
+  const char* type;
+  const char* help;
+  std::atomic<T> metrics::*member;
+};
+
+constexpr global_metric<std::uint64_t> global_counters[] = {
+  {"actor_host_stream_chunks_total", "counter", "Stream chunks relayed to callers.",
+   &metrics::stream_chunks},
+  {"actor_host_input_chunks_total", "counter", "Bidi input chunks relayed to runtimes.",
+   &metrics::input_chunks},
+  {"actor_host_tls_reloads_total", "counter", "TLS certificate reloads (SIGHUP).",
+   &metrics::tls_reloads},
+  {"actor_host_tls_reload_failures_total", "counter",
+   "TLS reloads that failed (the certificates loaded before stay in use).",
+   &metrics::tls_reload_failures},
+  {"actor_host_runtime_register_refused_total", "counter",
+   "Registrations refused: the id is held by a connection that answers pings.",
+   &metrics::runtime_register_refused},
+  {"actor_host_runtime_takeovers_total", "counter",
+   "Ids handed to a new connection because the holder did not answer a ping.",
+   &metrics::runtime_takeovers},
+  {"actor_host_otel_frames_total", "counter",
+   "Telemetry frames received from iii workers on /otel (dropped: no sink).",
+   &metrics::otel_frames},
+  {"actor_host_iii_channel_frames_total", "counter",
+   "Frames relayed from channel writers to readers.", &metrics::channel_frames},
+  {"actor_host_iii_channels_swept_total", "counter",
+   "Channels removed because both ends had not connected in time.", &metrics::channels_swept},
+  {"actor_host_iii_channel_overflows_total", "counter",
+   "Channels ended because the writer overran the buffer before a reader came.",
+   &metrics::channel_overflows},
+  {"actor_host_iii_channels_refused_total", "counter",
+   "engine::channels::create calls refused: max_channels_per_worker reached.",
+   &metrics::channels_refused},
+  {"actor_host_iii_registrations_refused_total", "counter",
+   "Function or trigger type registrations refused: id of another live worker, or reserved.",
+   &metrics::iii_registrations_refused},
+  {"actor_host_iii_bindings_refused_total", "counter",
+   "Trigger bindings refused: the binder's session may not call the function.",
+   &metrics::iii_bindings_refused},
+  {"actor_host_iii_invalid_frames_total", "counter",
+   "Worker frames refused because they are not valid JSON.", &metrics::iii_invalid_frames},
+  {"actor_host_child_starts_total", "counter", "Child runtime processes started.",
+   &metrics::child_starts},
+  {"actor_host_child_restarts_total", "counter",
+   "Child runtimes restarted by their restart policy.", &metrics::child_restarts},
+  {"actor_host_child_start_failures_total", "counter",
+   "Child runtimes that could not be started (exec failed).", &metrics::child_start_failures},
+  {"actor_host_drain_cancelled_calls_total", "counter",
+   "Calls cancelled because they outlived the drain timeout.", &metrics::drain_cancelled_calls},
+  {"actor_host_abandoned_calls_total", "counter",
+   "Calls whose caller went away before the answer; forgotten at once.",
+   &metrics::abandoned_calls},
+  {"actor_host_abandoned_cancels_total", "counter",
+   "cancelAction requests sent for runs nobody waits for any more.",
+   &metrics::abandoned_cancels},
+  {"actor_host_calls_over_cap_total", "counter",
+   "Calls refused because their caller had max_calls_per_caller in flight.",
+   &metrics::calls_over_cap},
+  {"actor_host_bidi_input_overflows_total", "counter",
+   "Runs failed because bidi input held before they started exceeded max_bidi_input_bytes.",
+   &metrics::bidi_input_overflows},
+  {"actor_host_read_pauses_total", "counter",
+   "Times a socket stopped being read because its actor had max_unread_frames unprocessed.",
+   &metrics::read_pauses},
+  {"actor_host_read_pauses_long_total", "counter", "Read pauses that lasted longer than 5 s.",
+   &metrics::read_pauses_long},
+};
+
+constexpr global_metric<std::int64_t> global_gauges[] = {
+  {"actor_host_services_expected", "gauge", "Configured services that must register.",
+   &metrics::services_expected},
+  {"actor_host_services_ready", "gauge", "Configured services currently registered.",
+   &metrics::services_ready},
+  {"actor_host_read_paused_sockets", "gauge",
+   "Sockets not being read right now (their actor is behind).", &metrics::read_paused_sockets},
+};
+
+template <class T, std::size_t N>
+void socket_families(page& p, const socket_metric<T> (&table)[N],
+                     std::initializer_list<listener_counters> listeners) {
+  for (auto& m : table) {
+    p.family(m.name, m.type, m.help);
+    for (auto& l : listeners)
+      p.sample(m.name, fmt::format("listener=\"{}\"", l.name), load(l.counters->*m.member));
+  }
+}
+
+template <class T, std::size_t N>
+void global_singles(page& p, const global_metric<T> (&table)[N]) {
+  auto& g = global();
+  for (auto& m : table)
+    p.single(m.name, m.type, m.help, load(g.*m.member));
+}
+
+} // namespace
+
+std::string metrics_page(const actor_snapshot& actors,
+                         std::initializer_list<listener_counters> listeners) {
+  auto& m = global();
+  page p;
+  p.single("actor_host_runtimes_connected", "gauge", "Runtimes registered with this manager.",
+           actors.runtimes_registered);
+  for (auto& g : actor_gauges)
+    p.single(g.name, "gauge", g.help, actors.live(g.kind));
+  p.family("actor_host_live_actors", "gauge", "Live actors by kind.");
+  for (auto& [kind, n] : actors.live_by_kind)
+    p.sample("actor_host_live_actors", fmt::format("kind=\"{}\"", kind), n);
+
+  p.family("actor_host_requests_total", "counter",
+           "Requests routed to runtimes, by method and outcome (ok or the Status name).");
+  for (int mi = 0; mi < static_cast<int>(rpc_method::count_); ++mi) {
+    for (int code = 0; code < outcome_count; ++code) {
+      auto n = load(m.requests[mi][code]);
+      if (n == 0)
+        continue;
+      auto outcome = code == 0 ? std::string{"ok"} : lower(registry::status_name(code));
+      p.sample("actor_host_requests_total",
+               fmt::format("method=\"{}\",outcome=\"{}\"",
+                           method_label(static_cast<rpc_method>(mi)), outcome),
+               n);
+    }
+  }
+  p.family("actor_host_request_duration_seconds", "histogram",
+           "Time from sending a request to a runtime to its answer (whole stream for runAction).");
+  for (int mi = 0; mi < static_cast<int>(rpc_method::count_); ++mi)
+    m.latency[mi].render(p.text(), "actor_host_request_duration_seconds",
+                         fmt::format("method=\"{}\"", method_label(static_cast<rpc_method>(mi))));
+
+  p.family("actor_host_invocations_total", "counter",
+           "iii invocations routed to workers, by outcome (ok or the iii error code).");
+  for (int i = 0; i < static_cast<int>(invocation_outcome::count_); ++i)
+    p.sample("actor_host_invocations_total",
+             fmt::format("outcome=\"{}\"",
+                         invocation_outcome_label(static_cast<invocation_outcome>(i))),
+             load(m.invocations[i]));
+  p.family("actor_host_invocation_duration_seconds", "histogram",
+           "Time from routing an iii invocation to its answer.");
+  m.invocation_latency.render(p.text(), "actor_host_invocation_duration_seconds", {});
+
+  socket_families(p, socket_gauges, listeners);
+  socket_families(p, socket_counters, listeners);
+  global_singles(p, global_counters);
+  global_singles(p, global_gauges);
+  p.single("actor_host_draining", "gauge", "1 while the manager drains before shutting down.",
+           load(m.draining) ? 1 : 0);
+  return std::move(p.text());
+}
+
+} // namespace actor_host::obs
