@@ -3,7 +3,8 @@
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 #include "actions/action.hpp"
-#include "actions/run_signals.hpp"
+#include "actions/cancel_flag.hpp"
+#include "actions/input_queue.hpp"
 
 #include <memory>
 #include <optional>

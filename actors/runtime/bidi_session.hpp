@@ -3,7 +3,7 @@
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 #include "schema/json_schema.hpp"
-#include "actions/run_signals.hpp"
+#include "actions/input_queue.hpp"
 
 #include <memory>
 

@@ -13,7 +13,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 
 using namespace actor_host::actions;
 using actor_host::registry::status_code;
@@ -24,6 +23,10 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 
 namespace {
+
+// Upper bound for what the test thread waits on, so a bug fails a check
+// instead of hanging the suite.
+constexpr auto patience = std::chrono::milliseconds{10s};
 
 struct fixture {
   fixture() {
@@ -151,8 +154,10 @@ CAF_TEST(slow waits and honours cancel) {
   fake::run_context ctx{parse(R"({"ms":20000})")};
   auto t0 = std::chrono::steady_clock::now();
   auto outcome = std::async(std::launch::async, [&] { return run_error("/flow/slow", ctx); });
-  std::this_thread::sleep_for(50ms);
+  // Cancel while the handler waits, not before it starts.
+  auto waiting = ctx.wait_until_waiting(patience);
   ctx.trigger_cancel();
+  CAF_CHECK(waiting);
   auto e = outcome.get();
   CAF_CHECK_LESS(std::chrono::steady_clock::now() - t0, 5s);
   CAF_REQUIRE(e.has_value());
@@ -178,10 +183,16 @@ CAF_TEST(chat waiting for input ends when cancelled) {
   fake::run_context ctx;
   auto& in = ctx.feed({parse(R"({"text":"a"})")}, true);
   auto outcome = std::async(std::launch::async, [&] { return run_error("/flow/chat", ctx); });
-  std::this_thread::sleep_for(20ms);
+  // "a" answered, then "b" pushed while the input is open and answered too;
+  // cancel once the handler has taken everything and waits for more.
+  auto first = ctx.wait_chunks(1, patience);
   in.push(parse(R"({"text":"b"})"));
-  std::this_thread::sleep_for(20ms);
+  auto second = ctx.wait_chunks(2, patience);
+  auto starved = in.wait_until_starved(patience);
   ctx.trigger_cancel();
+  CAF_CHECK(first);
+  CAF_CHECK(second);
+  CAF_CHECK(starved);
   auto e = outcome.get();
   CAF_REQUIRE(e.has_value());
   CAF_CHECK_EQUAL(static_cast<int>(e->code()), 1);

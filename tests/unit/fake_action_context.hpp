@@ -2,7 +2,9 @@
 
 // A stand-alone action_context for running action handlers in unit tests:
 // a fixed input and context, chunks collected in a vector, an optional input
-// stream fed from a vector, and a cancel signal the test can set.
+// stream fed from a vector, and a cancel signal the test can set. The wait_*
+// members are gates for the test thread: they block until the handler has
+// reached a given point (bounded, so a bug fails a check instead of hanging).
 
 #include "actions/action.hpp"
 
@@ -10,6 +12,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -54,7 +57,16 @@ public:
 
   bool wait_for(std::chrono::milliseconds d) const override {
     std::unique_lock<std::mutex> guard{mutex_};
+    ++waits_;
+    cv_.notify_all();
     return cv_.wait_for(guard, d, [this] { return flag_; });
+  }
+
+  /// For the test thread: blocks until a handler has called wait_for() (and
+  /// so waits now, unless it was cancelled meanwhile); false after `limit`.
+  bool wait_until_waited_on(std::chrono::milliseconds limit) const {
+    std::unique_lock<std::mutex> guard{mutex_};
+    return cv_.wait_for(guard, limit, [this] { return waits_ > 0; });
   }
 
   int fd() const override {
@@ -65,6 +77,7 @@ private:
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;
   bool flag_ = false;
+  mutable std::size_t waits_ = 0;
   int fd_;
 };
 
@@ -78,6 +91,7 @@ public:
   void push(boost::json::value v) {
     std::lock_guard<std::mutex> guard{mutex_};
     items_.push_back(std::move(v));
+    starved_ = false;
   }
 
   void end() {
@@ -90,9 +104,20 @@ public:
       bool ended = false;
       if (auto v = try_next(ended))
         return v;
-      if (ended || cancel_.wait_for(std::chrono::milliseconds{5}))
+      if (ended)
+        return std::nullopt;
+      note_starved();
+      if (cancel_.wait_for(std::chrono::milliseconds{5}))
         return std::nullopt;
     }
+  }
+
+  /// For the test thread: blocks until next() found the queue empty since
+  /// the last push(), i.e. the handler took every chunk and waits for more;
+  /// false after `limit`.
+  bool wait_until_starved(std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> guard{mutex_};
+    return starved_cv_.wait_for(guard, limit, [this] { return starved_; });
   }
 
   std::optional<boost::json::value> try_next(bool& ended) override {
@@ -110,10 +135,21 @@ public:
   }
 
 private:
+  void note_starved() {
+    std::lock_guard<std::mutex> guard{mutex_};
+    // Not if a push() came in since try_next().
+    if (items_.empty()) {
+      starved_ = true;
+      starved_cv_.notify_all();
+    }
+  }
+
   const fake::cancel& cancel_;
   std::mutex mutex_;
+  std::condition_variable starved_cv_;
   std::deque<boost::json::value> items_;
   bool ended_;
+  bool starved_ = false;
 };
 
 class run_context final : public actor_host::actions::action_context {
@@ -130,6 +166,18 @@ public:
 
   void trigger_cancel() {
     cancel_.trigger();
+  }
+
+  /// See cancel::wait_until_waited_on.
+  bool wait_until_waiting(std::chrono::milliseconds limit) const {
+    return cancel_.wait_until_waited_on(limit);
+  }
+
+  /// For the test thread: blocks until `n` chunks were sent; false after
+  /// `limit`.
+  bool wait_chunks(std::size_t n, std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> guard{chunks_mutex_};
+    return chunks_cv_.wait_for(guard, limit, [&] { return chunks.size() >= n; });
   }
 
   /// Chunks sent so far, in order. Read it after the handler returned.
@@ -151,8 +199,11 @@ public:
     return true;
   }
   void send_chunk(boost::json::value chunk) override {
-    std::lock_guard<std::mutex> guard{chunks_mutex_};
-    chunks.push_back(std::move(chunk));
+    {
+      std::lock_guard<std::mutex> guard{chunks_mutex_};
+      chunks.push_back(std::move(chunk));
+    }
+    chunks_cv_.notify_all();
   }
   actor_host::actions::input_stream* inputs() override {
     return inputs_.get();
@@ -167,6 +218,7 @@ private:
   boost::json::value context_;
   std::string trace_id_ = "0123456789abcdef0123456789abcdef";
   std::mutex chunks_mutex_;
+  std::condition_variable chunks_cv_;
   fake::cancel cancel_;
   std::unique_ptr<fake::inputs> inputs_;
 };

@@ -5,7 +5,8 @@
 
 #include "actors/runtime/bidi_session.hpp"
 #include "actors/runtime/manager_link.hpp"
-#include "actions/run_signals.hpp"
+#include "actions/cancel_flag.hpp"
+#include "actions/input_queue.hpp"
 
 #include <condition_variable>
 #include <mutex>

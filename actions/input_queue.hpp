@@ -1,40 +1,26 @@
 #pragma once
 
 #include "actions/action.hpp"
+#include "actions/cancel_flag.hpp"
+#include "proc/event_fd.hpp"
 
-#include <atomic>
+#include <boost/json/value.hpp>
+
+#include <cstddef>
 #include <deque>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 namespace actor_host::actions {
 
-/// cancel_signal backed by an eventfd: readable once cancelled, so handlers
-/// can poll() it next to their own descriptors.
-class cancel_flag : public cancel_signal {
-public:
-  cancel_flag();
-  ~cancel_flag() override;
-  cancel_flag(const cancel_flag&) = delete;
-  cancel_flag& operator=(const cancel_flag&) = delete;
-
-  /// Thread-safe, idempotent.
-  void trigger();
-
-  bool cancelled() const override;
-  bool wait_for(std::chrono::milliseconds d) const override;
-  int fd() const override;
-
-private:
-  std::atomic<bool> cancelled_{false};
-  int fd_;
-};
-
 /// The input of one bidi run: chunks in arrival order, then the end. Filled
-/// by the run's bidi_session actor, drained by the handler's thread.
+/// by the run's bidi_session actor, drained by the handler's thread. Its fd
+/// is readable while a chunk or the end is queued.
 class input_queue : public input_stream {
 public:
+  /// next() gives up once `cancel` is set.
   explicit input_queue(const cancel_flag& cancel);
-  ~input_queue() override;
   input_queue(const input_queue&) = delete;
   input_queue& operator=(const input_queue&) = delete;
 
@@ -59,7 +45,7 @@ private:
   std::size_t held_bytes_ = 0;
   bool ended_ = false;
   bool readable_ = false;
-  int fd_;
+  proc::event_fd fd_;
 };
 
 } // namespace actor_host::actions
