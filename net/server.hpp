@@ -76,7 +76,7 @@ public:
 
   const socket_counters& counters() const;
 
-  struct impl; // shared with the sessions in server.cpp
+  struct impl; // shared with the sessions (net/detail/server_impl.hpp)
 
 private:
   std::shared_ptr<impl> impl_;

@@ -11,6 +11,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "net/detail/beast_names.hpp"
 #include "net/detail/flex_stream.hpp"
 #include "net/url.hpp"
 
@@ -19,12 +20,6 @@
 #endif
 
 namespace actor_host::net {
-
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
-using tcp = asio::ip::tcp;
 
 namespace {
 

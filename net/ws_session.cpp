@@ -1,15 +1,12 @@
 #include "net/detail/ws_session.hpp"
 
-#include "net/io_runtime.hpp"
+#include "net/detail/beast_names.hpp"
+#include "net/detail/write_gate.hpp"
+#include "net/detail/ws_frame_encoder.hpp"
 #include "net/liveness.hpp"
 #include "net/url.hpp"
-#include "net/ws_connect.hpp"
 
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
@@ -20,177 +17,16 @@
 
 #include <cctype>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <mutex>
-#include <optional>
-#include <random>
 #include <vector>
 
 namespace actor_host::net {
-
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
-using tcp = asio::ip::tcp;
-using error_code = boost::system::error_code;
 
 namespace {
 
 // simdjson reads up to this many bytes past the end of a frame.
 constexpr std::size_t simdjson_padding = 64;
-
-// A write takes queued frames until it holds this many bytes (at least one
-// frame), so one sendmsg carries many small frames without the batch buffer
-// growing without bound.
-constexpr std::size_t max_batch_bytes = 256u << 10;
-// Payloads at least this large are not copied into the batch buffer (server
-// side, unmasked): they go out as their own buffer in the same gather write.
-constexpr std::size_t gather_min_bytes = 16u << 10;
-// asio hands at most 64 buffers to one sendmsg.
-constexpr std::size_t max_batch_buffers = 60;
-
-// Writes the RFC 6455 §5.2 header of one final, uncompressed frame into `p`
-// (at most 14 bytes) and returns its size. `mask` is null on the server side.
-std::size_t put_frame_header(std::uint8_t* p, bool binary, std::uint64_t n,
-                             const std::uint8_t* mask) {
-  p[0] = static_cast<std::uint8_t>(0x80 | (binary ? 0x2 : 0x1));
-  const std::uint8_t m = mask ? 0x80 : 0;
-  std::size_t i;
-  if (n < 126) {
-    p[1] = static_cast<std::uint8_t>(m | n);
-    i = 2;
-  } else if (n <= 0xffff) {
-    p[1] = static_cast<std::uint8_t>(m | 126);
-    p[2] = static_cast<std::uint8_t>(n >> 8);
-    p[3] = static_cast<std::uint8_t>(n);
-    i = 4;
-  } else {
-    p[1] = static_cast<std::uint8_t>(m | 127);
-    for (int k = 0; k < 8; ++k)
-      p[2 + k] = static_cast<std::uint8_t>(n >> (56 - 8 * k));
-    i = 10;
-  }
-  if (mask) {
-    std::memcpy(p + i, mask, 4);
-    i += 4;
-  }
-  return i;
-}
-
-// The layer under Beast's websocket::stream. ws_session writes data frames
-// itself, many per sendmsg, straight to the socket; Beast still writes
-// control frames on its own: the pong and the close echo from inside a read,
-// keep-alive pings from its timer, our close. Beast serialises only its own
-// writers, so this layer keeps the two writers apart at frame granularity:
-// a Beast write that starts during one of our batches waits for it, and a
-// batch waits until no Beast write is outstanding. Beast writes one control
-// frame per composed async_write, whose next write_some is started inside
-// the completion of the previous one, so "no write_some outstanding" means
-// "between frames". Everything here runs on the session's strand.
-class write_gate {
-  struct deferred_write {
-    virtual ~deferred_write() = default;
-    virtual void start() = 0;
-  };
-  template <class F>
-  struct deferred_write_impl final : deferred_write {
-    explicit deferred_write_impl(F&& f) : f_(std::move(f)) {
-    }
-    void start() override {
-      f_();
-    }
-    F f_;
-  };
-  // Shared with the completion handlers: Beast's impl (and this layer in it)
-  // may be destroyed while the last handler runs.
-  struct state {
-    int beast_writes = 0;
-    bool raw_writing = false;
-    std::unique_ptr<deferred_write> deferred; // Beast has one writer at a time
-    std::function<void()> on_idle;
-  };
-
-public:
-  using executor_type = flex_stream::executor_type;
-
-  explicit write_gate(flex_stream&& stream)
-    : next_(std::move(stream)), st_(std::make_shared<state>()) {
-  }
-
-  executor_type get_executor() noexcept {
-    return next_.get_executor();
-  }
-  flex_stream& next_layer() noexcept {
-    return next_;
-  }
-  const flex_stream& next_layer() const noexcept {
-    return next_;
-  }
-
-  template <class MutableBuffers, class Handler>
-  auto async_read_some(const MutableBuffers& buffers, Handler&& handler) {
-    return next_.async_read_some(buffers, std::forward<Handler>(handler));
-  }
-
-  template <class ConstBuffers, class Handler>
-  auto async_write_some(const ConstBuffers& buffers, Handler&& handler) {
-    return asio::async_initiate<Handler, void(error_code, std::size_t)>(
-      [this](auto h, const ConstBuffers& b) {
-        auto ex = asio::get_associated_executor(h, next_.get_executor());
-        auto done = asio::bind_executor(
-          ex, [st = st_, h = std::move(h)](error_code ec, std::size_t n) mutable {
-            std::move(h)(ec, n); // may start the frame's next write_some
-            if (--st->beast_writes == 0 && st->on_idle)
-              st->on_idle();
-          });
-        ++st_->beast_writes;
-        if (!st_->raw_writing)
-          return next_.async_write_some(b, std::move(done));
-        auto start = [this, b, done = std::move(done)]() mutable {
-          next_.async_write_some(b, std::move(done));
-        };
-        st_->deferred = std::make_unique<deferred_write_impl<decltype(start)>>(std::move(start));
-      },
-      handler, buffers);
-  }
-
-  /// Called when the last outstanding Beast write completes.
-  void on_idle(std::function<void()> f) {
-    st_->on_idle = std::move(f);
-  }
-  bool beast_writing() const {
-    return st_->beast_writes > 0;
-  }
-  void raw_begin() {
-    st_->raw_writing = true;
-  }
-  void raw_end() {
-    st_->raw_writing = false;
-    if (auto d = std::move(st_->deferred))
-      d->start();
-  }
-
-private:
-  flex_stream next_;
-  std::shared_ptr<state> st_;
-};
-
-// Beast's websocket::stream tears down through its next layer (found by
-// ADL). Only the asynchronous form: the sessions never close synchronously.
-template <class Handler>
-void async_teardown(beast::role_type role, write_gate& s, Handler&& handler) {
-  using beast::websocket::async_teardown;
-  async_teardown(role, s.next_layer(), std::forward<Handler>(handler));
-}
-
-// One frame waiting to be written; `binary` selects the opcode, so binary
-// and text frames share one ordered queue.
-struct out_frame {
-  std::string payload;
-  bool binary = false;
-};
 
 class ws_session : public transport,
                    public pingable,
@@ -223,10 +59,7 @@ public:
     factory_ = std::move(factory);
     on_fail_ = std::move(on_fail);
     watch_beast_writes();
-    // Client frames are masked (RFC 6455 §5.3); the key only has to be
-    // unpredictable to scripts in a browser, not cryptographically strong.
-    mask_state_ = (static_cast<std::uint64_t>(std::random_device{}()) << 32)
-                  | std::random_device{}() | 1u;
+    enc_.use_masks(); // client frames are masked (RFC 6455 §5.3)
     ws_.async_handshake(host, target,
                         beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
   }
@@ -466,9 +299,9 @@ private:
     taken_.clear();
     // What waits behind the batch in flight counts; one frame of any size
     // (up to the peer's frame limit) always fits.
-    const auto in_flight = writing_ ? batch_frames_ : 0;
+    const auto in_flight = writing_ ? enc_.frames() : 0;
     if (outq_.size() > in_flight + 1
-        && out_bytes_ - (writing_ ? batch_payload_ : 0) > limits_.max_write_queue_bytes) {
+        && out_bytes_ - (writing_ ? enc_.payload_bytes() : 0) > limits_.max_write_queue_bytes) {
       // The peer does not drain its socket; a close frame would queue behind
       // the same backlog, so drop the connection.
       counters_->write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
@@ -478,8 +311,8 @@ private:
       // Freed now, not when the handler lets go of the transport; a batch
       // in flight still points into its frames.
       if (writing_) {
-        outq_.erase(outq_.begin() + static_cast<std::ptrdiff_t>(batch_frames_), outq_.end());
-        add_out_bytes(-static_cast<std::int64_t>(out_bytes_ - batch_payload_));
+        outq_.erase(outq_.begin() + static_cast<std::ptrdiff_t>(enc_.frames()), outq_.end());
+        add_out_bytes(-static_cast<std::int64_t>(out_bytes_ - enc_.payload_bytes()));
       } else {
         drop_queue();
       }
@@ -510,70 +343,12 @@ private:
     }
     if (ws_.next_layer().beast_writing())
       return; // on_beast_idle resumes
-    build_batch();
+    enc_.encode(outq_);
     writing_ = true;
     ws_.next_layer().raw_begin();
     // Through TLS when the connection has it: the flex stream, not the socket.
-    asio::async_write(ws_.next_layer().next_layer(), batch_bufs_,
+    asio::async_write(ws_.next_layer().next_layer(), enc_.buffers(),
                       beast::bind_front_handler(&ws_session::on_write, shared_from_this()));
-  }
-
-  void build_batch() {
-    const bool masked = mask_state_ != 0;
-    wbuf_.clear();
-    segs_.clear();
-    batch_frames_ = 0;
-    batch_payload_ = 0;
-    std::size_t bytes = 0;
-    auto append_local = [this](std::size_t off, std::size_t len) {
-      if (!segs_.empty() && segs_.back().ext == nullptr
-          && segs_.back().off + segs_.back().len == off)
-        segs_.back().len += len;
-      else
-        segs_.push_back({nullptr, off, len});
-    };
-    for (auto& f : outq_) {
-      const std::size_t n = f.payload.size();
-      if (batch_frames_ > 0 && (bytes + n > max_batch_bytes || segs_.size() + 2 > max_batch_buffers))
-        break;
-      std::uint8_t mask[4];
-      if (masked)
-        next_mask(mask);
-      const std::size_t off = wbuf_.size();
-      wbuf_.resize(off + 14);
-      auto h = put_frame_header(reinterpret_cast<std::uint8_t*>(wbuf_.data() + off), f.binary, n,
-                                masked ? mask : nullptr);
-      wbuf_.resize(off + h);
-      if (!masked && n >= gather_min_bytes) {
-        append_local(off, h);
-        segs_.push_back({f.payload.data(), 0, n});
-      } else {
-        wbuf_.resize(off + h + n);
-        auto* dst = wbuf_.data() + off + h;
-        if (masked)
-          for (std::size_t i = 0; i < n; ++i)
-            dst[i] = static_cast<char>(f.payload[i] ^ static_cast<char>(mask[i & 3]));
-        else
-          std::memcpy(dst, f.payload.data(), n);
-        append_local(off, h + n);
-      }
-      bytes += h + n;
-      ++batch_frames_;
-      batch_payload_ += n;
-    }
-    // wbuf_ is complete: only now are pointers into it stable.
-    batch_bufs_.clear();
-    for (auto& sg : segs_)
-      batch_bufs_.emplace_back(sg.ext ? sg.ext : wbuf_.data() + sg.off, sg.len);
-  }
-
-  void next_mask(std::uint8_t* out) {
-    // xorshift64
-    auto& x = mask_state_;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    std::memcpy(out, &x, 4);
   }
 
   void drop_queue() {
@@ -590,13 +365,12 @@ private:
       drop_queue();
       return;
     }
-    counters_->frames_out.fetch_add(batch_frames_, std::memory_order_relaxed);
-    counters_->bytes_out.fetch_add(batch_payload_, std::memory_order_relaxed);
-    add_out_bytes(-static_cast<std::int64_t>(batch_payload_));
-    for (std::size_t i = 0; i < batch_frames_; ++i)
+    counters_->frames_out.fetch_add(enc_.frames(), std::memory_order_relaxed);
+    counters_->bytes_out.fetch_add(enc_.payload_bytes(), std::memory_order_relaxed);
+    add_out_bytes(-static_cast<std::int64_t>(enc_.payload_bytes()));
+    for (std::size_t i = 0; i < enc_.frames(); ++i)
       outq_.pop_front();
-    if (wbuf_.capacity() > 4 * max_batch_bytes)
-      std::string{}.swap(wbuf_); // after one huge masked frame
+    enc_.trim();
     if (!outq_.empty())
       return do_write();
     if (closing_ && !closed_)
@@ -636,19 +410,9 @@ private:
   bool in_closed_ = false;
   // Strand only from here on.
   std::vector<out_frame> taken_;
-  std::deque<out_frame> outq_; // the first batch_frames_ are being written
+  std::deque<out_frame> outq_; // the first enc_.frames() are being written
   std::size_t out_bytes_ = 0;
-  struct segment {
-    const char* ext; // a large payload in outq_, or null: wbuf_ at off
-    std::size_t off;
-    std::size_t len;
-  };
-  std::string wbuf_;
-  std::vector<segment> segs_;
-  std::vector<asio::const_buffer> batch_bufs_;
-  std::size_t batch_frames_ = 0;
-  std::size_t batch_payload_ = 0;
-  std::uint64_t mask_state_ = 0; // non-zero: client role, frames are masked
+  ws_frame_encoder enc_;
   websocket::close_reason close_reason_;
   bool writing_ = false;
   bool read_paused_ = false;
@@ -660,72 +424,6 @@ private:
   bool pinging_ = false;
 };
 
-
-// Resolves, connects and hands the socket to a client-side session.
-class connector : public std::enable_shared_from_this<connector> {
-public:
-  connector(asio::io_context& ioc, parsed_url url, connect_options opts, session_factory factory,
-            std::function<void(std::string)> on_fail)
-    : resolver_(asio::make_strand(ioc)), stream_(resolver_.get_executor()), url_(std::move(url)),
-      opts_(opts), factory_(std::move(factory)), on_fail_(std::move(on_fail)) {
-  }
-
-  void run() {
-    resolver_.async_resolve(url_.host, url_.port,
-                            beast::bind_front_handler(&connector::on_resolve, shared_from_this()));
-  }
-
-private:
-  void on_resolve(error_code ec, tcp::resolver::results_type results) {
-    if (ec)
-      return on_fail_("cannot resolve " + url_.host + ": " + ec.message());
-    stream_.expires_after(opts_.timeout);
-    stream_.async_connect(results,
-                          beast::bind_front_handler(&connector::on_connect, shared_from_this()));
-  }
-
-  void on_connect(error_code ec, tcp::endpoint ep) {
-    if (ec)
-      return on_fail_("cannot connect to " + host_header(url_) + ": " + ec.message());
-    peer_ = ep.address().to_string() + ":" + std::to_string(ep.port());
-    flex_.emplace(std::move(stream_));
-    if (!opts_.tls)
-      return open();
-    flex_->start_tls(opts_.tls->box);
-    verify_server_name(flex_->tls(), url_.host);
-    flex_->tls().async_handshake(asio::ssl::stream_base::client,
-                                 beast::bind_front_handler(&connector::on_tls,
-                                                           shared_from_this()));
-  }
-
-  void on_tls(error_code ec) {
-    if (ec)
-      return on_fail_("TLS handshake with " + host_header(url_)
-                      + " failed: " + describe_tls_error(ec, &flex_->tls()));
-    open();
-  }
-
-  void open() {
-    flex_->next_layer().expires_never();
-    auto s = std::make_shared<ws_session>(std::move(*flex_),
-                                          ws_limits{opts_.max_frame_bytes,
-                                                    opts_.max_write_queue_bytes},
-                                          opts_.counters ? opts_.counters
-                                                         : std::make_shared<socket_counters>(),
-                                          std::move(peer_));
-    flex_.reset();
-    s->handshake(host_header(url_), url_.target, std::move(factory_), std::move(on_fail_));
-  }
-
-  tcp::resolver resolver_;
-  beast::tcp_stream stream_;
-  std::optional<flex_stream> flex_;
-  std::string peer_;
-  parsed_url url_;
-  connect_options opts_;
-  session_factory factory_;
-  std::function<void(std::string)> on_fail_;
-};
 
 } // namespace
 
@@ -756,24 +454,13 @@ void run_server_websocket(flex_stream&& stream, http_request_message&& req, upgr
   s->accept(std::move(req), std::move(up), factory);
 }
 
-void ws_connect(io_runtime& io, const std::string& url, connect_options opts,
-                session_factory on_open, std::function<void(std::string)> on_fail) {
-  auto parsed = parse_url(url);
-  const bool secure = parsed && (parsed->scheme == "wss" || parsed->scheme == "https");
-  std::string why;
-  if (!parsed)
-    why = "unsupported manager URL '" + url + "' (expected ws://host:port or wss://host:port)";
-  else if (secure && !opts.tls)
-    why = "manager URL '" + url + "' needs TLS but no TLS client context was given";
-  else if (!secure && opts.tls)
-    opts.tls = nullptr; // ws:// stays plain even with --tls-ca-file
-  if (!why.empty()) {
-    asio::post(io.context(), [f = std::move(on_fail), why] { f(why); });
-    return;
-  }
-  std::make_shared<connector>(io.context(), std::move(*parsed), opts, std::move(on_open),
-                              std::move(on_fail))
-    ->run();
+void run_client_websocket(flex_stream&& stream, std::string peer, const std::string& host,
+                          const std::string& target, session_factory factory,
+                          std::function<void(std::string)> on_fail, ws_limits limits,
+                          std::shared_ptr<socket_counters> counters) {
+  auto s = std::make_shared<ws_session>(std::move(stream), limits, std::move(counters),
+                                        std::move(peer));
+  s->handshake(host, target, std::move(factory), std::move(on_fail));
 }
 
 } // namespace actor_host::net

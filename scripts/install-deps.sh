@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build pkg-config
   libcaf-dev
-  libboost1.81-dev libboost-json1.81-dev libboost-system1.81-dev
+  libboost1.81-dev libboost-json1.81-dev libboost-system1.81-dev libboost-url1.81-dev
   libsimdjson-dev libspdlog-dev libfmt-dev libssl-dev
   libcli11-dev libyaml-cpp-dev
   libre2-dev

@@ -12,6 +12,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -37,5 +38,13 @@ upgrade_request describe_upgrade(const http_request_message& req);
 void run_server_websocket(flex_stream&& stream, http_request_message&& req,
                           upgrade_request up, std::string peer, const session_factory& factory,
                           ws_limits limits, std::shared_ptr<socket_counters> counters);
+
+/// Runs the client handshake for `target` with `host` as the Host header on
+/// a connected stream, then serves it with the handler `factory` makes;
+/// `on_fail` gets the reason if the handshake fails.
+void run_client_websocket(flex_stream&& stream, std::string peer, const std::string& host,
+                          const std::string& target, session_factory factory,
+                          std::function<void(std::string)> on_fail, ws_limits limits,
+                          std::shared_ptr<socket_counters> counters);
 
 } // namespace actor_host::net

@@ -1,0 +1,99 @@
+#pragma once
+
+// Internal to net/: one accepted HTTP connection. Its request side (TLS
+// detection, access policy, routing, upgrades) is in http_session.cpp, its
+// response side (heads, chunks, the write queue, closing) in
+// http_response.cpp. Everything runs on the connection's strand.
+
+#include "net/detail/beast_names.hpp"
+#include "net/detail/flex_stream.hpp"
+#include "net/detail/server_impl.hpp"
+#include "net/http_exchange.hpp"
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace actor_host::net {
+
+class http_session : public std::enable_shared_from_this<http_session> {
+public:
+  http_session(flex_stream&& stream, std::shared_ptr<server::impl> srv);
+  ~http_session();
+
+  void run();
+
+  // Called by the responder, always on the strand.
+  void head(int status, const std::string& content_type, std::optional<std::size_t> length,
+            const http_headers& extra, std::string body);
+  void chunk(std::string data);
+  void last_chunk();
+  void set_abort(std::function<void()> fn);
+
+  asio::any_io_executor strand() {
+    return stream_.get_executor();
+  }
+
+private:
+  // Request side (http_session.cpp).
+  void do_detect();
+  void on_detect(error_code ec, bool tls);
+  void on_handshake(error_code ec, std::size_t used);
+  void handshake_failed(const std::string& why);
+  void do_read();
+  void on_header(error_code ec, std::size_t n);
+  void on_read(error_code ec, std::size_t);
+  void begin_exchange(bool cors);
+  void watch_peer();
+  void on_watch(error_code ec, std::size_t n);
+
+  // Response side (http_response.cpp).
+  http_responder_ptr make_responder();
+  void enqueue(std::string data, bool last);
+  void overflow();
+  void add_out_bytes(std::int64_t delta);
+  void do_write();
+  void on_write(error_code ec, std::size_t);
+  void after_response();
+  void linger_close();
+  void do_drain();
+  void on_drain(error_code ec, std::size_t n);
+  void shutdown();
+
+  flex_stream stream_;
+  std::shared_ptr<server::impl> srv_;
+  std::string peer_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::deque<std::string> outq_;
+  std::deque<std::string> inflight_;
+  std::array<char, 4096> drain_buf_;
+  std::size_t drained_ = 0;
+  std::size_t out_bytes_ = 0;      // outq_ and inflight_
+  std::size_t inflight_bytes_ = 0;
+  std::vector<asio::const_buffer> bufs_;
+  std::function<void()> abort_fn_;
+  std::string cors_origin_;
+  std::string peer_address_;
+  std::string admitted_origin_;
+  bool cors_ok_ = false;
+  bool token_from_query_ = false;
+  bool keep_alive_ = true;
+  bool active_ = false;
+  bool writing_ = false;
+  bool finishing_ = false;
+  bool watching_ = false;
+  bool peer_gone_ = false;
+};
+
+} // namespace actor_host::net

@@ -1,0 +1,73 @@
+#pragma once
+
+// Internal to net/: RFC 6455 data frames as the WebSocket session writes
+// them itself, many per gather write, bypassing Beast (ws_session.cpp).
+
+#include "net/detail/beast_names.hpp"
+
+#include <boost/asio/buffer.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace actor_host::net {
+
+/// One frame waiting to be written; `binary` selects the opcode, so binary
+/// and text frames share one ordered queue.
+struct out_frame {
+  std::string payload;
+  bool binary = false;
+};
+
+/// Writes the RFC 6455 §5.2 header of one final, uncompressed frame into `p`
+/// (at most 14 bytes) and returns its size. `mask` is null on the server side.
+std::size_t put_frame_header(std::uint8_t* p, bool binary, std::uint64_t n,
+                             const std::uint8_t* mask);
+
+/// Encodes the frames at the front of a queue into the buffers of one gather
+/// write: FIN, no extensions, masked on the client side.
+class ws_frame_encoder {
+public:
+  /// Client role: every frame from now on is masked (RFC 6455 §5.3).
+  void use_masks();
+
+  /// Encodes as many frames from the front of `q` as one write holds (at
+  /// least one). The buffers point into this encoder and, for large
+  /// unmasked payloads, into `q`: both stay put until the write completes.
+  void encode(const std::deque<out_frame>& q);
+
+  const std::vector<asio::const_buffer>& buffers() const {
+    return bufs_;
+  }
+  /// Frames and payload bytes in the last encode.
+  std::size_t frames() const {
+    return frames_;
+  }
+  std::size_t payload_bytes() const {
+    return payload_;
+  }
+
+  /// After a write: gives back the memory one huge masked frame took.
+  void trim();
+
+private:
+  void next_mask(std::uint8_t* out);
+  void append_local(std::size_t off, std::size_t len);
+
+  struct segment {
+    const char* ext; // a large payload in the queue, or null: wbuf_ at off
+    std::size_t off;
+    std::size_t len;
+  };
+  std::string wbuf_;
+  std::vector<segment> segs_;
+  std::vector<asio::const_buffer> bufs_;
+  std::size_t frames_ = 0;
+  std::size_t payload_ = 0;
+  std::uint64_t mask_state_ = 0; // non-zero: client role, frames are masked
+};
+
+} // namespace actor_host::net

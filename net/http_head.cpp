@@ -1,0 +1,59 @@
+#include "net/http_head.hpp"
+
+#include <boost/beast/http/status.hpp>
+
+namespace actor_host::net {
+
+std::string reason_phrase(int status) {
+  if (status == 499)
+    return "Client Closed Request";
+  namespace http = boost::beast::http;
+  auto r = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
+  return r.empty() ? std::string{"Unknown"} : std::string{r};
+}
+
+bool header_safe(std::string_view v) {
+  return v.find_first_of(std::string_view{"\r\n\0", 3}) == std::string_view::npos;
+}
+
+void append_response_head(std::string& out, const response_head& head,
+                          std::vector<std::string>* dropped) {
+  auto field = [&out](std::string_view name, std::string_view value) {
+    out += name;
+    out += ": ";
+    out += value;
+    out += "\r\n";
+  };
+  out += "HTTP/1.1 " + std::to_string(head.status) + " " + reason_phrase(head.status) + "\r\n";
+  field("Server", "actor-host");
+  if (!head.content_type.empty() && header_safe(head.content_type))
+    field("Content-Type", head.content_type);
+  if (head.length)
+    field("Content-Length", std::to_string(*head.length));
+  else
+    field("Transfer-Encoding", "chunked");
+  if (!head.cors_origin.empty() && header_safe(head.cors_origin)) {
+    field("Access-Control-Allow-Origin", head.cors_origin);
+    field("Access-Control-Expose-Headers", "X-Genkit-Trace-Id");
+    field("Vary", "Origin");
+  }
+  if (head.extra)
+    for (auto& [k, v] : *head.extra) {
+      if (header_safe(k) && header_safe(v))
+        field(k, v);
+      else if (dropped)
+        dropped->push_back(k);
+    }
+  field("Connection", head.keep_alive ? "keep-alive" : "close");
+  out += "\r\n"; // the end of the head
+}
+
+std::string refusal(int status, std::string_view text) {
+  std::string body{text};
+  body += '\n';
+  return "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status)
+         + "\r\nServer: actor-host\r\nContent-Type: text/plain\r\nContent-Length: "
+         + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+} // namespace actor_host::net

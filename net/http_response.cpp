@@ -1,0 +1,231 @@
+#include "net/detail/http_session.hpp"
+
+#include "net/http_head.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+namespace actor_host::net {
+
+// Called by the responder, always on the strand.
+void http_session::head(int status, const std::string& content_type,
+                        std::optional<std::size_t> length, const http_headers& extra,
+                        std::string body) {
+  if (peer_gone_ || !active_)
+    return;
+  std::string h;
+  h.reserve(256 + body.size());
+  std::vector<std::string> dropped;
+  append_response_head(h, {status, content_type, length, cors_origin_, &extra, keep_alive_},
+                       &dropped);
+  for (auto& k : dropped) {
+    srv_->counters->unsafe_headers_dropped.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("dropped response header {} to {}: CR, LF or NUL in it", k, peer_);
+  }
+  h += body;
+  enqueue(std::move(h), length.has_value());
+}
+
+void http_session::chunk(std::string data) {
+  if (peer_gone_ || !active_ || data.empty())
+    return;
+  char size[20];
+  auto len = std::snprintf(size, sizeof(size), "%zx\r\n", data.size());
+  std::string c;
+  c.reserve(static_cast<std::size_t>(len) + data.size() + 2);
+  c.append(size, static_cast<std::size_t>(len));
+  c += data;
+  c += "\r\n";
+  enqueue(std::move(c), false);
+}
+
+void http_session::last_chunk() {
+  if (peer_gone_ || !active_)
+    return;
+  enqueue("0\r\n\r\n", true);
+}
+
+void http_session::set_abort(std::function<void()> fn) {
+  if (peer_gone_ && active_) {
+    fn();
+    return;
+  }
+  abort_fn_ = std::move(fn);
+}
+
+void http_session::enqueue(std::string data, bool last) {
+  add_out_bytes(static_cast<std::int64_t>(data.size()));
+  outq_.push_back(std::move(data));
+  if (last)
+    finishing_ = true;
+  // What waits behind the write in flight is what a caller that does not
+  // read piles up; one piece of any size (a whole result) always fits.
+  if (outq_.size() > 1 && out_bytes_ - inflight_bytes_ > srv_->opts.max_write_queue_bytes)
+    return overflow();
+  if (!writing_)
+    do_write();
+}
+
+// The caller does not read its response: abort the exchange (the run is
+// cancelled through the abort callback) and drop the connection, so the
+// queue is freed now rather than when the caller leaves.
+void http_session::overflow() {
+  srv_->counters->write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
+  spdlog::warn("dropping HTTP client {}: {} bytes of its response wait to be written "
+               "(max_write_queue_bytes {}); the call is cancelled",
+               peer_, out_bytes_, srv_->opts.max_write_queue_bytes);
+  peer_gone_ = true;
+  std::deque<std::string>{}.swap(outq_);
+  add_out_bytes(-static_cast<std::int64_t>(out_bytes_ - inflight_bytes_));
+  if (active_) {
+    if (auto fn = std::move(abort_fn_))
+      fn();
+  }
+  shutdown();
+}
+
+// out_bytes_ and the listener-wide gauge move together.
+void http_session::add_out_bytes(std::int64_t delta) {
+  out_bytes_ = static_cast<std::size_t>(static_cast<std::int64_t>(out_bytes_) + delta);
+  srv_->counters->queued_bytes.fetch_add(delta, std::memory_order_relaxed);
+}
+
+void http_session::do_write() {
+  writing_ = true;
+  inflight_.swap(outq_);
+  bufs_.clear();
+  inflight_bytes_ = 0;
+  for (auto& s : inflight_) {
+    bufs_.emplace_back(asio::buffer(s));
+    inflight_bytes_ += s.size();
+  }
+  asio::async_write(stream_, bufs_,
+                    beast::bind_front_handler(&http_session::on_write, shared_from_this()));
+}
+
+void http_session::on_write(error_code ec, std::size_t) {
+  writing_ = false;
+  inflight_.clear();
+  add_out_bytes(-static_cast<std::int64_t>(inflight_bytes_));
+  inflight_bytes_ = 0;
+  if (ec) {
+    add_out_bytes(-static_cast<std::int64_t>(out_bytes_));
+    std::deque<std::string>{}.swap(outq_);
+    peer_gone_ = true;
+    if (active_) {
+      if (auto fn = std::move(abort_fn_))
+        fn();
+    }
+    return shutdown();
+  }
+  if (!outq_.empty())
+    return do_write();
+  if (finishing_)
+    after_response();
+}
+
+void http_session::after_response() {
+  finishing_ = false;
+  active_ = false;
+  abort_fn_ = nullptr;
+  if (!keep_alive_ && !peer_gone_ && !watching_)
+    return linger_close();
+  if (!keep_alive_ || peer_gone_)
+    return shutdown();
+  if (watching_)
+    stream_.next_layer().cancel(); // on_watch restarts the parse
+  else
+    do_read();
+}
+
+// A refusal (413, 401, ...) may leave the client still sending its body:
+// closing with unread bytes resets the connection, and the client sees
+// ECONNRESET instead of our answer. So stop sending, read and drop what
+// still comes (bounded in bytes and time), then close. TLS has no
+// half-close under the record layer: it closes at once.
+void http_session::linger_close() {
+  if (stream_.is_tls())
+    return shutdown();
+  error_code ignored;
+  stream_.next_layer().socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream_.next_layer().expires_after(std::chrono::seconds(2));
+  do_drain();
+}
+
+void http_session::do_drain() {
+  stream_.next_layer().async_read_some(
+    asio::buffer(drain_buf_),
+    beast::bind_front_handler(&http_session::on_drain, shared_from_this()));
+}
+
+void http_session::on_drain(error_code ec, std::size_t n) {
+  drained_ += n;
+  if (ec || drained_ > srv_->opts.max_body_bytes + 64 * 1024)
+    return shutdown();
+  do_drain();
+}
+
+void http_session::shutdown() {
+  error_code ignored;
+  auto& s = stream_.next_layer().socket();
+  s.shutdown(tcp::socket::shutdown_both, ignored);
+  s.close(ignored);
+}
+
+namespace {
+
+class responder_impl : public http_responder {
+public:
+  explicit responder_impl(std::shared_ptr<http_session> s)
+    : session_(std::move(s)), strand_(session_->strand()) {
+  }
+
+  void respond(int status, std::string content_type, std::string body,
+               http_headers extra) override {
+    post([status, ct = std::move(content_type), b = std::move(body),
+          x = std::move(extra)](http_session& s) mutable {
+      auto n = b.size();
+      s.head(status, ct, n, x, std::move(b));
+    });
+  }
+
+  void start_stream(int status, std::string content_type, http_headers extra) override {
+    post([status, ct = std::move(content_type), x = std::move(extra)](http_session& s) {
+      s.head(status, ct, std::nullopt, x, {});
+    });
+  }
+
+  void write(std::string data) override {
+    post([d = std::move(data)](http_session& s) mutable { s.chunk(std::move(d)); });
+  }
+
+  void finish() override {
+    post([](http_session& s) { s.last_chunk(); });
+  }
+
+  void on_abort(std::function<void()> fn) override {
+    post([f = std::move(fn)](http_session& s) mutable { s.set_abort(std::move(f)); });
+  }
+
+private:
+  template <class F>
+  void post(F&& f) {
+    asio::post(strand_, [s = session_, fn = std::forward<F>(f)]() mutable { fn(*s); });
+  }
+
+  std::shared_ptr<http_session> session_;
+  asio::any_io_executor strand_;
+};
+
+} // namespace
+
+http_responder_ptr http_session::make_responder() {
+  return std::make_shared<responder_impl>(shared_from_this());
+}
+
+} // namespace actor_host::net

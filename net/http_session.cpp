@@ -1,0 +1,269 @@
+#include "net/detail/http_session.hpp"
+
+#include "net/access_policy.hpp"
+#include "net/http_head.hpp"
+#include "net/url.hpp"
+#include "net/detail/ws_session.hpp"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+
+namespace actor_host::net {
+
+namespace {
+
+std::string endpoint_string(const tcp::socket& s) {
+  error_code ec;
+  auto ep = s.remote_endpoint(ec);
+  if (ec)
+    return "?";
+  return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+std::string endpoint_address(const tcp::socket& s) {
+  error_code ec;
+  auto ep = s.remote_endpoint(ec);
+  return ec ? std::string{} : ep.address().to_string();
+}
+
+} // namespace
+
+http_session::http_session(flex_stream&& stream, std::shared_ptr<server::impl> srv)
+  : stream_(std::move(stream)), srv_(std::move(srv)) {
+  peer_ = endpoint_string(stream_.next_layer().socket());
+  peer_address_ = endpoint_address(stream_.next_layer().socket());
+  ++srv_->counters->http_connections;
+}
+
+http_session::~http_session() {
+  --srv_->counters->http_connections;
+  srv_->counters->queued_bytes.fetch_sub(static_cast<std::int64_t>(out_bytes_),
+                                         std::memory_order_relaxed);
+}
+
+void http_session::run() {
+  error_code ignored;
+  stream_.next_layer().socket().set_option(tcp::no_delay{true}, ignored);
+  asio::dispatch(stream_.get_executor(),
+                 beast::bind_front_handler(&http_session::do_detect, shared_from_this()));
+}
+
+// A TLS listener looks at the first bytes: a ClientHello starts the
+// handshake, anything else is refused in plain words.
+void http_session::do_detect() {
+  if (!srv_->opts.tls)
+    return do_read();
+  stream_.next_layer().expires_after(
+    std::chrono::milliseconds(srv_->opts.tls_handshake_timeout_ms));
+  beast::async_detect_ssl(stream_.next_layer(), buffer_,
+                          beast::bind_front_handler(&http_session::on_detect,
+                                                    shared_from_this()));
+}
+
+void http_session::on_detect(error_code ec, bool tls) {
+  if (ec) {
+    if (ec == beast::error::timeout)
+      handshake_failed("no TLS handshake within "
+                       + std::to_string(srv_->opts.tls_handshake_timeout_ms) + " ms");
+    return shutdown();
+  }
+  if (!tls) {
+    srv_->counters->plaintext_refused.fetch_add(1, std::memory_order_relaxed);
+    if (auto n = srv_->handshake_log.due())
+      spdlog::warn("refused plaintext from {} on TLS port {} ({} event(s) in 5 s)", peer_,
+                   srv_->bound_port, n);
+    auto msg = std::make_shared<std::string>(
+      refusal(400, "This port requires TLS: use https:// or wss://"));
+    stream_.next_layer().expires_after(std::chrono::seconds(5));
+    asio::async_write(stream_.next_layer(), asio::buffer(*msg),
+                      [self = shared_from_this(), msg](error_code, std::size_t) {
+                        self->shutdown();
+                      });
+    return;
+  }
+  stream_.start_tls(srv_->opts.tls->current());
+  stream_.tls().async_handshake(asio::ssl::stream_base::server, buffer_.data(),
+                                beast::bind_front_handler(&http_session::on_handshake,
+                                                          shared_from_this()));
+}
+
+void http_session::on_handshake(error_code ec, std::size_t used) {
+  if (ec) {
+    handshake_failed(describe_tls_error(ec, nullptr));
+    return shutdown();
+  }
+  buffer_.consume(used);
+  do_read();
+}
+
+void http_session::handshake_failed(const std::string& why) {
+  srv_->counters->tls_handshake_failures.fetch_add(1, std::memory_order_relaxed);
+  if (auto n = srv_->handshake_log.due())
+    spdlog::warn("TLS handshake with {} on port {} failed: {} ({} event(s) in 5 s)", peer_,
+                 srv_->bound_port, why, n);
+}
+
+void http_session::do_read() {
+  parser_.emplace();
+  parser_->body_limit(srv_->opts.max_body_bytes);
+  parser_->header_limit(64 * 1024);
+  stream_.next_layer().expires_after(std::chrono::milliseconds(srv_->opts.http_idle_timeout_ms));
+  http::async_read_header(stream_, buffer_, *parser_,
+                          beast::bind_front_handler(&http_session::on_header,
+                                                    shared_from_this()));
+}
+
+// The access policy sees the head before any body is read.
+void http_session::on_header(error_code ec, std::size_t n) {
+  if (ec)
+    return on_read(ec, n);
+  auto& head_req = parser_->get();
+  std::string path;
+  std::map<std::string, std::string> query;
+  split_target(head_req.target(), path, query);
+  auto headers = lower_case_headers(head_req);
+  auto method = std::string{head_req.method_string()};
+  access_request ar{method, path, &headers, &query, peer_address_,
+                    websocket::is_upgrade(head_req)};
+  auto verdict = check_access(srv_->opts.access, ar);
+  if (verdict.status != 0) {
+    srv_->counters->access_refused.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("refused {} {} from {}: {} {}", method, path.substr(0, 200), peer_,
+                 verdict.status, verdict.message);
+    keep_alive_ = false;
+    begin_exchange(false);
+    std::string body = verdict.message + "\n";
+    auto length = body.size();
+    head(verdict.status, "text/plain; charset=utf-8", length,
+         verdict.status == 401 ? http_headers{{"WWW-Authenticate", "Bearer"}} : http_headers{},
+         std::move(body));
+    return;
+  }
+  cors_ok_ = verdict.cors;
+  admitted_origin_.clear();
+  if (auto i = headers.find("origin"); verdict.cors && i != headers.end())
+    admitted_origin_ = i->second;
+  token_from_query_ = verdict.token_from_query;
+  http::async_read(stream_, buffer_, *parser_,
+                   beast::bind_front_handler(&http_session::on_read, shared_from_this()));
+}
+
+void http_session::on_read(error_code ec, std::size_t) {
+  if (ec == http::error::body_limit) {
+    keep_alive_ = false;
+    begin_exchange(cors_ok_);
+    std::string body = R"({"error":{"code":-32600,"message":"Invalid request: body larger than )"
+                       + std::to_string(srv_->opts.max_body_bytes) + R"( bytes"}})";
+    auto length = body.size(); // before the move: argument order is unspecified
+    head(413, "application/json", length, {}, std::move(body));
+    return;
+  }
+  if (ec) {
+    if (ec != http::error::end_of_stream && ec != beast::error::timeout
+        && ec != asio::error::operation_aborted && ec != asio::error::connection_reset)
+      spdlog::debug("http read from {}: {}", peer_, ec.message());
+    return shutdown();
+  }
+  auto req = parser_->release();
+  if (websocket::is_upgrade(req)) {
+    auto up = describe_upgrade(req);
+    if (token_from_query_)
+      up.query.erase("token"); // the manager's secret goes no further
+    if (auto* route = srv_->find_route(up.path)) {
+      if (int status = route->check ? route->check(up) : 0; status != 0) {
+        // Refused before the upgrade: a plain HTTP answer, then close.
+        keep_alive_ = false;
+        begin_exchange(cors_ok_);
+        std::string body = reason_phrase(status) + "\n";
+        auto length = body.size();
+        head(status, "text/plain", length, {}, std::move(body));
+        return;
+      }
+      stream_.next_layer().expires_never();
+      run_server_websocket(std::move(stream_), std::move(req), std::move(up), peer_,
+                           route->factory,
+                           {srv_->opts.max_frame_bytes, srv_->opts.max_write_queue_bytes},
+                           srv_->counters);
+      return;
+    }
+  }
+  keep_alive_ = req.keep_alive();
+  begin_exchange(cors_ok_);
+  http_request hr;
+  hr.method = std::string{req.method_string()};
+  split_target(req.target(), hr.path, hr.query);
+  hr.headers = lower_case_headers(req);
+  hr.body = std::move(req.body());
+  hr.peer = peer_;
+  if (hr.method == "OPTIONS") {
+    // Preflight: only an admitted Origin learns what it may send.
+    head(204, "", 0,
+         cors_ok_ ? http_headers{{"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+                                 {"Access-Control-Allow-Headers", "Content-Type, Authorization"}}
+                  : http_headers{},
+         {});
+    return;
+  }
+  if (!srv_->http) {
+    std::string body = "This port serves WebSocket upgrades only.\n";
+    head(426, "text/plain", body.size(), {{"Upgrade", "websocket"}}, std::move(body));
+    return;
+  }
+  srv_->http(std::move(hr), make_responder());
+  watch_peer();
+}
+
+// `cors`: the request's Origin passed the access policy, so it may read
+// the answer.
+void http_session::begin_exchange(bool cors) {
+  active_ = true;
+  stream_.next_layer().expires_never();
+  // Written only if header_safe (append_response_head checks).
+  cors_origin_ = cors ? admitted_origin_ : std::string{};
+}
+
+// A read while the handler works tells us when the client hangs up, so a
+// long-running call can be cancelled. Bytes of a pipelined next request
+// stay in buffer_ for the next parse.
+void http_session::watch_peer() {
+  if (watching_ || peer_gone_ || buffer_.size() > 64 * 1024)
+    return;
+  watching_ = true;
+  stream_.async_read_some(buffer_.prepare(4096),
+                          beast::bind_front_handler(&http_session::on_watch, shared_from_this()));
+}
+
+void http_session::on_watch(error_code ec, std::size_t n) {
+  watching_ = false;
+  if (ec == asio::error::operation_aborted && !active_ && !peer_gone_)
+    return do_read(); // cancelled by after_response to start the next parse
+  if (ec) {
+    peer_gone_ = true;
+    if (active_) {
+      if (auto fn = std::move(abort_fn_))
+        fn();
+    }
+    return shutdown();
+  }
+  buffer_.commit(n);
+  if (active_)
+    watch_peer();
+  else
+    do_read();
+}
+
+void start_http_session(flex_stream&& stream, std::shared_ptr<server::impl> srv) {
+  std::make_shared<http_session>(std::move(stream), std::move(srv))->run();
+}
+
+} // namespace actor_host::net
