@@ -4,7 +4,6 @@
 #include <array>
 #include <csignal>
 #include <cstdint>
-#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -17,6 +16,7 @@
 
 #include "apps/cli_commands.hpp"
 #include "config/duration.hpp"
+#include "config/precedence.hpp"
 #include "net/access_policy.hpp"
 
 namespace actor_host::apps {
@@ -86,15 +86,11 @@ bool is_cli_command(std::string_view arg) {
 int run_cli(int argc, char** argv) {
   install_sigint_handler();
   cli_options opts;
-  if (const char* env = std::getenv("ACTOR_HOST_TLS_CA_FILE"); env != nullptr)
-    opts.tls.ca_file = env;
-  if (const char* env = std::getenv("ACTOR_HOST_MANAGER"); env != nullptr && *env != '\0')
-    opts.manager = env;
-  std::string token_file;
-  if (const char* env = std::getenv("ACTOR_HOST_AUTH_TOKEN_FILE"); env != nullptr && *env != '\0')
-    token_file = env;
-  else
-    opts.manager = std::string{default_manager_url};
+  // Given on the command line (else nullopt): the environment and the
+  // defaults fill in after parsing, by the precedence every setting follows.
+  std::optional<std::string> manager_flag;
+  std::optional<std::string> token_file_flag;
+  std::optional<std::string> ca_file_flag;
   // -- command line ---------------------------------------------------------
   CLI::App app{"Command-line client for an actor-host manager.", "actor-host"};
   app.require_subcommand(1, 1);
@@ -102,14 +98,14 @@ int run_cli(int argc, char** argv) {
     "Exit codes: 0 ok, 1 failed, 2 usage error, 3 cannot reach the manager,\n"
     "4 no runtime / runtime not found, 5 timed out, 130 interrupted.";
   auto add_common = [&](CLI::App* cmd) {
-    cmd->add_option("--manager", opts.manager,
+    cmd->add_option("--manager", manager_flag,
                     "API server URL (default: $ACTOR_HOST_MANAGER, else "
                       + std::string{default_manager_url} + ")");
     cmd->add_flag("--json", opts.json, "Print raw JSON results");
-    cmd->add_option("--auth-token-file", token_file,
+    cmd->add_option("--auth-token-file", token_file_flag,
                     "File with the manager's token, sent as Authorization: Bearer (default: "
                     "$ACTOR_HOST_AUTH_TOKEN_FILE)");
-    cmd->add_option("--tls-ca-file", opts.tls.ca_file,
+    cmd->add_option("--tls-ca-file", ca_file_flag,
                     "https:// manager: PEM CA(s) its certificate must chain to (default: "
                     "$ACTOR_HOST_TLS_CA_FILE, else the system store)");
     cmd->add_option("--tls-cert-file", opts.tls.cert_file,
@@ -148,6 +144,25 @@ int run_cli(int argc, char** argv) {
     app.exit(e);
     return exit_usage;
   }
+  auto flag = [](const std::optional<std::string>& given, const char* name) {
+    return given ? config::layer_value{{*given, name}} : std::nullopt;
+  };
+  auto env = config::process_environment("ACTOR_HOST_");
+  opts.manager = config::effective_value({std::string{default_manager_url}, "default"}, {},
+                                         config::env_value(env, "ACTOR_HOST_MANAGER", true),
+                                         flag(manager_flag, "flag --manager"))
+                   .value;
+  auto token_file
+    = config::effective_value({"", "default"}, {},
+                              config::env_value(env, "ACTOR_HOST_AUTH_TOKEN_FILE", true),
+                              flag(token_file_flag, "flag --auth-token-file"))
+        .value;
+  // An ACTOR_HOST_TLS_CA_FILE set to "" counts (as before): the system store.
+  opts.tls.ca_file
+    = config::effective_value({"", "default"}, {},
+                              config::env_value(env, "ACTOR_HOST_TLS_CA_FILE", false),
+                              flag(ca_file_flag, "flag --tls-ca-file"))
+        .value;
   if (!token_file.empty()) {
     if (auto err = net::read_token_file(token_file, opts.token); !err.empty()) {
       std::cerr << "error: " << err << '\n';
