@@ -96,7 +96,8 @@ std::string check_setting(const setting_def& def, const std::string& value);
 
 /// The effective manager settings: built-in defaults < config file <
 /// environment (ACTOR_HOST_*) < flags (effective_value()). `flags` holds only
-/// flags given on the command line; a variable set to "" counts as given. False with `error` naming the source on a bad value.
+/// flags given on the command line; a variable set to "" counts as given.
+/// False with `error` naming the source on a bad value.
 bool resolve_settings(const host_config& file, const std::map<std::string, std::string>& env,
                       const std::map<std::string, std::string>& flags,
                       std::map<std::string, setting_value>& out, std::string& error);
