@@ -11,22 +11,9 @@
 #include <iostream>
 #include <set>
 
-extern char** environ;
-
 namespace actor_host::apps {
 
 namespace {
-
-std::map<std::string, std::string> actor_host_environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry{*e};
-    auto eq = entry.find('=');
-    if (eq != std::string_view::npos && entry.starts_with("ACTOR_HOST_"))
-      env.emplace(std::string{entry.substr(0, eq)}, std::string{entry.substr(eq + 1)});
-  }
-  return env;
-}
 
 std::int64_t ms(const std::map<std::string, config::setting_value>& s, const char* key) {
   return config::parse_duration_ms(s.at(key).value).value_or(0);
@@ -153,7 +140,7 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
     return "-- <command> is for the manager role";
   std::map<std::string, config::setting_value> eff;
   std::string err;
-  if (!config::resolve_settings(file, actor_host_environment(), f.settings, eff, err))
+  if (!config::resolve_settings(file, config::process_environment("ACTOR_HOST_"), f.settings, eff, err))
     return err;
   host_settings hs;
   hs.effective = eff;

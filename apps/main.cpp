@@ -32,11 +32,6 @@ namespace {
 
 using namespace actor_host;
 
-std::string env_or(const char* name, std::string fallback) {
-  auto* v = std::getenv(name);
-  return v && *v ? std::string{v} : std::move(fallback);
-}
-
 // Builds the runtime's catalog from --demo and --config, and fills in the
 // link settings the config file gives (flags and environment win).
 bool runtime_setup(const apps::host_flags& f, const apps::host_settings& hs,
@@ -62,13 +57,14 @@ bool runtime_setup(const apps::host_flags& f, const apps::host_settings& hs,
     spdlog::error("nothing to host: give --demo and/or --config FILE with actions");
     return false;
   }
-  ro.manager_url = !f.manager_url.empty() ? f.manager_url
-                                          : env_or("GENKIT_REFLECTION_V2_SERVER",
-                                                   cfg.manager_url.value_or(""));
-  ro.id = !f.runtime_id.empty() ? f.runtime_id : env_or("GENKIT_RUNTIME_ID", cfg.id.value_or(""));
-  ro.name = !f.runtime_name.empty() ? f.runtime_name : cfg.name.value_or("");
+  auto link = config::resolve_runtime_link(
+    {f.manager_url, f.runtime_id, f.runtime_name, f.tls_ca_file}, config::process_environment(),
+    cfg);
+  ro.manager_url = std::move(link.manager_url);
+  ro.id = std::move(link.id);
+  ro.name = std::move(link.name);
+  ro.tls.ca_file = std::move(link.tls_ca_file);
   // The client certificate shares the manager's flags (and env) by name.
-  ro.tls.ca_file = !f.tls_ca_file.empty() ? f.tls_ca_file : env_or("ACTOR_HOST_TLS_CA_FILE", "");
   ro.tls.cert_file = hs.effective.at("tls_cert_file").value;
   ro.tls.key_file = hs.effective.at("tls_key_file").value;
   if (ro.manager_url.empty()) {

@@ -316,14 +316,13 @@ bool resolve_settings(const host_config& file, const std::map<std::string, std::
   std::map<std::string, setting_value> result;
   for (auto& def : settings) {
     auto key = std::string{def.key};
-    setting_value v{std::string{def.default_value}, "default"};
+    layer_value in_file, in_flags;
     if (auto i = file.manager.find(key); i != file.manager.end())
-      v = i->second;
-    auto env_name = setting_env_name(key);
-    if (auto i = env.find(env_name); i != env.end())
-      v = {i->second, "env " + env_name};
+      in_file = i->second;
     if (auto i = flags.find(key); i != flags.end())
-      v = {i->second, "flag " + setting_flag_name(key)};
+      in_flags = setting_value{i->second, "flag " + setting_flag_name(key)};
+    auto v = effective_value({std::string{def.default_value}, "default"}, in_file,
+                             env_value(env, setting_env_name(key), false), in_flags);
     if (auto why = check_setting(def, v.value); !why.empty()) {
       error = v.source + ": " + why;
       return false;

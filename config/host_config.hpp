@@ -1,5 +1,7 @@
 #pragma once
 
+#include "config/precedence.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -42,13 +44,6 @@ struct service_spec {
   /// the manager's secrets; a list = these names too ("PREFIX_*" a prefix).
   bool inherit_env_all = false;
   std::vector<std::string> inherit_env;
-};
-
-/// A value and where it came from: "default", "FILE:LINE", "env NAME",
-/// "flag --name".
-struct setting_value {
-  std::string value;
-  std::string source;
 };
 
 struct host_config {
@@ -100,8 +95,9 @@ std::string setting_flag_name(std::string_view key);
 std::string check_setting(const setting_def& def, const std::string& value);
 
 /// The effective manager settings: built-in defaults < config file <
-/// environment (ACTOR_HOST_*) < flags. `flags` holds only flags given on the
-/// command line. False with `error` naming the source on a bad value.
+/// environment (ACTOR_HOST_*) < flags (effective_value()). `flags` holds only
+/// flags given on the command line; a variable set to "" counts as given.
+/// False with `error` naming the source on a bad value.
 bool resolve_settings(const host_config& file, const std::map<std::string, std::string>& env,
                       const std::map<std::string, std::string>& flags,
                       std::map<std::string, setting_value>& out, std::string& error);

@@ -1,6 +1,7 @@
 #include "config/runtime_config.hpp"
 
 #include "net/url.hpp"
+#include "config/precedence.hpp"
 #include "config/yaml_read.hpp"
 
 #include <boost/json.hpp>
@@ -251,6 +252,29 @@ bool load_runtime_config(const std::string& path, runtime_config& out, std::stri
   if (!error.empty())
     return false;
   return parse_runtime_config(text, path, dir, out, error);
+}
+
+runtime_link resolve_runtime_link(const runtime_link& flags,
+                                  const std::map<std::string, std::string>& env,
+                                  const runtime_config& file) {
+  auto pick = [&](const std::string& flag, const char* flag_name, const char* env_name,
+                  const std::optional<std::string>& in_file) {
+    layer_value from_file;
+    if (in_file)
+      from_file = setting_value{*in_file, "runtime config"};
+    return effective_value({"", "default"}, from_file,
+                           env_name != nullptr ? env_value(env, env_name, true) : std::nullopt,
+                           non_empty(flag, flag_name))
+      .value;
+  };
+  runtime_link out;
+  out.manager_url = pick(flags.manager_url, "flag --manager", "GENKIT_REFLECTION_V2_SERVER",
+                         file.manager_url);
+  out.id = pick(flags.id, "flag --id", "GENKIT_RUNTIME_ID", file.id);
+  out.name = pick(flags.name, "flag --name", nullptr, file.name);
+  out.tls_ca_file = pick(flags.tls_ca_file, "flag --tls-ca-file", "ACTOR_HOST_TLS_CA_FILE",
+                         std::nullopt);
+  return out;
 }
 
 } // namespace actor_host::config

@@ -2,6 +2,7 @@
 
 #include "actions/program_action.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,5 +30,24 @@ bool load_runtime_config(const std::string& path, runtime_config& out, std::stri
 /// only prefixes error messages; relative paths resolve against `base_dir`.
 bool parse_runtime_config(const std::string& text, const std::string& file_name,
                           const std::string& base_dir, runtime_config& out, std::string& error);
+
+/// How the runtime role reaches its manager, as its flags give it (each
+/// empty where not given) and, resolved, as it applies.
+struct runtime_link {
+  std::string manager_url;
+  std::string id;
+  std::string name;
+  std::string tls_ca_file; // wss:// trust
+};
+
+/// The runtime role's link after the precedence rule (effective_value():
+/// flags > environment > runtime config file). The environment gives
+/// GENKIT_REFLECTION_V2_SERVER (manager_url), GENKIT_RUNTIME_ID (id) and
+/// ACTOR_HOST_TLS_CA_FILE (tls_ca_file); the file gives manager_url, id and
+/// name. An empty flag or variable counts as not given; what nothing gives
+/// stays empty.
+runtime_link resolve_runtime_link(const runtime_link& flags,
+                                  const std::map<std::string, std::string>& env,
+                                  const runtime_config& file);
 
 } // namespace actor_host::config

@@ -52,4 +52,10 @@ std::optional<status_code> status_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<status_code> status_from_number(std::int64_t code) {
+  if (code < 0 || code >= static_cast<std::int64_t>(table.size()))
+    return std::nullopt;
+  return static_cast<status_code>(code);
+}
+
 } // namespace actor_host::registry

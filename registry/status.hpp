@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -35,5 +36,8 @@ int http_status_for(int code);
 /// The code of a status name ("FAILED_PRECONDITION" -> failed_precondition),
 /// exact spelling as in Genkit's StatusName; nullopt for anything else.
 std::optional<status_code> status_from_name(std::string_view name);
+
+/// The code of a status number (14 -> unavailable); nullopt outside the set.
+std::optional<status_code> status_from_number(std::int64_t code);
 
 } // namespace actor_host::registry

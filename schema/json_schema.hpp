@@ -1,5 +1,8 @@
 #pragma once
 
+// json_stringify() was declared here; its callers still find it through this.
+#include "schema/js_stringify.hpp"
+
 #include <boost/json/value.hpp>
 
 #include <memory>
@@ -55,12 +58,8 @@ private:
 /// "Schema validation failed. Parse Errors:\n\n- e1\n- e2\n\nProvided data:\n\n
 /// <input>\n\nRequired JSON schema:\n\n<schema>", input and schema formatted
 /// like JSON.stringify(x, null, 2) (schema text that is not JSON goes verbatim).
+/// Defined in ajv_wording.cpp, with the rest of Genkit's wording.
 std::string schema_error_message(const std::vector<std::string>& errors,
                                  const boost::json::value& input, std::string_view schema);
-
-/// JSON text of `v` as JavaScript's JSON.stringify(v, null, indent) writes it:
-/// numbers in JS form (17, 3.5, 1e+21, never 1.7E1), members in stored order,
-/// non-ASCII text unescaped. indent 0 = compact.
-std::string json_stringify(const boost::json::value& v, int indent = 0);
 
 } // namespace actor_host::schema

@@ -1,0 +1,290 @@
+#include "apps/cli_commands.hpp"
+
+#include "registry/status.hpp"
+#include "schema/js_stringify.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <string_view>
+#include <vector>
+
+namespace actor_host::apps {
+
+namespace {
+
+namespace json = boost::json;
+
+// -- output -------------------------------------------------------------------
+//
+// JSON is printed with schema::json_stringify: results come from JavaScript
+// runtimes, so they are written the way JSON.stringify would (Boost.JSON's
+// own serializer writes 0.5 as "5E-1").
+
+/// Returns the member `key` of `jv` if `jv` is an object that has it.
+const json::value* member(const json::value& jv, std::string_view key) {
+  if (const auto* obj = jv.if_object())
+    return obj->if_contains(key);
+  return nullptr;
+}
+
+/// Renders a scalar for a table cell: strings without quotes, missing or
+/// null values as "-".
+std::string cell(const json::value* jv) {
+  if (jv == nullptr || jv->is_null())
+    return "-";
+  if (const auto* str = jv->if_string())
+    return std::string{*str};
+  return schema::json_stringify(*jv);
+}
+
+/// Prints rows as left-aligned columns separated by two spaces.
+void print_table(std::ostream& os, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (size_t i = 0; i < row.size(); ++i)
+      widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size())
+        line.append(widths[i] - row[i].size() + 2, ' ');
+    }
+    // Trailing blanks come from empty last cells; they only confuse diffs.
+    while (!line.empty() && line.back() == ' ')
+      line.pop_back();
+    os << line << '\n';
+  }
+}
+
+// -- errors -------------------------------------------------------------------
+
+/// Returns the Status code in a JSON-RPC error's `data.code`, if any.
+/// Accepts the name as well as the number, since some runtimes send names.
+std::optional<registry::status_code> error_status(const json::object& error) {
+  const auto* data = error.if_contains("data");
+  const auto* code = data != nullptr ? member(*data, "code") : nullptr;
+  if (code == nullptr)
+    return std::nullopt;
+  if (code->is_int64())
+    if (auto status = registry::status_from_number(code->get_int64()))
+      return status;
+  if (const auto* name = code->if_string())
+    return registry::status_from_name(*name);
+  return std::nullopt;
+}
+
+/// Prints `error: <message> (<STATUS>)` and maps the error to an exit code.
+int report_rpc_error(const json::object& error) {
+  using registry::status_code;
+  std::string message = "request failed";
+  if (const auto* msg = error.if_contains("message"); msg != nullptr && msg->is_string())
+    message = std::string{msg->get_string()};
+  auto status = error_status(error);
+  std::cerr << "error: " << message;
+  if (status)
+    std::cerr << " (" << registry::status_name(static_cast<int>(*status)) << ")";
+  std::cerr << '\n';
+  // Only the manager's own lookup errors mean "no runtime": a runtime's
+  // NOT_FOUND (e.g. an unknown action) is an ordinary failure.
+  std::string_view msg{message};
+  if (status == status_code::unavailable && msg.starts_with("No runtimes"))
+    return exit_no_runtime;
+  if (status == status_code::not_found && msg.starts_with("Runtime ")
+      && msg.ends_with(" not found"))
+    return exit_no_runtime;
+  if (status == status_code::deadline_exceeded)
+    return exit_timed_out;
+  return exit_failed;
+}
+
+/// Returns `data.details.traceId` of an action failure, if present.
+std::string error_trace_id(const json::object& error) {
+  const auto* data = error.if_contains("data");
+  const auto* details = data != nullptr ? member(*data, "details") : nullptr;
+  const auto* trace = details != nullptr ? member(*details, "traceId") : nullptr;
+  return trace != nullptr && trace->is_string() ? std::string{trace->get_string()} : std::string{};
+}
+
+/// Handles the failure cases of a call; returns the exit code, or -1 when
+/// the call succeeded and the caller should print its result.
+int check(const call_result& res) {
+  if (!res.transport_error.empty()) {
+    std::cerr << "error: lost connection to the manager: " << res.transport_error << '\n';
+    return exit_unreachable;
+  }
+  if (!res.result)
+    return report_rpc_error(res.error);
+  return -1;
+}
+
+/// Summarises a JSON schema's top-level type: "string", "object", "a|b",
+/// "any" (a schema without a plain type) or "-" (no schema).
+std::string schema_type(const json::value* schema) {
+  if (schema == nullptr || schema->is_null())
+    return "-";
+  const auto* type = member(*schema, "type");
+  if (type == nullptr)
+    return "any";
+  if (type->is_string())
+    return std::string{type->get_string()};
+  if (const auto* types = type->if_array()) {
+    std::string joined;
+    for (const auto& t : *types) {
+      if (!joined.empty())
+        joined += '|';
+      joined += cell(&t);
+    }
+    return joined;
+  }
+  return "any";
+}
+
+} // namespace
+
+// -- commands -----------------------------------------------------------------
+
+std::unique_ptr<manager_session> open_session(const cli_options& opts, int& rc) {
+  std::string error;
+  auto why = manager_session::open_failure::usage;
+  auto session = manager_session::open(opts.manager, opts.tls, opts.token, error, why);
+  if (!session) {
+    std::cerr << "error: " << error << '\n';
+    rc = why == manager_session::open_failure::unreachable ? exit_unreachable : exit_usage;
+  }
+  return session;
+}
+
+int cmd_runtimes(manager_session& session, const cli_options& opts) {
+  auto res = session.call("listRuntimes", {});
+  if (auto rc = check(res); rc >= 0)
+    return rc;
+  if (opts.json) {
+    std::cout << schema::json_stringify(*res.result) << '\n';
+    return exit_ok;
+  }
+  const auto* list = member(*res.result, "runtimes");
+  if (list == nullptr || !list->is_array() || list->get_array().empty()) {
+    std::cout << "No runtimes registered.\n";
+    return exit_ok;
+  }
+  std::vector<std::vector<std::string>> rows{{"ID", "PID", "NAME", "VERSION", "REGISTERED"}};
+  for (const auto& info : list->get_array())
+    rows.push_back({cell(member(info, "id")), cell(member(info, "pid")),
+                    cell(member(info, "name")), cell(member(info, "genkitVersion")),
+                    cell(member(info, "timestamp"))});
+  print_table(std::cout, rows);
+  return exit_ok;
+}
+int cmd_actions(manager_session& session, const cli_options& opts) {
+  json::object params;
+  if (!opts.runtime.empty())
+    params["runtimeId"] = opts.runtime;
+  auto res = session.call("listActions", std::move(params));
+  if (auto rc = check(res); rc >= 0)
+    return rc;
+  if (opts.json) {
+    std::cout << schema::json_stringify(*res.result) << '\n';
+    return exit_ok;
+  }
+  const auto* actions = member(*res.result, "actions");
+  if (actions == nullptr || !actions->is_object() || actions->get_object().empty()) {
+    std::cout << "No actions.\n";
+    return exit_ok;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [key, action] : actions->get_object()) {
+    std::string description;
+    if (const auto* desc = member(action, "description"); desc != nullptr && desc->is_string())
+      description = std::string{desc->get_string()};
+    // Keep one action per line.
+    std::replace(description.begin(), description.end(), '\n', ' ');
+    const auto* metadata = member(action, "metadata");
+    const auto* bidi = metadata != nullptr ? member(*metadata, "bidi") : nullptr;
+    if (bidi != nullptr && bidi->is_bool() && bidi->get_bool())
+      description = description.empty() ? "(bidi)" : description + " (bidi)";
+    rows.push_back({std::string{key}, schema_type(member(action, "inputSchema")), description});
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.insert(rows.begin(), {"KEY", "INPUT", "DESCRIPTION"});
+  print_table(std::cout, rows);
+  return exit_ok;
+}
+
+int cmd_run(manager_session& session, const cli_options& opts,
+            const std::optional<json::value>& input,
+            const std::optional<json::value>& context,
+            std::optional<std::int64_t> timeout_ms) {
+  json::object params;
+  params["key"] = opts.key;
+  if (input)
+    params["input"] = *input;
+  if (context)
+    params["context"] = *context;
+  if (!opts.runtime.empty())
+    params["runtimeId"] = opts.runtime;
+  params["stream"] = opts.stream;
+  if (timeout_ms)
+    params["timeoutMs"] = *timeout_ms;
+  std::string trace_id;
+  auto on_notification = [&](std::string_view method, const json::object& note) {
+    if (method == "runActionState") {
+      const auto* state = note.if_contains("state");
+      const auto* trace = state != nullptr ? member(*state, "traceId") : nullptr;
+      if (trace != nullptr && trace->is_string())
+        trace_id = std::string{trace->get_string()};
+    } else if (method == "streamChunk") {
+      const auto* chunk = note.if_contains("chunk");
+      // Flush per chunk: the point of streaming is to see progress, and a
+      // SIGINT exit must not lose what was already received.
+      std::cout << (chunk != nullptr ? schema::json_stringify(*chunk) : "null") << std::endl;
+    }
+  };
+  auto res = session.call("runAction", std::move(params), on_notification);
+  if (!res.result) {
+    if (trace_id.empty() && res.transport_error.empty())
+      trace_id = error_trace_id(res.error);
+    auto rc = check(res);
+    if (!opts.json && !trace_id.empty())
+      std::cerr << "trace: " << trace_id << '\n';
+    return rc;
+  }
+  if (const auto* telemetry = member(*res.result, "telemetry")) {
+    if (const auto* trace = member(*telemetry, "traceId"); trace != nullptr && trace->is_string())
+      trace_id = std::string{trace->get_string()};
+  }
+  if (opts.json) {
+    std::cout << schema::json_stringify(*res.result) << std::endl;
+    return exit_ok;
+  }
+  // An action that returns undefined has no `result` member: print nothing.
+  if (const auto* result = member(*res.result, "result"))
+    std::cout << schema::json_stringify(*result, 2) << std::endl;
+  if (!trace_id.empty())
+    std::cerr << "trace: " << trace_id << '\n';
+  return exit_ok;
+}
+
+int cmd_cancel(manager_session& session, const cli_options& opts) {
+  json::object params;
+  params["traceId"] = opts.trace_id;
+  if (!opts.runtime.empty())
+    params["runtimeId"] = opts.runtime;
+  auto res = session.call("cancelAction", std::move(params));
+  if (auto rc = check(res); rc >= 0)
+    return rc;
+  if (opts.json) {
+    std::cout << schema::json_stringify(*res.result) << '\n';
+    return exit_ok;
+  }
+  const auto* message = member(*res.result, "message");
+  std::cout << (message != nullptr && message->is_string() ? std::string{message->get_string()}
+                                                           : schema::json_stringify(*res.result))
+            << '\n';
+  return exit_ok;
+}
+} // namespace actor_host::apps
