@@ -22,25 +22,65 @@ CAF_TEST(a flag beats the environment beats the file beats the default) {
   auto file = given("f", "host.yaml:3");
   auto env = given("e", "env X");
   auto flag = given("g", "flag --x");
-  CAF_CHECK_EQUAL(effective_value(fallback, {}, {}, {}).source, "default");
-  CAF_CHECK_EQUAL(effective_value(fallback, file, {}, {}).value, "f");
-  CAF_CHECK_EQUAL(effective_value(fallback, file, env, {}).value, "e");
-  CAF_CHECK_EQUAL(effective_value(fallback, file, env, flag).value, "g");
-  CAF_CHECK_EQUAL(effective_value(fallback, {}, {}, flag).source, "flag --x");
-  CAF_CHECK_EQUAL(effective_value(fallback, file, {}, flag).value, "g");
+  {
+    // CAF_CHECK_EQUAL binds references: copy out of the temporary first.
+    std::string got = effective_value(fallback, {}, {}, {}).source;
+    CAF_CHECK_EQUAL(got, "default");
+  }
+  {
+    // CAF_CHECK_EQUAL binds references: copy out of the temporary first.
+    std::string got = effective_value(fallback, file, {}, {}).value;
+    CAF_CHECK_EQUAL(got, "f");
+  }
+  {
+    // CAF_CHECK_EQUAL binds references: copy out of the temporary first.
+    std::string got = effective_value(fallback, file, env, {}).value;
+    CAF_CHECK_EQUAL(got, "e");
+  }
+  {
+    // CAF_CHECK_EQUAL binds references: copy out of the temporary first.
+    std::string got = effective_value(fallback, file, env, flag).value;
+    CAF_CHECK_EQUAL(got, "g");
+  }
+  {
+    // CAF_CHECK_EQUAL binds references: copy out of the temporary first.
+    std::string got = effective_value(fallback, {}, {}, flag).source;
+    CAF_CHECK_EQUAL(got, "flag --x");
+  }
+  {
+    // CAF_CHECK_EQUAL binds references: copy out of the temporary first.
+    std::string got = effective_value(fallback, file, {}, flag).value;
+    CAF_CHECK_EQUAL(got, "g");
+  }
   // A layer that gives "" still wins: only nullopt means "not given".
-  CAF_CHECK_EQUAL(effective_value(fallback, file, given("", "env X"), {}).value, "");
+  {
+    // CAF_CHECK_EQUAL binds references: copy out of the temporary first.
+    std::string got = effective_value(fallback, file, given("", "env X"), {}).value;
+    CAF_CHECK_EQUAL(got, "");
+  }
 }
 
 CAF_TEST(empty values count as not given where a layer says so) {
   std::map<std::string, std::string> env{{"A", "1"}, {"EMPTY", ""}};
-  CAF_CHECK_EQUAL(env_value(env, "A", true)->source, "env A");
+  {
+    // CAF_CHECK_EQUAL binds references: copy out of the temporary first.
+    std::string got = env_value(env, "A", true)->source;
+    CAF_CHECK_EQUAL(got, "env A");
+  }
   CAF_CHECK(!env_value(env, "MISSING", false));
   CAF_CHECK(!env_value(env, "EMPTY", true));
   CAF_REQUIRE(env_value(env, "EMPTY", false));
-  CAF_CHECK_EQUAL(env_value(env, "EMPTY", false)->value, "");
+  {
+    // CAF_CHECK_EQUAL binds references: copy out of the temporary first.
+    std::string got = env_value(env, "EMPTY", false)->value;
+    CAF_CHECK_EQUAL(got, "");
+  }
   CAF_CHECK(!non_empty("", "flag --x"));
-  CAF_CHECK_EQUAL(non_empty("v", "flag --x")->source, "flag --x");
+  {
+    // CAF_CHECK_EQUAL binds references: copy out of the temporary first.
+    std::string got = non_empty("v", "flag --x")->source;
+    CAF_CHECK_EQUAL(got, "flag --x");
+  }
 }
 
 CAF_TEST(the link of the runtime role follows the same rule) {
