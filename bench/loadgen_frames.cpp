@@ -1,0 +1,161 @@
+#include "bench/loadgen_frames.hpp"
+
+#include "bench/wsraw.hpp"
+#include "net/json_raw.hpp"
+
+#include <simdjson.h>
+
+#include <charconv>
+
+namespace bench {
+
+namespace od = simdjson::ondemand;
+
+static bool to_u64(std::string_view s, std::uint64_t& out) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+  return r.ec == std::errc{} && r.ptr != s.data();
+}
+
+static constexpr std::string_view k_chunk_prefix =
+  R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":)";
+static constexpr std::string_view k_state_prefix =
+  R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":)";
+static constexpr std::string_view k_result_prefix = R"({"jsonrpc":"2.0","result":)";
+static constexpr std::string_view k_error_prefix = R"({"jsonrpc":"2.0","error":)";
+
+// Parses a leading integer; advances `s`.
+static bool eat_number(std::string_view& s, long& out) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (r.ec != std::errc{})
+    return false;
+  s.remove_prefix(static_cast<std::size_t>(r.ptr - s.data()));
+  return true;
+}
+
+// Fast paths for the frame shapes actor-host and the relay produce; anything
+// else goes through simdjson.
+bool fast_parse(std::string_view f, inbound& m) {
+  if (f.substr(0, k_chunk_prefix.size()) == k_chunk_prefix) {
+    auto s = f.substr(k_chunk_prefix.size());
+    long id;
+    if (!eat_number(s, id))
+      return false;
+    // ,"chunk":{"i":123}}}
+    constexpr std::string_view ck = R"(,"chunk":{")";
+    if (s.substr(0, ck.size()) != ck || s.size() < ck.size() + 3)
+      return false;
+    s.remove_prefix(ck.size() + 1); // the key letter
+    if (s.substr(0, 2) != "\":")
+      return false;
+    s.remove_prefix(2);
+    long k;
+    if (!eat_number(s, k))
+      return false;
+    m.method = "streamChunk";
+    m.id = static_cast<std::uint64_t>(id);
+    m.has_id = true;
+    m.chunk_num = k;
+    return true;
+  }
+  bool res = f.substr(0, k_result_prefix.size()) == k_result_prefix;
+  bool err = !res && f.substr(0, k_error_prefix.size()) == k_error_prefix;
+  if (res || err) {
+    auto p = f.rfind(R"(,"id":)");
+    if (p == std::string_view::npos || f.back() != '}')
+      return false;
+    if (!to_u64(f.substr(p + 6, f.size() - p - 7), m.id))
+      return false;
+    m.response = true;
+    m.has_id = true;
+    m.error = err;
+    auto start = (res ? k_result_prefix : k_error_prefix).size();
+    m.result = f.substr(start, p - start);
+    return true;
+  }
+  return false;
+}
+
+bool slow_parse(std::string_view f, inbound& m) {
+  thread_local od::parser parser;
+  od::document doc;
+  if (parser.iterate(f.data(), f.size(), f.size() + bench::read_padding).get(doc))
+    return false;
+  od::object obj;
+  if (doc.get_object().get(obj))
+    return false;
+  for (auto field : obj) {
+    std::string_view k;
+    if (field.unescaped_key().get(k))
+      return false;
+    od::value v;
+    if (field.value().get(v))
+      return false;
+    if (k == "method") {
+      if (v.get_string().get(m.method))
+        return false;
+    } else if (k == "id") {
+      std::uint64_t id;
+      if (!v.get_uint64().get(id)) {
+        m.id = id;
+        m.has_id = true;
+      }
+    } else if (k == "result" || k == "error") {
+      m.response = true;
+      m.error = k == "error";
+      if (actor_host::net::json_raw::raw_of(v, m.result))
+        return false;
+    } else if (k == "params") {
+      od::object p;
+      if (v.get_object().get(p))
+        continue;
+      for (auto pf : p) {
+        std::string_view pk;
+        if (pf.unescaped_key().get(pk))
+          return false;
+        od::value pv;
+        if (pf.value().get(pv))
+          return false;
+        if (pk == "requestId") {
+          std::uint64_t id;
+          if (!pv.get_uint64().get(id)) {
+            m.id = id;
+            m.has_id = true;
+          }
+        } else if (pk == "state") {
+          od::object st;
+          if (pv.get_object().get(st))
+            continue;
+          for (auto sf : st) {
+            std::string_view sk;
+            if (sf.unescaped_key().get(sk))
+              return false;
+            if (sk == "traceId") {
+              od::value tv;
+              if (sf.value().get(tv) || tv.get_string().get(m.trace_id))
+                return false;
+            }
+          }
+        } else if (pk == "chunk") {
+          std::string_view raw;
+          if (actor_host::net::json_raw::raw_of(pv, raw))
+            return false;
+          // {"i":k} or {"q":k}
+          auto c = raw.find("\":");
+          if (c != std::string_view::npos) {
+            auto s = raw.substr(c + 2);
+            long k;
+            if (eat_number(s, k))
+              m.chunk_num = k;
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
+bool is_run_action_state(std::string_view f) {
+  return f.substr(0, k_state_prefix.size()) == k_state_prefix;
+}
+
+} // namespace bench

@@ -1,0 +1,76 @@
+#include "bench/loadgen_options.hpp"
+
+#include "bench/wsraw.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace bench {
+
+namespace {
+
+void usage() {
+  std::fprintf(stderr, "usage: bench_load --url ws://HOST:PORT/api/ws --scenario "
+                       "echo|open|stream|bidi|cancel [--callers N] [--inflight K] "
+                       "[--seconds S] [--warmup W] [--rate R] [--stream-n N] "
+                       "[--system NAME] [--round I] [--watch NAME=PID]...\n");
+}
+
+} // namespace
+
+bool parse_load_options(int argc, char** argv, load_options& o) {
+  std::string url;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    std::string v = argv[i + 1];
+    if (k == "--url")
+      url = v;
+    else if (k == "--scenario")
+      o.scenario = v;
+    else if (k == "--callers")
+      o.callers = std::atoi(v.c_str());
+    else if (k == "--inflight")
+      o.inflight = std::atoi(v.c_str());
+    else if (k == "--seconds")
+      o.seconds = std::atof(v.c_str());
+    else if (k == "--warmup")
+      o.warmup = std::atof(v.c_str());
+    else if (k == "--rate")
+      o.rate = std::atof(v.c_str());
+    else if (k == "--stream-n")
+      o.stream_n = std::atol(v.c_str());
+    else if (k == "--drain-timeout")
+      o.drain_timeout = std::atof(v.c_str());
+    else if (k == "--max-inflight")
+      o.max_inflight = std::atol(v.c_str());
+    else if (k == "--system")
+      o.system = v;
+    else if (k == "--round")
+      o.round = std::atoi(v.c_str());
+    else if (k == "--runtime-id")
+      o.runtime_id = v;
+    else if (k == "--watch") {
+      auto eq = v.find('=');
+      if (eq == std::string::npos) {
+        std::fprintf(stderr, "--watch NAME=PID\n");
+        return false;
+      }
+      o.watch.emplace_back(v.substr(0, eq), std::atoi(v.c_str() + eq + 1));
+    } else {
+      std::fprintf(stderr, "unknown option %s\n", k.c_str());
+      return false;
+    }
+  }
+  static const char* scenarios[] = {"echo", "open", "stream", "bidi", "cancel"};
+  bool known = false;
+  for (auto* s : scenarios)
+    known |= o.scenario == s;
+  if (url.empty() || !split_ws_url(url, o.host, o.port, o.path) || !known || o.callers < 1
+      || o.inflight < 1 || o.seconds <= 0) {
+    usage();
+    return false;
+  }
+  return true;
+}
+
+} // namespace bench

@@ -1,0 +1,35 @@
+#pragma once
+
+// bench_load's command line.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bench {
+
+struct load_options {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::string path = "/api/ws";
+  std::string scenario = "echo";
+  int callers = 1;
+  int inflight = 1;
+  double seconds = 3;
+  double warmup = 1;
+  double rate = 1000;
+  long stream_n = 10000;
+  double drain_timeout = 10;
+  long max_inflight = 20000;
+  std::string system = "?";
+  int round = 0;
+  std::string runtime_id; // optional runtimeId param
+  std::vector<std::pair<std::string, int>> watch;
+};
+
+/// Reads `--name value` pairs into `o`; on a bad or missing option prints
+/// the usage to stderr and returns false.
+bool parse_load_options(int argc, char** argv, load_options& o);
+
+} // namespace bench
