@@ -20,11 +20,8 @@
 // Prints {"ready":N,"pid":P} on stdout once every connection has its register
 // answer; exits when all connections are closed, on SIGINT/SIGTERM, or after
 // --lifetime seconds.
+#include "bench/fake_runtime_frames.hpp"
 #include "bench/wsraw.hpp"
-
-#include "net/json_raw.hpp"
-
-#include <simdjson.h>
 
 #include <atomic>
 #include <charconv>
@@ -41,7 +38,6 @@
 
 namespace {
 
-namespace od = simdjson::ondemand;
 using namespace std::chrono_literals;
 
 std::atomic<bool> stop_requested{false};
@@ -60,81 +56,6 @@ struct options {
 
 bool parse_url(const std::string& url, options& o) {
   return bench::split_ws_url(url, o.host, o.port, o.path);
-}
-
-// ---- incoming frames ----------------------------------------------------------
-
-// What a runtime needs from a manager's frame; views into the frame or the
-// parser (valid until the next frame).
-struct inbound {
-  std::string_view method;
-  std::string_view id; // raw JSON token, empty when absent
-  bool has_result = false;
-  // params
-  std::string_view key;
-  std::string_view input; // raw JSON
-  std::string_view trace_id;
-  std::string_view request_id; // raw JSON token
-  std::string_view chunk;      // raw JSON
-  bool stream = false;
-};
-
-bool parse_inbound(std::string_view frame, inbound& m) {
-  thread_local od::parser parser;
-  od::document doc;
-  if (parser.iterate(frame.data(), frame.size(), frame.size() + bench::read_padding).get(doc))
-    return false;
-  od::object obj;
-  if (doc.get_object().get(obj))
-    return false;
-  for (auto field : obj) {
-    std::string_view k;
-    if (field.unescaped_key().get(k))
-      return false;
-    od::value v;
-    if (field.value().get(v))
-      return false;
-    if (k == "method") {
-      if (v.get_string().get(m.method))
-        return false;
-    } else if (k == "id") {
-      m.id = actor_host::net::json_raw::trim(v.raw_json_token());
-    } else if (k == "result" || k == "error") {
-      m.has_result = true;
-    } else if (k == "params") {
-      od::object p;
-      if (v.get_object().get(p))
-        continue;
-      for (auto pf : p) {
-        std::string_view pk;
-        if (pf.unescaped_key().get(pk))
-          return false;
-        od::value pv;
-        if (pf.value().get(pv))
-          return false;
-        if (pk == "key") {
-          if (pv.get_string().get(m.key))
-            return false;
-        } else if (pk == "input") {
-          if (actor_host::net::json_raw::raw_of(pv, m.input))
-            return false;
-        } else if (pk == "traceId") {
-          if (pv.get_string().get(m.trace_id))
-            return false;
-        } else if (pk == "requestId") {
-          m.request_id = actor_host::net::json_raw::trim(pv.raw_json_token());
-        } else if (pk == "chunk") {
-          if (actor_host::net::json_raw::raw_of(pv, m.chunk))
-            return false;
-        } else if (pk == "stream") {
-          bool b = false;
-          if (!pv.get_bool().get(b))
-            m.stream = b;
-        }
-      }
-    }
-  }
-  return true;
 }
 
 // ---- pre-built pieces ---------------------------------------------------------
@@ -303,8 +224,8 @@ struct fake {
   }
 
   void on_frame(runtime_conn& c, std::string_view frame) {
-    inbound m;
-    if (!parse_inbound(frame, m)) {
+    bench::runtime_inbound m;
+    if (!bench::parse_runtime_inbound(frame, m)) {
       std::fprintf(stderr, "fake runtime %s: unparsable frame\n", c.id.c_str());
       return;
     }
@@ -329,7 +250,7 @@ struct fake {
     }
   }
 
-  void run_action(runtime_conn& c, const inbound& m) {
+  void run_action(runtime_conn& c, const bench::runtime_inbound& m) {
     if (m.key == "/flow/echo") {
       auto trace = new_trace();
       send_state(c, m.id, trace);
@@ -378,7 +299,7 @@ struct fake {
     reply_error(c, m.id, -32602, msg);
   }
 
-  void input(runtime_conn& c, const inbound& m, bool end) {
+  void input(runtime_conn& c, const bench::runtime_inbound& m, bool end) {
     auto i = c.bidi_by_req.find(std::string{m.request_id});
     if (i == c.bidi_by_req.end())
       return;
@@ -399,7 +320,7 @@ struct fake {
     c.bidi_by_req.erase(i);
   }
 
-  void cancel(runtime_conn& c, const inbound& m) {
+  void cancel(runtime_conn& c, const bench::runtime_inbound& m) {
     auto h = c.held.find(std::string{m.trace_id});
     if (h == c.held.end())
       return reply_error(c, m.id, -32602, "Action not found or already completed");
