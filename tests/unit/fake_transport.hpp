@@ -134,6 +134,16 @@ public:
     return close_calls_;
   }
 
+  /// Read-window releases: frames the consumer said it has handled.
+  void frame_processed() override {
+    std::lock_guard<std::mutex> guard{mtx_};
+    ++processed_;
+  }
+  int processed() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return processed_;
+  }
+
   std::uint16_t close_code() const {
     std::lock_guard<std::mutex> guard{mtx_};
     return close_code_;
@@ -160,6 +170,7 @@ private:
   net::upgrade_request upgrade_;
   std::vector<std::string> frames_;
   int close_calls_ = 0;
+  int processed_ = 0;
   std::uint16_t close_code_ = 0;
   std::string close_reason_;
   std::size_t dropped_ = 0;

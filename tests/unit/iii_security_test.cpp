@@ -146,6 +146,34 @@ CAF_TEST(a restricted worker cannot register reserved ids) {
   finish();
 }
 
+CAF_TEST(frames held while the auth function decides count against the read window) {
+  // The trusted worker provides the auth function; it answers only when
+  // the test says so.
+  cfg->auth_function = "auth::check";
+  send_frame(trusted, R"({"type":"registerfunction","id":"auth::check"})");
+  tt->clear();
+  auto t = make_fake_transport("127.0.0.1:41003");
+  auto o = opts();
+  o.rbac = cfg;
+  auto w = spawn_worker(t, o);
+  extra.push_back(w);
+  auto auth = invocations(tt);
+  CAF_REQUIRE_EQUAL(auth.size(), 1u);
+  for (int i = 0; i < 5; ++i)
+    send_frame(w, R"({"type":"registerfunction","id":"api::f)" + std::to_string(i) + R"("})");
+  // Held, not handled: the socket's read window stays taken, so a worker
+  // cannot pile up frames while it waits (the window bounds the queue).
+  CAF_CHECK_EQUAL(t->processed(), 0);
+  CAF_CHECK_EQUAL(t->size(), 0u); // no workerregistered yet
+  send_frame(trusted, R"({"type":"invocationresult","invocation_id":")"
+                        + member_str(auth[0], {"invocation_id"}) + R"(","result":{}})");
+  CAF_CHECK_EQUAL(t->processed(), 5);
+  CAF_CHECK_EQUAL(member_str(t->frame(0), {"type"}), "workerregistered");
+  auto list = call(trusted, tt, "engine::functions::list");
+  CAF_CHECK(contains(member(list, {"result", "functions"}), "api::f4"));
+  finish();
+}
+
 CAF_TEST(front door calls of iii functions follow the RBAC listener policy) {
   send_frame(trusted, R"({"type":"registerfunction","id":"secret::fn"})");
   send_frame(trusted, R"({"type":"registerfunction","id":"api::ok"})");
