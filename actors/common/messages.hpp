@@ -19,22 +19,12 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, closed_atom, "closed")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, register_atom, "register")
 // (deregister_atom, id, conn)                   its connection ended
 CAF_ADD_ATOM(actor_host, actor_host::atoms, deregister_atom, "deregister")
-// (route_atom, runtime_id) -> (ok, conn, id_or_error)
-CAF_ADD_ATOM(actor_host, actor_host::atoms, route_atom, "route")
-// (route_iii_atom, function_id) -> (ok, conn, id_or_error)   [also function_registry]
+// (route_iii_atom, function_id) -> (ok, conn, id_or_error)   [function_registry]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, route_iii_atom, "routeiii")
-// (subscribe_atom, subscriber)                  keep a copy of the routes
-CAF_ADD_ATOM(actor_host, actor_host::atoms, subscribe_atom, "subscribe")
-// (route_update_atom, id, conn)                 [subscriber] a route changed (null: gone)
-CAF_ADD_ATOM(actor_host, actor_host::atoms, route_update_atom, "routeupd")
-// (routes_ready_atom)                           [subscriber] the first copy is complete
-CAF_ADD_ATOM(actor_host, actor_host::atoms, routes_ready_atom, "routesrdy")
 // (list_atom) -> listActions JSON of every runtime
 CAF_ADD_ATOM(actor_host, actor_host::atoms, list_atom, "list")
-// (list_iii_atom) -> listActions JSON of the iii functions   [also function_registry]
+// (list_iii_atom) -> listActions JSON of the iii functions   [function_registry]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, list_iii_atom, "listiii")
-// (functions_atom, function_registry)           where iii calls are routed
-CAF_ADD_ATOM(actor_host, actor_host::atoms, functions_atom, "functions")
 // (watch_atom, runtime_id, watcher)             readiness of one id
 CAF_ADD_ATOM(actor_host, actor_host::atoms, watch_atom, "watch")
 // (ready_atom, runtime_id), (unready_atom, runtime_id)   [watcher]
@@ -47,7 +37,7 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_close_atom, "bidiclose")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_find_atom, "bidifind")
 
 // caller -> connection -> pending request -> caller
-// (call_atom, tag, method, params, timeout) -> pending   [connection]
+// (call_atom, call_request) -> pending          [connection] (actors/manager/call_path.hpp)
 CAF_ADD_ATOM(actor_host, actor_host::atoms, call_atom, "call")
 // (accepted_atom, tag, pending)                 [caller] the call is in flight
 CAF_ADD_ATOM(actor_host, actor_host::atoms, accepted_atom, "accepted")

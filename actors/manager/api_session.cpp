@@ -1,16 +1,12 @@
 #include "actors/manager/api_session.hpp"
 
 #include "actors/common/frame_bridge.hpp"
-#include "actors/manager/call_client.hpp"
 #include "actors/manager/errors.hpp"
-#include "net/iii_protocol.hpp"
 #include "net/jsonrpc.hpp"
 #include "net/reflection_frames.hpp"
 #include "obs/metrics.hpp"
 
 #include <spdlog/spdlog.h>
-
-#include <algorithm>
 
 namespace actor_host {
 
@@ -97,51 +93,11 @@ void on_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) 
   forget(self, tag);
 }
 
-void on_route(self_ptr self, std::string& id, caf::actor& conn) {
-  auto& rs = self->state.routes;
-  auto i = std::find_if(rs.begin(), rs.end(), [&](auto& r) { return r.first == id; });
-  if (!conn) {
-    if (i != rs.end())
-      rs.erase(i);
-  } else if (i != rs.end()) {
-    i->second = std::move(conn);
-  } else {
-    rs.emplace_back(std::move(id), std::move(conn));
-  }
-}
-
-// start_call without the directory round trip, from the pushed routes (as
-// the directory's route_atom would answer), and with the connection's answer
-// handled here rather than sent to ourselves: two fewer resumes per call.
-void call_direct(self_ptr self, call_request req) {
-  auto& rs = self->state.routes;
-  const std::pair<std::string, caf::actor>* route = nullptr;
-  if (req.runtime_id.empty()) {
-    if (rs.empty())
-      return on_done(self, req.tag, false, manager_errors::no_runtimes());
-    route = &rs.back();
-  } else {
-    auto i = std::find_if(rs.begin(), rs.end(), [&](auto& r) { return r.first == req.runtime_id; });
-    if (i == rs.end())
-      return on_done(self, req.tag, false, manager_errors::runtime_not_found(req.runtime_id));
-    route = &*i;
-  }
-  auto tag = req.tag;
-  self
-    ->request(route->second, caf::infinite, call_atom_v, tag, req.method, std::move(req.params),
-              req.timeout)
-    .then([self, tag](caf::actor& pending) { on_accepted(self, tag, pending); },
-          [self, tag, method = std::move(req.method), runtime_id = route->first](caf::error&) {
-            // The connection died before the directory told us.
-            on_done(self, tag, false, manager_errors::connection_closed(runtime_id, method));
-          });
-}
-
 // A caller that pipelines calls faster than runtimes answer them would
 // otherwise hold any number of them in flight.
 bool under_call_cap(self_ptr self, const rpc::message& m) {
   auto& st = self->state;
-  auto cap = st.policy.max_calls_per_caller;
+  auto cap = st.door.policy.max_calls_per_caller;
   if (cap == 0 || st.calls.size() < cap) {
     st.over_call_cap = false;
     return true;
@@ -157,8 +113,7 @@ bool under_call_cap(self_ptr self, const rpc::message& m) {
   return false;
 }
 
-void begin(self_ptr self, const rpc::message& m, std::string runtime_id, std::string method,
-           std::string params, caf::timespan timeout, bool events, bool iii = false) {
+void begin(self_ptr self, const rpc::message& m, call_request req, bool events) {
   auto& st = self->state;
   if (!under_call_cap(self, m))
     return;
@@ -170,57 +125,33 @@ void begin(self_ptr self, const rpc::message& m, std::string runtime_id, std::st
   auto tag = st.next_tag++;
   auto& c = st.calls[tag];
   c.caller_id = m.id;
-  c.method = method;
   c.events = events;
   st.by_id.emplace(m.id, tag);
-  call_request req{tag, std::move(runtime_id), std::move(method), std::move(params), timeout};
-  // `/iii/` keys are routed by the function registry behind the directory.
-  if (st.routes_ready && !iii)
-    call_direct(self, std::move(req));
-  else
-    start_call(self, st.directory, std::move(req));
+  req.tag = tag;
+  start_call(
+    self, st.door, std::move(req),
+    [self, tag](caf::actor pending) { on_accepted(self, tag, pending); },
+    [self, tag](bool ok, std::string raw) { on_done(self, tag, ok, raw); });
 }
 
 void on_list_runtimes(self_ptr self, const rpc::message& m) {
-  self->request(self->state.directory, caf::infinite, list_atom_v)
-    .then([self, id = m.id](const std::string& list) {
-      self->state.transport->send_text(rpc::result_response(id, R"({"runtimes":)" + list + "}"));
-    });
+  self->request(self->state.door.directory, internal_reply_timeout, list_atom_v)
+    .then(
+      [self, id = m.id](const std::string& list) {
+        self->state.transport->send_text(rpc::result_response(id, R"({"runtimes":)" + list + "}"));
+      },
+      [self, id = m.id](caf::error& err) {
+        send_error(self, id, manager_errors::internal("listing runtimes failed: " + to_string(err)));
+      });
 }
 
 void on_run_action(self_ptr self, rpc::message& m) {
-  rpc::object_members p;
-  std::string why;
-  if (m.params.empty() || !rpc::split_object(m.params, p, why))
-    return send_error(self, m.id, rpc::code::invalid_params,
-                      "Invalid params: runAction needs params {key, input?, ...}");
-  std::string key, runtime_id;
-  auto* raw_key = p.find("key");
-  if (!raw_key || !rpc::string_value(*raw_key, key) || key.empty())
-    return send_error(self, m.id, rpc::code::invalid_params,
-                      "Invalid params: 'key' must be an action key such as \"/flow/echo\"");
-  if (!optional_string(self, m, p, "runtimeId", runtime_id))
-    return;
-  for (const char* flag : {"stream", "streamInput"}) {
-    bool b;
-    if (auto* raw = p.find(flag); raw && !rpc::is_bool(*raw, b))
-      return send_error(self, m.id, rpc::code::invalid_params,
-                        std::string{"Invalid params: '"} + flag + "' must be a boolean");
-  }
-  caf::timespan timeout;
-  if (!read_timeout(p.find("timeoutMs"), self->state.policy.run_timeout, timeout))
-    return send_error(self, m.id, rpc::code::invalid_params,
-                      "Invalid params: 'timeoutMs' must be a non-negative number");
-  // The params go to the runtime as the caller wrote them (runtimes ignore
-  // keys they do not know, as with Genkit's own runtimeId), so they must be
-  // valid JSON all the way down.
-  if (!rpc::validate(m.params, &why))
-    return send_error(self, m.id, rpc::code::parse_error, "Parse error: " + why);
-  // Moved, not copied: it keeps the padding decode reserved, so the
-  // connection reads the key in place.
-  auto params = std::move(m.params);
-  begin(self, m, std::move(runtime_id), "runAction", std::move(params), timeout, true,
-        key.starts_with(net::iii::iii_key_prefix));
+  call_request req;
+  // Moved, not copied: it keeps the padding decode reserved.
+  auto error = parse_run_action(std::move(m.params), self->state.door.policy, {}, req);
+  if (!error.empty())
+    return send_error(self, m.id, std::move(error));
+  begin(self, m, std::move(req), true);
 }
 
 void on_input(self_ptr self, const rpc::message& m, bool end) {
@@ -260,7 +191,7 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
   if (!c.pending) {
     // Not routed yet: keep wire order by queueing behind the runAction,
     // within the same cap as the pending request holds input to.
-    auto cap = st.policy.max_bidi_input_bytes;
+    auto cap = st.door.policy.max_bidi_input_bytes;
     if (cap > 0 && c.early_bytes + chunk.size() > cap) {
       obs::global().bidi_input_overflows.fetch_add(1, std::memory_order_relaxed);
       spdlog::warn("caller {}: bidi input held for run {} exceeds max_bidi_input_bytes ({} "
@@ -307,20 +238,16 @@ void on_frame(self_ptr self, std::string& frame) {
   std::string runtime_id;
   if (!optional_string(self, m, p, "runtimeId", runtime_id))
     return;
-  auto timeout = st.policy.request_timeout;
-  if (m.method == "listActions") {
-    // runtimeId "iii" lists the iii functions: not a route of the cache.
-    bool iii = runtime_id == net::iii::iii_runtime_id;
-    return begin(self, m, std::move(runtime_id), m.method, {}, timeout, false, iii);
-  }
+  auto& policy = st.door.policy;
+  if (m.method == "listActions")
+    return begin(self, m, list_actions_call(std::move(runtime_id), policy), false);
   if (m.method == "listValues") {
     std::string type;
     auto* raw = p.find("type");
     if (!raw || !rpc::string_value(*raw, type) || type.empty())
       return send_error(self, m.id, rpc::code::invalid_params,
                         "Invalid params: 'type' must be a string such as \"defaultModel\"");
-    return begin(self, m, std::move(runtime_id), m.method, R"({"type":)" + *raw + "}", timeout,
-                 false);
+    return begin(self, m, list_values_call(std::move(runtime_id), type, policy), false);
   }
   if (m.method == "cancelAction") {
     std::string trace;
@@ -328,8 +255,7 @@ void on_frame(self_ptr self, std::string& frame) {
     if (!raw || !rpc::string_value(*raw, trace) || trace.empty())
       return send_error(self, m.id, rpc::code::invalid_params,
                         "Invalid params: 'traceId' must be a non-empty string");
-    return begin(self, m, std::move(runtime_id), m.method, R"({"traceId":)" + *raw + "}",
-                 timeout, false);
+    return begin(self, m, cancel_action_call(std::move(runtime_id), trace, policy), false);
   }
   send_error(self, m.id, rpc::code::method_not_found, "Method not found: " + m.method);
 }
@@ -337,14 +263,11 @@ void on_frame(self_ptr self, std::string& frame) {
 } // namespace
 
 caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
-                          net::transport_ptr transport, caf::actor directory,
-                          call_policy policy) {
+                          net::transport_ptr transport, front_door door) {
   auto& st = self->state;
   st.transport = transport;
-  st.directory = std::move(directory);
-  st.policy = policy;
+  st.door = std::move(door);
   close_on_exit(self, std::move(transport));
-  self->send(st.directory, subscribe_atom_v, caf::actor{self});
   // A pending request that dies without a `done` (manager shutdown) still
   // owes its caller an answer.
   self->set_down_handler([self](caf::down_msg& dm) {
@@ -375,11 +298,6 @@ caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
     },
     // Our pending requests monitor us: quitting abandons (cancels) the runs.
     [self](closed_atom, const std::string&) { self->quit(); },
-    [self](accepted_atom, std::uint64_t tag, caf::actor& pending) {
-      on_accepted(self, tag, pending);
-    },
-    [self](route_update_atom, std::string& id, caf::actor& conn) { on_route(self, id, conn); },
-    [self](routes_ready_atom) { self->state.routes_ready = true; },
     [self](trace_atom, std::uint64_t tag, const std::string& trace) {
       auto* c = find_call(self, tag);
       if (!c || !c->events)

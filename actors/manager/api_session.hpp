@@ -2,7 +2,7 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
-#include "actors/manager/manager_config.hpp"
+#include "actors/manager/call_path.hpp"
 #include "net/transport.hpp"
 
 #include <string>
@@ -14,7 +14,6 @@ namespace actor_host {
 struct api_session_state {
   struct call {
     std::string caller_id; // the caller's raw JSON-RPC id
-    std::string method;
     caf::actor pending;    // known once accepted
     std::vector<std::string> early_input; // input that arrived before `pending`
     std::size_t early_bytes = 0;
@@ -24,17 +23,11 @@ struct api_session_state {
 
   live_count live{actor_kind::caller_session};
   net::transport_ptr transport;
-  caf::actor directory;
-  call_policy policy;
+  front_door door;
   std::uint64_t next_tag = 1;
   std::unordered_map<std::uint64_t, call> calls;           // by tag
   std::unordered_map<std::string, std::uint64_t> by_id;    // caller id -> tag
   bool over_call_cap = false; // logged once per stretch over max_calls_per_caller
-  // The directory's routes (runtime id -> connection, registration order),
-  // pushed by it, so a call goes straight to its connection. Until
-  // routes_ready, calls are routed by asking the directory.
-  std::vector<std::pair<std::string, caf::actor>> routes;
-  bool routes_ready = false;
   static inline const char* name = "api_session";
 };
 
@@ -45,6 +38,6 @@ struct api_session_state {
 /// When the socket closes, every call it started is forgotten and its runs
 /// cancelled.
 caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
-                          net::transport_ptr transport, caf::actor directory, call_policy policy);
+                          net::transport_ptr transport, front_door door);
 
 } // namespace actor_host

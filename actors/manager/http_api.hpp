@@ -1,9 +1,7 @@
 #pragma once
 
-#include "actors/manager/manager_config.hpp"
+#include "actors/manager/call_path.hpp"
 #include "net/http_exchange.hpp"
-
-#include <caf/fwd.hpp>
 
 #include <functional>
 #include <string>
@@ -12,8 +10,8 @@ namespace actor_host {
 
 struct http_api_context {
   caf::actor_system* system = nullptr;
-  caf::actor* directory = nullptr; // owned by the manager component
-  call_policy policy;
+  front_door door;
+  caf::actor supervisor; // adopts every HTTP caller
   std::function<std::string()> stats_json;
   std::function<std::string()> metrics_text;      // GET /metrics
   std::function<std::string()> not_ready_reason;  // GET /readyz; "" = ready
@@ -21,7 +19,7 @@ struct http_api_context {
 
 /// The front door's HTTP routes (shapes of the Genkit Dev UI server). Cheap
 /// routes are answered on the I/O thread; everything that talks to a runtime
-/// gets a short-lived caller actor of its own.
+/// gets a caller actor of its own (http_caller), adopted by the supervisor.
 net::http_handler make_http_api(http_api_context ctx);
 
 } // namespace actor_host

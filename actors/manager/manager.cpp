@@ -9,6 +9,7 @@
 #include "actors/manager/http_api.hpp"
 #include "actors/manager/manager_supervisor.hpp"
 #include "actors/manager/runtime_connection.hpp"
+#include "actors/manager/routing.hpp"
 #include "actors/manager/runtime_directory.hpp"
 #include "actors/manager/worker_connection.hpp"
 #include "net/io_runtime.hpp"
@@ -105,14 +106,31 @@ struct manager::impl {
   caf::actor supervisor;
   caf::actor directory;
   caf::actor functions; // function_registry
+  front_door door;      // what every caller starts calls with
   std::vector<caf::actor> children; // child_runtime actors
   std::atomic<bool> running{false};
 
+  /// Spawns actors the supervisor adopts.
+  struct adopting_spawner {
+    caf::actor_system* sys;
+    caf::actor supervisor;
+    template <class F, class... Ts>
+    caf::actor operator()(F fun, Ts&&... xs) const {
+      auto a = sys->spawn(fun, std::forward<Ts>(xs)...);
+      caf::anon_send(supervisor, adopt_atom_v, a);
+      return a;
+    }
+  };
+
+  /// Listeners' handlers run on I/O threads and outlive stop(): they get
+  /// their own copies of the handles they use, never these members.
+  adopting_spawner spawner() const {
+    return {&sys, supervisor};
+  }
+
   template <class F, class... Ts>
   caf::actor spawn_child(F fun, Ts&&... xs) {
-    auto a = sys.spawn(fun, std::forward<Ts>(xs)...);
-    caf::anon_send(supervisor, adopt_atom_v, a);
-    return a;
+    return spawner()(fun, std::forward<Ts>(xs)...);
   }
 };
 
@@ -212,8 +230,10 @@ std::string manager::start() {
   const std::string ws = d.tls ? "wss" : "ws";
   const std::string http = d.tls ? "https" : "http";
   d.supervisor = d.sys.spawn(manager_supervisor);
-  d.directory = d.spawn_child(runtime_directory);
+  auto routes = std::make_shared<route_board>();
+  d.directory = d.spawn_child(runtime_directory, routes);
   d.functions = d.spawn_child(function_registry);
+  d.door = front_door{routes, d.directory, d.functions, d.opts.policy};
   function_registry_options fopts;
   fopts.channels = d.opts.channels;
   if (d.opts.worker_rbac_port)
@@ -222,30 +242,32 @@ std::string manager::start() {
     fopts.front_door = std::make_shared<const registry::worker_access>(registry::worker_access{
       std::make_shared<const registry::worker_rbac_config>(d.opts.rbac), {}});
   caf::anon_send(d.functions, iii_options_atom_v, std::move(fopts));
-  caf::anon_send(d.directory, functions_atom_v, d.functions);
   if (auto err = d.reflection.listen(); !err.empty())
     return "reflection server: " + err;
   connection_options conn_opts{ws + "://localhost:" + std::to_string(d.reflection.port()),
                                d.opts.policy.max_bidi_input_bytes};
   // Every socket that feeds an actor gets a read window (max_unread_frames).
   auto unread = d.opts.policy.max_unread_frames;
-  d.reflection.on_websocket("", [&d, conn_opts, unread](net::transport_ptr t) -> net::frame_handler_ptr {
+  d.reflection.on_websocket("", [spawn = d.spawner(), dir = d.directory, conn_opts,
+                                 unread](net::transport_ptr t) -> net::frame_handler_ptr {
     t = with_read_window(std::move(t), unread);
-    auto a = d.spawn_child(runtime_connection, t, d.directory, conn_opts);
+    auto a = spawn(runtime_connection, t, dir, conn_opts);
     return std::make_shared<frame_bridge>(std::move(a), std::move(t));
   });
-  d.api.on_websocket("/api/ws", [&d, unread](net::transport_ptr t) -> net::frame_handler_ptr {
+  d.api.on_websocket("/api/ws", [spawn = d.spawner(), door = d.door,
+                                 unread](net::transport_ptr t) -> net::frame_handler_ptr {
     t = with_read_window(std::move(t), unread);
-    auto a = d.spawn_child(api_session, t, d.directory, d.opts.policy);
+    auto a = spawn(api_session, t, door);
     return std::make_shared<frame_bridge>(std::move(a), std::move(t));
   });
   worker_options wopts;
   if (d.opts.policy.run_timeout.count() > 0)
     wopts.invocation_timeout = d.opts.policy.run_timeout;
-  auto serve_workers = [&d](net::server& srv, worker_options o) {
-    srv.on_websocket("/", [&d, o](net::transport_ptr t) -> net::frame_handler_ptr {
-      t = with_read_window(std::move(t), d.opts.policy.max_unread_frames);
-      auto a = d.spawn_child(worker_connection, t, d.functions, d.directory, o);
+  auto serve_workers = [&d, unread](net::server& srv, worker_options o) {
+    srv.on_websocket("/", [spawn = d.spawner(), door = d.door, o,
+                           unread](net::transport_ptr t) -> net::frame_handler_ptr {
+      t = with_read_window(std::move(t), unread);
+      auto a = spawn(worker_connection, t, door.functions, door, o);
       return std::make_shared<frame_bridge>(std::move(a), std::move(t));
     });
     srv.on_websocket("/otel", [](net::transport_ptr) -> net::frame_handler_ptr {
@@ -267,8 +289,8 @@ std::string manager::start() {
   }
   http_api_context api_ctx;
   api_ctx.system = &d.sys;
-  api_ctx.directory = &d.directory;
-  api_ctx.policy = d.opts.policy;
+  api_ctx.door = d.door;
+  api_ctx.supervisor = d.supervisor;
   api_ctx.stats_json = [this] { return stats_json(); };
   api_ctx.metrics_text = [&d] {
     return obs::metrics_page(live_actor_snapshot(),
@@ -337,6 +359,7 @@ void manager::stop(int stop_signal) {
   d.supervisor = nullptr;
   d.directory = nullptr;
   d.functions = nullptr;
+  d.door = {};
   obs::global().draining = false;
 }
 

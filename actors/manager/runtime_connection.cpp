@@ -1,6 +1,7 @@
 #include "actors/manager/runtime_connection.hpp"
 
 #include "actors/common/frame_bridge.hpp"
+#include "actors/manager/call_path.hpp"
 #include "actors/manager/errors.hpp"
 #include "actors/manager/pending_request.hpp"
 #include "net/jsonrpc.hpp"
@@ -219,29 +220,23 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
       check_drained(self);
       self->quit();
     },
-    [self](call_atom, std::uint64_t tag, std::string& method, std::string& params,
-           caf::timespan timeout) -> caf::actor {
+    [self](call_atom, call_request& req) -> caf::actor {
       auto& st = self->state;
       auto wire_id = '"' + std::to_string(st.next_id++) + '"';
       pending_args a;
       a.conn = self;
       a.transport = st.transport;
       a.caller = caf::actor_cast<caf::actor>(self->current_sender());
-      a.tag = tag;
+      a.tag = req.tag;
       a.wire_id = wire_id;
-      a.method = method;
+      a.method = std::string{method_name(req.method)};
       a.runtime_id = st.runtime_id;
-      if (method == "runAction") {
-        // For the log lines about this call (the callers validated params).
-        std::string_view key[1];
-        if (rpc::find_members(params, {"key"}, key) && !key[0].empty())
-          rpc::string_value(key[0], a.action_key);
-      }
-      a.timeout = timeout;
+      a.action_key = std::move(req.key); // for the log lines about this call
+      a.timeout = req.timeout;
       a.max_held_input_bytes = st.opts.max_bidi_input_bytes;
       auto p = self->spawn<caf::linked>(pending_request, std::move(a));
-      add_call(self, &connection_state::pending, wire_id, p, timeout);
-      st.transport->send_text(rpc::request(method, params, wire_id));
+      add_call(self, &connection_state::pending, wire_id, p, req.timeout);
+      st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));
       return p;
     },
     [self](forget_atom, std::string& wire_id, const std::string& trace, bool cancel) {

@@ -27,12 +27,16 @@ void notify_watchers(caf::stateful_actor<directory_state>* self, const std::stri
       self->send(w, atom, id);
 }
 
-// Keeps the subscribers' route copies equal to `entries`; a null conn
-// removes the id.
-void publish_route(caf::stateful_actor<directory_state>* self, const std::string& id,
-                   const caf::actor& conn) {
-  for (auto& s : self->state.route_subscribers)
-    self->send(s, route_update_atom_v, id, conn);
+// Every change of `entries` publishes the routes anew (routing.hpp).
+void publish_routes(caf::stateful_actor<directory_state>* self) {
+  auto& st = self->state;
+  if (!st.board)
+    return;
+  route_table t;
+  t.entries.reserve(st.entries.size());
+  for (auto& e : st.entries)
+    t.entries.push_back({e.id, e.conn});
+  st.board->publish(std::move(t));
 }
 
 // How long the holder of an id has to answer a ping before another
@@ -55,42 +59,50 @@ void add_or_update(caf::stateful_actor<directory_state>* self, const std::string
     e->info_json = std::move(info);
     e->conn = conn;
     notify_watchers(self, id, ready_atom_v);
-    publish_route(self, id, e->conn);
+    publish_routes(self);
     return;
   }
   spdlog::info("Runtime {} registered", id);
-  notify_watchers(self, id, ready_atom_v);
-  publish_route(self, id, conn);
   self->state.entries.push_back({id, std::move(info), conn});
+  notify_watchers(self, id, ready_atom_v);
+  publish_routes(self);
   publish_count(self);
 }
 
 } // namespace
 
-caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
-  self->attach_functor([] { registered_runtimes.store(0); });
+caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self,
+                                route_board_ptr board) {
+  self->state.board = std::move(board);
+  // Routes to a dead directory's connections would lead nowhere.
+  self->attach_functor([b = self->state.board] {
+    registered_runtimes.store(0);
+    if (b)
+      b->publish({});
+  });
   // A connection that dies takes its entries with it, unless a newer socket
   // has re-registered the id in the meantime.
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& es = self->state.entries;
+    bool changed = false;
     for (auto i = es.begin(); i != es.end();) {
       if (i->conn.address() == dm.source) {
         spdlog::info("Runtime {} disconnected ({})", i->id, caf::to_string(dm.reason));
         auto id = i->id;
         i = es.erase(i);
         notify_watchers(self, id, unready_atom_v);
-        publish_route(self, id, caf::actor{});
+        changed = true;
       } else {
         ++i;
       }
     }
+    if (changed)
+      publish_routes(self);
     publish_count(self);
     std::erase_if(self->state.bidi_by_trace,
                   [&](auto& kv) { return kv.second.address() == dm.source; });
     for (auto& [id, ws] : self->state.watchers)
       std::erase_if(ws, [&](auto& w) { return w.address() == dm.source; });
-    std::erase_if(self->state.route_subscribers,
-                  [&](auto& s) { return s.address() == dm.source; });
   });
   // Ids whose holder is being probed: a second claimant meanwhile is refused.
   auto probing = std::make_shared<std::unordered_map<std::string, caf::actor>>();
@@ -138,37 +150,9 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
       if (i != es.end()) {
         es.erase(i);
         notify_watchers(self, id, unready_atom_v);
-        publish_route(self, id, caf::actor{});
+        publish_routes(self);
       }
       publish_count(self);
-    },
-    [self](route_atom, const std::string& id) -> caf::result<bool, caf::actor, std::string> {
-      auto& es = self->state.entries;
-      if (id.empty()) {
-        if (es.empty())
-          return {false, caf::actor{}, manager_errors::no_runtimes()};
-        return {true, es.back().conn, es.back().id};
-      }
-      if (auto* e = self->state.find(id))
-        return {true, e->conn, e->id};
-      return {false, caf::actor{}, manager_errors::runtime_not_found(id)};
-    },
-    [self](functions_atom, caf::actor& functions) { self->state.functions = std::move(functions); },
-    [self](route_iii_atom,
-           const std::string& function_id) -> caf::result<bool, caf::actor, std::string> {
-      if (!self->state.functions)
-        return {false, caf::actor{},
-                manager_errors::status_error(registry::status_code::not_found,
-                                             "iii function " + function_id + " not found")};
-      // The registry answers the caller directly.
-      return self->make_response_promise<bool, caf::actor, std::string>().delegate(
-        self->state.functions, route_iii_atom_v, function_id);
-    },
-    [self](list_iii_atom) -> caf::result<std::string> {
-      if (!self->state.functions)
-        return std::string{R"({"actions":{}})"};
-      return self->make_response_promise<std::string>().delegate(self->state.functions,
-                                                                  list_iii_atom_v);
     },
     [self](list_atom) -> std::string {
       std::string out = "[";
@@ -189,13 +173,6 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self) {
       if (self->state.find(id))
         self->send(watcher, ready_atom_v, id);
       self->state.watchers[id].push_back(std::move(watcher));
-    },
-    [self](subscribe_atom, caf::actor& subscriber) {
-      self->monitor(subscriber);
-      for (auto& e : self->state.entries)
-        self->send(subscriber, route_update_atom_v, e.id, e.conn);
-      self->send(subscriber, routes_ready_atom_v);
-      self->state.route_subscribers.push_back(std::move(subscriber));
     },
     [self](drain_atom) {
       std::vector<caf::actor> conns;

@@ -3,7 +3,7 @@
 #include "actors/manager/worker_connection_ops.hpp"
 
 #include "actors/common/frame_bridge.hpp"
-#include "actors/manager/call_client.hpp"
+#include "actors/manager/call_path.hpp"
 #include "actors/manager/function_registry.hpp"
 #include "actors/manager/invocation.hpp"
 #include "net/iii_protocol.hpp"
@@ -46,6 +46,26 @@ void answer(self_ptr self, const std::string& invocation_id, const std::string& 
   self->state.transport->send_text(iii::invocation_result(invocation_id, function_id, ok, raw));
 }
 
+/// The answer to one of this worker's own calls (a function of another
+/// worker, a Genkit action, the gate's auth and hook calls).
+void on_call_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) {
+  auto& st = self->state;
+  auto i = st.calls.find(tag);
+  if (i == st.calls.end())
+    return; // a void call
+  auto c = std::move(i->second);
+  st.calls.erase(i);
+  switch (c.kind) {
+    case call_kind::worker:
+      return answer(self, c.invocation_id, c.function_id, ok, raw);
+    case call_kind::genkit:
+      return answer(self, c.invocation_id, c.function_id, ok,
+                    ok ? iii::genkit_result_to_iii(raw) : iii::genkit_error_to_iii(raw));
+    default: // auth, hooks
+      return on_gate_answer(self, c, ok, raw);
+  }
+}
+
 /// A call of a Genkit action (`genkit::<runtimeId>::<key>`): a runAction
 /// through the runtime directory, answered in iii shapes.
 void call_genkit(self_ptr self, const std::string& invocation_id, const std::string& function_id,
@@ -60,10 +80,17 @@ void call_genkit(self_ptr self, const std::string& invocation_id, const std::str
   auto tag = st.next_tag++;
   if (!invocation_id.empty())
     st.calls[tag] = {call_kind::genkit, invocation_id, function_id, {}};
-  auto params = R"({"key":)" + rpc::quote(key) + R"(,"input":)" + data + "}";
-  start_call(self, st.directory,
-             {tag, std::move(runtime_id), "runAction", std::move(params),
-              st.opts.invocation_timeout});
+  call_request req;
+  req.tag = tag;
+  req.runtime_id = std::move(runtime_id);
+  req.params = R"({"key":)" + rpc::quote(key) + R"(,"input":)" + data + "}";
+  req.key = std::move(key);
+  req.timeout = st.opts.invocation_timeout;
+  // The run's events come as messages; an early end (no route) is answered
+  // here like its final answer.
+  start_call(
+    self, st.door, std::move(req), [](caf::actor) {},
+    [self, tag](bool ok, std::string raw) { on_call_done(self, tag, ok, raw); });
 }
 
 /// Spec 8.3: the listener's middleware gets the call instead,
@@ -291,25 +318,24 @@ caf::message_handler common_handlers(self_ptr self) {
     [self](execute_atom, caf::actor& caller, std::uint64_t tag, invocation_request& req) {
       start_invocation(self, std::move(caller), tag, std::move(req));
     },
-    [self](call_atom, std::uint64_t tag, const std::string& method, const std::string& params,
-           caf::timespan timeout) -> caf::result<caf::actor> {
+    [self](call_atom, call_request& c) -> caf::result<caf::actor> {
       // A front-door runAction of `/iii/<function_id>`: Genkit shapes back.
-      rpc::object_members p;
-      std::string why, key;
-      if (method != "runAction" || !rpc::split_object(params, p, why) || !p.find("key")
-          || !rpc::string_value(*p.find("key"), key) || !key.starts_with(iii::iii_key_prefix))
+      if (c.method != call_method::run_action || !c.key.starts_with(iii::iii_key_prefix))
         return caf::make_error(caf::sec::unexpected_message);
       invocation_request req;
-      req.function_id = key.substr(iii::iii_key_prefix.size());
-      if (auto* input = p.find("input"))
-        req.data = *input;
+      req.function_id = c.key.substr(iii::iii_key_prefix.size());
+      // The door checked the params; only the two members iii needs are read.
+      std::string_view m[2]; // input, context
+      rpc::find_members(c.params, {"input", "context"}, m);
+      if (!m[0].empty())
+        req.data = std::string{m[0]};
       // Genkit's context is what iii calls metadata: both are the caller's
       // side data next to the input.
-      if (auto* context = p.find("context"); context && *context != "null")
-        req.metadata = *context;
+      if (!m[1].empty() && m[1] != "null")
+        req.metadata = std::string{m[1]};
       req.format = reply_format::genkit;
-      req.timeout = timeout.count() > 0 ? timeout : self->state.opts.invocation_timeout;
-      return start_invocation(self, caf::actor_cast<caf::actor>(self->current_sender()), tag,
+      req.timeout = c.timeout.count() > 0 ? c.timeout : self->state.opts.invocation_timeout;
+      return start_invocation(self, caf::actor_cast<caf::actor>(self->current_sender()), c.tag,
                               std::move(req));
     },
     [self](forget_inv_atom, const std::string& id) { self->state.executing.take(id); },
@@ -317,21 +343,7 @@ caf::message_handler common_handlers(self_ptr self) {
     // connection, not each invocation, holds the timer).
     [self](expired_atom) { expire_due_calls(self, &worker_connection_state::executing); },
     [self](done_atom, std::uint64_t tag, bool ok, const std::string& raw) {
-      auto& st = self->state;
-      auto i = st.calls.find(tag);
-      if (i == st.calls.end())
-        return; // a void call
-      auto c = std::move(i->second);
-      st.calls.erase(i);
-      switch (c.kind) {
-        case call_kind::worker:
-          return answer(self, c.invocation_id, c.function_id, ok, raw);
-        case call_kind::genkit:
-          return answer(self, c.invocation_id, c.function_id, ok,
-                        ok ? iii::genkit_result_to_iii(raw) : iii::genkit_error_to_iii(raw));
-        default: // auth, hooks
-          return on_gate_answer(self, c, ok, raw);
-      }
+      on_call_done(self, tag, ok, raw);
     },
     // Events of Genkit runs this worker started: a worker gets only the
     // final answer (iii has no stream of partial results).
@@ -386,11 +398,11 @@ void become_ready(self_ptr self) {
 
 caf::behavior worker_connection(caf::stateful_actor<worker_connection_state>* self,
                                 net::transport_ptr transport, caf::actor registry,
-                                caf::actor directory, worker_options opts) {
+                                front_door door, worker_options opts) {
   auto& st = self->state;
   st.transport = transport;
   st.registry = std::move(registry);
-  st.directory = std::move(directory);
+  st.door = std::move(door);
   st.opts = opts;
   st.worker_id = iii::new_uuid();
   st.token = iii::new_uuid();

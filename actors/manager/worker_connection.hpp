@@ -3,6 +3,7 @@
 #include "actors/common/call_table.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/manager/call_path.hpp"
 #include "net/transport.hpp"
 #include "registry/worker_rbac.hpp"
 
@@ -42,7 +43,7 @@ struct worker_connection_state {
   live_count live{actor_kind::worker_connection};
   net::transport_ptr transport;
   caf::actor registry;
-  caf::actor directory;
+  front_door door; // for this worker's calls of Genkit actions
   worker_options opts;
   std::string worker_id;
   std::string token;
@@ -71,13 +72,13 @@ struct worker_connection_state {
 ///
 /// - (frame_atom, text), (closed_atom, reason): from the socket
 /// - (execute_atom, caller, tag, invocation_request): run a call here
-/// - (call_atom, tag, "runAction", params, timeout) -> invocation: a
-///   front-door call of `/iii/<function_id>` (Genkit shapes)
+/// - (call_atom, call_request) -> invocation: a front-door runAction of
+///   `/iii/<function_id>` (Genkit shapes)
 /// - (forget_inv_atom, invocation_id): an invocation ended early
-/// - (done_atom, tag, ok, raw) and start_call's events: answers to this
+/// - (done_atom, tag, ok, raw) and a run's events: answers to this
 ///   worker's own calls
 caf::behavior worker_connection(caf::stateful_actor<worker_connection_state>* self,
                                 net::transport_ptr transport, caf::actor registry,
-                                caf::actor directory, worker_options opts);
+                                front_door door, worker_options opts);
 
 } // namespace actor_host

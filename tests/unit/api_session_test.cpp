@@ -354,17 +354,18 @@ CAF_TEST(routing errors carry the caller id) {
   finish();
 }
 
-CAF_TEST(the session keeps a copy of the routes and calls without asking the directory) {
-  auto& routes = session_state().routes;
-  CAF_CHECK(session_state().routes_ready);
-  CAF_REQUIRE_EQUAL(routes.size(), 1u);
-  CAF_CHECK_EQUAL(routes[0].first, "rt1");
-  CAF_CHECK(routes[0].second == conn);
+CAF_TEST(calls follow the routes the directory publishes) {
+  // A copy: the macros below keep references to what they compare.
+  auto routes = [&] { return board->current()->entries; };
+  auto now = routes();
+  CAF_REQUIRE_EQUAL(now.size(), 1u);
+  CAF_CHECK_EQUAL(now[0].runtime_id, "rt1");
+  CAF_CHECK(now[0].conn == conn);
   auto rt2 = make_fake_transport("127.0.0.1:40002");
   auto conn2 = spawn_connection(rt2, dir);
   send_frame(conn2, register_frame("rt2"));
   rt2->clear();
-  CAF_REQUIRE_EQUAL(routes.size(), 2u);
+  CAF_REQUIRE_EQUAL(routes().size(), 2u);
   // Without a runtimeId the most recent runtime takes the call.
   from_caller(R"({"jsonrpc":"2.0","method":"listActions","id":1})");
   CAF_CHECK_EQUAL(rt2->size(), 1u);
@@ -375,16 +376,46 @@ CAF_TEST(the session keeps a copy of the routes and calls without asking the dir
   send_frame(conn2, register_frame("rt1"));
   advance_time(std::chrono::seconds(2));
   sched.run();
-  CAF_REQUIRE_EQUAL(routes.size(), 1u);
-  CAF_CHECK_EQUAL(routes[0].first, "rt1");
-  CAF_CHECK(routes[0].second == conn2);
+  now = routes();
+  CAF_REQUIRE_EQUAL(now.size(), 1u);
+  CAF_CHECK_EQUAL(now[0].runtime_id, "rt1");
+  CAF_CHECK(now[0].conn == conn2);
   // That socket closing takes the id with it.
   caf::anon_send(conn2, closed_atom_v, std::string{"gone"});
   sched.run();
-  CAF_CHECK(routes.empty());
+  CAF_CHECK(routes().empty());
+  now.clear();
   from_caller(R"({"jsonrpc":"2.0","method":"listActions","params":{"runtimeId":"rt1"},"id":2})");
   CAF_CHECK_EQUAL(member(api->last(), {"id"}), "2");
   CAF_CHECK_EQUAL(member_str(api->last(), {"error", "message"}), "Runtime rt1 not found");
+  finish();
+}
+
+CAF_TEST(a connection that ends between routing and the call fails the call) {
+  // The published routes still name the connection when it is already gone:
+  // the hand-off is refused and the caller is told, not left waiting.
+  route_table stale = *board->current();
+  stop(conn, caf::exit_reason::user_shutdown);
+  board->publish(stale);
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/x"},"id":5})");
+  CAF_REQUIRE_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->frame(0), {"id"}), "5");
+  CAF_CHECK_EQUAL(member(api->frame(0), {"error", "data", "code"}), "14");
+  CAF_CHECK(contains(member_str(api->frame(0), {"error", "message"}), "connection closed"));
+  CAF_CHECK(session_state().calls.empty());
+  board->publish({});
+  finish();
+}
+
+CAF_TEST(hand-offs leave no timer behind) {
+  // A run without a deadline, answered: nothing may stay in the clock (a
+  // request timeout would hold the caller until it fired, call_path.hpp).
+  from_caller(R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/x","timeoutMs":0},"id":1})");
+  CAF_REQUIRE_EQUAL(rt->size(), 1u);
+  from_runtime(R"({"jsonrpc":"2.0","result":{"result":1},"id":"1"})");
+  CAF_REQUIRE_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->frame(0), {"result", "result"}), "1");
+  CAF_CHECK_EQUAL(sched.clock().schedule().size(), 0u);
   finish();
 }
 

@@ -264,7 +264,7 @@ CAF_TEST(the runtime side caps input an action has not read yet) {
 
 CAF_TEST(a socket stops being read while its actor is behind) {
   auto window = with_read_window(api, 4);
-  sess = sys.spawn(api_session, window, dir, call_policy{});
+  sess = sys.spawn(api_session, window, door(dir));
   sched.run();
   frame_bridge bridge{sess, window};
   auto& w = dynamic_cast<windowed_transport&>(*window);

@@ -14,10 +14,6 @@ struct connection_fixture : actor_fixture {
   caf::actor conn = spawn_connection(rt, dir);
   caf::actor caller = spawn_probe();
 
-  std::tuple<bool, caf::actor, std::string> route(const std::string& id) {
-    return ask<bool, caf::actor, std::string>(dir, route_atom_v, id);
-  }
-
   /// Registers "rt1" and forgets the reply frame.
   void register_runtime(const std::string& id = "rt1") {
     send_frame(conn, register_frame(id));
@@ -29,7 +25,7 @@ struct connection_fixture : actor_fixture {
   caf::actor call(std::uint64_t tag, std::string method, std::string params = {},
                   caf::timespan timeout = caf::timespan{0}) {
     auto before = events(caller).size();
-    caf::send_as(caller, conn, call_atom_v, tag, std::move(method), std::move(params), timeout);
+    caf::send_as(caller, conn, call_atom_v, make_call(tag, method, std::move(params), timeout));
     sched.run();
     auto& ev = events(caller);
     CAF_REQUIRE_EQUAL(ev.size(), before + 1);

@@ -2,7 +2,7 @@
 
 #include "test_support.hpp"
 
-#include "actors/manager/call_client.hpp"
+#include "actors/manager/call_request.hpp"
 #include "actors/manager/errors.hpp"
 #include "actors/manager/manager_supervisor.hpp"
 
@@ -21,10 +21,6 @@ struct directory_fixture : actor_fixture {
   void reg(const std::string& id, const caf::actor& conn, int n = 0) {
     caf::anon_send(dir, register_atom_v, id, info(id, n), conn);
     sched.run();
-  }
-
-  std::tuple<bool, caf::actor, std::string> route(const std::string& id) {
-    return ask<bool, caf::actor, std::string>(dir, route_atom_v, id);
   }
 
   std::string list() {

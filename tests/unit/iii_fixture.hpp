@@ -23,7 +23,6 @@ struct iii_fixture : actor_fixture {
       iii_at_start[i] = live_actors(iii_kinds[i]);
     reg = sys.spawn(function_registry);
     sched.run();
-    caf::anon_send(dir, functions_atom_v, reg);
   }
 
   /// Short deadlines, so that timeout tests need few clock advances.
@@ -34,7 +33,7 @@ struct iii_fixture : actor_fixture {
   }
 
   caf::actor spawn_worker(const fake_transport_ptr& t, worker_options o) {
-    auto w = sys.spawn(worker_connection, net::transport_ptr{t}, reg, dir, o);
+    auto w = sys.spawn(worker_connection, net::transport_ptr{t}, reg, door(dir, {}, reg), o);
     sched.run();
     return w;
   }

@@ -2,7 +2,7 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "actors/manager/call_client.hpp"
+#include "actors/manager/call_request.hpp"
 #include "net/iii_protocol.hpp"
 #include "net/jsonrpc.hpp"
 #include "net/secure_random.hpp"

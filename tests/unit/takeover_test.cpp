@@ -25,8 +25,8 @@ struct takeover_fixture : actor_fixture {
     CAF_REQUIRE_EQUAL(holder_t->last(), R"({"jsonrpc":"2.0","result":{},"id":"1"})");
   }
 
-  caf::actor route(const std::string& id) {
-    return std::get<1>(ask<bool, caf::actor, std::string>(dir, route_atom_v, id));
+  caf::actor route_to(const std::string& id) {
+    return std::get<1>(route(id));
   }
 
   void finish() {
@@ -53,13 +53,13 @@ CAF_TEST(a live holder keeps its id and the claimant gets a JSON-RPC error) {
   CAF_CHECK_EQUAL(member(reply, {"id"}), R"("7")");
   CAF_CHECK_EQUAL(member(reply, {"error", "code"}), "-32602");
   CAF_CHECK(contains(member_str(reply, {"error", "message"}), "in use by a live connection"));
-  CAF_CHECK(route("rt1") == holder);
+  CAF_CHECK(route_to("rt1") == holder);
   CAF_CHECK_EQUAL(holder_t->close_calls(), 0);
   CAF_CHECK_EQUAL(deref<caf::stateful_actor<connection_state>>(claimant).state.runtime_id, "");
   // The deadline passing later changes nothing.
   advance_time(5s);
   sched.run();
-  CAF_CHECK(route("rt1") == holder);
+  CAF_CHECK(route_to("rt1") == holder);
   finish();
 }
 
@@ -70,15 +70,15 @@ CAF_TEST(a holder that does not answer within the deadline loses the id at once)
   CAF_CHECK_EQUAL(advance_time(2s), 1u);
   sched.run();
   CAF_CHECK_EQUAL(claimant_t->last(), R"({"jsonrpc":"2.0","result":{},"id":"7"})");
-  CAF_CHECK(route("rt1") == claimant);
+  CAF_CHECK(route_to("rt1") == claimant);
   // The dead holder is closed; its death does not take the id with it.
   CAF_CHECK_EQUAL(holder_t->close_calls(), 1);
-  CAF_CHECK(route("rt1") == claimant);
+  CAF_CHECK(route_to("rt1") == claimant);
   CAF_CHECK_EQUAL(registered_runtimes.load(), 1);
   // A pong that arrives too late changes nothing.
   holder_t->answer_pings();
   sched.run();
-  CAF_CHECK(route("rt1") == claimant);
+  CAF_CHECK(route_to("rt1") == claimant);
   finish();
 }
 
@@ -87,7 +87,7 @@ CAF_TEST(a holder whose socket already closed loses the id without a probe delay
   sched.run();
   send_frame(claimant, register_frame("rt1", R"("7")"));
   CAF_CHECK_EQUAL(claimant_t->last(), R"({"jsonrpc":"2.0","result":{},"id":"7"})");
-  CAF_CHECK(route("rt1") == claimant);
+  CAF_CHECK(route_to("rt1") == claimant);
   finish();
 }
 
@@ -100,7 +100,7 @@ CAF_TEST(a third claimant during the probe is refused at once) {
   holder_t->answer_pings();
   sched.run();
   CAF_CHECK_EQUAL(member(claimant_t->last(), {"error", "code"}), "-32602");
-  CAF_CHECK(route("rt1") == holder);
+  CAF_CHECK(route_to("rt1") == holder);
   stop(third, caf::exit_reason::user_shutdown);
   finish();
 }

@@ -12,6 +12,7 @@
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/manager/api_session.hpp"
+#include "actors/manager/call_path.hpp"
 #include "actors/manager/runtime_connection.hpp"
 #include "actors/manager/runtime_directory.hpp"
 #include "fake_transport.hpp"
@@ -99,6 +100,26 @@ inline std::string register_frame(std::string_view runtime_id, std::string_view 
   return s;
 }
 
+/// A call as a front door would hand it to a connection (parse_run_action's
+/// output for runAction: the key read from the params).
+inline call_request make_call(std::uint64_t tag, const std::string& method, std::string params = {},
+                              caf::timespan timeout = caf::timespan{0}) {
+  call_request c;
+  c.tag = tag;
+  for (auto m : {call_method::run_action, call_method::list_actions, call_method::list_values,
+                 call_method::cancel_action})
+    if (method_name(m) == method)
+      c.method = m;
+  CAF_CHECK_EQUAL(method_name(c.method), method);
+  if (c.method == call_method::run_action) {
+    auto v = boost::json::parse(params);
+    c.key = boost::json::value_to<std::string>(v.at("key"));
+  }
+  c.params = std::move(params);
+  c.timeout = timeout;
+  return c;
+}
+
 // -- probe: a caller that records everything --------------------------------
 
 struct probe_event {
@@ -161,6 +182,8 @@ constexpr auto all_kinds = [] {
 
 struct actor_fixture : test_coordinator_fixture<> {
   std::array<std::int64_t, all_kinds.size()> live_at_start{};
+  // Where the fixture's directories publish their routes.
+  route_board_ptr board = std::make_shared<route_board>();
 
   actor_fixture() {
     spdlog::set_level(spdlog::level::off);
@@ -172,9 +195,24 @@ struct actor_fixture : test_coordinator_fixture<> {
   // init (its behavior function) runs only when it is first scheduled.
 
   caf::actor spawn_directory() {
-    auto d = sys.spawn(runtime_directory);
+    auto d = sys.spawn(runtime_directory, board);
     sched.run();
     return d;
+  }
+
+  /// What a front door's caller starts calls with.
+  front_door door(const caf::actor& dir, call_policy policy = {},
+                  caf::actor functions = {}) const {
+    return front_door{board, dir, std::move(functions), policy};
+  }
+
+  /// How the published routes send a call for `runtime_id` ("" = the most
+  /// recent runtime): (ok, connection, runtime id or error object).
+  std::tuple<bool, caf::actor, std::string> route(const std::string& runtime_id) const {
+    auto r = route_call(*board->current(), list_actions_call(runtime_id, {}));
+    if (r.how != call_route::kind::runtime)
+      return {false, caf::actor{}, r.error};
+    return {true, r.conn, r.runtime_id};
   }
 
   caf::actor spawn_connection(const fake_transport_ptr& t, const caf::actor& dir,
@@ -186,7 +224,7 @@ struct actor_fixture : test_coordinator_fixture<> {
 
   caf::actor spawn_session(const fake_transport_ptr& t, const caf::actor& dir,
                            call_policy policy = {}) {
-    auto s = sys.spawn(api_session, net::transport_ptr{t}, dir, policy);
+    auto s = sys.spawn(api_session, net::transport_ptr{t}, door(dir, policy));
     sched.run();
     return s;
   }

@@ -1,0 +1,103 @@
+#pragma once
+
+#include "actors/common/messages.hpp"
+#include "actors/manager/call_request.hpp"
+#include "actors/manager/errors.hpp"
+#include "actors/manager/routing.hpp"
+
+#include <chrono>
+#include <string>
+#include <utility>
+
+namespace actor_host {
+
+/// What every front door's caller needs to start calls: the published routes,
+/// the directory (listings, the bidi index) and the iii function registry.
+/// Held by value: actor handles and the board are safe to copy across threads.
+struct front_door {
+  route_board_ptr routes;
+  caf::actor directory;
+  caf::actor functions; // function_registry; null: no iii side
+  call_policy policy;
+};
+
+/// How long one manager actor waits for another's immediate answer (a
+/// listing, a bidi lookup): they answer at once, so this fires only when the
+/// other side is wedged, and the caller then gets an error instead of
+/// waiting forever.
+inline constexpr auto internal_reply_timeout = std::chrono::seconds(10);
+
+/// The hand-offs on the per-call path (a call to its connection, an `/iii/`
+/// route from the registry) are answered inside the receiver's handler, and
+/// CAF bounces a request whose receiver is gone (also one still queued when
+/// it ends), so they cannot hang. They carry no timer on purpose: a CAF 0.17
+/// request timeout is not cancelled by the answer and holds a strong
+/// reference to the requester until it fires (unit test "hand-offs leave no
+/// timer behind"), which would keep every finished HTTP caller alive for
+/// the whole timeout, as delayed messages did to pending requests
+/// (deadline_queue.hpp).
+inline constexpr auto answered_in_handler = caf::infinite;
+
+namespace detail {
+
+template <class Self, class Accepted, class Finished>
+void hand_off(Self* self, const caf::actor& conn, std::string target, call_request req,
+              Accepted accepted, Finished finished) {
+  auto method = req.method;
+  self->request(conn, answered_in_handler, call_atom_v, std::move(req))
+    .then([accepted](caf::actor& pending) mutable { accepted(std::move(pending)); },
+          [finished, method, target = std::move(target)](caf::error&) mutable {
+            // The connection ended between routing and the call.
+            finished(false, manager_errors::connection_closed(target, method_name(method)));
+          });
+}
+
+} // namespace detail
+
+/// The manager's one call path, for every front door: routes `req` with
+/// route_call() and hands it to the owning connection (a runtime's, or for
+/// `/iii/` keys the iii worker's the registry names). In `self`'s context
+/// then either `accepted(pending)` runs (the call is in flight; its events,
+/// (trace_atom | chunk_atom | done_atom, tag, ...), come to `self` from the
+/// pending request) or `finished(ok, raw)` runs (the call ended here: an
+/// error object, or an iii listing). Nothing is sent to `self` in between.
+template <class Self, class Accepted, class Finished>
+void start_call(Self* self, const front_door& door, call_request req, Accepted accepted,
+                Finished finished) {
+  auto route = route_call(*door.routes->current(), req);
+  using kind = call_route::kind;
+  if (route.how == kind::failed)
+    return finished(false, std::move(route.error));
+  if (route.how == kind::runtime)
+    return detail::hand_off(self, route.conn, std::move(route.runtime_id), std::move(req),
+                            std::move(accepted), std::move(finished));
+  if (!door.functions)
+    return finished(false, manager_errors::status_error(registry::status_code::not_found,
+                                                        "no iii functions on this manager"));
+  if (route.how == kind::iii_listing) {
+    self->request(door.functions, internal_reply_timeout, list_iii_atom_v)
+      .then([finished](std::string& list) mutable { finished(true, std::move(list)); },
+            [finished](caf::error& err) mutable {
+              finished(false,
+                       manager_errors::internal("listing iii functions failed: " + to_string(err)));
+            });
+    return;
+  }
+  self->request(door.functions, answered_in_handler, route_iii_atom_v, route.function_id)
+    .then(
+      [self, req = std::move(req), accepted, finished](bool ok, caf::actor& conn,
+                                                       std::string& id_or_error) mutable {
+        if (!ok)
+          return finished(false, std::move(id_or_error));
+        detail::hand_off(self, conn, std::move(id_or_error), std::move(req), std::move(accepted),
+                         std::move(finished));
+      },
+      [finished](caf::error& err) mutable {
+        finished(false, manager_errors::internal("routing an iii call failed: " + to_string(err)));
+      });
+}
+
+} // namespace actor_host
+
+// Calls cross actor boundaries only inside one process.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::call_request)

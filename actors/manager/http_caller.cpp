@@ -1,0 +1,285 @@
+#include "actors/manager/http_caller.hpp"
+
+#include "net/jsonrpc.hpp"
+
+namespace actor_host {
+
+namespace rpc = net::jsonrpc;
+
+namespace {
+
+using self_ptr = caf::stateful_actor<http_caller_state>*;
+
+constexpr const char* json_type = "application/json";
+constexpr const char* ndjson_type = "application/x-ndjson";
+constexpr std::uint64_t the_call = 1;
+
+void respond_json(self_ptr self, int status, std::string body, net::http_headers extra = {}) {
+  self->state.args.res->respond(status, json_type, std::move(body), std::move(extra));
+  self->quit();
+}
+
+void respond_error(self_ptr self, const std::string& error_object) {
+  respond_json(self, manager_errors::http_status(error_object),
+               R"({"error":)" + error_object + "}");
+}
+
+void respond_error(self_ptr self, int code, const std::string& message) {
+  respond_error(self, rpc::error_object(code, message));
+}
+
+// The body of a POST as an object; answers the error itself when it is not.
+bool body_object(self_ptr self, rpc::object_members& out) {
+  auto& body = self->state.args.req.body;
+  std::string why;
+  if (body.empty()) {
+    respond_error(self, rpc::code::invalid_request, "Invalid request: a JSON object body is required");
+    return false;
+  }
+  if (!rpc::validate(body, &why)) {
+    respond_error(self, rpc::code::parse_error, "Parse error: " + why);
+    return false;
+  }
+  if (!rpc::split_object(body, out, why)) {
+    respond_error(self, rpc::code::invalid_params, "Invalid params: the body must be a JSON object");
+    return false;
+  }
+  return true;
+}
+
+bool string_member(self_ptr self, const rpc::object_members& o, const char* key, bool required,
+                   std::string& out) {
+  auto* raw = o.find(key);
+  if ((!raw || *raw == "null") && !required)
+    return true;
+  if (raw && rpc::string_value(*raw, out) && !out.empty())
+    return true;
+  respond_error(self, rpc::code::invalid_params,
+                std::string{"Invalid params: '"} + key + "' must be a non-empty string");
+  return false;
+}
+
+std::string query(self_ptr self, const char* key) {
+  auto& q = self->state.args.req.query;
+  auto i = q.find(key);
+  return i == q.end() ? std::string{} : i->second;
+}
+
+// A member of a result object, e.g. "actions" of {"actions":{...}}.
+bool unwrap(const std::string& result, const char* key, std::string& out) {
+  rpc::object_members o;
+  std::string why;
+  if (!rpc::split_object(result, o, why))
+    return false;
+  if (auto* v = o.find(key)) {
+    out = *v;
+    return true;
+  }
+  return false;
+}
+
+std::string trace_from_result(const std::string& result) {
+  std::string telemetry, trace_raw, trace;
+  if (unwrap(result, "telemetry", telemetry) && unwrap(telemetry, "traceId", trace_raw))
+    rpc::string_value(trace_raw, trace);
+  return trace;
+}
+
+void maybe_register_bidi(self_ptr self) {
+  auto& st = self->state;
+  if (st.bidi && !st.bidi_registered && st.pending && !st.trace_id.empty()) {
+    st.bidi_registered = true;
+    self->send(st.args.door.directory, bidi_open_atom_v, st.trace_id, st.pending);
+  }
+}
+
+void send_head(self_ptr self) {
+  auto& st = self->state;
+  if (st.head_sent)
+    return;
+  st.head_sent = true;
+  net::http_headers h;
+  if (!st.trace_id.empty())
+    h.emplace_back("X-Genkit-Trace-Id", st.trace_id);
+  st.args.res->start_stream(200, ndjson_type, std::move(h));
+}
+
+void on_done(self_ptr self, bool ok, std::string& raw) {
+  auto& st = self->state;
+  if (st.pending)
+    self->demonitor(st.pending);
+  if (st.bidi_registered)
+    self->send(st.args.door.directory, bidi_close_atom_v, st.trace_id);
+  if (st.trace_id.empty() && ok)
+    st.trace_id = trace_from_result(raw);
+  auto& res = st.args.res;
+  switch (st.args.route) {
+    case http_route::actions:
+    case http_route::values: {
+      if (!ok)
+        return respond_error(self, raw);
+      std::string inner;
+      if (!unwrap(raw, st.args.route == http_route::actions ? "actions" : "values", inner))
+        return respond_error(self, manager_errors::internal(
+                                     "the runtime answered without the expected result member"));
+      return respond_json(self, 200, std::move(inner));
+    }
+    case http_route::stream_action:
+      if (!ok && !st.head_sent) {
+        res->respond(manager_errors::http_status(raw), ndjson_type, R"({"error":)" + raw + "}\n");
+        return self->quit();
+      }
+      send_head(self);
+      res->write(ok ? raw + "\n" : R"({"error":)" + raw + "}\n");
+      res->finish();
+      return self->quit();
+    default:
+      if (!ok)
+        return respond_error(self, raw);
+      net::http_headers h;
+      if (!st.trace_id.empty())
+        h.emplace_back("X-Genkit-Trace-Id", st.trace_id);
+      return respond_json(self, 200, std::move(raw), std::move(h));
+  }
+}
+
+void on_accepted(self_ptr self, caf::actor& pending) {
+  self->state.pending = pending;
+  self->monitor(pending);
+  maybe_register_bidi(self);
+}
+
+void begin(self_ptr self, call_request req) {
+  req.tag = the_call;
+  start_call(
+    self, self->state.args.door, std::move(req),
+    [self](caf::actor pending) { on_accepted(self, pending); },
+    [self](bool ok, std::string raw) { on_done(self, ok, raw); });
+}
+
+void start_run(self_ptr self, bool stream) {
+  auto& st = self->state;
+  call_request req;
+  auto error = parse_run_action(std::move(st.args.req.body), st.args.door.policy,
+                                {stream, st.bidi}, req);
+  if (!error.empty())
+    return respond_error(self, error);
+  begin(self, std::move(req));
+}
+
+void bidi_input(self_ptr self, bool end) {
+  rpc::object_members body;
+  std::string trace;
+  if (!body_object(self, body) || !string_member(self, body, "traceId", true, trace))
+    return;
+  std::string chunk;
+  if (!end) {
+    auto* raw = body.find("chunk");
+    if (!raw)
+      return respond_error(self, rpc::code::invalid_params, "Invalid params: 'chunk' is missing");
+    chunk = *raw;
+  }
+  self->request(self->state.args.door.directory, internal_reply_timeout, bidi_find_atom_v, trace)
+    .then(
+      [self, end, chunk = std::move(chunk)](bool found, caf::actor& pending) mutable {
+        auto& res = self->state.args.res;
+        if (!found) {
+          res->respond(404, "text/plain", "Stream not found");
+          return self->quit();
+        }
+        if (end)
+          self->send(pending, end_input_atom_v);
+        else
+          self->send(pending, input_atom_v, std::move(chunk));
+        res->respond(200, "text/plain", "OK");
+        self->quit();
+      },
+      [self](caf::error& err) {
+        respond_error(self, manager_errors::internal("finding the bidi run failed: "
+                                                     + to_string(err)));
+      });
+}
+
+void start(self_ptr self) {
+  auto& st = self->state;
+  auto& policy = st.args.door.policy;
+  switch (st.args.route) {
+    case http_route::runtimes:
+      self->request(st.args.door.directory, internal_reply_timeout, list_atom_v)
+        .then([self](std::string& list) { respond_json(self, 200, std::move(list)); },
+              [self](caf::error& err) {
+                respond_error(self,
+                              manager_errors::internal("listing runtimes failed: " + to_string(err)));
+              });
+      return;
+    case http_route::actions:
+      return begin(self, list_actions_call(query(self, "runtimeId"), policy));
+    case http_route::values: {
+      auto type = query(self, "type");
+      if (type.empty())
+        return respond_error(self, rpc::code::invalid_params,
+                             "Invalid params: query parameter 'type' is required "
+                             "(defaultModel or middleware)");
+      return begin(self, list_values_call(query(self, "runtimeId"), type, policy));
+    }
+    case http_route::run_action:
+      return start_run(self, false);
+    case http_route::stream_action:
+      return start_run(self, true);
+    case http_route::cancel_action: {
+      rpc::object_members body;
+      std::string trace, runtime_id;
+      if (!body_object(self, body) || !string_member(self, body, "traceId", true, trace)
+          || !string_member(self, body, "runtimeId", false, runtime_id))
+        return;
+      return begin(self, cancel_action_call(std::move(runtime_id), trace, policy));
+    }
+    case http_route::send_bidi_input:
+      return bidi_input(self, false);
+    case http_route::end_bidi_input:
+      return bidi_input(self, true);
+  }
+}
+
+} // namespace
+
+caf::behavior http_caller(caf::stateful_actor<http_caller_state>* self, http_caller_args args) {
+  auto& st = self->state;
+  st.args = std::move(args);
+  auto& q = st.args.req.query;
+  st.bidi = st.args.route == http_route::stream_action && q.count("bidi") && q["bidi"] != "false";
+  // The client hanging up ends this actor; the pending request monitors it
+  // and cancels the run.
+  st.args.res->on_abort([hdl = caf::actor{self}] {
+    caf::anon_send_exit(hdl, caf::exit_reason::user_shutdown);
+  });
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (dm.source != st.pending.address())
+      return;
+    std::string err = dm.reason == caf::exit_reason::user_shutdown
+                        ? manager_errors::shutting_down()
+                        : manager_errors::internal("the request ended unexpectedly");
+    on_done(self, false, err);
+  });
+  start(self);
+  return {
+    [self](trace_atom, std::uint64_t, std::string& trace) {
+      auto& st = self->state;
+      st.trace_id = std::move(trace);
+      if (st.args.route == http_route::stream_action)
+        send_head(self);
+      maybe_register_bidi(self);
+    },
+    [self](chunk_atom, std::uint64_t, const std::string& chunk) {
+      auto& st = self->state;
+      if (st.args.route != http_route::stream_action)
+        return;
+      send_head(self);
+      st.args.res->write(chunk + "\n");
+    },
+    [self](done_atom, std::uint64_t, bool ok, std::string& raw) { on_done(self, ok, raw); },
+  };
+}
+
+} // namespace actor_host

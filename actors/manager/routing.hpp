@@ -1,0 +1,65 @@
+#pragma once
+
+#include "actors/manager/call_request.hpp"
+
+#include <caf/actor.hpp>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace actor_host {
+
+/// The runtimes that can take calls, in registration order (back() is the
+/// "most recent" runtime of Genkit's routing). Immutable once published.
+struct route_table {
+  struct entry {
+    std::string runtime_id;
+    caf::actor conn; // its runtime_connection
+  };
+  std::vector<entry> entries;
+};
+
+/// Where the runtime directory publishes its routes for every front door.
+/// Routes change when a runtime registers or leaves and are read on every
+/// call: the directory swaps in a new immutable table and callers read the
+/// current one without a round trip to it (as Envoy's thread-local cluster
+/// maps do), so a call costs no directory hop and no per-session copy.
+class route_board {
+public:
+  route_board() : current_(std::make_shared<const route_table>()) {
+  }
+
+  std::shared_ptr<const route_table> current() const {
+    return current_.load(std::memory_order_acquire);
+  }
+
+  /// The directory only.
+  void publish(route_table t) {
+    current_.store(std::make_shared<const route_table>(std::move(t)), std::memory_order_release);
+  }
+
+private:
+  std::atomic<std::shared_ptr<const route_table>> current_;
+};
+
+using route_board_ptr = std::shared_ptr<route_board>;
+
+/// Where one call goes. The one routing rule of the manager, for every front
+/// door: `/iii/<function_id>` keys go to the iii function registry (which
+/// knows the worker), a listActions of runtime "iii" lists the iii
+/// functions, everything else goes to the named runtime or, without a
+/// runtimeId, to the most recent one.
+struct call_route {
+  enum class kind { runtime, iii_function, iii_listing, failed };
+  kind how = kind::failed;
+  caf::actor conn;         // runtime: its connection
+  std::string runtime_id;  // runtime: its id
+  std::string function_id; // iii_function
+  std::string error;       // failed: the error object for the caller
+};
+
+call_route route_call(const route_table& routes, const call_request& req);
+
+} // namespace actor_host
