@@ -93,7 +93,7 @@ write("iii", iii)
 schemas, instances = [], []
 for f in ["tests/unit/schema_test.cpp", "tests/unit/demo_actions_test.cpp",
           "tests/unit/program_action_test.cpp", "tests/unit/runtime_config_test.cpp",
-          "registry/demo_actions.cpp"]:
+          "actions/demo_actions.cpp"]:
     for s in raw_strings(f) + c_literals(f):
         if not jsonish(s) or not is_json(s):
             continue
