@@ -93,6 +93,11 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, action_done_atom, "actdone")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, adopt_atom, "adopt")
 // (shutdown_atom) -> ok                         [supervisor, manager_link]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, shutdown_atom, "shutdown")
+// (serving_atom, directory, service_ids, services)   [manager_supervisor] listening;
+// these runtime ids must register; these child_runtime actors are the services
+CAF_ADD_ATOM(actor_host, actor_host::atoms, serving_atom, "serving")
+// (readiness_atom) -> string                    [manager_supervisor] "" = ready, else why not
+CAF_ADD_ATOM(actor_host, actor_host::atoms, readiness_atom, "readiness")
 
 // child runtimes and drain [child_runtime]
 // (start_atom, generation), (kill_atom, generation), (exited_atom, generation, status),
@@ -101,7 +106,8 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, start_atom, "start")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, exited_atom, "exited")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, kill_atom, "kill")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, ready_timeout_atom, "readytime")
-// (stop_atom, signal) -> ok
+// (stop_atom, signal) -> ok                     [child_runtime; manager_supervisor: drain,
+//                                               then stop the services with signal]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, stop_atom, "stop")
 // (drain_atom) -> ok [connection] / vector<actor> [directory]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, drain_atom, "drain")

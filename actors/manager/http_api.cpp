@@ -33,10 +33,13 @@ net::http_handler make_http_api(http_api_context ctx) {
       return res->respond(200, "text/plain; version=0.0.4; charset=utf-8", ctx.metrics_text());
     if (get && p == "/healthz")
       return respond_plain(res, 200, "ok\n");
+    // Readiness is the supervisor's to say: asked by a caller actor.
     if (get && p == "/readyz") {
-      auto why_not = ctx.not_ready_reason();
-      return why_not.empty() ? respond_plain(res, 200, "ready\n")
-                             : respond_plain(res, 503, "not ready: " + why_not + "\n");
+      http_caller_args args{std::move(req), res, ctx.door, http_route::readiness, {},
+                            ctx.supervisor};
+      auto caller = ctx.system->spawn(http_caller, std::move(args));
+      caf::anon_send(ctx.supervisor, adopt_atom_v, std::move(caller));
+      return;
     }
     static const std::pair<const char*, std::pair<bool, http_route>> table[] = {
       {"/api/runtimes", {false, http_route::runtimes}},
@@ -69,7 +72,8 @@ net::http_handler make_http_api(http_api_context ctx) {
         auto body = R"({"error":)" + manager_errors::too_many_calls(slots->cap(), "address") + "}";
         return res->respond(429, json_type, std::move(body), {{"Retry-After", "1"}});
       }
-      http_caller_args args{std::move(req), res, ctx.door, kind, {slots, std::move(address)}};
+      http_caller_args args{std::move(req), res, ctx.door, kind, {slots, std::move(address)},
+                            ctx.supervisor};
       auto caller = ctx.system->spawn(http_caller, std::move(args));
       caf::anon_send(ctx.supervisor, adopt_atom_v, std::move(caller));
       return;

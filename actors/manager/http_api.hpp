@@ -11,10 +11,9 @@ namespace actor_host {
 struct http_api_context {
   caf::actor_system* system = nullptr;
   front_door door;
-  caf::actor supervisor; // adopts every HTTP caller
+  caf::actor supervisor; // adopts every HTTP caller, answers GET /readyz
   std::function<std::string()> stats_json;
   std::function<std::string()> metrics_text;      // GET /metrics
-  std::function<std::string()> not_ready_reason;  // GET /readyz; "" = ready
 };
 
 /// The front door's HTTP routes (shapes of the Genkit Dev UI server). Cheap

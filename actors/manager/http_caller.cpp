@@ -238,6 +238,23 @@ void start(self_ptr self) {
       return bidi_input(self, false);
     case http_route::end_bidi_input:
       return bidi_input(self, true);
+    case http_route::readiness:
+      self->request(st.args.supervisor, internal_reply_timeout, readiness_atom_v)
+        .then(
+          [self](const std::string& why_not) {
+            auto& res = self->state.args.res;
+            if (why_not.empty())
+              res->respond(200, "text/plain", "ready\n");
+            else
+              res->respond(503, "text/plain", "not ready: " + why_not + "\n");
+            self->quit();
+          },
+          [self](caf::error&) {
+            // A supervisor that does not answer is no ready manager.
+            self->state.args.res->respond(503, "text/plain", "not ready: shutting down\n");
+            self->quit();
+          });
+      return;
   }
 }
 

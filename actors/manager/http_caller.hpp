@@ -19,6 +19,7 @@ enum class http_route {
   cancel_action,
   send_bidi_input,
   end_bidi_input,
+  readiness, // GET /readyz
 };
 
 struct http_caller_args {
@@ -27,6 +28,7 @@ struct http_caller_args {
   front_door door;
   http_route route = http_route::runtimes;
   caller_slot slot; // given back when the caller ends
+  caf::actor supervisor; // readiness
 };
 
 struct http_caller_state {

@@ -20,7 +20,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <atomic>
 #include <csignal>
 
 namespace actor_host {
@@ -107,8 +106,6 @@ struct manager::impl {
   caf::actor directory;
   caf::actor functions; // function_registry
   front_door door;      // what every caller starts calls with
-  std::vector<caf::actor> children; // child_runtime actors
-  std::atomic<bool> running{false};
 
   /// Spawns actors the supervisor adopts.
   struct adopting_spawner {
@@ -165,54 +162,6 @@ std::string write_env_file(const std::string& path, const std::string& manager_u
   return {};
 }
 
-/// Lets the requests in flight finish for up to `timeout`, then cancels the
-/// rest and waits (bounded) for them to be answered.
-void drain(caf::scoped_actor& self, const caf::actor& directory,
-           std::chrono::milliseconds timeout) {
-  std::vector<caf::actor> conns;
-  self->request(directory, std::chrono::seconds(5), drain_atom_v)
-    .receive([&](std::vector<caf::actor>& xs) { conns = std::move(xs); },
-             [](caf::error&) {});
-  if (conns.empty())
-    return;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::vector<caf::actor> busy;
-  for (auto& c : conns) {
-    auto left = std::max(deadline - std::chrono::steady_clock::now(),
-                         std::chrono::steady_clock::duration::zero());
-    bool done = false;
-    self->request(c, std::chrono::duration_cast<caf::timespan>(left), drain_atom_v)
-      .receive([&](caf::ok_atom) { done = true; }, [](caf::error&) {});
-    if (!done)
-      busy.push_back(c);
-  }
-  if (busy.empty()) {
-    spdlog::info("drained: no call in flight");
-    return;
-  }
-  spdlog::warn("drain timeout ({} ms) passed: cancelling the calls still in flight",
-               timeout.count());
-  for (auto& c : busy) {
-    self->send(c, cancel_atom_v);
-    self->request(c, std::chrono::seconds(5), drain_atom_v)
-      .receive([](caf::ok_atom) {}, [](caf::error&) {});
-  }
-}
-
-/// Stops every child runtime at once (signal, then SIGKILL after its grace)
-/// and waits for all of them.
-void stop_children(caf::scoped_actor& self, const std::vector<caf::actor>& children, int sig) {
-  if (children.empty())
-    return;
-  // All at once, then wait: each child_runtime escalates to SIGKILL itself.
-  using handle = decltype(self->request(children.front(), caf::infinite, stop_atom_v, sig));
-  std::vector<handle> waits;
-  for (auto& c : children)
-    waits.push_back(self->request(c, caf::infinite, stop_atom_v, sig));
-  for (auto& w : waits)
-    w.receive([](caf::ok_atom) {}, [](caf::error&) {});
-}
-
 } // namespace
 
 manager::manager(caf::actor_system& sys, net::io_runtime& io, manager_options opts)
@@ -229,7 +178,9 @@ std::string manager::start() {
     return "TLS: " + d.tls_error;
   const std::string ws = d.tls ? "wss" : "ws";
   const std::string http = d.tls ? "https" : "http";
-  d.supervisor = d.sys.spawn(manager_supervisor);
+  supervisor_config scfg;
+  scfg.drain_timeout = std::chrono::duration_cast<caf::timespan>(d.opts.drain_timeout);
+  d.supervisor = d.sys.spawn(manager_supervisor, scfg);
   auto routes = std::make_shared<route_board>();
   d.directory = d.spawn_child(runtime_directory, routes);
   d.functions = d.spawn_child(function_registry);
@@ -299,11 +250,9 @@ std::string manager::start() {
                               {"worker", &d.workers.counters()},
                               {"rbac_worker", &d.rbac_workers.counters()}});
   };
-  api_ctx.not_ready_reason = [this] { return not_ready_reason(); };
   d.api.on_http(make_http_api(std::move(api_ctx)));
   if (auto err = d.api.listen(); !err.empty())
     return "API server: " + err;
-  d.running = true;
   if (d.tls)
     spdlog::info("TLS on every listener: certificate {}, client certificates {}",
                  d.tls->files().cert_file,
@@ -325,11 +274,18 @@ std::string manager::start() {
     if (auto err = write_env_file(d.opts.write_env_file, manager_url, id); !err.empty())
       return err;
   }
+  std::vector<std::string> service_ids;
+  std::vector<caf::actor> services;
   for (auto& spec : d.opts.services) {
     child_runtime_args args{spec, d.directory, &d.io.context(), manager_url,
                             d.opts.on_service_exit};
-    d.children.push_back(d.spawn_child(child_runtime, std::move(args)));
+    services.push_back(d.spawn_child(child_runtime, std::move(args)));
+    if (spec.registers)
+      service_ids.push_back(spec.runtime_id);
   }
+  // From here the supervisor answers /readyz and owns the drain.
+  caf::anon_send(d.supervisor, serving_atom_v, d.directory, std::move(service_ids),
+                 std::move(services));
   return {};
 }
 
@@ -341,16 +297,20 @@ void manager::stop(int stop_signal) {
   auto& d = *impl_;
   if (!d.supervisor)
     return;
-  d.running = false;
-  obs::global().draining = true;
   d.reflection.stop_accepting();
   d.api.stop_accepting();
   d.workers.stop_accepting();
   d.rbac_workers.stop_accepting();
+  // The drain and the services' stop are the supervisor's; main only waits
+  // for its answer (bounded: its own steps all have deadlines).
   caf::scoped_actor self{d.sys};
-  drain(self, d.directory, d.opts.drain_timeout);
-  stop_children(self, d.children, stop_signal);
-  d.children.clear();
+  auto bound = std::chrono::duration_cast<caf::timespan>(d.opts.drain_timeout)
+               + supervisor_config{}.service_stop_timeout + std::chrono::seconds(30);
+  self->request(d.supervisor, bound, stop_atom_v, stop_signal)
+    .receive([](caf::ok_atom) {},
+             [](caf::error& err) {
+               spdlog::warn("manager drain incomplete: {}", caf::to_string(err));
+             });
   self->request(d.supervisor, std::chrono::seconds(10), shutdown_atom_v)
     .receive([](caf::ok_atom) {},
              [](caf::error& err) {
@@ -360,7 +320,6 @@ void manager::stop(int stop_signal) {
   d.directory = nullptr;
   d.functions = nullptr;
   d.door = {};
-  obs::global().draining = false;
 }
 
 std::string manager::reload_tls() {
@@ -375,20 +334,6 @@ std::string manager::reload_tls() {
   m.tls_reloads.fetch_add(1, std::memory_order_relaxed);
   spdlog::info("TLS certificates reloaded from {}; new connections use them",
                impl_->tls->files().cert_file);
-  return {};
-}
-
-std::string manager::not_ready_reason() const {
-  auto& m = obs::global();
-  if (!impl_->running)
-    return "not listening";
-  if (m.draining.load())
-    return "draining";
-  auto expected = m.services_expected.load();
-  auto ready = m.services_ready.load();
-  if (ready < expected)
-    return std::to_string(ready) + " of " + std::to_string(expected)
-           + " configured services registered";
   return {};
 }
 

@@ -89,10 +89,6 @@ public:
   /// 0 when there is no RBAC worker endpoint.
   std::uint16_t worker_rbac_port() const;
 
-  /// Why GET /readyz fails, "" when ready: listening, not draining, and
-  /// every configured service registered.
-  std::string not_ready_reason() const;
-
   /// Live actors and sockets as JSON (GET /api/__stats).
   std::string stats_json() const;
 

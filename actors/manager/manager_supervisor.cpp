@@ -1,10 +1,115 @@
 #include "actors/manager/manager_supervisor.hpp"
 
+#include "actors/manager/call_path.hpp"
+#include "obs/metrics.hpp"
+
 #include <spdlog/spdlog.h>
+
+#include <memory>
 
 namespace actor_host {
 
-caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self) {
+namespace {
+
+using self_ptr = caf::stateful_actor<supervisor_state>*;
+
+std::string readiness(const supervisor_state& st) {
+  if (!st.serving)
+    return "not listening";
+  if (st.draining)
+    return "draining";
+  if (st.registered_ids.size() < st.service_ids.size())
+    return std::to_string(st.registered_ids.size()) + " of "
+           + std::to_string(st.service_ids.size()) + " configured services registered";
+  return {};
+}
+
+/// Stops every service at once (each child_runtime escalates to SIGKILL
+/// itself) and answers `rp` when all have answered.
+void stop_services(self_ptr self, int sig, caf::response_promise rp) {
+  auto& st = self->state;
+  auto left = std::make_shared<std::size_t>(st.services.size());
+  if (*left == 0)
+    return rp.deliver(caf::ok_atom_v);
+  auto one_done = [left, rp]() mutable {
+    if (--*left == 0)
+      rp.deliver(caf::ok_atom_v);
+  };
+  for (auto& s : st.services)
+    self->request(s, st.cfg.service_stop_timeout, stop_atom_v, sig)
+      .then([one_done](caf::ok_atom) mutable { one_done(); },
+            [one_done](caf::error& err) mutable {
+              spdlog::warn("a service did not confirm its stop: {}", caf::to_string(err));
+              one_done();
+            });
+  st.services.clear();
+}
+
+/// Asks each connection in `conns` to answer once it has no call in flight,
+/// within `timeout`; `then(busy)` gets the ones that did not.
+template <class Then>
+void wait_idle(self_ptr self, const std::vector<caf::actor>& conns, caf::timespan timeout,
+               Then then) {
+  struct progress {
+    std::size_t left;
+    std::vector<caf::actor> busy;
+  };
+  auto p = std::make_shared<progress>(progress{conns.size(), {}});
+  if (conns.empty())
+    return then(std::vector<caf::actor>{});
+  for (auto& c : conns) {
+    auto one_done = [p, then](const caf::actor* busy) mutable {
+      if (busy)
+        p->busy.push_back(*busy);
+      if (--p->left == 0)
+        then(std::move(p->busy));
+    };
+    self->request(c, timeout, drain_atom_v)
+      .then([one_done](caf::ok_atom) mutable { one_done(nullptr); },
+            [one_done, c](caf::error&) mutable { one_done(&c); });
+  }
+}
+
+void drain(self_ptr self, int sig, caf::response_promise rp) {
+  auto& st = self->state;
+  st.draining = true;
+  obs::global().draining = true;
+  if (!st.directory)
+    return stop_services(self, sig, std::move(rp));
+  self->request(st.directory, internal_reply_timeout, drain_atom_v)
+    .then(
+      [self, sig, rp](std::vector<caf::actor>& conns) mutable {
+        auto timeout = self->state.cfg.drain_timeout;
+        wait_idle(self, conns, timeout, [self, sig, rp, timeout](std::vector<caf::actor> busy) mutable {
+          if (busy.empty()) {
+            spdlog::info("drained: no call in flight");
+            return stop_services(self, sig, std::move(rp));
+          }
+          spdlog::warn("drain timeout ({} ms) passed: cancelling the calls still in flight",
+                       std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
+          for (auto& c : busy)
+            self->send(c, cancel_atom_v);
+          // Cancelled calls answer their callers at once; the connections
+          // confirm when their tables are empty.
+          wait_idle(self, busy, std::chrono::seconds(5),
+                    [self, sig, rp](std::vector<caf::actor>) mutable {
+                      stop_services(self, sig, std::move(rp));
+                    });
+        });
+      },
+      [self, sig, rp](caf::error& err) mutable {
+        spdlog::warn("drain: the directory did not answer ({}); stopping without it",
+                     caf::to_string(err));
+        stop_services(self, sig, std::move(rp));
+      });
+}
+
+} // namespace
+
+caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self,
+                                 supervisor_config cfg) {
+  self->state.cfg = cfg;
+  self->attach_functor([] { obs::global().draining = false; });
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
     st.children.erase(dm.source);
@@ -22,6 +127,24 @@ caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self) {
         return;
       }
       st.children.emplace(child.address(), std::move(child));
+    },
+    [self](serving_atom, caf::actor& directory, std::vector<std::string>& ids,
+           std::vector<caf::actor>& services) {
+      auto& st = self->state;
+      st.serving = true;
+      st.directory = std::move(directory);
+      st.services = std::move(services);
+      st.service_ids = std::move(ids);
+      for (auto& id : st.service_ids)
+        self->send(st.directory, watch_atom_v, id, caf::actor{self});
+    },
+    [self](ready_atom, const std::string& id) { self->state.registered_ids.insert(id); },
+    [self](unready_atom, const std::string& id) { self->state.registered_ids.erase(id); },
+    [self](readiness_atom) { return readiness(self->state); },
+    [self](stop_atom, int sig) -> caf::result<caf::ok_atom> {
+      auto rp = self->make_response_promise();
+      drain(self, sig, rp);
+      return rp;
     },
     [self](shutdown_atom) -> caf::result<caf::ok_atom> {
       auto& st = self->state;

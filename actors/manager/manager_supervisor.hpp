@@ -3,23 +3,53 @@
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 
+#include <chrono>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 namespace actor_host {
 
+struct supervisor_config {
+  /// (stop_atom): how long calls in flight may finish before they are cancelled.
+  caf::timespan drain_timeout{std::chrono::seconds(15)};
+  /// How long a service may take to stop (its own SIGKILL escalation included).
+  caf::timespan service_stop_timeout{std::chrono::minutes(2)};
+};
+
 struct supervisor_state {
   live_count live{actor_kind::manager_supervisor};
+  supervisor_config cfg;
   std::unordered_map<caf::actor_addr, caf::actor> children;
   caf::response_promise shutdown_done;
   bool stopping = false;
+  // Lifecycle: what /readyz reports, and what a drain needs.
+  bool serving = false;
+  bool draining = false;
+  caf::actor directory;
+  std::vector<std::string> service_ids;           // must register to be ready
+  std::unordered_set<std::string> registered_ids; // of service_ids
+  std::vector<caf::actor> services;               // child_runtime actors
   static inline const char* name = "manager_supervisor";
 };
 
-/// Root of the manager's tree. Watches the long-lived actors (directory,
-/// runtime connections, caller sessions) and takes them down on shutdown.
+/// Root of the manager's tree and owner of its lifecycle: readiness, the
+/// drain and the shutdown are its behavior, not process-wide flags.
+/// Watches every actor the manager spawns (directory, connections, callers,
+/// services) and takes them down on shutdown.
 ///
 /// - (adopt_atom, child): monitor it; a stopping supervisor kills it at once
+/// - (serving_atom, directory, service_ids, services): the listeners are up;
+///   ready once every id in service_ids is registered (watched at the
+///   directory)
+/// - (readiness_atom) -> string: "" when ready, else why not ("not
+///   listening", "draining", "1 of 2 configured services registered")
+/// - (stop_atom, signal) -> ok: the drain: not ready any more; calls in
+///   flight may finish for cfg.drain_timeout, the rest are cancelled (their
+///   callers get CANCELLED); then every service is stopped with `signal`
 /// - (shutdown_atom) -> ok: kills every child, answers after the last is down
-caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self);
+caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self,
+                                 supervisor_config cfg);
 
 } // namespace actor_host

@@ -194,7 +194,7 @@ CAF_TEST_FIXTURE_SCOPE_END()
 CAF_TEST_FIXTURE_SCOPE(supervisor_tests, actor_fixture)
 
 CAF_TEST(shutdown stops every child and answers after the last one) {
-  auto sup = sys.spawn(manager_supervisor);
+  auto sup = sys.spawn(manager_supervisor, supervisor_config{});
   sched.run();
   auto dir = spawn_directory();
   auto t = make_fake_transport();
@@ -213,14 +213,14 @@ CAF_TEST(shutdown stops every child and answers after the last one) {
 }
 
 CAF_TEST(shutdown without children answers at once) {
-  auto sup = sys.spawn(manager_supervisor);
+  auto sup = sys.spawn(manager_supervisor, supervisor_config{});
   sched.run();
   ask<caf::ok_atom>(sup, shutdown_atom_v);
   check_no_leaks();
 }
 
 CAF_TEST(a child that ends on its own is forgotten) {
-  auto sup = sys.spawn(manager_supervisor);
+  auto sup = sys.spawn(manager_supervisor, supervisor_config{});
   sched.run();
   auto a = spawn_dummy();
   auto dir = spawn_directory();
@@ -234,7 +234,7 @@ CAF_TEST(a child that ends on its own is forgotten) {
 }
 
 CAF_TEST(a child adopted while stopping is stopped too) {
-  auto sup = sys.spawn(manager_supervisor);
+  auto sup = sys.spawn(manager_supervisor, supervisor_config{});
   sched.run();
   auto dir1 = spawn_directory();
   auto dir2 = spawn_directory();
