@@ -1,5 +1,6 @@
 #include "net/iii_protocol.hpp"
 #include "net/secure_random.hpp"
+#include "registry/status.hpp"
 
 #include <algorithm>
 #include <array>
@@ -312,7 +313,8 @@ std::string genkit_error_to_iii(const std::string& error) {
     if (auto* d = e.find("data"); d && rpc::split_object(*d, data, why)) {
       double n = 0;
       if (auto* c = data.find("code"); c && rpc::number_value(*c, n))
-        status = static_cast<int>(n);
+        if (auto code = registry::status_from_json_number(n))
+          status = static_cast<int>(*code);
       if (auto* m = data.find("message"); m && !string_of(*m).empty())
         message = string_of(*m);
       if (auto* det = data.find("details"); det && rpc::split_object(*det, details, why))

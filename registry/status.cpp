@@ -58,4 +58,11 @@ std::optional<status_code> status_from_number(std::int64_t code) {
   return static_cast<status_code>(code);
 }
 
+std::optional<status_code> status_from_json_number(double code) {
+  if (!(code >= 0) || code >= static_cast<double>(table.size())
+      || code != static_cast<double>(static_cast<std::int64_t>(code)))
+    return std::nullopt;
+  return static_cast<status_code>(static_cast<std::int64_t>(code));
+}
+
 } // namespace actor_host::registry

@@ -40,4 +40,8 @@ std::optional<status_code> status_from_name(std::string_view name);
 /// The code of a status number (14 -> unavailable); nullopt outside the set.
 std::optional<status_code> status_from_number(std::int64_t code);
 
+/// The same for a number read from JSON: only whole numbers of the set count
+/// (a peer's 1e300 or 2.5 is no Status, and converting it would be undefined).
+std::optional<status_code> status_from_json_number(double code);
+
 } // namespace actor_host::registry

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "net/jsonrpc.hpp"
+#include "registry/status.hpp"
 
 namespace actor_host::manager_errors {
 
@@ -94,15 +95,16 @@ classified classify(std::string_view error_object) {
     rpc::object_members d;
     double status = 0;
     if (rpc::split_object(*data, d, why))
-      if (auto* c = d.find("code"); c && rpc::number_value(*c, status)) {
-        out.status = static_cast<int>(status);
-        return out;
-      }
+      if (auto* c = d.find("code"); c && rpc::number_value(*c, status))
+        if (auto code = registry::status_from_json_number(status)) {
+          out.status = static_cast<int>(*code);
+          return out;
+        }
   }
   double code = 0;
   if (auto* c = err.find("code"); c && rpc::number_value(*c, code))
     for (auto& m : rpc_meanings)
-      if (m.rpc == static_cast<int>(code))
+      if (m.rpc == code) // compared as doubles: a peer's code may be any number
         out.meaning = m;
   return out;
 }

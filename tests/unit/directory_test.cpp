@@ -300,6 +300,11 @@ CAF_TEST(manager error objects) {
   CAF_CHECK_EQUAL(manager_errors::http_status(R"({"code":-32700,"message":"m"})"), 400);
   CAF_CHECK_EQUAL(manager_errors::http_status(R"({"code":-32000,"message":"m"})"), 500);
   CAF_CHECK_EQUAL(manager_errors::http_status("garbage"), 500);
+  // A peer's numbers that are no Status or JSON-RPC code are not converted
+  // to int (undefined); the JSON-RPC code then decides.
+  CAF_CHECK_EQUAL(manager_errors::http_status(R"({"code":-32602,"message":"m","data":{"code":1e300}})"), 400);
+  CAF_CHECK_EQUAL(manager_errors::http_status(R"({"code":1e300,"message":"m"})"), 500);
+  CAF_CHECK_EQUAL(manager_errors::status_code_of(R"({"code":-32000,"message":"m","data":{"code":3.5}})"), 2);
 }
 
 // docs/API.md, "Errors": a runtime that disconnects mid-request and a manager

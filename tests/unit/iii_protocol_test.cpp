@@ -72,6 +72,12 @@ CAF_TEST(genkit ids and errors) {
     iii::genkit_error_to_iii(
       R"({"code":-32000,"message":"x","data":{"code":13,"message":"boom","details":{"stack":"s"}}})"),
     R"({"code":"invocation_failed","message":"boom","stacktrace":"s"})");
+  // A runtime's Status code that is no Status (fuzz finding: 6.7e31 was
+  // converted to int, undefined behavior) counts as none.
+  for (auto code : {"666666666666666666666666666666664", "2.5", "-1", "17"})
+    CAF_CHECK_EQUAL(iii::genkit_error_to_iii(R"({"code":-32000,"message":"x","data":{"code":)"
+                                             + std::string{code} + R"(,"message":"boom"}})"),
+                    R"({"code":"invocation_failed","message":"boom"})");
   CAF_CHECK_EQUAL(iii::iii_error_to_genkit(R"({"code":"invocation_stopped","message":"Invocation stopped"})"),
                   R"({"code":-32000,"message":"Invocation stopped","data":{"code":14,"message":"Invocation stopped","details":{"iiiCode":"invocation_stopped"}}})");
   CAF_CHECK_EQUAL(iii::iii_result_to_genkit("", "t"), R"({"result":null,"telemetry":{"traceId":"t"}})");
