@@ -37,10 +37,8 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_close_atom, "bidiclose")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_find_atom, "bidifind")
 
 // caller -> connection -> pending request -> caller
-// (call_atom, call_request) -> pending          [connection] (actors/manager/call_path.hpp)
+// (call_atom, call_request, caller) -> call     [connection] (actors/manager/interfaces.hpp)
 CAF_ADD_ATOM(actor_host, actor_host::atoms, call_atom, "call")
-// (accepted_atom, tag, pending)                 [caller] the call is in flight
-CAF_ADD_ATOM(actor_host, actor_host::atoms, accepted_atom, "accepted")
 // (trace_atom, tag, trace_id)                   [caller] the run's trace id
 CAF_ADD_ATOM(actor_host, actor_host::atoms, trace_atom, "trace")
 // (chunk_atom, tag, raw)                        [caller] a streamed chunk

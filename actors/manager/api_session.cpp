@@ -14,7 +14,7 @@ namespace rpc = net::jsonrpc;
 
 namespace {
 
-using self_ptr = caf::stateful_actor<api_session_state>*;
+using self_ptr = api_session_ptr;
 
 void send_error(self_ptr self, const std::string& id, std::string error) {
   self->state.transport->send_text(rpc::error_response(id, error));
@@ -62,7 +62,7 @@ void forget(self_ptr self, std::uint64_t tag) {
   }
 }
 
-void on_accepted(self_ptr self, std::uint64_t tag, caf::actor& pending) {
+void on_accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
   auto* c = find_call(self, tag);
   if (!c) {
     // Finished (or failed here) before we learned who ran it: if it still
@@ -86,7 +86,7 @@ void on_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) 
   if (!c)
     return;
   if (c->pending)
-    self->demonitor(c->pending);
+    self->demonitor(c->pending.address());
   auto& t = self->state.transport;
   t->send_text(ok ? rpc::result_response(c->caller_id, raw)
                   : rpc::error_response(c->caller_id, raw));
@@ -129,8 +129,8 @@ void begin(self_ptr self, const rpc::message& m, call_request req, bool events) 
   st.by_id.emplace(m.id, tag);
   req.tag = tag;
   start_call(
-    self, st.door, std::move(req),
-    [self, tag](caf::actor pending) { on_accepted(self, tag, pending); },
+    self, st.door, std::move(req), self,
+    [self, tag](call_actor pending) { on_accepted(self, tag, pending); },
     [self, tag](bool ok, std::string raw) { on_done(self, tag, ok, raw); });
 }
 
@@ -262,8 +262,8 @@ void on_frame(self_ptr self, std::string& frame) {
 
 } // namespace
 
-caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
-                          net::transport_ptr transport, front_door door) {
+api_session_actor::behavior_type api_session(self_ptr self, net::transport_ptr transport,
+                                             front_door door) {
   auto& st = self->state;
   st.transport = transport;
   st.door = std::move(door);

@@ -14,7 +14,7 @@ namespace actor_host {
 struct api_session_state {
   struct call {
     std::string caller_id; // the caller's raw JSON-RPC id
-    caf::actor pending;    // known once accepted
+    call_actor pending;    // known once accepted
     std::vector<std::string> early_input; // input that arrived before `pending`
     std::size_t early_bytes = 0;
     bool input_ended = false;
@@ -37,7 +37,9 @@ struct api_session_state {
 /// RESOURCE_EXHAUSTED) and relays their events with the caller's own ids.
 /// When the socket closes, every call it started is forgotten and its runs
 /// cancelled.
-caf::behavior api_session(caf::stateful_actor<api_session_state>* self,
-                          net::transport_ptr transport, front_door door);
+using api_session_ptr = api_session_actor::stateful_pointer<api_session_state>;
+
+api_session_actor::behavior_type api_session(api_session_ptr self, net::transport_ptr transport,
+                                             front_door door);
 
 } // namespace actor_host

@@ -3,6 +3,7 @@
 #include "actors/common/messages.hpp"
 #include "actors/manager/call_request.hpp"
 #include "actors/manager/errors.hpp"
+#include "actors/manager/interfaces.hpp"
 #include "actors/manager/routing.hpp"
 
 #include <chrono>
@@ -41,11 +42,11 @@ inline constexpr auto answered_in_handler = caf::infinite;
 namespace detail {
 
 template <class Self, class Accepted, class Finished>
-void hand_off(Self* self, const caf::actor& conn, std::string target, call_request req,
-              Accepted accepted, Finished finished) {
+void hand_off(Self* self, const call_target_actor& conn, std::string target, call_request req,
+              caller_actor caller, Accepted accepted, Finished finished) {
   auto method = req.method;
-  self->request(conn, answered_in_handler, call_atom_v, std::move(req))
-    .then([accepted](caf::actor& pending) mutable { accepted(std::move(pending)); },
+  self->request(conn, answered_in_handler, call_atom_v, std::move(req), std::move(caller))
+    .then([accepted](call_actor& pending) mutable { accepted(std::move(pending)); },
           [finished, method, target = std::move(target)](caf::error&) mutable {
             // The connection ended between routing and the call.
             finished(false, manager_errors::connection_closed(target, method_name(method)));
@@ -58,19 +59,20 @@ void hand_off(Self* self, const caf::actor& conn, std::string target, call_reque
 /// route_call() and hands it to the owning connection (a runtime's, or for
 /// `/iii/` keys the iii worker's the registry names). In `self`'s context
 /// then either `accepted(pending)` runs (the call is in flight; its events,
-/// (trace_atom | chunk_atom | done_atom, tag, ...), come to `self` from the
-/// pending request) or `finished(ok, raw)` runs (the call ended here: an
-/// error object, or an iii listing). Nothing is sent to `self` in between.
+/// (trace_atom | chunk_atom | done_atom, tag, ...), come to `caller`, which
+/// is `self`, from the pending request) or `finished(ok, raw)` runs (the call
+/// ended here: an error object, or an iii listing). Nothing is sent to
+/// `self` in between.
 template <class Self, class Accepted, class Finished>
-void start_call(Self* self, const front_door& door, call_request req, Accepted accepted,
-                Finished finished) {
+void start_call(Self* self, const front_door& door, call_request req, caller_actor caller,
+                Accepted accepted, Finished finished) {
   auto route = route_call(*door.routes->current(), req);
   using kind = call_route::kind;
   if (route.how == kind::failed)
     return finished(false, std::move(route.error));
   if (route.how == kind::runtime)
     return detail::hand_off(self, route.conn, std::move(route.runtime_id), std::move(req),
-                            std::move(accepted), std::move(finished));
+                            std::move(caller), std::move(accepted), std::move(finished));
   if (!door.functions)
     return finished(false, manager_errors::status_error(registry::status_code::not_found,
                                                         "no iii functions on this manager"));
@@ -85,11 +87,13 @@ void start_call(Self* self, const front_door& door, call_request req, Accepted a
   }
   self->request(door.functions, answered_in_handler, route_iii_atom_v, route.function_id)
     .then(
-      [self, req = std::move(req), accepted, finished](bool ok, caf::actor& conn,
-                                                       std::string& id_or_error) mutable {
+      [self, req = std::move(req), caller, accepted,
+       finished](bool ok, caf::actor& conn, std::string& id_or_error) mutable {
         if (!ok)
           return finished(false, std::move(id_or_error));
-        detail::hand_off(self, conn, std::move(id_or_error), std::move(req), std::move(accepted),
+        // The registry's worker connections take calls (worker_connection.hpp).
+        detail::hand_off(self, caf::actor_cast<call_target_actor>(conn), std::move(id_or_error),
+                         std::move(req), std::move(caller), std::move(accepted),
                          std::move(finished));
       },
       [finished](caf::error& err) mutable {
@@ -98,6 +102,3 @@ void start_call(Self* self, const front_door& door, call_request req, Accepted a
 }
 
 } // namespace actor_host
-
-// Calls cross actor boundaries only inside one process.
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::call_request)

@@ -38,7 +38,7 @@ net::http_handler make_http_api(http_api_context ctx) {
       http_caller_args args{std::move(req), res, ctx.door, http_route::readiness, {},
                             ctx.supervisor};
       auto caller = ctx.system->spawn(http_caller, std::move(args));
-      caf::anon_send(ctx.supervisor, adopt_atom_v, std::move(caller));
+      caf::anon_send(ctx.supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(caller));
       return;
     }
     static const std::pair<const char*, std::pair<bool, http_route>> table[] = {
@@ -75,7 +75,7 @@ net::http_handler make_http_api(http_api_context ctx) {
       http_caller_args args{std::move(req), res, ctx.door, kind, {slots, std::move(address)},
                             ctx.supervisor};
       auto caller = ctx.system->spawn(http_caller, std::move(args));
-      caf::anon_send(ctx.supervisor, adopt_atom_v, std::move(caller));
+      caf::anon_send(ctx.supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(caller));
       return;
     }
     auto body = R"({"error":)"

@@ -8,7 +8,7 @@ namespace rpc = net::jsonrpc;
 
 namespace {
 
-using self_ptr = caf::stateful_actor<http_caller_state>*;
+using self_ptr = caller_actor::stateful_pointer<http_caller_state>;
 
 constexpr const char* json_type = "application/json";
 constexpr const char* ndjson_type = "application/x-ndjson";
@@ -89,7 +89,8 @@ void maybe_register_bidi(self_ptr self) {
   auto& st = self->state;
   if (st.bidi && !st.bidi_registered && st.pending && !st.trace_id.empty()) {
     st.bidi_registered = true;
-    self->send(st.args.door.directory, bidi_open_atom_v, st.trace_id, st.pending);
+    // A typed actor sends to the (untyped) directory anonymously; it needs no reply.
+    caf::anon_send(st.args.door.directory, bidi_open_atom_v, st.trace_id, st.pending);
   }
 }
 
@@ -107,9 +108,9 @@ void send_head(self_ptr self) {
 void on_done(self_ptr self, bool ok, std::string& raw) {
   auto& st = self->state;
   if (st.pending)
-    self->demonitor(st.pending);
+    self->demonitor(st.pending.address());
   if (st.bidi_registered)
-    self->send(st.args.door.directory, bidi_close_atom_v, st.trace_id);
+    caf::anon_send(st.args.door.directory, bidi_close_atom_v, st.trace_id);
   if (st.trace_id.empty() && ok)
     st.trace_id = trace_from_result(raw);
   auto& res = st.args.res;
@@ -143,7 +144,7 @@ void on_done(self_ptr self, bool ok, std::string& raw) {
   }
 }
 
-void on_accepted(self_ptr self, caf::actor& pending) {
+void on_accepted(self_ptr self, call_actor& pending) {
   self->state.pending = pending;
   self->monitor(pending);
   maybe_register_bidi(self);
@@ -152,8 +153,8 @@ void on_accepted(self_ptr self, caf::actor& pending) {
 void begin(self_ptr self, call_request req) {
   req.tag = the_call;
   start_call(
-    self, self->state.args.door, std::move(req),
-    [self](caf::actor pending) { on_accepted(self, pending); },
+    self, self->state.args.door, std::move(req), self,
+    [self](call_actor pending) { on_accepted(self, pending); },
     [self](bool ok, std::string raw) { on_done(self, ok, raw); });
 }
 
@@ -181,7 +182,7 @@ void bidi_input(self_ptr self, bool end) {
   }
   self->request(self->state.args.door.directory, internal_reply_timeout, bidi_find_atom_v, trace)
     .then(
-      [self, end, chunk = std::move(chunk)](bool found, caf::actor& pending) mutable {
+      [self, end, chunk = std::move(chunk)](bool found, call_actor& pending) mutable {
         auto& res = self->state.args.res;
         if (!found) {
           res->respond(404, "text/plain", "Stream not found");
@@ -260,14 +261,14 @@ void start(self_ptr self) {
 
 } // namespace
 
-caf::behavior http_caller(caf::stateful_actor<http_caller_state>* self, http_caller_args args) {
+caller_actor::behavior_type http_caller(self_ptr self, http_caller_args args) {
   auto& st = self->state;
   st.args = std::move(args);
   auto& q = st.args.req.query;
   st.bidi = st.args.route == http_route::stream_action && q.count("bidi") && q["bidi"] != "false";
   // The client hanging up ends this actor; the pending request monitors it
   // and cancels the run.
-  st.args.res->on_abort([hdl = caf::actor{self}] {
+  st.args.res->on_abort([hdl = caf::actor_cast<caf::actor>(self)] {
     caf::anon_send_exit(hdl, caf::exit_reason::user_shutdown);
   });
   self->set_down_handler([self](caf::down_msg& dm) {

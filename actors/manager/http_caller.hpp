@@ -3,6 +3,7 @@
 #include "actors/common/live_counts.hpp"
 #include "actors/manager/call_path.hpp"
 #include "actors/manager/caller_slots.hpp"
+#include "actors/manager/interfaces.hpp"
 #include "net/http_exchange.hpp"
 
 #include <string>
@@ -35,7 +36,7 @@ struct http_caller_state {
   live_count live{actor_kind::caller_session};
   http_caller_args args;
   bool bidi = false;      // streamAction?bidi=true
-  caf::actor pending;     // the call in flight, once accepted
+  call_actor pending;     // the call in flight, once accepted
   std::string trace_id;
   bool head_sent = false; // streamAction: the 200 head is out
   bool bidi_registered = false;
@@ -51,6 +52,7 @@ struct http_caller_state {
 ///
 /// From the pending request: (trace_atom, tag, trace), (chunk_atom, tag, raw),
 /// (done_atom, tag, ok, raw)
-caf::behavior http_caller(caf::stateful_actor<http_caller_state>* self, http_caller_args args);
+caller_actor::behavior_type http_caller(caller_actor::stateful_pointer<http_caller_state> self,
+                                        http_caller_args args);
 
 } // namespace actor_host

@@ -113,7 +113,8 @@ struct manager::impl {
     caf::actor supervisor;
     template <class F, class... Ts>
     caf::actor operator()(F fun, Ts&&... xs) const {
-      auto a = sys->spawn(fun, std::forward<Ts>(xs)...);
+      // Typed or not, the supervisor watches actors by their plain handle.
+      auto a = caf::actor_cast<caf::actor>(sys->spawn(fun, std::forward<Ts>(xs)...));
       caf::anon_send(supervisor, adopt_atom_v, a);
       return a;
     }

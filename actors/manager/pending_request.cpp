@@ -14,7 +14,7 @@ namespace rpc = net::jsonrpc;
 
 namespace {
 
-using self_ptr = caf::stateful_actor<pending_state>*;
+using self_ptr = pending_actor::stateful_pointer<pending_state>;
 
 obs::scoped_log_fields call_fields(self_ptr self) {
   auto& st = self->state;
@@ -37,7 +37,7 @@ void finish(self_ptr self, bool ok, std::string raw) {
   if (a.caller) {
     // The monitor lives in the caller's state until removed: a long-lived
     // caller session would otherwise keep ~1 KB per finished call.
-    self->demonitor(a.caller);
+    self->demonitor(a.caller.address());
     self->send(a.caller, done_atom_v, a.tag, ok, std::move(raw));
   }
   self->quit();
@@ -48,8 +48,10 @@ void finish(self_ptr self, bool ok, std::string raw) {
 // at once or when the trace id shows up. Nothing of the call stays here.
 void give_up(self_ptr self) {
   auto& st = self->state;
-  self->send(st.args.conn, forget_atom_v, st.args.wire_id, st.trace_id,
-             st.args.method == "runAction");
+  // Anonymous: a typed actor cannot send() to the untyped connection, which
+  // needs no reply here.
+  caf::anon_send(st.args.conn, forget_atom_v, st.args.wire_id, st.trace_id,
+                 st.args.method == "runAction");
 }
 
 void forward_input(self_ptr self, const std::string& chunk) {
@@ -102,7 +104,7 @@ void abandon(self_ptr self) {
 
 } // namespace
 
-caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_args args) {
+pending_actor::behavior_type pending_request(self_ptr self, pending_args args) {
   self->state.args = std::move(args);
   // A caller that dies (socket closed, HTTP client gone) abandons the call.
   if (self->state.args.caller) {

@@ -2,6 +2,7 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/manager/interfaces.hpp"
 #include "net/transport.hpp"
 
 #include <chrono>
@@ -13,7 +14,7 @@ namespace actor_host {
 struct pending_args {
   caf::actor conn;              // the runtime_connection that sent the request
   net::transport_ptr transport; // its socket, for input-stream notifications
-  caf::actor caller;            // receives the events; null for detached calls
+  caller_actor caller;          // receives the events; null for detached calls
   std::uint64_t tag = 0;        // the caller's correlation id
   std::string wire_id;          // raw JSON id on the runtime socket ("\"7\"")
   std::string method;
@@ -52,6 +53,7 @@ struct pending_state {
 ///   (done_atom, tag, ok, raw result or error object)
 /// To the connection: (forget_atom, wire_id, trace_id, cancel) when it ends
 ///   without an answer
-caf::behavior pending_request(caf::stateful_actor<pending_state>* self, pending_args args);
+pending_actor::behavior_type pending_request(pending_actor::stateful_pointer<pending_state> self,
+                                             pending_args args);
 
 } // namespace actor_host

@@ -1,8 +1,6 @@
 #pragma once
 
-#include "actors/manager/call_request.hpp"
-
-#include <caf/actor.hpp>
+#include "actors/manager/interfaces.hpp"
 
 #include <atomic>
 #include <memory>
@@ -16,7 +14,7 @@ namespace actor_host {
 struct route_table {
   struct entry {
     std::string runtime_id;
-    caf::actor conn; // its runtime_connection
+    call_target_actor conn; // its runtime_connection
   };
   std::vector<entry> entries;
 };
@@ -54,7 +52,7 @@ using route_board_ptr = std::shared_ptr<route_board>;
 struct call_route {
   enum class kind { runtime, iii_function, iii_listing, failed };
   kind how = kind::failed;
-  caf::actor conn;         // runtime: its connection
+  call_target_actor conn;  // runtime: its connection
   std::string runtime_id;  // runtime: its id
   std::string function_id; // iii_function
   std::string error;       // failed: the error object for the caller

@@ -220,13 +220,13 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
       check_drained(self);
       self->quit();
     },
-    [self](call_atom, call_request& req) -> caf::actor {
+    [self](call_atom, call_request& req, caller_actor& caller) -> call_actor {
       auto& st = self->state;
       auto wire_id = '"' + std::to_string(st.next_id++) + '"';
       pending_args a;
       a.conn = self;
       a.transport = st.transport;
-      a.caller = caf::actor_cast<caf::actor>(self->current_sender());
+      a.caller = std::move(caller);
       a.tag = req.tag;
       a.wire_id = wire_id;
       a.method = std::string{method_name(req.method)};
@@ -235,7 +235,8 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
       a.timeout = req.timeout;
       a.max_held_input_bytes = st.opts.max_bidi_input_bytes;
       auto p = self->spawn<caf::linked>(pending_request, std::move(a));
-      add_call(self, &connection_state::pending, wire_id, p, req.timeout);
+      add_call(self, &connection_state::pending, wire_id, caf::actor_cast<caf::actor>(p),
+               req.timeout);
       st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));
       return p;
     },

@@ -35,7 +35,8 @@ void publish_routes(caf::stateful_actor<directory_state>* self) {
   route_table t;
   t.entries.reserve(st.entries.size());
   for (auto& e : st.entries)
-    t.entries.push_back({e.id, e.conn});
+    // Runtime connections take calls (runtime_connection.hpp).
+    t.entries.push_back({e.id, caf::actor_cast<call_target_actor>(e.conn)});
   st.board->publish(std::move(t));
 }
 
@@ -164,7 +165,7 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self,
       out += ']';
       return out;
     },
-    [self](bidi_open_atom, std::string& trace, caf::actor& pending) {
+    [self](bidi_open_atom, std::string& trace, call_actor& pending) {
       self->monitor(pending);
       self->state.bidi_by_trace[std::move(trace)] = std::move(pending);
     },
@@ -184,11 +185,11 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self,
     [self](bidi_close_atom, const std::string& trace) {
       self->state.bidi_by_trace.erase(trace);
     },
-    [self](bidi_find_atom, const std::string& trace) -> caf::result<bool, caf::actor> {
+    [self](bidi_find_atom, const std::string& trace) -> caf::result<bool, call_actor> {
       auto& m = self->state.bidi_by_trace;
       if (auto i = m.find(trace); i != m.end())
         return {true, i->second};
-      return {false, caf::actor{}};
+      return {false, call_actor{}};
     },
   };
 }

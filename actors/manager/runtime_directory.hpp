@@ -19,7 +19,7 @@ struct directory_state {
 
   live_count live{actor_kind::runtime_directory};
   std::vector<entry> entries; // registration order; back() is the most recent
-  std::unordered_map<std::string, caf::actor> bidi_by_trace;
+  std::unordered_map<std::string, call_actor> bidi_by_trace;
   // Child runtimes waiting for (or watching) their id's registration.
   std::unordered_map<std::string, std::vector<caf::actor>> watchers;
   // Where the routes go for the front doors (routing.hpp).

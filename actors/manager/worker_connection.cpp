@@ -88,8 +88,10 @@ void call_genkit(self_ptr self, const std::string& invocation_id, const std::str
   req.timeout = st.opts.invocation_timeout;
   // The run's events come as messages; an early end (no route) is answered
   // here like its final answer.
+  // This worker takes a caller's events like the other callers do
+  // (common_handlers), so it may stand in as a caller_actor.
   start_call(
-    self, st.door, std::move(req), [](caf::actor) {},
+    self, st.door, std::move(req), caf::actor_cast<caller_actor>(self), [](call_actor) {},
     [self, tag](bool ok, std::string raw) { on_call_done(self, tag, ok, raw); });
 }
 
@@ -318,7 +320,7 @@ caf::message_handler common_handlers(self_ptr self) {
     [self](execute_atom, caf::actor& caller, std::uint64_t tag, invocation_request& req) {
       start_invocation(self, std::move(caller), tag, std::move(req));
     },
-    [self](call_atom, call_request& c) -> caf::result<caf::actor> {
+    [self](call_atom, call_request& c, caller_actor& caller) -> caf::result<call_actor> {
       // A front-door runAction of `/iii/<function_id>`: Genkit shapes back.
       if (c.method != call_method::run_action || !c.key.starts_with(iii::iii_key_prefix))
         return caf::make_error(caf::sec::unexpected_message);
@@ -335,8 +337,9 @@ caf::message_handler common_handlers(self_ptr self) {
         req.metadata = std::string{m[1]};
       req.format = reply_format::genkit;
       req.timeout = c.timeout.count() > 0 ? c.timeout : self->state.opts.invocation_timeout;
-      return start_invocation(self, caf::actor_cast<caf::actor>(self->current_sender()), c.tag,
-                              std::move(req));
+      // An invocation handles what a caller sends a call_actor.
+      return caf::actor_cast<call_actor>(
+        start_invocation(self, caf::actor_cast<caf::actor>(caller), c.tag, std::move(req)));
     },
     [self](forget_inv_atom, const std::string& id) { self->state.executing.take(id); },
     // The earliest invocation deadline passed (call_table.hpp: why the
@@ -347,7 +350,6 @@ caf::message_handler common_handlers(self_ptr self) {
     },
     // Events of Genkit runs this worker started: a worker gets only the
     // final answer (iii has no stream of partial results).
-    [](accepted_atom, std::uint64_t, const caf::actor&) {},
     [](trace_atom, std::uint64_t, const std::string&) {},
     [](chunk_atom, std::uint64_t, const std::string&) {},
   };

@@ -72,8 +72,9 @@ struct worker_connection_state {
 ///
 /// - (frame_atom, text), (closed_atom, reason): from the socket
 /// - (execute_atom, caller, tag, invocation_request): run a call here
-/// - (call_atom, call_request) -> invocation: a front-door runAction of
-///   `/iii/<function_id>` (Genkit shapes)
+/// - (call_atom, call_request, caller) -> call_actor (the invocation): a
+///   front-door runAction of `/iii/<function_id>` (Genkit shapes); the
+///   call_target_actor interface
 /// - (forget_inv_atom, invocation_id): an invocation ended early
 /// - (done_atom, tag, ok, raw) and a run's events: answers to this
 ///   worker's own calls

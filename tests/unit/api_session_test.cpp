@@ -26,7 +26,7 @@ struct session_fixture : actor_fixture {
   }
 
   api_session_state& session_state() {
-    return deref<caf::stateful_actor<api_session_state>>(sess).state;
+    return deref<std::remove_pointer_t<api_session_ptr>>(sess).state;
   }
 
   /// The runtime side: a frame from the runtime to the manager.
@@ -360,7 +360,7 @@ CAF_TEST(calls follow the routes the directory publishes) {
   auto now = routes();
   CAF_REQUIRE_EQUAL(now.size(), 1u);
   CAF_CHECK_EQUAL(now[0].runtime_id, "rt1");
-  CAF_CHECK(now[0].conn == conn);
+  CAF_CHECK(caf::actor_cast<caf::actor>(now[0].conn) == conn);
   auto rt2 = make_fake_transport("127.0.0.1:40002");
   auto conn2 = spawn_connection(rt2, dir);
   send_frame(conn2, register_frame("rt2"));
@@ -379,7 +379,7 @@ CAF_TEST(calls follow the routes the directory publishes) {
   now = routes();
   CAF_REQUIRE_EQUAL(now.size(), 1u);
   CAF_CHECK_EQUAL(now[0].runtime_id, "rt1");
-  CAF_CHECK(now[0].conn == conn2);
+  CAF_CHECK(caf::actor_cast<caf::actor>(now[0].conn) == conn2);
   // That socket closing takes the id with it.
   caf::anon_send(conn2, closed_atom_v, std::string{"gone"});
   sched.run();

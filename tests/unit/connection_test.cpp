@@ -25,7 +25,8 @@ struct connection_fixture : actor_fixture {
   caf::actor call(std::uint64_t tag, std::string method, std::string params = {},
                   caf::timespan timeout = caf::timespan{0}) {
     auto before = events(caller).size();
-    caf::send_as(caller, conn, call_atom_v, make_call(tag, method, std::move(params), timeout));
+    caf::send_as(caller, conn, call_atom_v, make_call(tag, method, std::move(params), timeout),
+                 caf::actor_cast<caller_actor>(caller));
     sched.run();
     auto& ev = events(caller);
     CAF_REQUIRE_EQUAL(ev.size(), before + 1);

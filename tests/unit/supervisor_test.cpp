@@ -67,7 +67,8 @@ CAF_TEST(the drain waits for calls in flight and then answers) {
   serve({});
   send_frame(conn, register_frame("rt1"));
   rt->clear();
-  caf::send_as(caller, conn, call_atom_v, make_call(1, "runAction", R"({"key":"/flow/x"})"));
+  caf::send_as(caller, conn, call_atom_v, make_call(1, "runAction", R"({"key":"/flow/x"})"),
+               caf::actor_cast<caller_actor>(caller));
   sched.run();
   auto hdl = self->request(sup, caf::infinite, stop_atom_v, 15);
   sched.run();
@@ -85,7 +86,8 @@ CAF_TEST(calls still running when the drain timeout passes are cancelled) {
   serve({});
   send_frame(conn, register_frame("rt1"));
   rt->clear();
-  caf::send_as(caller, conn, call_atom_v, make_call(1, "runAction", R"({"key":"/flow/x"})"));
+  caf::send_as(caller, conn, call_atom_v, make_call(1, "runAction", R"({"key":"/flow/x"})"),
+               caf::actor_cast<caller_actor>(caller));
   sched.run();
   auto hdl = self->request(sup, caf::infinite, stop_atom_v, 15);
   sched.run();

@@ -123,7 +123,7 @@ inline call_request make_call(std::uint64_t tag, const std::string& method, std:
 // -- probe: a caller that records everything --------------------------------
 
 struct probe_event {
-  std::string kind; // trace, chunk, done, accepted, actor (reply to call_atom)
+  std::string kind; // trace, chunk, done, actor (reply to call_atom)
   std::uint64_t tag = 0;
   bool ok = false;
   std::string text;
@@ -147,11 +147,10 @@ inline caf::behavior probe_actor(caf::stateful_actor<probe_state>* self) {
     [add](done_atom, std::uint64_t tag, bool ok, std::string& raw) {
       add({"done", tag, ok, std::move(raw), {}});
     },
-    [add](accepted_atom, std::uint64_t tag, caf::actor& pending) {
-      add({"accepted", tag, false, {}, std::move(pending)});
-    },
     // The reply to an async (call_atom, ...) sent as the probe.
-    [add](caf::actor& pending) { add({"actor", 0, false, {}, std::move(pending)}); },
+    [add](call_actor& pending) {
+      add({"actor", 0, false, {}, caf::actor_cast<caf::actor>(pending)});
+    },
   };
 }
 
@@ -212,7 +211,7 @@ struct actor_fixture : test_coordinator_fixture<> {
     auto r = route_call(*board->current(), list_actions_call(runtime_id, {}));
     if (r.how != call_route::kind::runtime)
       return {false, caf::actor{}, r.error};
-    return {true, r.conn, r.runtime_id};
+    return {true, caf::actor_cast<caf::actor>(r.conn), r.runtime_id};
   }
 
   caf::actor spawn_connection(const fake_transport_ptr& t, const caf::actor& dir,
@@ -224,7 +223,7 @@ struct actor_fixture : test_coordinator_fixture<> {
 
   caf::actor spawn_session(const fake_transport_ptr& t, const caf::actor& dir,
                            call_policy policy = {}) {
-    auto s = sys.spawn(api_session, net::transport_ptr{t}, door(dir, policy));
+    auto s = caf::actor_cast<caf::actor>(sys.spawn(api_session, net::transport_ptr{t}, door(dir, policy)));
     sched.run();
     return s;
   }
