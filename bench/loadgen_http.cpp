@@ -132,10 +132,12 @@ struct http_load {
       close_reason = why;
     if (s.busy) {
       s.busy = false;
-      --inflight;
+      --inflight; // that call will not complete
     }
     if (ph == phase::connecting)
       io.stop();
+    else if (ph == phase::drain && inflight == 0)
+      finish();
   }
 
   // -- responses --------------------------------------------------------------------

@@ -27,7 +27,7 @@
 # --scenarios keeps only the scenarios whose name is listed (e.g. "echo stream").
 # The TS baseline needs node + npm: the pinned packages are installed into
 # BUILD/interop-node by tests/interop/setup.sh (no-op when already there).
-# Without them the TS rows are skipped (and the report says so).
+# Without them the TS and tools rows are skipped (and the report says so).
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -62,7 +62,7 @@ while [ $# -gt 0 ]; do
     --no-perf) do_perf=0 ;;
     --report) report=$2; shift ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
