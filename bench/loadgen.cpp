@@ -23,7 +23,12 @@
 // flight (bounded). Prints one JSON line: rate, latency percentiles, and the
 // CPU (from /proc) of every --watch process and of itself ("caller") per
 // operation, their RSS, and the machine-wide busy time.
+//
+// --url http://HOST:PORT drives the Genkit tools server's HTTP routes instead
+// (POST /api/runAction, /api/streamAction; echo and stream only): see
+// loadgen_http.hpp.
 #include "bench/loadgen_frames.hpp"
+#include "bench/loadgen_http.hpp"
 #include "bench/loadgen_options.hpp"
 #include "bench/loadgen_result.hpp"
 #include "bench/measure.hpp"
@@ -456,6 +461,8 @@ int main(int argc, char** argv) {
   auto& o = g.o;
   if (!bench::parse_load_options(argc, argv, o))
     return 2;
+  if (o.http)
+    return bench::run_http_load(o);
   g.connect_all();
   // Bounded: connect (10 s) + warm-up + measure + drain, whatever happens.
   auto limit = std::chrono::duration<double>(10 + o.warmup + o.seconds + o.drain_timeout + 1);

@@ -10,7 +10,7 @@ namespace bench {
 namespace {
 
 void usage() {
-  std::fprintf(stderr, "usage: bench_load --url ws://HOST:PORT/api/ws --scenario "
+  std::fprintf(stderr, "usage: bench_load --url ws://HOST:PORT/api/ws|http://HOST:PORT --scenario "
                        "echo|open|stream|bidi|cancel [--callers N] [--inflight K] "
                        "[--seconds S] [--warmup W] [--rate R] [--stream-n N] "
                        "[--system NAME] [--round I] [--watch NAME=PID]...\n");
@@ -65,6 +65,11 @@ bool parse_load_options(int argc, char** argv, load_options& o) {
   bool known = false;
   for (auto* s : scenarios)
     known |= o.scenario == s;
+  // http://HOST:PORT selects the HTTP mode (/api/runAction, /api/streamAction).
+  if (url.rfind("http://", 0) == 0) {
+    o.http = true;
+    url = "ws://" + url.substr(7);
+  }
   if (url.empty() || !split_ws_url(url, o.host, o.port, o.path) || !known || o.callers < 1
       || o.inflight < 1 || o.seconds <= 0) {
     usage();

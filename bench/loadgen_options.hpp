@@ -13,6 +13,7 @@ struct load_options {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
   std::string path = "/api/ws";
+  bool http = false; // --url http://HOST:PORT: the tools server's HTTP routes
   std::string scenario = "echo";
   int callers = 1;
   int inflight = 1;

@@ -44,7 +44,7 @@ struct phase_row {
   std::string note;
 };
 
-const std::vector<std::string> system_order = {"ours", "relay", "ts", "tsws"};
+const std::vector<std::string> system_order = {"ours", "relay", "ts", "tsws", "ours-http", "tools"};
 
 struct memory_row {
   std::string system;
@@ -220,6 +220,12 @@ int main(int argc, char** argv) {
         "that speaks actor-host's `/api/ws` protocol over the same in-process API; driven by "
         "`bench_load` exactly like actor-host. Not a Genkit product: it isolates what the caller "
         "socket costs, so `ours/TS-ws` compares like with like.\n"
+        "* **actor-host (HTTP)** (`ours-http`) and **Genkit tools server (HTTP)** (`tools`): "
+        "actor-host's HTTP front door, and the real tools server (`startServer` of "
+        "@genkit-ai/tools-common, what `genkit start` serves: express over `RuntimeManagerV2`, "
+        "hosted by `bench/tools_server.mjs`), both called by `bench_load --url http://…` with "
+        "`POST /api/runAction` (echo) and `POST /api/streamAction` (stream: newline-delimited "
+        "chunks); one keep-alive HTTP/1.1 connection per call in flight.\n"
         "* All of them talk to the same fake runtime, `bench_fake_runtime` (C++, one process, "
         "replies assembled from pre-built pieces, chunks produced as the socket drains).\n"
         "* CPU is utime+stime from `/proc/<pid>/stat` over the measured window, divided by the "
@@ -280,6 +286,18 @@ int main(int argc, char** argv) {
        << fmt_int(med(rows(l64, "ours", true), &phase_row::rate)) << " vs "
        << fmt_int(med(rows(l64, "relay", true), &phase_row::rate)) << " calls/s = "
        << fmt_ratio(rel) << " | " << verdict_ge(rel, 0.7) << " |\n";
+  }
+  {
+    double r = paired(l64, "ours-http", "tools", &phase_row::rate);
+    md << "| over HTTP: throughput ≥ 4× the Genkit tools server's (`" << l64 << "`) | "
+       << fmt_int(med(rows(l64, "ours-http", true), &phase_row::rate)) << " vs "
+       << fmt_int(med(rows(l64, "tools", true), &phase_row::rate)) << " calls/s = " << fmt_ratio(r)
+       << " | " << verdict_ge(r, 4) << " |\n";
+    double c = paired(l64, "ours-http", "tools", &phase_row::sut_us);
+    md << "| over HTTP: manager CPU per call ≤ 0.2× the tools server's | "
+       << fmt(med(rows(l64, "ours-http", true), &phase_row::sut_us)) << " µs vs "
+       << fmt(med(rows(l64, "tools", true), &phase_row::sut_us)) << " µs = " << fmt_ratio(c)
+       << " | " << verdict_le(c, 0.2) << " |\n";
   }
   {
     double best = NAN;
@@ -368,6 +386,12 @@ int main(int argc, char** argv) {
                        + ", manager CPU per op "
                        + fmt_ratio(paired(l, "ours", "tsws", &phase_row::sut_us)) + ", p50 "
                        + fmt_ratio(paired(l, "ours", "tsws", &phase_row::p50)));
+    if (has("ours-http") && has("tools"))
+      ratios.push_back("ours-http/tools: rate "
+                       + fmt_ratio(paired(l, "ours-http", "tools", &phase_row::rate))
+                       + ", manager CPU per op "
+                       + fmt_ratio(paired(l, "ours-http", "tools", &phase_row::sut_us))
+                       + ", p50 " + fmt_ratio(paired(l, "ours-http", "tools", &phase_row::p50)));
     if (has("ours") && has("relay"))
       ratios.push_back("ours/relay: rate " + fmt_ratio(paired(l, "ours", "relay", &phase_row::rate))
                        + ", manager CPU per op "

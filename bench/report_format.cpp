@@ -120,6 +120,10 @@ std::string system_name(const std::string& s) {
     return "Genkit TS";
   if (s == "tsws")
     return "Genkit TS + WS door";
+  if (s == "ours-http")
+    return "actor-host (HTTP)";
+  if (s == "tools")
+    return "Genkit tools server (HTTP)";
   return s;
 }
 

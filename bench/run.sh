@@ -7,8 +7,10 @@
 # and writes a markdown report.
 #
 #   bench/run.sh [--smoke] [--rounds N] [--seconds S] [--warmup S]
-#                [--build-dir DIR] [--no-build] [--systems "ours relay ts tsws"]
-#                [--no-memory] [--no-perf] [--report FILE] [--out DIR]
+#                [--build-dir DIR] [--no-build]
+#                [--systems "ours relay ts tsws ours-http tools"]
+#                [--scenarios "echo stream ..."] [--no-memory] [--no-perf]
+#                [--report FILE] [--out DIR]
 #
 #   full run:  report -> bench/REPORT.md, raw data -> bench/results.jsonl
 #   --smoke:   seconds, tiny counts (CI: ctest -L bench); report and data go
@@ -17,10 +19,15 @@
 #
 # Systems: ours (actor-host's manager via /api/ws), relay (bench_relay),
 # ts (RuntimeManagerV2 driven in-process by ts_driver.mjs), tsws (the same TS
-# manager behind a thin WebSocket front door, driven by bench_load like ours).
+# manager behind a thin WebSocket front door, driven by bench_load like ours),
+# ours-http (actor-host's HTTP front door, POST /api/runAction and
+# /api/streamAction) and tools (the real Genkit tools server, startServer of
+# @genkit-ai/tools-common over RuntimeManagerV2, bench/tools_server.mjs), both
+# driven by `bench_load --url http://...` (echo and stream scenarios only).
+# --scenarios keeps only the scenarios whose name is listed (e.g. "echo stream").
 # The TS baseline needs node + npm: the pinned packages are installed into
 # BUILD/interop-node by tests/interop/setup.sh (no-op when already there).
-# Without them the TS rows are skipped (and the report says so).
+# Without them the TS and tools rows are skipped (and the report says so).
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,7 +37,8 @@ seconds=3
 warmup=1
 build=$root/build
 do_build=1
-systems="ours relay ts tsws"
+systems="ours relay ts tsws ours-http tools"
+only_scenarios=""
 do_memory=1
 do_perf=1
 report=""
@@ -49,11 +57,12 @@ while [ $# -gt 0 ]; do
     --build-dir) build=$2; shift ;;
     --no-build) do_build=0 ;;
     --systems) systems=$2; shift ;;
+    --scenarios) only_scenarios=$2; shift ;;
     --no-memory) do_memory=0 ;;
     --no-perf) do_perf=0 ;;
     --report) report=$2; shift ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -96,7 +105,7 @@ build_type=$(grep '^CMAKE_BUILD_TYPE:' "$build/CMakeCache.txt" 2>/dev/null | cut
 # ---- node packages for the TS baseline ----------------------------------------------
 node_dir=$build/interop-node
 ts_note=""
-if [[ " $systems " == *" ts "* || " $systems " == *" tsws "* ]]; then
+if [[ " $systems " == *" ts "* || " $systems " == *" tsws "* || " $systems " == *" tools "* ]]; then
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     ts_note="node/npm not installed: TS baseline skipped"
   elif ! timeout 600 bash "$root/tests/interop/setup.sh" "$build" >"$out/npm-setup.log" 2>&1; then
@@ -104,7 +113,7 @@ if [[ " $systems " == *" ts "* || " $systems " == *" tsws "* ]]; then
   fi
   if [ -n "$ts_note" ]; then
     log "$ts_note"
-    systems=$(echo " $systems " | sed 's/ ts / /; s/ tsws / /')
+    systems=$(echo " $systems " | sed 's/ ts / /; s/ tsws / /; s/ tools / /')
   fi
 fi
 
@@ -120,6 +129,8 @@ for n in $mem_ns; do
   else log "fd limit $soft (hard $hard) is too low for $n runtimes: skipped"; fi
 done
 
+ours_flags="--role manager --log-level warn"
+
 # ---- process helpers -------------------------------------------------------------
 # Only processes this script started (and that are still its children) are
 # ever signalled.
@@ -134,139 +145,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-stop_pid() { # pid: TERM, then KILL after 3 s
-  local p=$1 i
-  ours "$p" || return 0
-  kill -TERM "$p" 2>/dev/null || return 0
-  for i in $(seq 30); do
-    kill -0 "$p" 2>/dev/null || return 0
-    [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = Z ] && return 0
-    sleep 0.1
-  done
-  kill -KILL "$p" 2>/dev/null
-}
-
-free_port() { # a port below the ephemeral range that nothing uses now
-  local p hex i
-  for i in $(seq 100); do
-    p=$((20000 + RANDOM % 12000))
-    printf -v hex '%04X' "$p"
-    grep -qi ":$hex " /proc/net/tcp /proc/net/tcp6 2>/dev/null || { echo "$p"; return 0; }
-  done
-  return 1
-}
-
-wait_listen() { # port [seconds]
-  local hex i
-  printf -v hex '%04X' "$1"
-  for i in $(seq $((${2:-10} * 20))); do
-    grep -qi ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
-    sleep 0.05
-  done
-  return 1
-}
-
-json_field() { # line key -> number or string value
-  echo "$1" | grep -o "\"$2\":\"\?[^,\"}]*" | head -1 | sed 's/.*:"\?//'
-}
-
-# Starts N fake runtimes against ws URL; sets fake_pid (the process) once all
-# have registered. Returns 1 on failure.
-start_fake() { # url n prefix timeout_s logfile
-  local f=$5 i line
-  : >"$f"
-  "$bin/bench_fake_runtime" --url "$1" --n "$2" --prefix "$3" --lifetime 7200 >"$f" 2>"$f.err" &
-  local p=$!
-  started+=("$p")
-  fake_pid=""
-  for i in $(seq $(($4 * 20))); do
-    line=$(head -1 "$f" 2>/dev/null)
-    if [ -n "$line" ]; then fake_pid=$(json_field "$line" pid); return 0; fi
-    kill -0 "$p" 2>/dev/null || break
-    sleep 0.05
-  done
-  log "fake runtimes ($2 on $1) did not register: $(tail -2 "$f.err" 2>/dev/null)"
-  stop_pid "$p"
-  return 1
-}
-
-ours_flags="--role manager --log-level warn"
-start_ours() { # sets ours_pid ours_api
-  local p h
-  p=$(free_port) && h=$(free_port) || return 1
-  "$host_bin" $ours_flags --port "$p" --http-port "$h" >>"$out/ours.log" 2>&1 &
-  ours_pid=$!
-  started+=("$ours_pid")
-  ours_rport=$p
-  ours_api=$h
-  wait_listen "$p" && wait_listen "$h"
-}
-
-start_relay() { # sets relay_pid relay_rport relay_api
-  local f=$out/relay.out i line
-  : >"$f"
-  "$bin/bench_relay" >"$f" 2>>"$out/relay.log" &
-  relay_pid=$!
-  started+=("$relay_pid")
-  for i in $(seq 200); do
-    line=$(head -1 "$f")
-    if [ -n "$line" ]; then
-      relay_rport=$(json_field "$line" runtime_port)
-      relay_api=$(json_field "$line" api_port)
-      return 0
-    fi
-    sleep 0.05
-  done
-  return 1
-}
-
-ts_running=0
-start_ts() { # sets ts_pid ts_port; talks over the TSD coprocess
-  local port line
-  port=$(free_port) || return 1
-  coproc TSD { exec node --expose-gc "$root/bench/ts_driver.mjs" --node-dir "$node_dir" --port "$port" 2>>"$out/ts.log"; }
-  ts_pid=$TSD_PID
-  started+=("$ts_pid")
-  if ! read -r -t 60 -u "${TSD[0]}" line; then
-    log "TS manager did not start (see ts.log)"
-    return 1
-  fi
-  ts_port=$(json_field "$line" port)
-  tools_common=$(json_field "$line" tools_common)
-  ts_running=1
-}
-# No command substitution around ts_cmd/phase: they must run in this shell,
-# which owns the coprocess pipes.
-ts_cmd() { # json [timeout] -> sets ts_reply
-  ts_reply=""
-  echo "$1" >&"${TSD[1]}" || return 1
-  read -r -t "${2:-60}" -u "${TSD[0]}" ts_reply || return 1
-}
-stop_ts() {
-  [ $ts_running = 1 ] || return 0
-  echo '{"cmd":"exit"}' >&"${TSD[1]}" 2>/dev/null
-  local i
-  for i in $(seq 30); do kill -0 "$ts_pid" 2>/dev/null || break; sleep 0.1; done
-  stop_pid "$ts_pid"
-  wait "$ts_pid" 2>/dev/null
-  ts_running=0
-}
-
-start_tsws() { # sets tsws_pid tsws_port tsws_api
-  local f=$out/tsws.out i line
-  tsws_port=$(free_port) && tsws_api=$(free_port) || return 1
-  : >"$f"
-  node "$root/bench/ts_driver.mjs" --node-dir "$node_dir" --port "$tsws_port" \
-    --front-door "$tsws_api" --no-commands </dev/null >"$f" 2>>"$out/tsws.log" &
-  tsws_pid=$!
-  started+=("$tsws_pid")
-  for i in $(seq 1200); do
-    [ -n "$(head -1 "$f")" ] && return 0
-    kill -0 "$tsws_pid" 2>/dev/null || return 1
-    sleep 0.05
-  done
-  return 1
-}
+# Starting the systems: bench/run_systems.sh.
+. "$root/bench/run_systems.sh"
 
 # ---- systems under load -------------------------------------------------------------
 declare -A api rt_pid sut_pid
@@ -289,6 +169,14 @@ up() { # system
       start_tsws || return 1
       start_fake "ws://127.0.0.1:$tsws_port" 1 bench-rt 20 "$out/fake-tsws.out" || return 1
       sut_pid[tsws]=$tsws_pid; api[tsws]=$tsws_api; rt_pid[tsws]=$fake_pid ;;
+    ours-http)
+      start_ours || return 1
+      start_fake "ws://127.0.0.1:$ours_rport" 1 bench-rt 20 "$out/fake-ours-http.out" || return 1
+      sut_pid[ours-http]=$ours_pid; api[ours-http]=$ours_api; rt_pid[ours-http]=$fake_pid ;;
+    tools)
+      start_tools || return 1
+      start_fake "ws://127.0.0.1:$tools_port" 1 bench-rt 20 "$out/fake-tools.out" || return 1
+      sut_pid[tools]=$tools_pid; api[tools]=$tools_api; rt_pid[tools]=$fake_pid ;;
   esac
 }
 down() { # system
@@ -308,6 +196,13 @@ scenarios=(
   "bidi 16 1 0 0"
   "cancel 4 1 0 0"
 )
+if [ -n "$only_scenarios" ]; then
+  kept=()
+  for t in "${scenarios[@]}"; do
+    [[ " $only_scenarios " == *" ${t%% *} "* ]] && kept+=("$t")
+  done
+  scenarios=("${kept[@]}")
+fi
 
 fail_line() { # system scenario round callers inflight note
   printf -v phase_out '{"system":"%s","scenario":"%s","round":%s,"callers":%s,"inflight":%s,"ok":false,"note":"%s"}' \
@@ -317,7 +212,8 @@ fail_line() { # system scenario round callers inflight note
 phase() { # system round "tuple" [seconds warmup] -> sets phase_out (one JSON line)
   local sys=$1 r=$2 s c k rate n secs=${4:-$seconds} wu=${5:-$warmup} line
   read -r s c k rate n <<<"$3"
-  if ! kill -0 "${sut_pid[$sys]:-0}" 2>/dev/null; then
+  # (No default of 0: `kill -0 0` succeeds, it is the process group.)
+  if [ -z "${sut_pid[$sys]:-}" ] || ! kill -0 "${sut_pid[$sys]}" 2>/dev/null; then
     fail_line "$sys" "$s" "$r" "$c" "$k" "the system is not running"
     return
   fi
@@ -330,7 +226,9 @@ phase() { # system round "tuple" [seconds warmup] -> sets phase_out (one JSON li
     local extra=()
     [ "$s" = open ] && extra+=(--rate "$rate")
     [ "$s" = stream ] && extra+=(--stream-n "$n")
-    line=$(timeout "$budget" "$bin/bench_load" --url "ws://127.0.0.1:${api[$sys]}/api/ws" \
+    local url="ws://127.0.0.1:${api[$sys]:-0}/api/ws"
+    http_system "$sys" && url="http://127.0.0.1:${api[$sys]:-0}"
+    line=$(timeout "$budget" "$bin/bench_load" --url "$url" \
       --scenario "$s" --callers "$c" --inflight "$k" --seconds "$secs" --warmup "$wu" "${extra[@]}" \
       --system "$sys" --round "$r" --watch "sut=${sut_pid[$sys]}" --watch "runtime=${rt_pid[$sys]}" \
       2>>"$out/load.log" | tail -1)
@@ -380,6 +278,7 @@ for r in $(seq 1 "$rounds"); do
     n=${#sys_list[@]}
     for i in $(seq 0 $((n - 1))); do
       sys=${sys_list[$(((i + r - 1) % n))]}
+      if http_system "$sys" && [[ $t != echo* && $t != stream* ]]; then continue; fi
       phase "$sys" "$r" "$t"
       line=$phase_out
       echo "$line" >>"$results"
@@ -392,7 +291,7 @@ done
 # ---- kernel crossings (perf stat around one extra echo 64x1 phase) ----------------------------
 if [ $do_perf = 1 ] && command -v perf >/dev/null; then
   for sys in "${sys_list[@]}"; do
-    kill -0 "${sut_pid[$sys]:-0}" 2>/dev/null || continue
+    [ -n "${sut_pid[$sys]:-}" ] && kill -0 "${sut_pid[$sys]}" 2>/dev/null || continue
     pf=$out/perf-$sys.txt
     perf stat -x, -e raw_syscalls:sys_enter,context-switches,task-clock -p "${sut_pid[$sys]}" -o "$pf" &
     perf_pid=$!
@@ -420,7 +319,9 @@ for sys in "${sys_list[@]}"; do down "$sys"; done
 # ---- memory at scale --------------------------------------------------------------------------
 if [ $do_memory = 1 ]; then
   for sys in "${sys_list[@]}"; do
-    [ "$sys" = tsws ] && continue # the same manager as ts
+    # tsws is the same manager as ts; ours-http the same as ours; tools the
+    # same RuntimeManagerV2 as ts.
+    [ "$sys" = tsws ] || [ "$sys" = ours-http ] || [ "$sys" = tools ] && continue
     for n in $mem_ns_run; do
       log "memory: $sys with $n idle runtimes"
       ok=false; rss=-1; note=""

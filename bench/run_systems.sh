@@ -1,0 +1,158 @@
+# Sourced by bench/run.sh: starting and stopping the systems under test and
+# their fake runtimes. Uses run.sh's variables (out, bin, host_bin, root,
+# node_dir, ours_flags) and its `started` list (only processes this script
+# started are ever signalled).
+stop_pid() { # pid: TERM, then KILL after 3 s
+  local p=$1 i
+  ours "$p" || return 0
+  kill -TERM "$p" 2>/dev/null || return 0
+  for i in $(seq 30); do
+    kill -0 "$p" 2>/dev/null || return 0
+    [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = Z ] && return 0
+    sleep 0.1
+  done
+  kill -KILL "$p" 2>/dev/null
+}
+
+free_port() { # a port below the ephemeral range that nothing uses now
+  local p hex i
+  for i in $(seq 100); do
+    p=$((20000 + RANDOM % 12000))
+    printf -v hex '%04X' "$p"
+    grep -qi ":$hex " /proc/net/tcp /proc/net/tcp6 2>/dev/null || { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+wait_listen() { # port [seconds]
+  local hex i
+  printf -v hex '%04X' "$1"
+  for i in $(seq $((${2:-10} * 20))); do
+    grep -qi ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+json_field() { # line key -> number or string value
+  echo "$1" | grep -o "\"$2\":\"\?[^,\"}]*" | head -1 | sed 's/.*:"\?//'
+}
+
+# Starts N fake runtimes against ws URL; sets fake_pid (the process) once all
+# have registered. Returns 1 on failure.
+start_fake() { # url n prefix timeout_s logfile
+  local f=$5 i line
+  : >"$f"
+  "$bin/bench_fake_runtime" --url "$1" --n "$2" --prefix "$3" --lifetime 7200 >"$f" 2>"$f.err" &
+  local p=$!
+  started+=("$p")
+  fake_pid=""
+  for i in $(seq $(($4 * 20))); do
+    line=$(head -1 "$f" 2>/dev/null)
+    if [ -n "$line" ]; then fake_pid=$(json_field "$line" pid); return 0; fi
+    kill -0 "$p" 2>/dev/null || break
+    sleep 0.05
+  done
+  log "fake runtimes ($2 on $1) did not register: $(tail -2 "$f.err" 2>/dev/null)"
+  stop_pid "$p"
+  return 1
+}
+
+start_ours() { # sets ours_pid ours_api
+  local p h
+  p=$(free_port) && h=$(free_port) || return 1
+  # --worker-port 0: two instances (ours, ours-http) must not share the
+  # default worker endpoint port.
+  "$host_bin" $ours_flags --port "$p" --http-port "$h" --worker-port 0 >>"$out/ours.log" 2>&1 &
+  ours_pid=$!
+  started+=("$ours_pid")
+  ours_rport=$p
+  ours_api=$h
+  wait_listen "$p" && wait_listen "$h"
+}
+
+start_relay() { # sets relay_pid relay_rport relay_api
+  local f=$out/relay.out i line
+  : >"$f"
+  "$bin/bench_relay" >"$f" 2>>"$out/relay.log" &
+  relay_pid=$!
+  started+=("$relay_pid")
+  for i in $(seq 200); do
+    line=$(head -1 "$f")
+    if [ -n "$line" ]; then
+      relay_rport=$(json_field "$line" runtime_port)
+      relay_api=$(json_field "$line" api_port)
+      return 0
+    fi
+    sleep 0.05
+  done
+  return 1
+}
+
+ts_running=0
+start_ts() { # sets ts_pid ts_port; talks over the TSD coprocess
+  local port line
+  port=$(free_port) || return 1
+  coproc TSD { exec node --expose-gc "$root/bench/ts_driver.mjs" --node-dir "$node_dir" --port "$port" 2>>"$out/ts.log"; }
+  ts_pid=$TSD_PID
+  started+=("$ts_pid")
+  if ! read -r -t 60 -u "${TSD[0]}" line; then
+    log "TS manager did not start (see ts.log)"
+    return 1
+  fi
+  ts_port=$(json_field "$line" port)
+  tools_common=$(json_field "$line" tools_common)
+  ts_running=1
+}
+# No command substitution around ts_cmd/phase: they must run in this shell,
+# which owns the coprocess pipes.
+ts_cmd() { # json [timeout] -> sets ts_reply
+  ts_reply=""
+  echo "$1" >&"${TSD[1]}" || return 1
+  read -r -t "${2:-60}" -u "${TSD[0]}" ts_reply || return 1
+}
+stop_ts() {
+  [ $ts_running = 1 ] || return 0
+  echo '{"cmd":"exit"}' >&"${TSD[1]}" 2>/dev/null
+  local i
+  for i in $(seq 30); do kill -0 "$ts_pid" 2>/dev/null || break; sleep 0.1; done
+  stop_pid "$ts_pid"
+  wait "$ts_pid" 2>/dev/null
+  ts_running=0
+}
+
+start_tsws() { # sets tsws_pid tsws_port tsws_api
+  local f=$out/tsws.out i line
+  tsws_port=$(free_port) && tsws_api=$(free_port) || return 1
+  : >"$f"
+  node "$root/bench/ts_driver.mjs" --node-dir "$node_dir" --port "$tsws_port" \
+    --front-door "$tsws_api" --no-commands </dev/null >"$f" 2>>"$out/tsws.log" &
+  tsws_pid=$!
+  started+=("$tsws_pid")
+  for i in $(seq 1200); do
+    [ -n "$(head -1 "$f")" ] && return 0
+    kill -0 "$tsws_pid" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
+
+start_tools() { # sets tools_pid tools_port tools_api: the Genkit tools server
+  local f=$out/tools.out i
+  tools_port=$(free_port) && tools_api=$(free_port) || return 1
+  : >"$f"
+  node "$root/bench/tools_server.mjs" --node-dir "$node_dir" --port "$tools_port" \
+    --http-port "$tools_api" --home "$out/tools-home" </dev/null >"$f" 2>>"$out/tools.log" &
+  tools_pid=$!
+  started+=("$tools_pid")
+  for i in $(seq 1200); do
+    [ -n "$(head -1 "$f")" ] && break
+    kill -0 "$tools_pid" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  wait_listen "$tools_api" 20
+}
+
+# Systems called over HTTP (/api/runAction, /api/streamAction): echo and
+# stream scenarios only.
+http_system() { [ "$1" = ours-http ] || [ "$1" = tools ]; }
