@@ -44,7 +44,7 @@ void on_register(self_ptr self, const rpc::message& m) {
   // The directory decides: an id held by another live socket is refused, one
   // whose socket is dead is handed over (it may probe the holder first).
   auto id = info.id;
-  self->request(st.directory, caf::infinite, register_atom_v, info.id, info.to_json(),
+  self->request(st.directory, internal_reply_timeout, register_atom_v, info.id, info.to_json(),
                 caf::actor{self})
     .then(
       [self, id, rid = m.id, request = m.kind == rpc::kind::request](bool ok, std::string& why) {
