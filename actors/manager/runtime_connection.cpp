@@ -44,7 +44,10 @@ void on_register(self_ptr self, const rpc::message& m) {
   // The directory decides: an id held by another live socket is refused, one
   // whose socket is dead is handed over (it may probe the holder first).
   auto id = info.id;
-  self->request(st.directory, internal_reply_timeout, register_atom_v, info.id, info.to_json(),
+  // No timer of our own: the directory answers at once or after its probe,
+  // which has its own 2 s deadline; a request timeout would stay in CAF
+  // 0.17's clock after the answer (call_path.hpp, answered_in_handler).
+  self->request(st.directory, answered_in_handler, register_atom_v, info.id, info.to_json(),
                 caf::actor{self})
     .then(
       [self, id, rid = m.id, request = m.kind == rpc::kind::request](bool ok, std::string& why) {
