@@ -318,6 +318,9 @@ for sys in "${sys_list[@]}"; do down "$sys"; done
 
 # ---- memory at scale --------------------------------------------------------------------------
 if [ $do_memory = 1 ]; then
+  # 10,000 runtimes are more than the default per-listener connection cap
+  # (max_connections 4096, answered with 503).
+  ours_flags="$ours_flags --max-connections 12000"
   for sys in "${sys_list[@]}"; do
     # tsws is the same manager as ts; ours-http the same as ours; tools the
     # same RuntimeManagerV2 as ts.
