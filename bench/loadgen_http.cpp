@@ -162,6 +162,18 @@ struct http_load {
                            });
   }
 
+  /// Hands on what `in` holds of the body's `s.remaining` bytes; false
+  /// when nothing has arrived yet.
+  bool take_body(slot& s, std::string_view in) {
+    auto n = std::min(in.size(), s.remaining);
+    if (n == 0)
+      return false;
+    on_body(s, in.substr(0, n));
+    s.rbegin += n;
+    s.remaining -= n;
+    return true;
+  }
+
   // Consumes what rbuf holds; false on a malformed response.
   bool parse(slot& s) {
     for (;;) {
@@ -200,17 +212,12 @@ struct http_load {
           }
           break;
         }
-        case rstate::body_length: {
-          auto n = std::min(in.size(), s.remaining);
-          if (n == 0)
+        case rstate::body_length:
+          if (!take_body(s, in))
             return true;
-          on_body(s, in.substr(0, n));
-          s.rbegin += n;
-          s.remaining -= n;
           if (s.remaining == 0)
             complete(s);
           break;
-        }
         case rstate::chunk_size: {
           auto e = in.find("\r\n");
           if (e == std::string_view::npos)
@@ -225,12 +232,8 @@ struct http_load {
           break;
         }
         case rstate::chunk_data: {
-          auto n = std::min(in.size(), s.remaining);
-          if (n == 0)
+          if (!take_body(s, in))
             return true;
-          on_body(s, in.substr(0, n));
-          s.rbegin += n;
-          s.remaining -= n;
           if (s.remaining == 0)
             s.st = rstate::chunk_crlf;
           break;

@@ -93,20 +93,28 @@ call_request list_actions_call(std::string runtime_id, const call_policy& policy
   return c;
 }
 
+namespace {
+
+// A call whose params are one string member, e.g. {"type":"defaultModel"}.
+call_request one_member_call(call_method method, std::string runtime_id, const char* member,
+                             std::string_view value, const call_policy& policy) {
+  auto c = list_actions_call(std::move(runtime_id), policy);
+  c.method = method;
+  c.params = std::string{"{\""} + member + "\":" + rpc::quote(value) + "}";
+  return c;
+}
+
+} // namespace
+
 call_request list_values_call(std::string runtime_id, std::string_view type,
                               const call_policy& policy) {
-  auto c = list_actions_call(std::move(runtime_id), policy);
-  c.method = call_method::list_values;
-  c.params = R"({"type":)" + rpc::quote(type) + "}";
-  return c;
+  return one_member_call(call_method::list_values, std::move(runtime_id), "type", type, policy);
 }
 
 call_request cancel_action_call(std::string runtime_id, std::string_view trace_id,
                                 const call_policy& policy) {
-  auto c = list_actions_call(std::move(runtime_id), policy);
-  c.method = call_method::cancel_action;
-  c.params = R"({"traceId":)" + rpc::quote(trace_id) + "}";
-  return c;
+  return one_member_call(call_method::cancel_action, std::move(runtime_id), "traceId", trace_id,
+                         policy);
 }
 
 bool read_timeout(const std::string* raw, caf::timespan fallback, caf::timespan& out) {

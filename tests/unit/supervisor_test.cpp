@@ -39,6 +39,16 @@ struct supervisor_fixture : actor_fixture {
     sched.run();
   }
 
+  /// A registered runtime with one run of `caller` in flight.
+  void start_run() {
+    serve({});
+    send_frame(conn, register_frame("rt1"));
+    rt->clear();
+    caf::send_as(caller, conn, call_atom_v, make_call(1, "runAction", R"({"key":"/flow/x"})"),
+                 caf::actor_cast<caller_actor>(caller));
+    sched.run();
+  }
+
   void finish() {
     stop(caller);
     ask<caf::ok_atom>(sup, shutdown_atom_v);
@@ -64,12 +74,7 @@ CAF_TEST(ready once listening and every configured service has registered) {
 }
 
 CAF_TEST(the drain waits for calls in flight and then answers) {
-  serve({});
-  send_frame(conn, register_frame("rt1"));
-  rt->clear();
-  caf::send_as(caller, conn, call_atom_v, make_call(1, "runAction", R"({"key":"/flow/x"})"),
-               caf::actor_cast<caller_actor>(caller));
-  sched.run();
+  start_run();
   auto hdl = self->request(sup, caf::infinite, stop_atom_v, 15);
   sched.run();
   CAF_CHECK_EQUAL(readiness(), "draining");
@@ -83,12 +88,7 @@ CAF_TEST(the drain waits for calls in flight and then answers) {
 }
 
 CAF_TEST(calls still running when the drain timeout passes are cancelled) {
-  serve({});
-  send_frame(conn, register_frame("rt1"));
-  rt->clear();
-  caf::send_as(caller, conn, call_atom_v, make_call(1, "runAction", R"({"key":"/flow/x"})"),
-               caf::actor_cast<caller_actor>(caller));
-  sched.run();
+  start_run();
   auto hdl = self->request(sup, caf::infinite, stop_atom_v, 15);
   sched.run();
   CAF_CHECK(self->mailbox().empty());
