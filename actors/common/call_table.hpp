@@ -7,6 +7,7 @@
 #include <caf/exit_reason.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -29,30 +30,71 @@ struct wire_id_hash {
 /// (linked) actor that owns each one, and their deadlines, kept here with
 /// one wake-up for the earliest (deadline_queue.hpp says why not one delayed
 /// message per call). Both kinds of manager connection (Genkit runtimes'
-/// pending requests, iii workers' invocations) keep their calls in one.
-class call_table {
+/// pending requests, iii workers' invocations) keep their calls in one;
+/// `Handle` is the calls' actor type, so what a connection sends them is
+/// checked against their interface.
+template <class Handle>
+class basic_call_table {
 public:
   using time_point = deadline_queue::time_point;
-  using map_type = std::unordered_map<std::string, caf::actor, wire_id_hash, std::equal_to<>>;
+  using map_type = std::unordered_map<std::string, Handle, wire_id_hash, std::equal_to<>>;
 
   /// Adds a call. True if the owner must arm a wake-up at `deadline`.
-  bool add(std::string id, caf::actor call, std::optional<time_point> deadline);
+  bool add(std::string id, Handle call, std::optional<time_point> deadline) {
+    bool arm = deadline && deadlines_.add(id, *deadline);
+    calls_.insert_or_assign(std::move(id), std::move(call));
+    return arm;
+  }
 
   /// The actor of call `id`, null if there is none.
-  const caf::actor* find(std::string_view id) const;
+  const Handle* find(std::string_view id) const {
+    auto i = calls_.find(id);
+    return i == calls_.end() ? nullptr : &i->second;
+  }
 
   /// Removes call `id` and returns its actor (null if it was not here).
-  caf::actor take(std::string_view id);
+  Handle take(std::string_view id) {
+    auto i = calls_.find(id);
+    if (i == calls_.end())
+      return Handle{};
+    auto call = std::move(i->second);
+    if (!deadlines_.empty())
+      deadlines_.remove(i->first);
+    calls_.erase(i);
+    return call;
+  }
 
   /// Removes the call whose actor is `source`; false if none is.
-  bool erase_actor(const caf::actor_addr& source);
+  bool erase_actor(const caf::actor_addr& source) {
+    auto i = std::find_if(calls_.begin(), calls_.end(),
+                          [&](auto& kv) { return kv.second.address() == source; });
+    if (i == calls_.end())
+      return false;
+    deadlines_.remove(i->first);
+    calls_.erase(i);
+    return true;
+  }
 
   /// Removes every call and returns their actors.
-  std::vector<caf::actor> take_all();
+  std::vector<Handle> take_all() {
+    std::vector<Handle> all;
+    all.reserve(calls_.size());
+    for (auto& [id, call] : calls_)
+      all.push_back(std::move(call));
+    calls_.clear();
+    deadlines_ = {};
+    return all;
+  }
 
   /// The calls whose deadline passed at `now`; they stay in the table until
   /// they end (each answers its caller, then tells its owner to forget it).
-  std::vector<caf::actor> due(time_point now);
+  std::vector<Handle> due(time_point now) {
+    std::vector<Handle> out;
+    for (auto& id : deadlines_.take_due(now))
+      if (auto i = calls_.find(id); i != calls_.end())
+        out.push_back(i->second);
+    return out;
+  }
 
   /// The next wake-up to arm after `due`, if one is needed.
   std::optional<time_point> rearm() { return deadlines_.rearm(); }
@@ -60,8 +102,8 @@ public:
   std::size_t size() const noexcept { return calls_.size(); }
   bool empty() const noexcept { return calls_.empty(); }
   std::size_t deadlines() const noexcept { return deadlines_.size(); }
-  map_type::const_iterator begin() const { return calls_.begin(); }
-  map_type::const_iterator end() const { return calls_.end(); }
+  typename map_type::const_iterator begin() const { return calls_.begin(); }
+  typename map_type::const_iterator end() const { return calls_.end(); }
 
 private:
   map_type calls_;
@@ -70,10 +112,10 @@ private:
 
 /// Adds `call` to `State::*table` and arms a wake-up ((expired_atom) to
 /// `self`) when its deadline is the earliest; no deadline for timeout 0.
-template <class State>
-void add_call(caf::stateful_actor<State>* self, call_table State::*table, std::string id,
-              caf::actor call, caf::timespan timeout) {
-  std::optional<call_table::time_point> deadline;
+template <class State, class Base, class Handle>
+void add_call(caf::stateful_actor<State, Base>* self, basic_call_table<Handle> State::*table,
+              std::string id, Handle call, caf::timespan timeout) {
+  std::optional<deadline_queue::time_point> deadline;
   if (timeout.count() > 0)
     deadline = self->clock().now() + timeout;
   if ((self->state.*table).add(std::move(id), std::move(call), deadline))
@@ -82,8 +124,8 @@ void add_call(caf::stateful_actor<State>* self, call_table State::*table, std::s
 
 /// The (expired_atom) handler's work: every call past its deadline gets
 /// (expired_atom), and the next wake-up is armed.
-template <class State>
-void expire_due_calls(caf::stateful_actor<State>* self, call_table State::*table) {
+template <class State, class Base, class Table>
+void expire_due_calls(caf::stateful_actor<State, Base>* self, Table State::*table) {
   auto& calls = self->state.*table;
   auto now = self->clock().now();
   for (auto& call : calls.due(now))
@@ -95,8 +137,8 @@ void expire_due_calls(caf::stateful_actor<State>* self, call_table State::*table
 /// Calls are linked to their connection so that they die with it on
 /// shutdown. One that ends on its own (even abnormally) only leaves the
 /// table; any other linked actor's abnormal exit takes the connection down.
-template <class State>
-void keep_calls_linked(caf::stateful_actor<State>* self, call_table State::*table) {
+template <class State, class Base, class Table>
+void keep_calls_linked(caf::stateful_actor<State, Base>* self, Table State::*table) {
   self->set_exit_handler([self, table](caf::exit_msg& em) {
     // With a handler installed, CAF delivers normal exits of linked
     // children too; those are routine.

@@ -2,6 +2,7 @@
 
 #include "actors/common/messages.hpp"
 #include "actors/common/read_window.hpp"
+#include "actors/common/socket_owner.hpp"
 #include "net/transport.hpp"
 
 #include <caf/all.hpp>
@@ -16,7 +17,7 @@ namespace actor_host {
 /// transport (the one the actor was given), each frame is counted.
 class frame_bridge : public net::frame_handler {
 public:
-  explicit frame_bridge(caf::actor target, net::transport_ptr window = nullptr)
+  explicit frame_bridge(socket_owner_actor target, net::transport_ptr window = nullptr)
     : target_(std::move(target)),
       window_(std::dynamic_pointer_cast<windowed_transport>(std::move(window))) {
   }
@@ -34,7 +35,7 @@ public:
   }
 
 private:
-  caf::actor target_;
+  socket_owner_actor target_;
   windowed_transport_ptr window_;
 };
 

@@ -113,7 +113,7 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, drain_atom, "drain")
 // iii workers: connections <-> function registry <-> invocations, triggers
 // (iii_options_atom, function_registry_options) [function_registry]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, iii_options_atom, "iiiopts")
-// (invoke_atom, tag, invocation_request)        [function_registry] route a call
+// (invoke_atom, caller, tag, invocation_request) [function_registry] route a call
 CAF_ADD_ATOM(actor_host, actor_host::atoms, invoke_atom, "invoke")
 // (execute_atom, caller, tag, invocation_request)   [worker_connection] run it here
 CAF_ADD_ATOM(actor_host, actor_host::atoms, execute_atom, "execute")

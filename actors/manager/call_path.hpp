@@ -17,7 +17,7 @@ namespace actor_host {
 /// Held by value: actor handles and the board are safe to copy across threads.
 struct front_door {
   route_board_ptr routes;
-  caf::actor directory;
+  directory_actor directory;
   caf::actor functions; // function_registry; null: no iii side
   call_policy policy;
 };
@@ -88,11 +88,10 @@ void start_call(Self* self, const front_door& door, call_request req, caller_act
   self->request(door.functions, answered_in_handler, route_iii_atom_v, route.function_id)
     .then(
       [self, req = std::move(req), caller, accepted,
-       finished](bool ok, caf::actor& conn, std::string& id_or_error) mutable {
+       finished](bool ok, worker_connection_actor& conn, std::string& id_or_error) mutable {
         if (!ok)
           return finished(false, std::move(id_or_error));
-        // The registry's worker connections take calls (worker_connection.hpp).
-        detail::hand_off(self, caf::actor_cast<call_target_actor>(conn), std::move(id_or_error),
+        detail::hand_off(self, call_target_actor{conn}, std::move(id_or_error),
                          std::move(req), std::move(caller), std::move(accepted),
                          std::move(finished));
       },

@@ -150,8 +150,9 @@ caf::behavior child_runtime(self_ptr self, child_runtime_args args) {
   auto& spec = self->state.args.spec;
   if (spec.registers) {
     obs::global().services_expected.fetch_add(1, std::memory_order_relaxed);
+    // This actor handles ready_atom and unready_atom (its behavior below).
     self->send(self->state.args.directory, watch_atom_v, spec.runtime_id,
-               caf::actor_cast<caf::actor>(self));
+               caf::actor_cast<runtime_watcher_actor>(self));
   }
   self->attach_functor([self] {
     auto& st = self->state;

@@ -2,6 +2,7 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/manager/interfaces.hpp"
 #include "config/host_config.hpp"
 
 #include <chrono>
@@ -21,7 +22,7 @@ class process_watch;
 
 struct child_runtime_args {
   config::service_spec spec;
-  caf::actor directory;
+  directory_actor directory;
   boost::asio::io_context* io = nullptr;
   /// GENKIT_REFLECTION_V2_SERVER for the child.
   std::string manager_url;

@@ -20,6 +20,7 @@ namespace {
 /// One call of an engine function: its parsed params and the caller's view.
 struct engine_request {
   self_ptr self;
+  const caller_actor& caller;
   std::uint64_t tag;
   const invocation_request& req;
   rpc::object_members params;
@@ -27,8 +28,8 @@ struct engine_request {
   const registry::worker_access* access = nullptr; // null: sees everything
 
   function_registry_state& st() const { return self->state; }
-  void ok(std::string raw) const { reply(self, tag, req, true, std::move(raw)); }
-  void fail(std::string raw) const { reply(self, tag, req, false, std::move(raw)); }
+  void ok(std::string raw) const { reply(self, caller, tag, req, true, std::move(raw)); }
+  void fail(std::string raw) const { reply(self, caller, tag, req, false, std::move(raw)); }
   void fail_not_found(const std::string& what) const {
     fail(iii::error_object(iii::code::not_found, what + " not found"));
   }
@@ -122,9 +123,9 @@ void workers_register(const engine_request& c) {
 
 void channels_create(const engine_request& c) {
   // The caller (a worker_connection) owns the channel.
-  auto [ok, raw] = create_channel(c.self, caf::actor_cast<caf::actor>(c.self->current_sender()),
-                                  c.req.data, c.st().opts.channels);
-  reply(c.self, c.tag, c.req, ok, std::move(raw));
+  auto [ok, raw] =
+    create_channel(c.self, caf::actor_cast<caf::actor>(c.caller), c.req.data, c.st().opts.channels);
+  reply(c.self, c.caller, c.tag, c.req, ok, std::move(raw));
 }
 
 void functions_list(const engine_request& c);
@@ -247,7 +248,7 @@ void register_trigger(const engine_request& c) {
   auto* t = st.catalog.find_trigger_type(a.trigger_type);
   bool waits = t && !t->owner.empty() && st.workers.count(t->owner) && c.req.wants_reply;
   if (waits) {
-    a.waiter = caf::actor_cast<caf::actor>(c.self->current_sender());
+    a.waiter = caf::actor_cast<caf::actor>(c.caller);
     a.waiter_tag = c.tag;
   }
   auto id = a.id;
@@ -314,9 +315,9 @@ void functions_list(const engine_request& c) {
 
 } // namespace
 
-void engine_call(caf::stateful_actor<function_registry_state>* self, std::uint64_t tag,
-                 const invocation_request& req) {
-  engine_request c{self, tag, req, {}, false, access_of(self, req)};
+void engine_call(caf::stateful_actor<function_registry_state>* self, const caller_actor& caller,
+                 std::uint64_t tag, const invocation_request& req) {
+  engine_request c{self, caller, tag, req, {}, false, access_of(self, req)};
   std::string why;
   c.has_params = rpc::split_object(req.data, c.params, why);
   for (auto& f : engine_functions)

@@ -42,12 +42,11 @@ bool held_by_other_live_worker(const function_registry_state& st, const Entry* o
   return true;
 }
 
-void reply(self_ptr self, std::uint64_t tag, const invocation_request& req, bool ok,
-           std::string raw) {
+void reply(self_ptr self, const caller_actor& caller, std::uint64_t tag,
+           const invocation_request& req, bool ok, std::string raw) {
   if (!req.wants_reply)
     return;
-  self->send(caf::actor_cast<caf::actor>(self->current_sender()), done_atom_v, tag, ok,
-             std::move(raw));
+  self->send(caller, done_atom_v, tag, ok, std::move(raw));
 }
 
 std::string not_found(const std::string& function_id) {
@@ -66,7 +65,7 @@ const registry::worker_access* access_of(self_ptr self, const invocation_request
 
 /// A call on behalf of the engine or a worker: the owning worker's
 /// connection sends the frame and spawns the invocation.
-bool route(self_ptr self, const caf::actor& caller, std::uint64_t tag, invocation_request& req) {
+bool route(self_ptr self, const caller_actor& caller, std::uint64_t tag, invocation_request& req) {
   auto& st = self->state;
   auto* f = st.catalog.find_function(req.function_id);
   auto w = f ? st.workers.find(f->owner) : st.workers.end();
@@ -88,7 +87,7 @@ void fire(self_ptr self, std::string_view type, const std::string& data) {
     req.metadata = b.metadata;
     req.wants_reply = false;
     req.timeout = engine_fire_timeout;
-    if (!route(self, caf::actor{self}, 0, req))
+    if (!route(self, caller_actor{}, 0, req)) // a void call: no caller
       spdlog::info("trigger {} ({}): function {} is not registered; not fired", id, type,
                    b.function_id);
   }
@@ -182,7 +181,8 @@ bool may_bind(self_ptr self, const std::string& binder, const std::string& funct
   return false;
 }
 
-void on_invoke(self_ptr self, std::uint64_t tag, invocation_request& req) {
+void on_invoke(self_ptr self, const caller_actor& caller, std::uint64_t tag,
+               invocation_request& req) {
   // RBAC sessions: the decision with the function's metadata (the
   // connection could only check ids; it lets calls through here when a
   // metadata filter might allow them). Calls the manager makes on a
@@ -194,17 +194,16 @@ void on_invoke(self_ptr self, std::uint64_t tag, invocation_request& req) {
     if (d != registry::invoke_decision::allow) {
       spdlog::info("iii worker {}: call of {} denied", req.caller_worker_id, req.function_id);
       obs::global().record_invocation(iii::code::forbidden, {});
-      return reply(self, tag, req, false,
+      return reply(self, caller, tag, req, false,
                    iii::error_object(iii::code::forbidden,
                                      registry::forbidden_message(d, req.function_id)));
     }
   }
   if (req.function_id.starts_with("engine::"))
-    return engine_call(self, tag, req);
-  auto caller = caf::actor_cast<caf::actor>(self->current_sender());
+    return engine_call(self, caller, tag, req);
   auto function_id = req.function_id;
   if (!route(self, caller, tag, req))
-    reply(self, tag, req, false, not_found(function_id));
+    reply(self, caller, tag, req, false, not_found(function_id));
 }
 
 /// Everything a connection registered goes away with it, except what a newer
@@ -268,7 +267,7 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
       self->quit(em.reason);
   });
   return {
-    [self](worker_atom, std::string& id, std::string& token, caf::actor& conn,
+    [self](worker_atom, std::string& id, std::string& token, worker_connection_actor& conn,
            net::transport_ptr& transport, std::string& ip, registry::worker_access_ptr& access) {
       auto& st = self->state;
       self->monitor(conn);
@@ -295,7 +294,7 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
       // Clean up before the new connection's replay (already queued behind
       // this message) lands; the old socket fails its invocations itself.
       auto conn = w->second.conn;
-      self->demonitor(conn);
+      self->demonitor(conn.address());
       cleanup(self, previous);
       self->send(conn, replaced_atom_v);
     },
@@ -375,23 +374,25 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
         i->second.active = false;
       self->send(i->second.actor, bind_answer_atom_v, std::move(error));
     },
-    [self](invoke_atom, std::uint64_t tag, invocation_request& req) { on_invoke(self, tag, req); },
+    [self](invoke_atom, const caller_actor& caller, std::uint64_t tag, invocation_request& req) {
+      on_invoke(self, caller, tag, req);
+    },
     // Invocations the engine fires are void; nothing comes back.
     [](done_atom, std::uint64_t, bool, const std::string&) {},
     [self](route_iii_atom,
-           const std::string& function_id) -> caf::result<bool, caf::actor, std::string> {
+           const std::string& function_id) -> caf::result<bool, worker_connection_actor, std::string> {
       auto& st = self->state;
       auto* f = st.catalog.find_function(function_id);
       auto w = f ? st.workers.find(f->owner) : st.workers.end();
       if (w == st.workers.end())
-        return {false, caf::actor{},
+        return {false, worker_connection_actor{},
                 manager_errors::status_error(registry::status_code::not_found,
                                              "iii function " + function_id + " not found")};
       if (!registry::may_see(st.opts.front_door.get(), function_id, &f->metadata)) {
         obs::global().record_invocation(iii::code::forbidden, {});
         spdlog::info("front door: call of iii function {} denied by the RBAC policy",
                      function_id);
-        return {false, caf::actor{},
+        return {false, worker_connection_actor{},
                 manager_errors::status_error(
                   registry::status_code::permission_denied,
                   "iii function " + function_id

@@ -42,7 +42,7 @@ struct function_registry_options {
 
 struct function_registry_state {
   struct worker {
-    caf::actor conn;
+    worker_connection_actor conn;
     net::transport_ptr transport;
     std::string token; // reattach token
     registry::worker_access_ptr access; // null = no RBAC: sees everything
@@ -84,7 +84,8 @@ struct function_registry_state {
 /// - (bind_atom, worker_id, trigger_binding_args), (unbind_atom, worker_id, trigger_id)
 /// - (bind_result_atom, worker_id, trigger_id, error_raw): a provider's answer
 ///   ("" = success)
-/// - (invoke_atom, tag, invocation_request): a call; the sender is the caller
+/// - (invoke_atom, caller, tag, invocation_request): a call; `caller` gets
+///   (done_atom, tag, ok, raw)
 ///   and gets (done_atom, tag, ok, raw) (from here, the invocation, or a
 ///   binding for engine::register_trigger)
 /// - (route_iii_atom, function_id) -> (ok, conn, error): front-door

@@ -15,8 +15,9 @@ namespace actor_host::registry_ops {
 using self_ptr = caf::stateful_actor<function_registry_state>*;
 using binding = function_registry_state::binding;
 
-/// Answers the current sender's call (nothing for a void call).
-void reply(self_ptr self, std::uint64_t tag, const invocation_request& req, bool ok,
+/// Answers `caller`'s call (nothing for a void call).
+void reply(self_ptr self, const caller_actor& caller, std::uint64_t tag,
+           const invocation_request& req, bool ok,
            std::string raw);
 
 /// iii errors: function_not_found, invalid_arguments.

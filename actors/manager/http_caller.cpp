@@ -89,8 +89,7 @@ void maybe_register_bidi(self_ptr self) {
   auto& st = self->state;
   if (st.bidi && !st.bidi_registered && st.pending && !st.trace_id.empty()) {
     st.bidi_registered = true;
-    // A typed actor sends to the (untyped) directory anonymously; it needs no reply.
-    caf::anon_send(st.args.door.directory, bidi_open_atom_v, st.trace_id, st.pending);
+    self->send(st.args.door.directory, bidi_open_atom_v, st.trace_id, st.pending);
   }
 }
 
@@ -110,7 +109,7 @@ void on_done(self_ptr self, bool ok, std::string& raw) {
   if (st.pending)
     self->demonitor(st.pending.address());
   if (st.bidi_registered)
-    caf::anon_send(st.args.door.directory, bidi_close_atom_v, st.trace_id);
+    self->send(st.args.door.directory, bidi_close_atom_v, st.trace_id);
   if (st.trace_id.empty() && ok)
     st.trace_id = trace_from_result(raw);
   auto& res = st.args.res;

@@ -1,10 +1,13 @@
 #pragma once
 
 #include "actors/common/messages.hpp"
+#include "actors/common/socket_owner.hpp"
 #include "actors/manager/call_request.hpp"
+#include "actors/manager/invocation_request.hpp"
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 // The typed protocols of the manager's call path: a message that is not in an
 // interface does not compile at the sender.
@@ -23,6 +26,12 @@ using caller_actor = caf::typed_actor<
 using call_actor = caf::typed_actor<caf::reacts_to<input_atom, std::string>,
                                     caf::reacts_to<end_input_atom>, caf::reacts_to<abort_atom>>;
 
+/// An invocation of an iii function: a call_actor that the executing worker
+/// connection also feeds.
+using invocation_actor = call_actor::extend<caf::reacts_to<response_atom, bool, std::string>,
+                                            caf::reacts_to<conn_lost_atom, std::string>,
+                                            caf::reacts_to<expired_atom>>;
+
 /// A pending_request: a call_actor that its runtime connection also feeds.
 using pending_actor = call_actor::extend<
   caf::reacts_to<run_trace_atom, std::string>, caf::reacts_to<run_chunk_atom, std::string>,
@@ -36,8 +45,40 @@ using call_target_actor = caf::typed_actor<
   caf::replies_to<call_atom, call_request, caller_actor>::with<call_actor>>;
 
 /// The /api/ws session: a caller fed by its socket.
-using api_session_actor = caller_actor::extend<caf::reacts_to<frame_atom, std::string>,
-                                               caf::reacts_to<closed_atom, std::string>>;
+using api_session_actor = caller_actor::extend_with<socket_owner_actor>;
+
+/// A Genkit runtime's connection (runtime_connection.hpp): takes calls, is
+/// fed by its socket, and hears from its pending requests and the directory.
+using connection_actor = call_target_actor::extend_with<socket_owner_actor>::extend<
+  caf::reacts_to<forget_atom, std::string, std::string, bool>, caf::reacts_to<expired_atom>,
+  caf::replies_to<drain_atom>::with<caf::ok_atom>, caf::reacts_to<cancel_atom>,
+  caf::replies_to<probe_atom>::with<bool>, caf::reacts_to<pong_atom, bool>>;
+
+/// An iii worker's connection (worker_connection.hpp): takes calls of its
+/// functions (from the front door, and from the registry for iii callers),
+/// is fed by its socket, and is the caller of its own calls of Genkit
+/// actions.
+using worker_connection_actor = call_target_actor::extend_with<socket_owner_actor, caller_actor>::extend<
+  caf::reacts_to<execute_atom, caller_actor, std::uint64_t, invocation_request>,
+  caf::reacts_to<forget_inv_atom, std::string>, caf::reacts_to<expired_atom>,
+  caf::reacts_to<replaced_atom>>;
+
+/// Hears when a runtime id registers and when it goes away (child_runtime,
+/// the supervisor waiting for its services).
+using runtime_watcher_actor = caf::typed_actor<caf::reacts_to<ready_atom, std::string>,
+                                               caf::reacts_to<unready_atom, std::string>>;
+
+/// The runtime directory (runtime_directory.hpp).
+using directory_actor = caf::typed_actor<
+  caf::replies_to<register_atom, std::string, std::string, connection_actor>::with<bool,
+                                                                                  std::string>,
+  caf::reacts_to<deregister_atom, std::string, connection_actor>,
+  caf::replies_to<list_atom>::with<std::string>,
+  caf::reacts_to<bidi_open_atom, std::string, call_actor>,
+  caf::reacts_to<bidi_close_atom, std::string>,
+  caf::replies_to<bidi_find_atom, std::string>::with<bool, call_actor>,
+  caf::reacts_to<watch_atom, std::string, runtime_watcher_actor>,
+  caf::replies_to<drain_atom>::with<std::vector<connection_actor>>>;
 
 } // namespace actor_host
 

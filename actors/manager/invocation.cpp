@@ -11,7 +11,7 @@ namespace iii = net::iii;
 
 namespace {
 
-using self_ptr = caf::stateful_actor<invocation_state>*;
+using self_ptr = invocation_actor::stateful_pointer<invocation_state>;
 
 /// Ends the call: the caller gets the answer in its own protocol.
 void finish(self_ptr self, bool ok, const std::string& raw, std::string_view outcome) {
@@ -39,7 +39,7 @@ std::string error_code_of(const std::string& error) {
 
 } // namespace
 
-caf::behavior invocation(caf::stateful_actor<invocation_state>* self, invocation_args args) {
+invocation_actor::behavior_type invocation(self_ptr self, invocation_args args) {
   self->state.args = std::move(args);
   auto& a = self->state.args;
   // A caller that dies (socket closed, HTTP client gone) abandons the call.

@@ -2,6 +2,7 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/manager/interfaces.hpp"
 #include "net/transport.hpp"
 
 #include <chrono>
@@ -9,30 +10,10 @@
 
 namespace actor_host {
 
-/// Which protocol the caller of an iii function speaks, i.e. the shape of
-/// the (done_atom, tag, ok, raw) it gets back.
-enum class reply_format {
-  iii,    // raw = the result ("" = none) or an iii error object {code, message}
-  genkit, // raw = {result, telemetry:{traceId}} or a JSON-RPC error with a Status
-};
-
-/// A call of an iii function, as the caller's side made it.
-struct invocation_request {
-  std::string function_id;      // as registered (prefix included)
-  std::string data = "null";    // raw JSON payload, _caller_worker_id already added
-  std::string metadata;         // raw JSON, "" when absent
-  std::string traceparent;
-  std::string baggage;
-  std::string caller_worker_id; // "" for front-door callers
-  bool wants_reply = true;      // false for void calls
-  reply_format format = reply_format::iii;
-  caf::timespan timeout{0};     // 0 = none
-};
-
 struct invocation_args {
-  caf::actor conn;              // the executing worker_connection
+  worker_connection_actor conn; // the executing worker_connection
   net::transport_ptr transport; // its socket
-  caf::actor caller;            // receives (done_atom, ...); null for void calls
+  caller_actor caller;          // receives (done_atom, ...); null for void calls
   std::uint64_t tag = 0;        // the caller's correlation id
   std::string invocation_id;    // id on the executor's socket
   std::string worker_id;        // executor, for logs
@@ -59,8 +40,8 @@ struct invocation_state {
 /// From a front-door caller: (abort_atom); (input_atom, ...) is ignored
 /// To the connection: (forget_inv_atom, invocation_id) when it ends early
 /// To the caller: (done_atom, tag, ok, raw) in the caller's reply_format
-caf::behavior invocation(caf::stateful_actor<invocation_state>* self, invocation_args args);
+invocation_actor::behavior_type
+invocation(invocation_actor::stateful_pointer<invocation_state> self, invocation_args args);
 
 } // namespace actor_host
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::invocation_request)

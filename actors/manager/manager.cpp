@@ -103,7 +103,7 @@ struct manager::impl {
   net::server workers;
   net::server rbac_workers; // listens only with opts.worker_rbac_port
   caf::actor supervisor;
-  caf::actor directory;
+  directory_actor directory;
   caf::actor functions; // function_registry
   front_door door;      // what every caller starts calls with
 
@@ -112,10 +112,10 @@ struct manager::impl {
     caf::actor_system* sys;
     caf::actor supervisor;
     template <class F, class... Ts>
-    caf::actor operator()(F fun, Ts&&... xs) const {
+    auto operator()(F fun, Ts&&... xs) const {
+      auto a = sys->spawn(fun, std::forward<Ts>(xs)...);
       // Typed or not, the supervisor watches actors by their plain handle.
-      auto a = caf::actor_cast<caf::actor>(sys->spawn(fun, std::forward<Ts>(xs)...));
-      caf::anon_send(supervisor, adopt_atom_v, a);
+      caf::anon_send(supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(a));
       return a;
     }
   };
@@ -127,7 +127,7 @@ struct manager::impl {
   }
 
   template <class F, class... Ts>
-  caf::actor spawn_child(F fun, Ts&&... xs) {
+  auto spawn_child(F fun, Ts&&... xs) {
     return spawner()(fun, std::forward<Ts>(xs)...);
   }
 };

@@ -48,17 +48,17 @@ void stop_services(self_ptr self, int sig, caf::response_promise rp) {
 /// Asks each connection in `conns` to answer once it has no call in flight,
 /// within `timeout`; `then(busy)` gets the ones that did not.
 template <class Then>
-void wait_idle(self_ptr self, const std::vector<caf::actor>& conns, caf::timespan timeout,
+void wait_idle(self_ptr self, const std::vector<connection_actor>& conns, caf::timespan timeout,
                Then then) {
   struct progress {
     std::size_t left;
-    std::vector<caf::actor> busy;
+    std::vector<connection_actor> busy;
   };
   auto p = std::make_shared<progress>(progress{conns.size(), {}});
   if (conns.empty())
-    return then(std::vector<caf::actor>{});
+    return then(std::vector<connection_actor>{});
   for (auto& c : conns) {
-    auto one_done = [p, then](const caf::actor* busy) mutable {
+    auto one_done = [p, then](const connection_actor* busy) mutable {
       if (busy)
         p->busy.push_back(*busy);
       if (--p->left == 0)
@@ -78,9 +78,9 @@ void drain(self_ptr self, int sig, caf::response_promise rp) {
     return stop_services(self, sig, std::move(rp));
   self->request(st.directory, internal_reply_timeout, drain_atom_v)
     .then(
-      [self, sig, rp](std::vector<caf::actor>& conns) mutable {
+      [self, sig, rp](std::vector<connection_actor>& conns) mutable {
         auto timeout = self->state.cfg.drain_timeout;
-        wait_idle(self, conns, timeout, [self, sig, rp, timeout](std::vector<caf::actor> busy) mutable {
+        wait_idle(self, conns, timeout, [self, sig, rp, timeout](std::vector<connection_actor> busy) mutable {
           if (busy.empty()) {
             spdlog::info("drained: no call in flight");
             return stop_services(self, sig, std::move(rp));
@@ -92,7 +92,7 @@ void drain(self_ptr self, int sig, caf::response_promise rp) {
           // Cancelled calls answer their callers at once; the connections
           // confirm when their tables are empty.
           wait_idle(self, busy, std::chrono::seconds(5),
-                    [self, sig, rp](std::vector<caf::actor>) mutable {
+                    [self, sig, rp](std::vector<connection_actor>) mutable {
                       stop_services(self, sig, std::move(rp));
                     });
         });
@@ -128,7 +128,7 @@ caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self,
       }
       st.children.emplace(child.address(), std::move(child));
     },
-    [self](serving_atom, caf::actor& directory, std::vector<std::string>& ids,
+    [self](serving_atom, directory_actor& directory, std::vector<std::string>& ids,
            std::vector<caf::actor>& services) {
       auto& st = self->state;
       st.serving = true;
@@ -136,7 +136,8 @@ caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self,
       st.services = std::move(services);
       st.service_ids = std::move(ids);
       for (auto& id : st.service_ids)
-        self->send(st.directory, watch_atom_v, id, caf::actor{self});
+        // This actor handles ready_atom and unready_atom (below).
+        self->send(st.directory, watch_atom_v, id, caf::actor_cast<runtime_watcher_actor>(self));
     },
     [self](ready_atom, const std::string& id) { self->state.registered_ids.insert(id); },
     [self](unready_atom, const std::string& id) { self->state.registered_ids.erase(id); },

@@ -2,6 +2,7 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/manager/interfaces.hpp"
 
 #include <chrono>
 #include <string>
@@ -27,7 +28,7 @@ struct supervisor_state {
   // Lifecycle: what /readyz reports, and what a drain needs.
   bool serving = false;
   bool draining = false;
-  caf::actor directory;
+  directory_actor directory;
   std::vector<std::string> service_ids;           // must register to be ready
   std::unordered_set<std::string> registered_ids; // of service_ids
   std::vector<caf::actor> services;               // child_runtime actors

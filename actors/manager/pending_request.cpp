@@ -48,10 +48,8 @@ void finish(self_ptr self, bool ok, std::string raw) {
 // at once or when the trace id shows up. Nothing of the call stays here.
 void give_up(self_ptr self) {
   auto& st = self->state;
-  // Anonymous: a typed actor cannot send() to the untyped connection, which
-  // needs no reply here.
-  caf::anon_send(st.args.conn, forget_atom_v, st.args.wire_id, st.trace_id,
-                 st.args.method == "runAction");
+  self->send(st.args.conn, forget_atom_v, st.args.wire_id, st.trace_id,
+             st.args.method == "runAction");
 }
 
 void forward_input(self_ptr self, const std::string& chunk) {

@@ -12,7 +12,7 @@
 namespace actor_host {
 
 struct pending_args {
-  caf::actor conn;              // the runtime_connection that sent the request
+  connection_actor conn;        // the runtime_connection that sent the request
   net::transport_ptr transport; // its socket, for input-stream notifications
   caller_actor caller;          // receives the events; null for detached calls
   std::uint64_t tag = 0;        // the caller's correlation id

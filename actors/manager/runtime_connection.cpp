@@ -23,7 +23,7 @@ const std::string& connection_state::who() const {
 
 namespace {
 
-using self_ptr = caf::stateful_actor<connection_state>*;
+using self_ptr = connection_actor::stateful_pointer<connection_state>;
 
 void reply_error(self_ptr self, const std::string& id, int code, const std::string& message) {
   self->state.transport->send_text(rpc::error_response(id, rpc::error_object(code, message)));
@@ -48,7 +48,7 @@ void on_register(self_ptr self, const rpc::message& m) {
   // which has its own 2 s deadline; a request timeout would stay in CAF
   // 0.17's clock after the answer (call_path.hpp, answered_in_handler).
   self->request(st.directory, answered_in_handler, register_atom_v, info.id, info.to_json(),
-                caf::actor{self})
+                connection_actor{self})
     .then(
       [self, id, rid = m.id, request = m.kind == rpc::kind::request](bool ok, std::string& why) {
         auto& st = self->state;
@@ -60,7 +60,7 @@ void on_register(self_ptr self, const rpc::message& m) {
           return;
         }
         if (!st.runtime_id.empty() && st.runtime_id != id)
-          self->send(st.directory, deregister_atom_v, st.runtime_id, caf::actor{self});
+          self->send(st.directory, deregister_atom_v, st.runtime_id, connection_actor{self});
         st.runtime_id = id;
         // No telemetry server here: an unreachable telemetryServerUrl wedges
         // the Genkit JS runtime, so the key is left out (the runtime keeps
@@ -198,9 +198,9 @@ void on_frame(self_ptr self, std::string& frame) {
 
 } // namespace
 
-caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
-                                 net::transport_ptr transport, caf::actor directory,
-                                 connection_options opts) {
+connection_actor::behavior_type runtime_connection(self_ptr self, net::transport_ptr transport,
+                                                   directory_actor directory,
+                                                   connection_options opts) {
   auto& st = self->state;
   st.transport = transport;
   st.directory = std::move(directory);
@@ -238,8 +238,7 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
       a.timeout = req.timeout;
       a.max_held_input_bytes = st.opts.max_bidi_input_bytes;
       auto p = self->spawn<caf::linked>(pending_request, std::move(a));
-      add_call(self, &connection_state::pending, wire_id, caf::actor_cast<caf::actor>(p),
-               req.timeout);
+      add_call(self, &connection_state::pending, wire_id, p, req.timeout);
       st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));
       return p;
     },
@@ -275,7 +274,7 @@ caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
       probes->push_back(self->make_response_promise());
       if (probes->size() == 1)
         if (auto* p = dynamic_cast<net::pingable*>(self->state.transport.get()))
-          p->ping([a = caf::actor{self}] { caf::anon_send(a, pong_atom_v, true); });
+          p->ping([a = connection_actor{self}] { caf::anon_send(a, pong_atom_v, true); });
       return probes->back();
     },
     [probes](pong_atom, bool) {

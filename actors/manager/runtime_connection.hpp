@@ -3,6 +3,7 @@
 #include "actors/common/call_table.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/manager/interfaces.hpp"
 #include "net/transport.hpp"
 
 #include <deque>
@@ -21,12 +22,12 @@ struct connection_options {
 struct connection_state {
   live_count live{actor_kind::runtime_connection};
   net::transport_ptr transport;
-  caf::actor directory;
+  directory_actor directory;
   connection_options opts;
   std::string runtime_id; // empty until the runtime registers
   std::uint64_t next_id = 1;
   // raw wire id -> pending_request, with their deadlines
-  call_table pending;
+  basic_call_table<pending_actor> pending;
   // Wire ids nobody waits for any more -> whether a runActionState naming
   // one still has to be cancelled (a run abandoned before its trace id was
   // known). Their late frames are dropped quietly. Bounded: the oldest go.
@@ -38,7 +39,7 @@ struct connection_state {
   const std::string& who() const;
 };
 
-/// One runtime's WebSocket. Answers `register`, allocates string ids for
+/// One runtime's WebSocket (the connection_actor interface). Answers `register`, allocates string ids for
 /// requests to the runtime, spawns a pending_request per request, and
 /// demultiplexes responses, runActionState and streamChunk by id. When the
 /// socket closes every pending request fails at once with "connection
@@ -54,8 +55,9 @@ struct connection_state {
 /// - (cancel_atom): cancels every request in flight (drain timeout passed)
 /// - (probe_atom) -> bool: true once the socket answers a WebSocket ping; no
 ///   answer otherwise (the directory's liveness probe before a takeover)
-caf::behavior runtime_connection(caf::stateful_actor<connection_state>* self,
-                                 net::transport_ptr transport, caf::actor directory,
-                                 connection_options opts);
+connection_actor::behavior_type
+runtime_connection(connection_actor::stateful_pointer<connection_state> self,
+                   net::transport_ptr transport, directory_actor directory,
+                   connection_options opts);
 
 } // namespace actor_host

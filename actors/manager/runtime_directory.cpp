@@ -16,27 +16,28 @@ directory_state::entry* directory_state::find(const std::string& id) {
 
 namespace {
 
-void publish_count(caf::stateful_actor<directory_state>* self) {
+using self_ptr = directory_actor::stateful_pointer<directory_state>;
+
+void publish_count(self_ptr self) {
   registered_runtimes.store(static_cast<std::int64_t>(self->state.entries.size()));
 }
 
 template <class Atom>
-void notify_watchers(caf::stateful_actor<directory_state>* self, const std::string& id, Atom atom) {
+void notify_watchers(self_ptr self, const std::string& id, Atom atom) {
   if (auto i = self->state.watchers.find(id); i != self->state.watchers.end())
     for (auto& w : i->second)
       self->send(w, atom, id);
 }
 
 // Every change of `entries` publishes the routes anew (routing.hpp).
-void publish_routes(caf::stateful_actor<directory_state>* self) {
+void publish_routes(self_ptr self) {
   auto& st = self->state;
   if (!st.board)
     return;
   route_table t;
   t.entries.reserve(st.entries.size());
   for (auto& e : st.entries)
-    // Runtime connections take calls (runtime_connection.hpp).
-    t.entries.push_back({e.id, caf::actor_cast<call_target_actor>(e.conn)});
+    t.entries.push_back({e.id, e.conn});
   st.board->publish(std::move(t));
 }
 
@@ -51,8 +52,8 @@ std::string in_use(const std::string& id) {
 }
 
 // Adds `id` (or replaces the info and connection of its entry in place).
-void add_or_update(caf::stateful_actor<directory_state>* self, const std::string& id,
-                   std::string info, const caf::actor& conn) {
+void add_or_update(self_ptr self, const std::string& id,
+                   std::string info, const connection_actor& conn) {
   self->monitor(conn);
   if (auto* e = self->state.find(id)) {
     spdlog::info("Runtime {} re-registered{}", id,
@@ -72,8 +73,7 @@ void add_or_update(caf::stateful_actor<directory_state>* self, const std::string
 
 } // namespace
 
-caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self,
-                                route_board_ptr board) {
+directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr board) {
   self->state.board = std::move(board);
   // Routes to a dead directory's connections would lead nowhere.
   self->attach_functor([b = self->state.board] {
@@ -106,10 +106,10 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self,
       std::erase_if(ws, [&](auto& w) { return w.address() == dm.source; });
   });
   // Ids whose holder is being probed: a second claimant meanwhile is refused.
-  auto probing = std::make_shared<std::unordered_map<std::string, caf::actor>>();
+  auto probing = std::make_shared<std::unordered_map<std::string, connection_actor>>();
   return {
     [self, probing](register_atom, std::string& id, std::string& info,
-                    caf::actor& conn) -> caf::result<bool, std::string> {
+                    connection_actor& conn) -> caf::result<bool, std::string> {
       auto* e = self->state.find(id);
       if (!e || e->conn == conn) {
         add_or_update(self, id, std::move(info), conn);
@@ -144,7 +144,7 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self,
               [settle](caf::error&) mutable { settle(false); });
       return rp;
     },
-    [self](deregister_atom, const std::string& id, const caf::actor& conn) {
+    [self](deregister_atom, const std::string& id, const connection_actor& conn) {
       auto& es = self->state.entries;
       auto i = std::find_if(es.begin(), es.end(),
                             [&](auto& e) { return e.id == id && e.conn == conn; });
@@ -169,14 +169,14 @@ caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self,
       self->monitor(pending);
       self->state.bidi_by_trace[std::move(trace)] = std::move(pending);
     },
-    [self](watch_atom, const std::string& id, caf::actor& watcher) {
+    [self](watch_atom, const std::string& id, runtime_watcher_actor& watcher) {
       self->monitor(watcher);
       if (self->state.find(id))
         self->send(watcher, ready_atom_v, id);
       self->state.watchers[id].push_back(std::move(watcher));
     },
     [self](drain_atom) {
-      std::vector<caf::actor> conns;
+      std::vector<connection_actor> conns;
       for (auto& e : self->state.entries)
         if (std::find(conns.begin(), conns.end(), e.conn) == conns.end())
           conns.push_back(e.conn);

@@ -14,14 +14,14 @@ struct directory_state {
   struct entry {
     std::string id;
     std::string info_json;
-    caf::actor conn;
+    connection_actor conn;
   };
 
   live_count live{actor_kind::runtime_directory};
   std::vector<entry> entries; // registration order; back() is the most recent
   std::unordered_map<std::string, call_actor> bidi_by_trace;
   // Child runtimes waiting for (or watching) their id's registration.
-  std::unordered_map<std::string, std::vector<caf::actor>> watchers;
+  std::unordered_map<std::string, std::vector<runtime_watcher_actor>> watchers;
   // Where the routes go for the front doors (routing.hpp).
   route_board_ptr board;
   static inline const char* name = "runtime_directory";
@@ -47,8 +47,8 @@ struct directory_state {
 /// - (watch_atom, id, watcher): the watcher gets (ready_atom, id) whenever id
 ///   registers (at once if it is registered) and (unready_atom, id) when it
 ///   goes away
-/// - (drain_atom) -> vector<actor>: the registered runtimes' connections
-caf::behavior runtime_directory(caf::stateful_actor<directory_state>* self,
-                                route_board_ptr board);
+/// - (drain_atom) -> vector<connection_actor>: the registered runtimes' connections
+directory_actor::behavior_type
+runtime_directory(directory_actor::stateful_pointer<directory_state> self, route_board_ptr board);
 
 } // namespace actor_host

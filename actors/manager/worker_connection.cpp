@@ -116,7 +116,7 @@ void call_middleware(self_ptr self, const std::string& invocation_id,
     st.calls[tag] = {call_kind::worker, invocation_id, function_id, {}};
   spdlog::debug("iii worker {}: call of {} goes to the middleware {}", st.worker_id, function_id,
                 req.function_id);
-  self->send(st.registry, invoke_atom_v, tag, std::move(req));
+  tell_registry(self, invoke_atom_v, caller_actor{self}, tag, std::move(req));
 }
 
 void on_invoke_function(self_ptr self, const iii::frame& f) {
@@ -177,7 +177,7 @@ void on_invoke_function(self_ptr self, const iii::frame& f) {
   auto tag = st.next_tag++;
   if (req.wants_reply)
     st.calls[tag] = {call_kind::worker, invocation_id, function_id, {}};
-  self->send(st.registry, invoke_atom_v, tag, std::move(req));
+  tell_registry(self, invoke_atom_v, caller_actor{self}, tag, std::move(req));
 }
 
 void on_invocation_result(self_ptr self, const iii::frame& f) {
@@ -246,21 +246,21 @@ void dispatch(self_ptr self, const std::string& text) {
   if (t == "registerfunction")
     return on_register_function(self, f);
   if (t == "unregisterfunction")
-    return self->send(st.registry, fn_remove_atom_v, st.worker_id,
-                      registry::with_prefix(st.session, f.text("id")));
+    return tell_registry(self, fn_remove_atom_v, st.worker_id,
+                         registry::with_prefix(st.session, f.text("id")));
   if (t == "registertriggertype")
     return on_register_trigger_type(self, f);
   if (t == "registertrigger")
     return on_register_trigger(self, f);
   if (t == "unregistertrigger")
-    return self->send(st.registry, unbind_atom_v, st.worker_id, f.text("id"));
+    return tell_registry(self, unbind_atom_v, st.worker_id, f.text("id"));
   if (t == "triggerregistrationresult")
     // Successes too: engine::register_trigger waits for them.
-    return self->send(st.registry, bind_result_atom_v, st.worker_id, f.text("id"),
-                      raw_or_empty(f, "error"));
+    return tell_registry(self, bind_result_atom_v, st.worker_id, f.text("id"),
+                         raw_or_empty(f, "error"));
   if (t == "reattach")
-    return self->send(st.registry, reattach_atom_v, st.worker_id, f.text("previous_worker_id"),
-                      f.text("reattach_token"));
+    return tell_registry(self, reattach_atom_v, st.worker_id, f.text("previous_worker_id"),
+                         f.text("reattach_token"));
   if (t == "ping")
     return st.transport->send_text(R"({"type":"pong"})");
   if (t == "pong" || t == "registerservice")
@@ -271,7 +271,7 @@ void dispatch(self_ptr self, const std::string& text) {
 
 /// Runs a call here: the frame goes out after the invocation is known, so
 /// its answer always finds it.
-caf::actor start_invocation(self_ptr self, caf::actor caller, std::uint64_t tag,
+invocation_actor start_invocation(self_ptr self, caller_actor caller, std::uint64_t tag,
                             invocation_request req) {
   auto& st = self->state;
   invocation_args a;
@@ -294,10 +294,13 @@ caf::actor start_invocation(self_ptr self, caf::actor caller, std::uint64_t tag,
   return inv;
 }
 
-/// What every phase of the gate handles alike: the socket's end, calls to
-/// run here, answers to this worker's calls.
-caf::message_handler common_handlers(self_ptr self) {
+/// A phase of the gate: `on_frame` decides what a frame read now does; the
+/// rest (the socket's end, calls to run here, answers to this worker's
+/// calls) every phase handles alike.
+template <class OnFrame>
+behavior phase(self_ptr self, OnFrame on_frame) {
   return {
+    std::move(on_frame),
     [self](closed_atom, const std::string& reason) {
       auto& st = self->state;
       spdlog::info("iii worker {} closed ({}), stopping {} invocation(s)", st.worker_id, reason,
@@ -317,7 +320,7 @@ caf::message_handler common_handlers(self_ptr self) {
       st.transport->drop();
       self->quit();
     },
-    [self](execute_atom, caf::actor& caller, std::uint64_t tag, invocation_request& req) {
+    [self](execute_atom, caller_actor& caller, std::uint64_t tag, invocation_request& req) {
       start_invocation(self, std::move(caller), tag, std::move(req));
     },
     [self](call_atom, call_request& c, caller_actor& caller) -> caf::result<call_actor> {
@@ -337,9 +340,7 @@ caf::message_handler common_handlers(self_ptr self) {
         req.metadata = std::string{m[1]};
       req.format = reply_format::genkit;
       req.timeout = c.timeout.count() > 0 ? c.timeout : self->state.opts.invocation_timeout;
-      // An invocation handles what a caller sends a call_actor.
-      return caf::actor_cast<call_actor>(
-        start_invocation(self, caf::actor_cast<caf::actor>(caller), c.tag, std::move(req)));
+      return start_invocation(self, std::move(caller), c.tag, std::move(req));
     },
     [self](forget_inv_atom, const std::string& id) { self->state.executing.take(id); },
     // The earliest invocation deadline passed (call_table.hpp: why the
@@ -357,31 +358,29 @@ caf::message_handler common_handlers(self_ptr self) {
 
 /// Frames wait, in order; each still counts against the socket's read
 /// window, so a worker cannot pile them up while it waits.
-caf::behavior holding_frames(self_ptr self) {
-  return caf::message_handler{
-    [self](frame_atom, std::string& frame) { self->state.held.push_back(std::move(frame)); },
-  }.or_else(common_handlers(self));
+behavior holding_frames(self_ptr self) {
+  return phase(self, [self](frame_atom, std::string& frame) {
+    self->state.held.push_back(std::move(frame));
+  });
 }
 
 } // namespace
 
 namespace worker_ops {
 
-caf::behavior authenticating(self_ptr self) {
+behavior authenticating(self_ptr self) {
   return holding_frames(self);
 }
 
-caf::behavior awaiting_hook(self_ptr self) {
+behavior awaiting_hook(self_ptr self) {
   return holding_frames(self);
 }
 
-caf::behavior ready(self_ptr self) {
-  return caf::message_handler{
-    [self](frame_atom, std::string& frame) {
-      dispatch(self, frame);
-      self->state.transport->frame_processed(); // read window (frame_bridge.hpp)
-    },
-  }.or_else(common_handlers(self));
+behavior ready(self_ptr self) {
+  return phase(self, [self](frame_atom, std::string& frame) {
+    dispatch(self, frame);
+    self->state.transport->frame_processed(); // read window (frame_bridge.hpp)
+  });
 }
 
 void become_ready(self_ptr self) {
@@ -398,9 +397,10 @@ void become_ready(self_ptr self) {
 
 } // namespace worker_ops
 
-caf::behavior worker_connection(caf::stateful_actor<worker_connection_state>* self,
-                                net::transport_ptr transport, caf::actor registry,
-                                front_door door, worker_options opts) {
+worker_connection_actor::behavior_type worker_connection(worker_ops::self_ptr self,
+                                                         net::transport_ptr transport,
+                                                         caf::actor registry, front_door door,
+                                                         worker_options opts) {
   auto& st = self->state;
   st.transport = transport;
   st.registry = std::move(registry);

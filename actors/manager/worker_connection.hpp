@@ -47,7 +47,7 @@ struct worker_connection_state {
   worker_options opts;
   std::string worker_id;
   std::string token;
-  call_table executing; // invocation id -> invocation, with their deadlines
+  basic_call_table<invocation_actor> executing; // invocation id -> invocation, with deadlines
   std::unordered_map<std::uint64_t, call> calls;         // by tag
   std::uint64_t next_tag = 1;
   registry::worker_session session; // what this connection may do (RBAC)
@@ -71,15 +71,17 @@ struct worker_connection_state {
 /// when the actor ends the socket closes.
 ///
 /// - (frame_atom, text), (closed_atom, reason): from the socket
-/// - (execute_atom, caller, tag, invocation_request): run a call here
+/// - (execute_atom, caller, tag, invocation_request): run a call here;
+///   `caller` (null for a void call) gets (done_atom, tag, ok, raw)
 /// - (call_atom, call_request, caller) -> call_actor (the invocation): a
 ///   front-door runAction of `/iii/<function_id>` (Genkit shapes); the
 ///   call_target_actor interface
 /// - (forget_inv_atom, invocation_id): an invocation ended early
 /// - (done_atom, tag, ok, raw) and a run's events: answers to this
 ///   worker's own calls
-caf::behavior worker_connection(caf::stateful_actor<worker_connection_state>* self,
-                                net::transport_ptr transport, caf::actor registry,
-                                front_door door, worker_options opts);
+worker_connection_actor::behavior_type
+worker_connection(worker_connection_actor::stateful_pointer<worker_connection_state> self,
+                  net::transport_ptr transport, caf::actor registry, front_door door,
+                  worker_options opts);
 
 } // namespace actor_host

@@ -13,8 +13,17 @@
 
 namespace actor_host::worker_ops {
 
-using self_ptr = caf::stateful_actor<worker_connection_state>*;
+using self_ptr = worker_connection_actor::stateful_pointer<worker_connection_state>;
+using behavior = worker_connection_actor::behavior_type;
 using call_kind = worker_connection_state::call_kind;
+
+/// The function registry is dynamically typed (the iii catalog's many
+/// messages), so the typed connection reaches it anonymously; where an
+/// answer is due the message names its caller.
+template <class... Ts>
+void tell_registry(self_ptr self, Ts&&... xs) {
+  caf::anon_send(self->state.registry, std::forward<Ts>(xs)...);
+}
 
 /// "ip" of an "ip:port" peer (IPv6 without brackets).
 std::string ip_of(const std::string& peer);
@@ -27,7 +36,7 @@ std::string raw_or_empty(const net::iii::frame& f, std::string_view name);
 /// With an auth function configured: calls it with the upgrade's headers,
 /// query and ip; the connection authenticates until it answers. Otherwise
 /// the worker is welcomed at once. Returns the behavior to start with.
-caf::behavior open_gate(self_ptr self);
+behavior open_gate(self_ptr self);
 
 /// Registrations, through the listener's hooks when it has them (the
 /// frames behind one then wait for its answer).
@@ -43,11 +52,11 @@ void on_gate_answer(self_ptr self, const worker_connection_state::call& c, bool 
 
 /// Frames are held (in order, counted against the read window) while an
 /// auth call is out.
-caf::behavior authenticating(self_ptr self);
+behavior authenticating(self_ptr self);
 /// The same while a registration hook decides.
-caf::behavior awaiting_hook(self_ptr self);
+behavior awaiting_hook(self_ptr self);
 /// Frames are handled as they come.
-caf::behavior ready(self_ptr self);
+behavior ready(self_ptr self);
 /// Switches to `ready` and handles the frames held meanwhile (until one of
 /// them sends the connection back to awaiting_hook).
 void become_ready(self_ptr self);

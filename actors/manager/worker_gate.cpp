@@ -33,7 +33,7 @@ void internal_call(self_ptr self, call_kind kind, const std::string& function_id
   req.data = std::move(data);
   // The manager calls, not the worker: no RBAC check of the worker's session.
   req.timeout = st.opts.invocation_timeout;
-  self->send(st.registry, invoke_atom_v, tag, std::move(req));
+  tell_registry(self, invoke_atom_v, caller_actor{self}, tag, std::move(req));
 }
 
 void set_member(iii::frame& f, const std::string& name, std::string raw) {
@@ -95,7 +95,8 @@ void welcome(self_ptr self) {
   if (st.opts.rbac)
     access = std::make_shared<const registry::worker_access>(
       registry::worker_access{st.opts.rbac, st.session});
-  self->send(st.registry, worker_atom_v, st.worker_id, st.token, caf::actor{self}, st.transport,
+  tell_registry(self, worker_atom_v, st.worker_id, st.token, worker_connection_actor{self},
+                st.transport,
              ip_of(st.transport->peer()), std::move(access));
   // The SDK does not wait for this frame: its registrations are already on
   // the way and are read (in order) after it.
@@ -153,7 +154,7 @@ void on_register_function(self_ptr self, const iii::frame& f, bool hooked) {
   fn.owner = st.worker_id;
   fn.request_format = raw_or_empty(f, "request_format");
   fn.response_format = raw_or_empty(f, "response_format");
-  self->send(st.registry, fn_add_atom_v, std::move(fn));
+  tell_registry(self, fn_add_atom_v, std::move(fn));
 }
 
 void on_register_trigger_type(self_ptr self, const iii::frame& f, bool hooked) {
@@ -172,7 +173,7 @@ void on_register_trigger_type(self_ptr self, const iii::frame& f, bool hooked) {
                                      {"description", quoted_or_empty(e.description)}},
                                     st.session.context),
                          frame_text(f));
-  self->send(st.registry, type_add_atom_v, std::move(e));
+  tell_registry(self, type_add_atom_v, std::move(e));
 }
 
 void on_register_trigger(self_ptr self, const iii::frame& f, bool hooked) {
@@ -205,7 +206,7 @@ void on_register_trigger(self_ptr self, const iii::frame& f, bool hooked) {
   }
   a.function_id = registry::with_prefix(st.session, a.function_id);
   a.binder = st.transport;
-  self->send(st.registry, bind_atom_v, st.worker_id, std::move(a));
+  tell_registry(self, bind_atom_v, st.worker_id, std::move(a));
 }
 
 namespace {
@@ -248,7 +249,7 @@ void on_hook_result(self_ptr self, const worker_connection_state::call& c, bool 
 
 } // namespace
 
-caf::behavior open_gate(self_ptr self) {
+behavior open_gate(self_ptr self) {
   auto& st = self->state;
   if (!st.opts.rbac || st.opts.rbac->auth_function.empty()) {
     welcome(self);

@@ -66,7 +66,9 @@ std::string runtime::start() {
       [link, unread](net::transport_ptr t) -> net::frame_handler_ptr {
         t = with_read_window(std::move(t), unread);
         caf::anon_send(link, connected_atom_v, t);
-        return std::make_shared<frame_bridge>(link, std::move(t));
+        // manager_link reads frames and closes in each of its states.
+        return std::make_shared<frame_bridge>(caf::actor_cast<socket_owner_actor>(link),
+                                              std::move(t));
       },
       [link](std::string why) { caf::anon_send(link, connect_failed_atom_v, std::move(why)); });
   };

@@ -15,9 +15,9 @@ namespace {
 struct session_fixture : actor_fixture {
   fake_transport_ptr rt = make_fake_transport("127.0.0.1:40001");  // runtime socket
   fake_transport_ptr api = make_fake_transport("127.0.0.1:50001"); // caller socket
-  caf::actor dir = spawn_directory();
-  caf::actor conn = spawn_connection(rt, dir);
-  caf::actor sess = spawn_session(api, dir);
+  directory_actor dir = spawn_directory();
+  connection_actor conn = spawn_connection(rt, dir);
+  api_session_actor sess = spawn_session(api, dir);
 
   session_fixture() {
     send_frame(conn, register_frame("rt1"));

@@ -20,9 +20,9 @@ namespace {
 struct bounds_fixture : actor_fixture {
   fake_transport_ptr rt = make_fake_transport("127.0.0.1:40001");  // runtime socket
   fake_transport_ptr api = make_fake_transport("127.0.0.1:50001"); // caller socket
-  caf::actor dir = spawn_directory();
-  caf::actor conn;
-  caf::actor sess;
+  directory_actor dir = spawn_directory();
+  connection_actor conn;
+  api_session_actor sess;
 
   bounds_fixture() {
     connect_runtime(default_connection_options());
@@ -44,7 +44,7 @@ struct bounds_fixture : actor_fixture {
   }
 
   connection_state& conn_state() {
-    return deref<caf::stateful_actor<connection_state>>(conn).state;
+    return deref<connection_actor::stateful_base<connection_state>>(conn).state;
   }
 
   void from_runtime(std::string text) {
@@ -264,7 +264,7 @@ CAF_TEST(the runtime side caps input an action has not read yet) {
 
 CAF_TEST(a socket stops being read while its actor is behind) {
   auto window = with_read_window(api, 4);
-  sess = caf::actor_cast<caf::actor>(sys.spawn(api_session, window, door(dir)));
+  sess = sys.spawn(api_session, window, door(dir));
   sched.run();
   frame_bridge bridge{sess, window};
   auto& w = dynamic_cast<windowed_transport&>(*window);

@@ -27,7 +27,7 @@ struct socket_end {
 struct channel_fixture : iii_fixture {
   std::size_t table_at_start = channels().size();
   fake_transport_ptr to = make_fake_transport("127.0.0.1:42001");
-  caf::actor owner;
+  worker_connection_actor owner;
   std::string id;
   std::string key;
   int next_call = 1;

@@ -10,8 +10,8 @@ namespace {
 
 struct connection_fixture : actor_fixture {
   fake_transport_ptr rt = make_fake_transport("127.0.0.1:40001");
-  caf::actor dir = spawn_directory();
-  caf::actor conn = spawn_connection(rt, dir);
+  directory_actor dir = spawn_directory();
+  connection_actor conn = spawn_connection(rt, dir);
   caf::actor caller = spawn_probe();
 
   /// Registers "rt1" and forgets the reply frame.
@@ -69,7 +69,7 @@ CAF_TEST(register replies and enters the directory) {
   CAF_CHECK_EQUAL(member_str(entry, {"name"}), "test-runtime");
   CAF_CHECK_EQUAL(member_str(entry, {"reflectionServerUrl"}), "ws://localhost:3100");
   CAF_CHECK_NOT_EQUAL(member(entry, {"timestamp"}), "<missing>");
-  CAF_CHECK_EQUAL(deref<caf::stateful_actor<connection_state>>(conn).state.runtime_id, "rt1");
+  CAF_CHECK_EQUAL(deref<connection_actor::stateful_base<connection_state>>(conn).state.runtime_id, "rt1");
   finish();
 }
 
@@ -162,7 +162,7 @@ CAF_TEST(calls get increasing string ids) {
                   R"({"jsonrpc":"2.0","method":"listValues","params":{"type":"defaultModel"},"id":"2"})");
   CAF_CHECK(p1 != p2);
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 2);
-  CAF_CHECK_EQUAL(deref<caf::stateful_actor<connection_state>>(conn).state.pending.size(), 2u);
+  CAF_CHECK_EQUAL(deref<connection_actor::stateful_base<connection_state>>(conn).state.pending.size(), 2u);
   finish();
 }
 
@@ -181,7 +181,7 @@ CAF_TEST(responses go to the pending request with that id) {
                   R"(done 12 failed {"code":-32000,"message":"boom","data":{"code":13}} | )"
                   R"(done 10 ok {"actions":{}})");
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
-  CAF_CHECK(deref<caf::stateful_actor<connection_state>>(conn).state.pending.empty());
+  CAF_CHECK(deref<connection_actor::stateful_base<connection_state>>(conn).state.pending.empty());
   // Nothing was written back for responses.
   CAF_CHECK_EQUAL(rt->size(), 3u);
   finish();
@@ -287,7 +287,7 @@ CAF_TEST(a request times out on the test clock) {
   CAF_CHECK_EQUAL(member_str(ev[0].text, {"message"}),
                   "Request to runtime rt1 timed out after 5000 ms (listActions)");
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
-  CAF_CHECK(deref<caf::stateful_actor<connection_state>>(conn).state.pending.empty());
+  CAF_CHECK(deref<connection_actor::stateful_base<connection_state>>(conn).state.pending.empty());
   // The late answer is dropped.
   send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
   CAF_CHECK_EQUAL(events(caller).size(), 1u);
@@ -317,7 +317,7 @@ CAF_TEST(an answered request leaves nothing that keeps its actor) {
   sched.run();
   CAF_CHECK_EQUAL(render(events(caller)), R"(done 3 ok {"actions":{}})");
   CAF_CHECK(!caf::actor_cast<caf::actor>(weak));
-  CAF_CHECK_EQUAL(deref<caf::stateful_actor<connection_state>>(conn).state.pending.deadlines(), 0u);
+  CAF_CHECK_EQUAL(deref<connection_actor::stateful_base<connection_state>>(conn).state.pending.deadlines(), 0u);
   // The connection's wake-up still fires, and finds nothing to expire.
   CAF_CHECK_EQUAL(advance_time(5min), 1u);
   sched.run();
@@ -330,7 +330,7 @@ CAF_TEST(requests time out in deadline order with one wake-up at a time) {
   call(1, "listActions", {}, 3s);
   call(2, "listActions", {}, 1s);
   call(3, "listActions", {}, 2s);
-  CAF_CHECK_EQUAL(deref<caf::stateful_actor<connection_state>>(conn).state.pending.deadlines(), 3u);
+  CAF_CHECK_EQUAL(deref<connection_actor::stateful_base<connection_state>>(conn).state.pending.deadlines(), 3u);
   auto done_tags = [&] {
     std::string out;
     for (auto& e : events(caller))
@@ -347,7 +347,7 @@ CAF_TEST(requests time out in deadline order with one wake-up at a time) {
   // An answer removes its deadline: nothing times out at 3 s.
   send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
   sched.run();
-  CAF_CHECK_EQUAL(deref<caf::stateful_actor<connection_state>>(conn).state.pending.deadlines(), 0u);
+  CAF_CHECK_EQUAL(deref<connection_actor::stateful_base<connection_state>>(conn).state.pending.deadlines(), 0u);
   advance_time(1s);
   sched.run();
   CAF_CHECK_EQUAL(done_tags(), "231");

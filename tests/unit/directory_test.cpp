@@ -16,10 +16,16 @@ std::string info(const std::string& id, int n = 0) {
 }
 
 struct directory_fixture : actor_fixture {
-  caf::actor dir = spawn_directory();
+  directory_actor dir = spawn_directory();
+
+  // Dummies stand in for connections: the directory only monitors and
+  // routes to them in these tests.
+  static connection_actor as_conn(const caf::actor& dummy) {
+    return caf::actor_cast<connection_actor>(dummy);
+  }
 
   void reg(const std::string& id, const caf::actor& conn, int n = 0) {
-    caf::anon_send(dir, register_atom_v, id, info(id, n), conn);
+    caf::anon_send(dir, register_atom_v, id, info(id, n), as_conn(conn));
     sched.run();
   }
 
@@ -102,7 +108,7 @@ CAF_TEST(re-registering keeps the position and the new connection wins) {
   // The info is the newest one, in the old place.
   CAF_CHECK_EQUAL(list(), "[" + info("a", 3) + "," + info("b", 2) + "]");
   // A stale connection cannot deregister the id.
-  caf::anon_send(dir, deregister_atom_v, std::string{"a"}, c1);
+  caf::anon_send(dir, deregister_atom_v, std::string{"a"}, as_conn(c1));
   sched.run();
   {
     auto [ok, conn, id] = route("a");
@@ -110,7 +116,7 @@ CAF_TEST(re-registering keeps the position and the new connection wins) {
     CAF_CHECK(conn == c3);
   }
   // The owner can.
-  caf::anon_send(dir, deregister_atom_v, std::string{"a"}, c3);
+  caf::anon_send(dir, deregister_atom_v, std::string{"a"}, as_conn(c3));
   sched.run();
   CAF_CHECK(!std::get<0>(route("a")));
   CAF_CHECK_EQUAL(registered_runtimes.load(), 1);
@@ -199,8 +205,8 @@ CAF_TEST(shutdown stops every child and answers after the last one) {
   auto dir = spawn_directory();
   auto t = make_fake_transport();
   auto conn = spawn_connection(t, dir);
-  caf::anon_send(sup, adopt_atom_v, dir);
-  caf::anon_send(sup, adopt_atom_v, conn);
+  adopt(sup, dir);
+  adopt(sup, conn);
   sched.run();
   CAF_CHECK_EQUAL(live_delta(actor_kind::manager_supervisor), 1);
   CAF_CHECK_EQUAL(live_delta(actor_kind::runtime_directory), 1);
@@ -224,8 +230,8 @@ CAF_TEST(a child that ends on its own is forgotten) {
   sched.run();
   auto a = spawn_dummy();
   auto dir = spawn_directory();
-  caf::anon_send(sup, adopt_atom_v, a);
-  caf::anon_send(sup, adopt_atom_v, dir);
+  adopt(sup, a);
+  adopt(sup, dir);
   sched.run();
   stop(a);
   CAF_CHECK_EQUAL(deref<caf::stateful_actor<supervisor_state>>(sup).state.children.size(), 1u);
@@ -238,10 +244,10 @@ CAF_TEST(a child adopted while stopping is stopped too) {
   sched.run();
   auto dir1 = spawn_directory();
   auto dir2 = spawn_directory();
-  caf::anon_send(sup, adopt_atom_v, dir1);
+  adopt(sup, dir1);
   sched.run();
   auto hdl = self->request(sup, caf::infinite, shutdown_atom_v);
-  caf::anon_send(sup, adopt_atom_v, dir2);
+  adopt(sup, dir2);
   sched.run();
   CAF_REQUIRE(!self->mailbox().empty());
   hdl.receive([](caf::ok_atom) {}, [&](caf::error& err) { CAF_FAIL(sys.render(err)); });

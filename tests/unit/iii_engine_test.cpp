@@ -33,11 +33,11 @@ std::string ids_in(const std::string& array, std::string_view key) {
 struct engine_fixture : iii_fixture {
   fake_transport_ptr ta = make_fake_transport("127.0.0.1:41001");
   fake_transport_ptr tb = make_fake_transport("127.0.0.1:41002");
-  caf::actor caller;
-  caf::actor provider;
+  worker_connection_actor caller;
+  worker_connection_actor provider;
   std::string caller_id;
   std::string provider_id;
-  std::vector<caf::actor> extra; // more workers, stopped by finish()
+  std::vector<worker_connection_actor> extra; // more workers, stopped by finish()
   int next_call = 1;
 
   engine_fixture() {
@@ -52,7 +52,7 @@ struct engine_fixture : iii_fixture {
   /// `caller` invokes `fn` with `data`; returns its invocationresult frame
   /// (or "<no answer>").
   std::string call(const std::string& fn, const std::string& data = "{}",
-                   const caf::actor& who = {}, const fake_transport_ptr& t = {}) {
+                   const worker_connection_actor& who = {}, const fake_transport_ptr& t = {}) {
     auto& w = who ? who : caller;
     auto& tr = t ? t : ta;
     auto id = "c-" + std::to_string(next_call++);

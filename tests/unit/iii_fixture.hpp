@@ -15,7 +15,7 @@ struct iii_fixture : actor_fixture {
     = std::array{actor_kind::function_registry, actor_kind::worker_connection,
                  actor_kind::invocation, actor_kind::trigger_binding, actor_kind::channel};
   std::array<std::int64_t, iii_kinds.size()> iii_at_start{};
-  caf::actor dir = spawn_directory();
+  directory_actor dir = spawn_directory();
   caf::actor reg;
 
   iii_fixture() {
@@ -32,7 +32,7 @@ struct iii_fixture : actor_fixture {
     return o;
   }
 
-  caf::actor spawn_worker(const fake_transport_ptr& t, worker_options o) {
+  worker_connection_actor spawn_worker(const fake_transport_ptr& t, worker_options o) {
     auto w = sys.spawn(worker_connection, net::transport_ptr{t}, reg, door(dir, {}, reg), o);
     sched.run();
     return w;

@@ -24,9 +24,9 @@ struct security_fixture : iii_fixture {
   fake_transport_ptr tp = make_fake_transport("127.0.0.1:41002");
   std::shared_ptr<registry::worker_rbac_config> cfg
     = std::make_shared<registry::worker_rbac_config>();
-  caf::actor trusted;
-  caf::actor pub;
-  std::vector<caf::actor> extra;
+  worker_connection_actor trusted;
+  worker_connection_actor pub;
+  std::vector<worker_connection_actor> extra;
   int next_call = 1;
 
   security_fixture() {
@@ -40,7 +40,7 @@ struct security_fixture : iii_fixture {
     tp->clear();
   }
 
-  std::string call(const caf::actor& who, const fake_transport_ptr& t, const std::string& fn,
+  std::string call(const worker_connection_actor& who, const fake_transport_ptr& t, const std::string& fn,
                    const std::string& data = "{}") {
     auto id = "c-" + std::to_string(next_call++);
     t->clear();
@@ -178,7 +178,7 @@ CAF_TEST(front door calls of iii functions follow the RBAC listener policy) {
   send_frame(trusted, R"({"type":"registerfunction","id":"secret::fn"})");
   send_frame(trusted, R"({"type":"registerfunction","id":"api::ok"})");
   auto route = [&](const std::string& fid) {
-    return std::get<0>(ask<bool, caf::actor, std::string>(reg, route_iii_atom_v, fid));
+    return std::get<0>(ask<bool, worker_connection_actor, std::string>(reg, route_iii_atom_v, fid));
   };
   // Without RBAC configured: everything.
   CAF_CHECK(route("secret::fn"));
@@ -188,7 +188,7 @@ CAF_TEST(front door calls of iii functions follow the RBAC listener policy) {
   caf::anon_send(reg, iii_options_atom_v, std::move(o));
   sched.run();
   CAF_CHECK(!route("secret::fn"));
-  auto [ok, conn, why] = ask<bool, caf::actor, std::string>(reg, route_iii_atom_v,
+  auto [ok, conn, why] = ask<bool, worker_connection_actor, std::string>(reg, route_iii_atom_v,
                                                             std::string{"secret::fn"});
   CAF_CHECK(contains(why, "worker_expose_functions"));
   CAF_CHECK(route("api::ok"));

@@ -15,9 +15,9 @@ namespace {
 
 struct supervisor_fixture : actor_fixture {
   caf::actor sup;
-  caf::actor dir = spawn_directory();
+  directory_actor dir = spawn_directory();
   fake_transport_ptr rt = make_fake_transport("127.0.0.1:40001");
-  caf::actor conn = spawn_connection(rt, dir);
+  connection_actor conn = spawn_connection(rt, dir);
   caf::actor caller = spawn_probe();
 
   supervisor_fixture() {
@@ -25,8 +25,8 @@ struct supervisor_fixture : actor_fixture {
     cfg.drain_timeout = 2s;
     sup = sys.spawn(manager_supervisor, cfg);
     sched.run();
-    for (auto& a : {dir, conn})
-      caf::anon_send(sup, adopt_atom_v, a);
+    adopt(sup, dir);
+    adopt(sup, conn);
     sched.run();
   }
 

@@ -14,11 +14,11 @@ using namespace std::chrono_literals;
 namespace {
 
 struct takeover_fixture : actor_fixture {
-  caf::actor dir = spawn_directory();
+  directory_actor dir = spawn_directory();
   fake_transport_ptr holder_t = make_fake_transport("127.0.0.1:40001");
-  caf::actor holder = spawn_connection(holder_t, dir);
+  connection_actor holder = spawn_connection(holder_t, dir);
   fake_transport_ptr claimant_t = make_fake_transport("127.0.0.1:40002");
-  caf::actor claimant = spawn_connection(claimant_t, dir);
+  connection_actor claimant = spawn_connection(claimant_t, dir);
 
   takeover_fixture() {
     send_frame(holder, register_frame("rt1"));
@@ -55,7 +55,7 @@ CAF_TEST(a live holder keeps its id and the claimant gets a JSON-RPC error) {
   CAF_CHECK(contains(member_str(reply, {"error", "message"}), "in use by a live connection"));
   CAF_CHECK(route_to("rt1") == holder);
   CAF_CHECK_EQUAL(holder_t->close_calls(), 0);
-  CAF_CHECK_EQUAL(deref<caf::stateful_actor<connection_state>>(claimant).state.runtime_id, "");
+  CAF_CHECK_EQUAL(deref<connection_actor::stateful_base<connection_state>>(claimant).state.runtime_id, "");
   // The deadline passing later changes nothing.
   advance_time(5s);
   sched.run();

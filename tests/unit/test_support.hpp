@@ -193,14 +193,14 @@ struct actor_fixture : test_coordinator_fixture<> {
   // Every spawn runs the scheduler: under the test coordinator an actor's
   // init (its behavior function) runs only when it is first scheduled.
 
-  caf::actor spawn_directory() {
+  directory_actor spawn_directory() {
     auto d = sys.spawn(runtime_directory, board);
     sched.run();
     return d;
   }
 
   /// What a front door's caller starts calls with.
-  front_door door(const caf::actor& dir, call_policy policy = {},
+  front_door door(const directory_actor& dir, call_policy policy = {},
                   caf::actor functions = {}) const {
     return front_door{board, dir, std::move(functions), policy};
   }
@@ -214,16 +214,16 @@ struct actor_fixture : test_coordinator_fixture<> {
     return {true, caf::actor_cast<caf::actor>(r.conn), r.runtime_id};
   }
 
-  caf::actor spawn_connection(const fake_transport_ptr& t, const caf::actor& dir,
+  connection_actor spawn_connection(const fake_transport_ptr& t, const directory_actor& dir,
                               connection_options opts = default_connection_options()) {
     auto c = sys.spawn(runtime_connection, net::transport_ptr{t}, dir, std::move(opts));
     sched.run();
     return c;
   }
 
-  caf::actor spawn_session(const fake_transport_ptr& t, const caf::actor& dir,
+  api_session_actor spawn_session(const fake_transport_ptr& t, const directory_actor& dir,
                            call_policy policy = {}) {
-    auto s = caf::actor_cast<caf::actor>(sys.spawn(api_session, net::transport_ptr{t}, door(dir, policy)));
+    auto s = sys.spawn(api_session, net::transport_ptr{t}, door(dir, policy));
     sched.run();
     return s;
   }
@@ -252,14 +252,14 @@ struct actor_fixture : test_coordinator_fixture<> {
   }
 
   /// Delivers one socket frame and runs every message (but moves no time).
-  void send_frame(const caf::actor& to, std::string text) {
+  void send_frame(const socket_owner_actor& to, std::string text) {
     caf::anon_send(to, frame_atom_v, std::move(text));
     sched.run();
   }
 
   /// Request from the fixture's scoped actor; runs messages only (no timeouts).
-  template <class... Ts, class... Us>
-  std::tuple<Ts...> ask(const caf::actor& dest, Us&&... xs) {
+  template <class... Ts, class Handle, class... Us>
+  std::tuple<Ts...> ask(const Handle& dest, Us&&... xs) {
     auto hdl = self->request(dest, caf::infinite, std::forward<Us>(xs)...);
     sched.run();
     std::tuple<Ts...> result;
@@ -276,8 +276,16 @@ struct actor_fixture : test_coordinator_fixture<> {
     return result;
   }
 
+  /// Hands `child` (typed or not) to a manager_supervisor, which watches
+  /// actors by their plain handle (as manager.cpp's spawner does).
+  template <class Handle>
+  static void adopt(const caf::actor& sup, const Handle& child) {
+    caf::anon_send(sup, adopt_atom_v, caf::actor_cast<caf::actor>(child));
+  }
+
   /// Ends `who` (kill cannot be trapped) and runs the consequences.
-  void stop(const caf::actor& who, caf::exit_reason reason = caf::exit_reason::kill) {
+  template <class Handle>
+  void stop(const Handle& who, caf::exit_reason reason = caf::exit_reason::kill) {
     caf::anon_send_exit(who, reason);
     sched.run();
   }

@@ -18,8 +18,8 @@ namespace {
 struct worker_fixture : iii_fixture {
   fake_transport_ptr ta = make_fake_transport("127.0.0.1:41001");
   fake_transport_ptr tb = make_fake_transport("127.0.0.1:41002");
-  caf::actor caller;
-  caf::actor executor;
+  worker_connection_actor caller;
+  worker_connection_actor executor;
   std::string caller_id;
   std::string executor_id;
 
@@ -146,7 +146,7 @@ CAF_TEST(an answered invocation leaves nothing that keeps its actor) {
   register_greet();
   auto frame = invoke("greet");
   auto id = member_str(frame, {"invocation_id"});
-  auto& st = deref<caf::stateful_actor<worker_connection_state>>(executor).state;
+  auto& st = deref<worker_connection_actor::stateful_base<worker_connection_state>>(executor).state;
   CAF_REQUIRE(st.executing.find(id) != nullptr);
   auto weak = st.executing.find(id)->address();
   CAF_CHECK_EQUAL(st.executing.deadlines(), 1u);
