@@ -8,14 +8,18 @@
 # /work/bench-quiet.sh like any benchmark.
 #
 #   bench/profile.sh [--build-dir DIR] [--seconds S] [--out DIR]
-#                    [--scenario "echo 64 1"] [--call-graph]
+#                    [--scenario "echo 64 1"] [--call-graph] [--http]
+# The perf stat that counts syscalls runs during the recording: its
+# tracepoints cost the manager ~6-9 % (their own category in categories.txt).
+# --http drives the HTTP front door (POST /api/runAction, /api/streamAction)
+# instead of /api/ws.
 # --call-graph records kernel stacks (frame pointers), and adds the time spent
 # under each system call and in the scheduler's wake-ups (children %).
 #   ENV for the manager (e.g. LD_PRELOAD=..., ACTOR_HOST_CAF=...) passes through.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=$root/build seconds=5 out="" scenario="echo 64 1" graph=()
+build=$root/build seconds=5 out="" scenario="echo 64 1" graph=() http=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift ;;
@@ -23,13 +27,14 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --scenario) scenario=$2; shift ;;
     --call-graph) graph=(-g) ;;
+    --http) http=1 ;;
     -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "profile.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
 read -r s c k <<<"$scenario"
-out=${out:-$build/bench-profile/$s-${c}x$k}
+out=${out:-$build/bench-profile/$s-${c}x$k$([ $http = 1 ] && echo -http)}
 mkdir -p "$out"
 bin=$build/bench
 pids=()
@@ -60,8 +65,10 @@ pids+=($!)
 for i in $(seq 400); do [ -n "$(head -1 "$out/fake.out")" ] && break; sleep 0.05; done
 extra=()
 [ "$s" = stream ] && extra+=(--stream-n 20000)
+url="ws://127.0.0.1:$h/api/ws"
+[ $http = 1 ] && url="http://127.0.0.1:$h"
 # Warm-up without the profiler, then the recorded phase.
-"$bin/bench_load" --url "ws://127.0.0.1:$h/api/ws" --scenario "$s" --callers "$c" --inflight "$k" \
+"$bin/bench_load" --url "$url" --scenario "$s" --callers "$c" --inflight "$k" \
   --seconds 1 --warmup 0 "${extra[@]}" >/dev/null 2>&1
 perf record -F 1999 "${graph[@]}" -p "$mgr" -o "$out/perf.data" 2>"$out/perf-record.log" &
 perf_pid=$!
@@ -69,7 +76,7 @@ perf stat -x, -e raw_syscalls:sys_enter,syscalls:sys_enter_futex,context-switche
   -p "$mgr" -o "$out/perf-stat.txt" &
 stat_pid=$!
 sleep 0.3
-"$bin/bench_load" --url "ws://127.0.0.1:$h/api/ws" --scenario "$s" --callers "$c" --inflight "$k" \
+"$bin/bench_load" --url "$url" --scenario "$s" --callers "$c" --inflight "$k" \
   --seconds "$seconds" --warmup 0 "${extra[@]}" --system ours --round 0 --watch "sut=$mgr" \
   2>>"$out/load.log" | tail -1 >"$out/phase.json"
 kill -INT "$perf_pid" "$stat_pid"; wait "$perf_pid" "$stat_pid" 2>/dev/null

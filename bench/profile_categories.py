@@ -14,6 +14,7 @@ rules=[
  ("malloc/free (glibc)", r"libc.*(malloc|_int_free|cfree|free@|unlink_chunk|malloc_consolidate|tcache|_int_realloc|realloc)"),
  ("pthread mutex/cond (user side)", r"pthread_|__lll_lock|__futex"),
  ("memcpy/memmove/strlen/cmp", r"libc.*(mem|str)"),
+ ("perf's own tracepoints (perf stat counting syscalls meanwhile)", r"\[k\] (perf_|syscall_trace_enter|trace_|__trace)"),
  ("kernel: wake-up, context switch, futex", r"\[k\] .*(_raw_spin_unlock_irq|finish_task_switch|futex|schedule|try_to_wake|switch_|__switch|pick_next|enqueue_task|dequeue_task|update_curr|select_task|ttwu|psi_|sched)"),
  ("kernel: TCP/loopback send+recv", r"\[k\] .*(tcp|skb|ip_|inet|__dev_|net_|sock|loopback|__alloc_skb|kmem|copy_|_copy|csum|netif|napi|release_sock|lock_sock|__kfree|kfree|__netif|validate_xmit|dst_|nf_|__ip|raw_|page_frag)"),
  ("kernel: epoll", r"\[k\] .*(ep_|epoll)"),
