@@ -3,6 +3,7 @@
 #include "actors/common/messages.hpp"
 #include "actors/manager/manager.hpp"
 #include "actors/runtime/runtime.hpp"
+#include "apps/caf_settings.hpp"
 #include "apps/cli.hpp"
 #include "apps/exit_latch.hpp"
 #include "apps/host_settings.hpp"
@@ -154,10 +155,10 @@ int main(int argc, char** argv) {
   apps::exit_latch latch;
 
   caf::actor_system_config cfg;
-  // One shared queue with a condition variable: measured to halve the
-  // latency of request/response traffic against work stealing on 2 cores.
-  cfg.set("scheduler.policy", caf::atom("sharing"));
-  cfg.set("scheduler.max-threads", static_cast<std::size_t>(hs.scheduler_threads));
+  if (auto err = apps::apply_caf_settings(cfg, hs.scheduler_threads); !err.empty()) {
+    std::fprintf(stderr, "error: %s\n", err.c_str());
+    return 2;
+  }
   cfg.add_message_types<caf::id_block::actor_host>();
   caf::actor_system sys{cfg};
 

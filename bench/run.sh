@@ -10,7 +10,7 @@
 #                [--build-dir DIR] [--no-build]
 #                [--systems "ours relay ts tsws ours-http tools"]
 #                [--scenarios "echo stream ..."] [--no-memory] [--no-perf]
-#                [--report FILE] [--out DIR]
+#                [--report FILE] [--out DIR] [--variant NAME=ENV...]
 #
 #   full run:  report -> bench/REPORT.md, raw data -> bench/results.jsonl
 #   --smoke:   seconds, tiny counts (CI: ctest -L bench); report and data go
@@ -24,7 +24,14 @@
 # /api/streamAction) and tools (the real Genkit tools server, startServer of
 # @genkit-ai/tools-common over RuntimeManagerV2, bench/tools_server.mjs), both
 # driven by `bench_load --url http://...` (echo and stream scenarios only).
-# --scenarios keeps only the scenarios whose name is listed (e.g. "echo stream").
+# --scenarios keeps only the scenarios whose name is listed (e.g. "echo stream"),
+# or name:callers:inflight for one of them (e.g. "echo:1:1 stream:4:1").
+# --variant NAME=ENV (repeatable) adds a system ours+NAME: actor-host's manager
+# started with the space-separated environment assignments ENV, e.g.
+#   --variant "mi=LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libmimalloc.so.2"
+#   --variant "steal=ACTOR_HOST_CAF=scheduler.policy=stealing"
+# It is driven like ours (no memory pass); bench/variants.py prints the paired
+# ratios of every system against every other one from results.jsonl.
 # The TS baseline needs node + npm: the pinned packages are installed into
 # BUILD/interop-node by tests/interop/setup.sh (no-op when already there).
 # Without them the TS and tools rows are skipped (and the report says so).
@@ -44,6 +51,8 @@ do_perf=1
 report=""
 keep_results=""
 out=""
+declare -A variant_env
+variants=""
 mem_ns="1 1000 10000"
 stream_n=20000
 open_rate=2000
@@ -62,6 +71,7 @@ while [ $# -gt 0 ]; do
     --no-perf) do_perf=0 ;;
     --report) report=$2; shift ;;
     --out) out=$2; shift ;;
+    --variant) variant_env[${2%%=*}]=${2#*=}; variants="$variants ours+${2%%=*}"; shift ;;
     -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -169,6 +179,11 @@ up() { # system
       start_tsws || return 1
       start_fake "ws://127.0.0.1:$tsws_port" 1 bench-rt 20 "$out/fake-tsws.out" || return 1
       sut_pid[tsws]=$tsws_pid; api[tsws]=$tsws_api; rt_pid[tsws]=$fake_pid ;;
+    ours+*)
+      # shellcheck disable=SC2086 # ENV is a list of assignments
+      start_ours ${variant_env[${1#ours+}]} || return 1
+      start_fake "ws://127.0.0.1:$ours_rport" 1 bench-rt 20 "$out/fake-$1.out" || return 1
+      sut_pid[$1]=$ours_pid; api[$1]=$ours_api; rt_pid[$1]=$fake_pid ;;
     ours-http)
       start_ours || return 1
       start_fake "ws://127.0.0.1:$ours_rport" 1 bench-rt 20 "$out/fake-ours-http.out" || return 1
@@ -199,7 +214,8 @@ scenarios=(
 if [ -n "$only_scenarios" ]; then
   kept=()
   for t in "${scenarios[@]}"; do
-    [[ " $only_scenarios " == *" ${t%% *} "* ]] && kept+=("$t")
+    read -r s c k _ <<<"$t"
+    [[ " $only_scenarios " == *" $s "* || " $only_scenarios " == *" $s:$c:$k "* ]] && kept+=("$t")
   done
   scenarios=("${kept[@]}")
 fi
@@ -262,7 +278,7 @@ printf '{"kind":"meta","mode":"%s","date":"%s","cpu_model":"%s","cpus":"%s","mem
   "$platform" >>"$results"
 
 # ---- rounds ---------------------------------------------------------------------------------
-sys_list=($systems)
+sys_list=($systems $variants)
 failed=0
 for sys in "${sys_list[@]}"; do
   log "starting $sys"
@@ -324,7 +340,7 @@ if [ $do_memory = 1 ]; then
   for sys in "${sys_list[@]}"; do
     # tsws is the same manager as ts; ours-http the same as ours; tools the
     # same RuntimeManagerV2 as ts.
-    [ "$sys" = tsws ] || [ "$sys" = ours-http ] || [ "$sys" = tools ] && continue
+    [ "$sys" = tsws ] || [ "$sys" = ours-http ] || [ "$sys" = tools ] || [[ $sys == ours+* ]] && continue
     for n in $mem_ns_run; do
       log "memory: $sys with $n idle runtimes"
       ok=false; rss=-1; note=""

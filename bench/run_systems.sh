@@ -58,12 +58,12 @@ start_fake() { # url n prefix timeout_s logfile
   return 1
 }
 
-start_ours() { # sets ours_pid ours_api
+start_ours() { # [ENV=VALUE...]: sets ours_pid ours_api
   local p h
   p=$(free_port) && h=$(free_port) || return 1
   # --worker-port 0: two instances (ours, ours-http) must not share the
   # default worker endpoint port.
-  "$host_bin" $ours_flags --port "$p" --http-port "$h" --worker-port 0 >>"$out/ours.log" 2>&1 &
+  env "$@" "$host_bin" $ours_flags --port "$p" --http-port "$h" --worker-port 0 >>"$out/ours.log" 2>&1 &
   ours_pid=$!
   started+=("$ours_pid")
   ours_rport=$p
