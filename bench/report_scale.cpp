@@ -25,8 +25,23 @@ bool ok_of(const json::object& o) {
   return v && v->is_bool() && v->as_bool();
 }
 
+// Walks nested objects from `o` (report_format's `at` takes a value).
+const json::value* path_of(const json::object& o, std::initializer_list<const char*> path) {
+  const json::object* cur = &o;
+  const json::value* v = nullptr;
+  for (auto* k : path) {
+    if (!cur)
+      return nullptr;
+    v = cur->if_contains(k);
+    if (!v)
+      return nullptr;
+    cur = v->if_object();
+  }
+  return v;
+}
+
 double field(const json::object& o, std::initializer_list<const char*> path) {
-  return num(at(json::value{o}, path));
+  return num(path_of(o, path));
 }
 
 std::string verdict(bool ran, bool met) {
@@ -62,8 +77,10 @@ void write_scale_section(std::ostream& md, const std::vector<json::object>& line
     double bpp = field(*o, {"bytes_per_pending"});
     md << "| " << fmt_int(calls) << " requests in flight: completes, no error; ≤ 2 KiB per "
        << "pending request | " << fmt_int(done) << " of " << fmt_int(calls) << " answered, "
-       << fmt_int(errors) << " errors, " << fmt(wall / 1000, 1) << " s from the first send to the "
-       << "last answer; manager RSS " << mib(field(*o, {"rss_before_kb"})) << " → "
+       << fmt_int(errors) << " errors, "
+       << (done == calls ? fmt(wall / 1000, 1) + " s from the first send to the last answer"
+                         : "in the bench's " + fmt(wall / 1000, 0) + " s window")
+       << "; manager RSS " << mib(field(*o, {"rss_before_kb"})) << " → "
        << mib(field(*o, {"rss_held_kb"})) << " with all pending: **" << fmt_int(bpp)
        << " bytes per pending request**";
     if (auto n = str(o->if_contains("note")); !n.empty())
@@ -75,7 +92,7 @@ void write_scale_section(std::ostream& md, const std::vector<json::object>& line
     double n = field(*o, {"runtimes"}), rss = field(*o, {"rss_kb"});
     md << "| " << fmt_int(n) << " runtimes connected, " << fmt_int(field(*o, {"rate_target"}))
        << " calls/s spread over them: p99 reported; RSS ≤ 200 MiB | ";
-    if (at(json::value{*o}, {"load", "lat_us"})) {
+    if (path_of(*o, {"load", "lat_us"})) {
       md << fmt_int(field(*o, {"load", "ops"})) << " calls at " << fmt_int(field(*o, {"load", "rate"}))
          << "/s, " << fmt_int(field(*o, {"load", "errors"})) << " errors; p50 "
          << fmt_lat(field(*o, {"load", "lat_us", "p50"})) << ", **p99 "
