@@ -92,9 +92,14 @@ void watch_signals(const sigset_t& set, apps::exit_latch& latch, std::function<v
   }}.detach();
 }
 
-// Connections are capped per listener below the descriptor limit, so that
-// a flood meets max_connections (a clear 503) before EMFILE.
-void fit_descriptor_limit(std::size_t& max_connections) {
+// The process's accepted connections share one budget below the descriptor
+// limit (raised to its hard limit first), so that a flood meets a clear 503
+// before EMFILE. One budget for all listeners, not a share each: 10,000
+// runtimes may use the reflection port's share of the descriptors while the
+// API and worker ports hold a few. The reserve keeps descriptors for what is
+// not an accepted connection: log and config files, children's pipes,
+// outgoing links, CAF's and asio's own.
+void fit_descriptor_limit(net::connection_budget& budget) {
   rlimit rl{};
   if (::getrlimit(RLIMIT_NOFILE, &rl) != 0)
     return;
@@ -104,17 +109,17 @@ void fit_descriptor_limit(std::size_t& max_connections) {
     if (::setrlimit(RLIMIT_NOFILE, &want) == 0)
       rl = want;
   }
-  // Four listeners, and room for children's pipes, log files and links.
-  constexpr rlim_t listeners = 4, reserve = 256;
-  if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur <= reserve)
+  if (rl.rlim_cur == RLIM_INFINITY)
     return;
-  auto fit = static_cast<std::size_t>(std::max<rlim_t>(16, (rl.rlim_cur - reserve) / listeners));
-  if (max_connections > fit) {
-    spdlog::info("max_connections {} lowered to {} per listener to fit the file descriptor "
-                 "limit {}",
-                 max_connections, fit, static_cast<unsigned long long>(rl.rlim_cur));
-    max_connections = fit;
-  }
+  // 256 plus 1/32 of the limit (881 of 20,000): children and links grow
+  // with the deployment, not with the connections.
+  const rlim_t reserve = 256 + rl.rlim_cur / 32;
+  auto fit = static_cast<std::size_t>(
+    rl.rlim_cur > reserve + 16 ? rl.rlim_cur - reserve : 16);
+  budget.set_limit(fit);
+  spdlog::info("connections of all listeners together capped at {} to fit the file descriptor "
+               "limit {}",
+               fit, static_cast<unsigned long long>(rl.rlim_cur));
 }
 
 } // namespace
@@ -179,7 +184,7 @@ int main(int argc, char** argv) {
     main_component = std::make_unique<runtime>(sys, io, ro, std::move(catalog));
   } else {
     auto opts = hs.manager;
-    fit_descriptor_limit(opts.max_connections);
+    fit_descriptor_limit(*io.budget());
     opts.on_service_exit = [&latch, attached = !f.command.empty()](int code, std::string why) {
       // Only the attached `-- <command>` ends the manager; configured
       // services are restarted or left stopped per their policy.

@@ -2,7 +2,7 @@
 // enough that the manager in front of them is what a benchmark measures.
 //
 //   bench_fake_runtime --url ws://127.0.0.1:3200 [--n 1] [--prefix bench-rt]
-//                      [--connect-window 256] [--lifetime 3600]
+//                      [--connect-window 256] [--lifetime 3600] [--hold N]
 //
 // Each connection registers as <prefix>-<i> and answers
 //   listActions     a fixed 10-action map
@@ -20,6 +20,10 @@
 // Prints {"ready":N,"pid":P} on stdout once every connection has its register
 // answer; exits when all connections are closed, on SIGINT/SIGTERM, or after
 // --lifetime seconds.
+//
+// --hold N: echo runs get their runActionState but no result until SIGUSR1;
+// once N are held, {"held":N} is printed (then a bench reads the manager's
+// memory with N requests pending). Runs after the release answer at once.
 #include "bench/fake_runtime_frames.hpp"
 #include "bench/wsraw.hpp"
 
@@ -41,6 +45,7 @@ namespace {
 using namespace std::chrono_literals;
 
 std::atomic<bool> stop_requested{false};
+std::atomic<bool> release_requested{false};
 
 // ---- options ----------------------------------------------------------------
 
@@ -52,6 +57,7 @@ struct options {
   std::string prefix = "bench-rt";
   int connect_window = 256;
   int lifetime_s = 3600;
+  long hold = 0;
 };
 
 bool parse_url(const std::string& url, options& o) {
@@ -116,6 +122,14 @@ struct stream_job {
 };
 
 struct fake;
+struct runtime_conn;
+
+struct held_echo {
+  runtime_conn* conn;
+  std::string id;    // raw JSON
+  std::string input; // raw JSON, empty: none
+  std::string trace;
+};
 
 struct runtime_conn {
   fake* owner = nullptr;
@@ -141,6 +155,26 @@ struct fake {
   bool announced = false;
   std::uint64_t trace_seq = 0;
   int failures = 0;
+  std::vector<held_echo> held_echoes; // --hold
+  bool released = false;
+
+  void answer_echo(runtime_conn& c, std::string_view id, std::string_view input,
+                   std::string_view trace) {
+    if (input.empty())
+      c.ws->send_parts({k_res_none, trace, k_res_c, id, k_end});
+    else
+      c.ws->send_parts({k_res_a, input, k_res_b, trace, k_res_c, id, k_end});
+  }
+
+  void release_held() {
+    released = true;
+    for (auto& h : held_echoes)
+      if (h.conn->open)
+        answer_echo(*h.conn, h.id, h.input, h.trace);
+    std::fprintf(stderr, "fake runtime: released %zu held runs\n", held_echoes.size());
+    held_echoes.clear();
+    held_echoes.shrink_to_fit();
+  }
 
   std::string new_trace() {
     char b[40];
@@ -254,10 +288,15 @@ struct fake {
     if (m.key == "/flow/echo") {
       auto trace = new_trace();
       send_state(c, m.id, trace);
-      if (m.input.empty())
-        c.ws->send_parts({k_res_none, trace, k_res_c, m.id, k_end});
-      else
-        c.ws->send_parts({k_res_a, m.input, k_res_b, trace, k_res_c, m.id, k_end});
+      if (opt.hold > 0 && !released) {
+        held_echoes.push_back({&c, std::string{m.id}, std::string{m.input}, trace});
+        if (static_cast<long>(held_echoes.size()) == opt.hold) {
+          std::printf("{\"held\":%ld}\n", opt.hold);
+          std::fflush(stdout);
+        }
+        return;
+      }
+      answer_echo(c, m.id, m.input, trace);
       return;
     }
     if (m.key == "/flow/streamCount") {
@@ -374,6 +413,10 @@ void on_signal(int) {
   stop_requested = true;
 }
 
+void on_release(int) {
+  release_requested = true;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -392,6 +435,8 @@ int main(int argc, char** argv) {
       f.opt.connect_window = std::atoi(v.c_str());
     else if (k == "--lifetime")
       f.opt.lifetime_s = std::atoi(v.c_str());
+    else if (k == "--hold")
+      f.opt.hold = std::atol(v.c_str());
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
@@ -399,17 +444,20 @@ int main(int argc, char** argv) {
   }
   if (url.empty() || !parse_url(url, f.opt) || f.opt.n < 1) {
     std::fprintf(stderr, "usage: bench_fake_runtime --url ws://HOST:PORT[/path] [--n N] "
-                         "[--prefix P] [--connect-window W] [--lifetime S]\n");
+                         "[--prefix P] [--connect-window W] [--lifetime S] [--hold N]\n");
     return 2;
   }
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  std::signal(SIGUSR1, on_release);
   std::signal(SIGPIPE, SIG_IGN);
   f.conns.reserve(static_cast<std::size_t>(f.opt.n));
   f.connect_more();
   std::function<void()> watch = [&] {
     if (stop_requested)
       return f.loop.stop();
+    if (release_requested && !f.released)
+      f.release_held();
     f.loop.after(50ms, watch);
   };
   f.loop.after(50ms, watch);

@@ -18,6 +18,10 @@
 //   cancel  each caller loops K runs of /flow/slow: on runActionState send
 //           cancelAction{traceId}; latency = cancel sent -> run ended with
 //           the cancellation error (ack latency reported too)
+//   burst   each caller sends K echo calls at once, nothing more: N x K in
+//           flight together (`bench_fake_runtime --hold` holds the replies);
+//           done when all are answered or after S seconds; no warm-up
+// --runtime-id ID [--runtimes M]: calls go to ID, or round robin to ID-0..M-1.
 //
 // Runs W seconds of warm-up, then S measured seconds, then drains what is in
 // flight (bounded). Prints one JSON line: rate, latency percentiles, and the
@@ -94,8 +98,10 @@ struct loadgen {
   std::uint64_t open_sent = 0;
   std::size_t rr = 0;
 
+  std::uint64_t spread_seq = 0; // --runtimes: the round robin
+
   std::string rt_param() const {
-    return o.runtime_id.empty() ? std::string{} : R"(,"runtimeId":")" + o.runtime_id + '"';
+    return bench::runtime_id_param(o, 0);
   }
 
   bool issuing() const { return ph == phase::warmup || ph == phase::measure; }
@@ -129,10 +135,11 @@ struct loadgen {
     char num[24];
     auto r = std::to_chars(num, num + sizeof(num), id);
     std::string_view ids{num, static_cast<std::size_t>(r.ptr - num)};
-    static const std::string rt = rt_param();
+    static const std::string fixed = rt_param();
+    const std::string spread = o.runtimes > 0 ? bench::runtime_id_param(o, spread_seq++) : "";
     c.ws->send_parts({R"({"jsonrpc":"2.0","id":)", ids,
                       R"(,"method":"runAction","params":{"key":"/flow/echo","input":{"i":)", ids,
-                      R"(,"s":"hello"})", rt, "}}"});
+                      R"(,"s":"hello"})", o.runtimes > 0 ? spread : fixed, "}}"});
   }
 
   void send_stream(caller& c) {
@@ -179,7 +186,7 @@ struct loadgen {
   }
 
   void start_one(caller& c) {
-    if (o.scenario == "echo")
+    if (o.scenario == "echo" || o.scenario == "burst")
       send_echo(c);
     else if (o.scenario == "stream")
       send_stream(c);
@@ -243,6 +250,8 @@ struct loadgen {
         end_op(c, id);
         if (issuing() && o.scenario == "echo")
           send_echo(c);
+        if (o.scenario == "burst" && ph == phase::measure && total_inflight == 0)
+          end_measure(); // every call answered
         return;
       }
       case op_kind::stream: {
@@ -346,6 +355,8 @@ struct loadgen {
 
   // -- phases ----------------------------------------------------------------------
   void begin() {
+    if (o.scenario == "burst")
+      o.warmup = 0; // the burst is the measurement
     ph = o.warmup > 0 ? phase::warmup : phase::measure;
     t_begin = clock::now();
     if (ph == phase::measure)

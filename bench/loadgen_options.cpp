@@ -11,8 +11,9 @@ namespace {
 
 void usage() {
   std::fprintf(stderr, "usage: bench_load --url ws://HOST:PORT/api/ws|http://HOST:PORT --scenario "
-                       "echo|open|stream|bidi|cancel [--callers N] [--inflight K] "
+                       "echo|open|stream|bidi|cancel|burst [--callers N] [--inflight K] "
                        "[--seconds S] [--warmup W] [--rate R] [--stream-n N] "
+                       "[--runtime-id ID [--runtimes M]] "
                        "[--system NAME] [--round I] [--watch NAME=PID]...\n");
 }
 
@@ -49,6 +50,8 @@ bool parse_load_options(int argc, char** argv, load_options& o) {
       o.round = std::atoi(v.c_str());
     else if (k == "--runtime-id")
       o.runtime_id = v;
+    else if (k == "--runtimes")
+      o.runtimes = std::atoi(v.c_str());
     else if (k == "--watch") {
       auto eq = v.find('=');
       if (eq == std::string::npos) {
@@ -61,7 +64,7 @@ bool parse_load_options(int argc, char** argv, load_options& o) {
       return false;
     }
   }
-  static const char* scenarios[] = {"echo", "open", "stream", "bidi", "cancel"};
+  static const char* scenarios[] = {"echo", "open", "stream", "bidi", "cancel", "burst"};
   bool known = false;
   for (auto* s : scenarios)
     known |= o.scenario == s;
@@ -76,6 +79,15 @@ bool parse_load_options(int argc, char** argv, load_options& o) {
     return false;
   }
   return true;
+}
+
+std::string runtime_id_param(const load_options& o, std::uint64_t k) {
+  if (o.runtime_id.empty())
+    return {};
+  if (o.runtimes <= 0)
+    return R"(,"runtimeId":")" + o.runtime_id + '"';
+  return R"(,"runtimeId":")" + o.runtime_id + '-'
+         + std::to_string(k % static_cast<std::uint64_t>(o.runtimes)) + '"';
 }
 
 } // namespace bench

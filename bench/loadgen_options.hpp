@@ -26,11 +26,17 @@ struct load_options {
   std::string system = "?";
   int round = 0;
   std::string runtime_id; // optional runtimeId param
+  int runtimes = 0;       // > 0: runtimeId = runtime_id-(k mod runtimes), round robin
   std::vector<std::pair<std::string, int>> watch;
 };
 
 /// Reads `--name value` pairs into `o`; on a bad or missing option prints
 /// the usage to stderr and returns false.
 bool parse_load_options(int argc, char** argv, load_options& o);
+
+/// The `,"runtimeId":...` parameter of call number `k`: none, runtime_id,
+/// or with `runtimes` > 0 runtime_id-(k mod runtimes), the names
+/// `bench_fake_runtime --prefix ID --n M` gives its runtimes.
+std::string runtime_id_param(const load_options& o, std::uint64_t k);
 
 } // namespace bench

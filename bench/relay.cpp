@@ -283,6 +283,9 @@ int main(int argc, char** argv) {
   net::server_options ro;
   ro.bind = bind;
   ro.port = static_cast<std::uint16_t>(port);
+  // No cap of its own: the memory pass connects 10,000 runtimes, and the
+  // descriptor limit is what bench/run.sh raises.
+  ro.max_connections = std::size_t{1} << 20;
   net::server_options ao = ro;
   ao.port = static_cast<std::uint16_t>(http_port);
   net::server runtimes{io, ro};

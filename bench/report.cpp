@@ -5,8 +5,9 @@
 //
 // Line kinds: {"kind":"meta",...} (machine, settings), phase lines from
 // bench_load / ts_driver.mjs (no "kind"), {"kind":"memory",...},
-// {"kind":"syscalls",...} (perf stat around one phase).
+// {"kind":"syscalls",...}, {"kind":"scale",...} (bench/run_scale.sh).
 #include "bench/report_format.hpp"
+#include "bench/report_scale.hpp"
 
 #include <boost/json.hpp>
 
@@ -87,6 +88,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> labels; // first-seen order
   std::vector<memory_row> memory;
   std::vector<syscall_row> sys;
+  std::vector<json::object> scale;
   std::string line;
   int bad = 0;
   while (std::getline(in, line)) {
@@ -102,10 +104,13 @@ int main(int argc, char** argv) {
     if (kind == "meta") {
       meta = v.as_object();
     } else if (kind == "memory") {
+      scale.push_back(v.as_object()); // idle connections, when run_scale.sh did not measure them
       memory.push_back({str(at(v, {"system"})), static_cast<long>(num(at(v, {"runtimes"}), 0)),
                         num(at(v, {"rss_kb"})), at(v, {"ok"}) && at(v, {"ok"})->is_bool()
                                                   && at(v, {"ok"})->as_bool(),
                         str(at(v, {"note"}))});
+    } else if (kind == "scale") {
+      scale.push_back(v.as_object());
     } else if (kind == "syscalls") {
       sys.push_back({str(at(v, {"system"})), str(at(v, {"label"})), num(at(v, {"ops"})),
                      num(at(v, {"syscalls"})), num(at(v, {"ctx_switches"})),
@@ -456,6 +461,8 @@ int main(int argc, char** argv) {
         md << "* " << system_name(r.system) << " with " << r.runtimes << " runtimes: " << r.note << "\n";
     md << "\n";
   }
+
+  write_scale_section(md, scale);
 
   // ---- syscalls ---------------------------------------------------------------------
   if (!sys.empty()) {

@@ -41,7 +41,7 @@ constexpr auto settings = std::to_array<setting_def>({
   {"allowed_origins", "", setting_type::text, "comma-separated browser origins admitted besides loopback ones, e.g. https://ui.example.com; * = any", ""},
   {"allowed_hosts", "", setting_type::text, "comma-separated Host names served besides loopback names and the bind address; * = any", ""},
   {"max_write_queue_bytes", "16777216", setting_type::count, "bytes that may wait to be written to one WebSocket or one HTTP response (beyond the message being written); over it the peer is dropped and its HTTP call cancelled", ""},
-  {"max_connections", "4096", setting_type::count, "open connections per listener; over it a connection gets 503 and is closed (lowered to fit the descriptor limit)", ""},
+  {"max_connections", "4096", setting_type::count, "open connections per listener; over it a connection gets 503 and is closed. All listeners together also share one budget fitted to the file descriptor limit (the same 503 beyond it)", ""},
   {"tls_cert_file", "", setting_type::text, "PEM certificate chain: every listener then speaks only TLS (https://, wss://); reloaded on SIGHUP", ""},
   {"tls_key_file", "", setting_type::text, "PEM private key of tls_cert_file", ""},
   {"tls_client_ca_file", "", setting_type::text, "PEM CA(s): clients must present a certificate they signed (mTLS)", ""},

@@ -16,6 +16,7 @@ struct io_runtime::impl {
   boost::asio::io_context ioc;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
   std::vector<std::thread> threads;
+  std::shared_ptr<connection_budget> budget = std::make_shared<connection_budget>();
 };
 
 io_runtime::io_runtime(unsigned threads) : impl_(std::make_unique<impl>(threads)) {}
@@ -47,6 +48,10 @@ void io_runtime::stop(unsigned grace_ms) {
 
 boost::asio::io_context& io_runtime::context() {
   return impl_->ioc;
+}
+
+const std::shared_ptr<connection_budget>& io_runtime::budget() const {
+  return impl_->budget;
 }
 
 } // namespace actor_host::net

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "net/connection_budget.hpp"
+
 #include <memory>
 
 namespace boost::asio {
@@ -24,6 +26,11 @@ public:
   void stop(unsigned grace_ms = 2000);
 
   boost::asio::io_context& context();
+
+  /// The connection budget of the listeners on this runtime that do not
+  /// bring their own (server_options::budget); unlimited until the process
+  /// sizes it from its descriptor limit.
+  const std::shared_ptr<connection_budget>& budget() const;
 
 private:
   struct impl;

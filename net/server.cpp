@@ -72,9 +72,12 @@ void server::impl::on_accept(error_code ec, tcp::socket socket) {
     return on_accept_error(ec);
   if (static_cast<std::size_t>(counters->connections.load(std::memory_order_relaxed))
       >= opts.max_connections) {
-    refuse(std::move(socket));
+    refuse(std::move(socket), refusal_cause::listener);
+  } else if (!opts.budget->try_acquire()) {
+    refuse(std::move(socket), refusal_cause::process);
   } else {
-    start_http_session(flex_stream{beast::tcp_stream{std::move(socket)}, connection_slot{counters}},
+    start_http_session(flex_stream{beast::tcp_stream{std::move(socket)},
+                                   connection_slot{counters, opts.budget}},
                        shared_from_this());
   }
   do_accept();
@@ -134,22 +137,33 @@ private:
 
 } // namespace
 
-void server::impl::refuse(tcp::socket socket) {
+void server::impl::refuse(tcp::socket socket, refusal_cause cause) {
   counters->connections_refused.fetch_add(1, std::memory_order_relaxed);
-  if (auto n = refuse_log.due())
-    spdlog::warn("refusing connections on port {}: {} open (max_connections {}); {} refused "
-                 "in 5 s",
-                 bound_port, counters->connections.load(), opts.max_connections, n);
+  const bool process = cause == refusal_cause::process;
+  if (auto n = refuse_log.due()) {
+    if (process)
+      spdlog::warn("refusing connections on port {}: the process holds {} connections, its "
+                   "descriptor budget ({} open on this port); {} refused in 5 s",
+                   bound_port, opts.budget->in_use(), counters->connections.load(), n);
+    else
+      spdlog::warn("refusing connections on port {}: {} open (max_connections {}); {} refused "
+                   "in 5 s",
+                   bound_port, counters->connections.load(), opts.max_connections, n);
+  }
+  std::string why = process ? "Too many connections (" + std::to_string(opts.budget->limit())
+                                + " open in this process, its descriptor budget), try again later"
+                            : "Too many connections (max_connections "
+                                + std::to_string(opts.max_connections)
+                                + " on this port), try again later";
   // A TLS client could not read a plain answer.
   std::make_shared<refused_connection>(std::move(socket))
-    ->run(opts.tls ? std::string{}
-                   : refusal(503, "Too many connections (max_connections "
-                                    + std::to_string(opts.max_connections)
-                                    + " on this port), try again later"));
+    ->run(opts.tls ? std::string{} : refusal(503, why));
 }
 
 server::server(io_runtime& io, server_options opts)
   : impl_(std::make_shared<impl>(io.context(), std::move(opts))) {
+  if (!impl_->opts.budget)
+    impl_->opts.budget = io.budget();
 }
 
 server::~server() {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "net/access_policy.hpp"
+#include "net/connection_budget.hpp"
 #include "net/http_exchange.hpp"
 #include "net/socket_counters.hpp"
 #include "net/tls.hpp"
@@ -35,6 +36,10 @@ struct server_options {
   /// Open connections; the next one gets "503 too many connections" and is
   /// closed (a TLS listener just closes it: there is no session to answer in).
   std::size_t max_connections = 4096;
+  /// The process-wide budget this listener's connections also count
+  /// against (the same 503 when it is used up). Null: the io_runtime's, which
+  /// every listener on that runtime shares.
+  std::shared_ptr<connection_budget> budget;
   /// Non-null: every connection must speak TLS (plain HTTP gets a 400 that
   /// says so). The context may be reloaded while the listener runs.
   tls_server_context_ptr tls;

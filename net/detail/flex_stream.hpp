@@ -5,6 +5,7 @@
 // choice is made per connection at run time: a listener with TLS detects the
 // ClientHello on the first bytes, a dialer by the URL scheme.
 
+#include "net/connection_budget.hpp"
 #include "net/socket_counters.hpp"
 #include "net/tls.hpp"
 
@@ -26,20 +27,27 @@ struct tls_context_box {
   boost::asio::ssl::context ctx;
 };
 
-/// One connection counted against its listener's max_connections; moves
-/// with the socket from the HTTP session to the WebSocket session.
+/// One connection counted against its listener's max_connections and, when
+/// it has one, against the process's connection budget (whose slot the
+/// acceptor has already taken with try_acquire: the slot adopts it). Moves
+/// with the socket from the HTTP session to the WebSocket session; gives both
+/// back when the connection is destroyed.
 class connection_slot {
 public:
   connection_slot() = default;
-  explicit connection_slot(std::shared_ptr<socket_counters> c) : c_(std::move(c)) {
+  explicit connection_slot(std::shared_ptr<socket_counters> c,
+                           std::shared_ptr<connection_budget> adopted = nullptr)
+    : c_(std::move(c)), budget_(std::move(adopted)) {
     if (c_)
       c_->connections.fetch_add(1, std::memory_order_relaxed);
   }
-  connection_slot(connection_slot&& o) noexcept : c_(std::move(o.c_)) {
+  connection_slot(connection_slot&& o) noexcept
+    : c_(std::move(o.c_)), budget_(std::move(o.budget_)) {
   }
   connection_slot& operator=(connection_slot&& o) noexcept {
     release();
     c_ = std::move(o.c_);
+    budget_ = std::move(o.budget_);
     return *this;
   }
   ~connection_slot() {
@@ -50,8 +58,11 @@ private:
   void release() {
     if (auto c = std::exchange(c_, nullptr))
       c->connections.fetch_sub(1, std::memory_order_relaxed);
+    if (auto b = std::exchange(budget_, nullptr))
+      b->release();
   }
   std::shared_ptr<socket_counters> c_;
+  std::shared_ptr<connection_budget> budget_;
 };
 
 class flex_stream {
