@@ -114,8 +114,12 @@ void fit_descriptor_limit(net::connection_budget& budget) {
   // 256 plus 1/32 of the limit (881 of 20,000): children and links grow
   // with the deployment, not with the connections.
   const rlim_t reserve = 256 + rl.rlim_cur / 32;
-  auto fit = static_cast<std::size_t>(
-    rl.rlim_cur > reserve + 16 ? rl.rlim_cur - reserve : 16);
+  // A limit that does not even cover the reserve leaves no budget worth
+  // having: connections then meet EMFILE, which the accept path sheds with
+  // a 503 too (interop test "out of file descriptors").
+  if (rl.rlim_cur <= reserve + 16)
+    return;
+  auto fit = static_cast<std::size_t>(rl.rlim_cur - reserve);
   budget.set_limit(fit);
   spdlog::info("connections of all listeners together capped at {} to fit the file descriptor "
                "limit {}",
