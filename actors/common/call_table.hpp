@@ -5,9 +5,9 @@
 
 #include <caf/actor.hpp>
 #include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 
-#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -27,7 +27,7 @@ struct wire_id_hash {
 };
 
 /// The calls a connection has in flight, by the id on its socket: the
-/// (linked) actor that owns each one, and their deadlines, kept here with
+/// actor that owns each one, and their deadlines, kept here with
 /// one wake-up for the earliest (deadline_queue.hpp says why not one delayed
 /// message per call). Both kinds of manager connection (Genkit runtimes'
 /// pending requests, iii workers' invocations) keep their calls in one;
@@ -38,6 +38,23 @@ class basic_call_table {
 public:
   using time_point = deadline_queue::time_point;
   using map_type = std::unordered_map<std::string, Handle, wire_id_hash, std::equal_to<>>;
+
+  basic_call_table() = default;
+  basic_call_table(const basic_call_table&) = delete;
+  basic_call_table& operator=(const basic_call_table&) = delete;
+
+  /// The calls still here when their connection ends (a kill, the
+  /// shutdown) end with it: the table lives in the connection's state,
+  /// which CAF destroys when the actor terminates. Not links: CAF 0.17 keeps
+  /// an actor's links in a list it searches linearly, so one link per call
+  /// made every call's end cost O(calls in flight) on the connection
+  /// (bench/ANALYSIS.md, Scale: 91 % of the manager's CPU with 30,000
+  /// calls in flight). A call that fails on its own stays here until its
+  /// answer arrives or the connection ends; it has told its caller.
+  ~basic_call_table() {
+    for (auto& [id, call] : calls_)
+      caf::anon_send_exit(call, caf::exit_reason::user_shutdown);
+  }
 
   /// Adds a call. True if the owner must arm a wake-up at `deadline`.
   bool add(std::string id, Handle call, std::optional<time_point> deadline) {
@@ -62,17 +79,6 @@ public:
       deadlines_.remove(i->first);
     calls_.erase(i);
     return call;
-  }
-
-  /// Removes the call whose actor is `source`; false if none is.
-  bool erase_actor(const caf::actor_addr& source) {
-    auto i = std::find_if(calls_.begin(), calls_.end(),
-                          [&](auto& kv) { return kv.second.address() == source; });
-    if (i == calls_.end())
-      return false;
-    deadlines_.remove(i->first);
-    calls_.erase(i);
-    return true;
   }
 
   /// Removes every call and returns their actors.
@@ -132,21 +138,6 @@ void expire_due_calls(caf::stateful_actor<State, Base>* self, Table State::*tabl
     self->send(call, expired_atom_v);
   if (auto next = calls.rearm())
     self->delayed_send(self, *next - now, expired_atom_v);
-}
-
-/// Calls are linked to their connection so that they die with it on
-/// shutdown. One that ends on its own (even abnormally) only leaves the
-/// table; any other linked actor's abnormal exit takes the connection down.
-template <class State, class Base, class Table>
-void keep_calls_linked(caf::stateful_actor<State, Base>* self, Table State::*table) {
-  self->set_exit_handler([self, table](caf::exit_msg& em) {
-    // With a handler installed, CAF delivers normal exits of linked
-    // children too; those are routine.
-    if (em.reason == caf::exit_reason::normal)
-      return;
-    if (!(self->state.*table).erase_actor(em.source))
-      self->quit(em.reason);
-  });
 }
 
 } // namespace actor_host

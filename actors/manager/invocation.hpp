@@ -27,7 +27,7 @@ struct invocation_state {
   static inline const char* name = "invocation";
 };
 
-/// One call of an iii function in flight, spawned (linked) by the executing
+/// One call of an iii function in flight, spawned by the executing
 /// worker_connection once it has sent `invokefunction`. Times out when the
 /// connection, which keeps the deadlines of all its invocations, sends
 /// (expired_atom) (deadline_queue.hpp); turns the executor's answer into the caller's protocol, and fails the

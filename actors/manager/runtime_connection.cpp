@@ -208,7 +208,6 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
   close_on_exit(self, std::move(transport));
   // Directory probes waiting for the pong to our ping (register takeover).
   auto probes = std::make_shared<std::vector<caf::response_promise>>();
-  keep_calls_linked(self, &connection_state::pending);
   return {
     [self](frame_atom, std::string& frame) {
       on_frame(self, frame);
@@ -237,7 +236,7 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
       a.action_key = std::move(req.key); // for the log lines about this call
       a.timeout = req.timeout;
       a.max_held_input_bytes = st.opts.max_bidi_input_bytes;
-      auto p = self->spawn<caf::linked>(pending_request, std::move(a));
+      auto p = self->spawn(pending_request, std::move(a));
       add_call(self, &connection_state::pending, wire_id, p, req.timeout);
       st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));
       return p;

@@ -288,7 +288,7 @@ invocation_actor start_invocation(self_ptr self, caller_actor caller, std::uint6
   a.req = std::move(req);
   auto id = a.invocation_id;
   auto timeout = a.req.timeout;
-  auto inv = self->spawn<caf::linked>(invocation, std::move(a));
+  auto inv = self->spawn(invocation, std::move(a));
   add_call(self, &worker_connection_state::executing, std::move(id), inv, timeout);
   st.transport->send_text(std::move(frame));
   return inv;
@@ -409,7 +409,6 @@ worker_connection_actor::behavior_type worker_connection(worker_ops::self_ptr se
   st.worker_id = iii::new_uuid();
   st.token = iii::new_uuid();
   close_on_exit(self, std::move(transport));
-  keep_calls_linked(self, &worker_connection_state::executing);
   return open_gate(self);
 }
 

@@ -268,6 +268,34 @@ CAF_TEST(a killed connection closes its socket and takes its requests along) {
   finish();
 }
 
+CAF_TEST(a connection killed outright still ends its requests) {
+  // Calls are not linked to their connection (call_table.hpp says why): its
+  // call table ends them when CAF destroys the connection's state.
+  register_runtime();
+  call(1, "listActions");
+  call(2, "listActions");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 2);
+  stop(conn, caf::exit_reason::kill);
+  CAF_CHECK_EQUAL(live_delta(actor_kind::runtime_connection), 0);
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  finish();
+}
+
+CAF_TEST(a request that dies on its own leaves the connection serving) {
+  register_runtime();
+  auto p = call(1, "listActions");
+  call(2, "listActions");
+  stop(p, caf::exit_reason::kill);
+  CAF_CHECK_EQUAL(live_delta(actor_kind::runtime_connection), 1);
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 1);
+  // Its answer finds no one and is dropped; the other call is answered.
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"2"})");
+  CAF_CHECK(deref<connection_actor::stateful_base<connection_state>>(conn).state.pending.empty());
+  CAF_CHECK(contains(render(events(caller)), R"(done 2 ok {"actions":{}})"));
+  finish();
+}
+
 // -- timeouts -------------------------------------------------------------------
 
 CAF_TEST(a request times out on the test clock) {
