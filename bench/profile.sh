@@ -40,19 +40,7 @@ bin=$build/bench
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
 trap cleanup EXIT
-free_port() {
-  local p hex
-  while :; do
-    p=$((20000 + RANDOM % 12000)); printf -v hex '%04X' "$p"
-    grep -qi ":$hex " /proc/net/tcp /proc/net/tcp6 2>/dev/null || { echo "$p"; return; }
-  done
-}
-wait_listen() {
-  local hex i; printf -v hex '%04X' "$1"
-  for i in $(seq 200); do
-    grep -qi ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0; sleep 0.05
-  done; return 1
-}
+. "$(dirname "$0")/sh_helpers.sh"
 
 p=$(free_port); h=$(free_port)
 "$build/actor-host" --role manager --log-level warn --port "$p" --http-port "$h" --worker-port 0 \

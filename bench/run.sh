@@ -146,21 +146,7 @@ done
 
 ours_flags="--role manager --log-level warn"
 
-# ---- process helpers -------------------------------------------------------------
-# Only processes this script started (and that are still its children) are
-# ever signalled.
-started=()
-ours() { [ -n "$1" ] && [ "$(awk '{print $4}' "/proc/$1/stat" 2>/dev/null)" = "$$" ]; }
-cleanup() {
-  local p
-  for p in "${started[@]}"; do ours "$p" && kill -TERM "$p" 2>/dev/null; done
-  sleep 0.3
-  for p in "${started[@]}"; do ours "$p" && kill -KILL "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# Starting the systems: bench/run_systems.sh.
+# Starting and stopping the systems (and the process helpers): bench/run_systems.sh.
 . "$root/bench/run_systems.sh"
 
 # ---- systems under load -------------------------------------------------------------

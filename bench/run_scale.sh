@@ -92,16 +92,6 @@ soft=$(ulimit -n)
 # process-wide descriptor budget is what bounds them.
 ours_flags="--role manager --log-level warn --max-connections 20000"
 
-started=()
-ours() { [ -n "$1" ] && [ "$(awk '{print $4}' "/proc/$1/stat" 2>/dev/null)" = "$$" ]; }
-cleanup() {
-  local p
-  for p in "${started[@]}"; do ours "$p" && kill -TERM "$p" 2>/dev/null; done
-  sleep 0.3
-  for p in "${started[@]}"; do ours "$p" && kill -KILL "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 . "$root/bench/run_systems.sh"
 
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo -1; }

@@ -1,7 +1,22 @@
-# Sourced by bench/run.sh: starting and stopping the systems under test and
-# their fake runtimes. Uses run.sh's variables (out, bin, host_bin, root,
-# node_dir, ours_flags) and its `started` list (only processes this script
-# started are ever signalled).
+# Sourced by bench/run.sh and bench/run_scale.sh: starting and stopping the
+# systems under test and their fake runtimes, with the `started` list of the
+# processes they started. Uses the sourcing script's variables (out, bin,
+# host_bin, root, node_dir, ours_flags).
+# Only processes the sourcing script started (and that are still its
+# children) are ever signalled.
+started=()
+ours() { [ -n "$1" ] && [ "$(awk '{print $4}' "/proc/$1/stat" 2>/dev/null)" = "$$" ]; }
+cleanup() {
+  local p
+  for p in "${started[@]}"; do ours "$p" && kill -TERM "$p" 2>/dev/null; done
+  sleep 0.3
+  for p in "${started[@]}"; do ours "$p" && kill -KILL "$p" 2>/dev/null; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+. "$root/bench/sh_helpers.sh"
+
 stop_pid() { # pid: TERM, then KILL after 3 s
   local p=$1 i
   ours "$p" || return 0
@@ -14,29 +29,6 @@ stop_pid() { # pid: TERM, then KILL after 3 s
   kill -KILL "$p" 2>/dev/null
 }
 
-free_port() { # a port below the ephemeral range that nothing uses now
-  local p hex i
-  for i in $(seq 100); do
-    p=$((20000 + RANDOM % 12000))
-    printf -v hex '%04X' "$p"
-    grep -qi ":$hex " /proc/net/tcp /proc/net/tcp6 2>/dev/null || { echo "$p"; return 0; }
-  done
-  return 1
-}
-
-wait_listen() { # port [seconds]
-  local hex i
-  printf -v hex '%04X' "$1"
-  for i in $(seq $((${2:-10} * 20))); do
-    grep -qi ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
-    sleep 0.05
-  done
-  return 1
-}
-
-json_field() { # line key -> number or string value
-  echo "$1" | grep -o "\"$2\":\"\?[^,\"}]*" | head -1 | sed 's/.*:"\?//'
-}
 
 # Starts N fake runtimes against ws URL; sets fake_pid (the process) once all
 # have registered. Returns 1 on failure.
