@@ -4,8 +4,7 @@
 # `perf record` meanwhile, and writes the flat profile (self time per symbol
 # and per library, summed into categories by profile_categories.py; system
 # calls, futex calls and context switches per op) next to the phase's JSON
-# line. Run it through
-# /work/bench-quiet.sh like any benchmark.
+# line. Run it with nothing else running, like any benchmark.
 #
 #   bench/profile.sh [--build-dir DIR] [--seconds S] [--out DIR]
 #                    [--scenario "echo 64 1"] [--call-graph] [--http]

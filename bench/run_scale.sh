@@ -22,8 +22,7 @@
 # file; bench_report renders them in the "Scale" section). Caps are raised
 # only by the manager's command-line settings (--max-connections for
 # 10,000 runtimes); calls in flight stay within max_calls_per_caller by
-# using enough callers. Run it through /work/bench-quiet.sh when the
-# machine is shared.
+# using enough callers. Run it alone: no other benchmark, build or fuzzer.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
