@@ -1,5 +1,10 @@
 #include "apps/caf_settings.hpp"
 
+#include "actors/cluster/cluster_types.hpp"
+
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
+
 #include <caf/atom.hpp>
 #include <caf/config_value.hpp>
 #include <caf/settings.hpp>
@@ -68,6 +73,23 @@ std::string apply_caf_settings(caf::actor_system_config& cfg, unsigned scheduler
       return err;
   }
   return {};
+}
+
+void apply_cluster_settings(caf::actor_system_config& cfg, const manager_cluster_options& c) {
+  cfg.load<caf::io::middleman>();
+  // Only actor-host nodes get past CAF's handshake.
+  cfg.set("middleman.app-identifiers", std::vector<std::string>{"actor-host"});
+  cfg.set("middleman.heartbeat-interval",
+          std::chrono::duration_cast<caf::timespan>(c.heartbeat_interval));
+  cfg.set("middleman.connection-timeout",
+          std::chrono::duration_cast<caf::timespan>(c.heartbeat_timeout));
+  if (!c.tls_cert_file.empty()) {
+    cfg.load<caf::openssl::manager>();
+    cfg.openssl_certificate = c.tls_cert_file;
+    cfg.openssl_key = c.tls_key_file;
+    cfg.openssl_cafile = c.tls_ca_file;
+  }
+  add_cluster_types(cfg);
 }
 
 } // namespace actor_host::apps

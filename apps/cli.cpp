@@ -27,7 +27,8 @@ namespace json = boost::json;
 
 constexpr std::string_view default_manager_url = "http://127.0.0.1:4100";
 
-constexpr std::array<std::string_view, 4> commands{"runtimes", "actions", "run", "cancel"};
+constexpr std::array<std::string_view, 5> commands{"runtimes", "actions", "run", "cancel",
+                                                   "cluster"};
 
 // -- parsing helpers ----------------------------------------------------------
 
@@ -131,6 +132,8 @@ int run_cli(int argc, char** argv) {
   run->add_option("--context", opts.context, "Action context as JSON");
   run->add_option("--timeout", opts.timeout, "Run timeout: 250ms, 30s, 2m or milliseconds");
   add_common(run);
+  auto* cluster = app.add_subcommand("cluster", "List the nodes of the manager's cluster");
+  add_common(cluster);
   auto* cancel = app.add_subcommand("cancel", "Cancel a running action by trace ID");
   cancel->add_option("TRACE_ID", opts.trace_id, "Trace ID printed by 'run'")->required();
   add_runtime(cancel);
@@ -209,6 +212,8 @@ int run_cli(int argc, char** argv) {
     return cmd_actions(*session, opts);
   if (run->parsed())
     return cmd_run(*session, opts, input, context, timeout_ms);
+  if (cluster->parsed())
+    return cmd_cluster(*session, opts);
   return cmd_cancel(*session, opts);
 }
 

@@ -172,14 +172,48 @@ int cmd_runtimes(manager_session& session, const cli_options& opts) {
     std::cout << "No runtimes registered.\n";
     return exit_ok;
   }
+  // In a cluster every runtime names its node.
+  bool clustered = member(list->get_array().front(), "node") != nullptr;
   std::vector<std::vector<std::string>> rows{{"ID", "PID", "NAME", "VERSION", "REGISTERED"}};
-  for (const auto& info : list->get_array())
+  if (clustered)
+    rows.front().push_back("NODE");
+  for (const auto& info : list->get_array()) {
     rows.push_back({cell(member(info, "id")), cell(member(info, "pid")),
                     cell(member(info, "name")), cell(member(info, "genkitVersion")),
                     cell(member(info, "timestamp"))});
+    if (clustered)
+      rows.back().push_back(cell(member(info, "node")));
+  }
   print_table(std::cout, rows);
   return exit_ok;
 }
+int cmd_cluster(manager_session& session, const cli_options& opts) {
+  auto res = session.call("getCluster", {});
+  if (auto rc = check(res); rc >= 0)
+    return rc;
+  if (opts.json) {
+    std::cout << schema::json_stringify(*res.result) << '\n';
+    return exit_ok;
+  }
+  const auto* self = member(*res.result, "self");
+  const auto* nodes = member(*res.result, "nodes");
+  if (self == nullptr || !self->is_string() || nodes == nullptr || !nodes->is_array()) {
+    std::cout << "This manager is not part of a cluster (start it with --cluster-port).\n";
+    return exit_ok;
+  }
+  std::vector<std::vector<std::string>> rows{
+    {"NAME", "ADDRESS", "STATUS", "RUNTIMES", "WORKERS"}};
+  for (const auto& n : nodes->get_array()) {
+    auto name = cell(member(n, "name"));
+    if (name == self->get_string())
+      name += " (this node)";
+    rows.push_back({name, cell(member(n, "address")), cell(member(n, "status")),
+                    cell(member(n, "runtimes")), cell(member(n, "workers"))});
+  }
+  print_table(std::cout, rows);
+  return exit_ok;
+}
+
 int cmd_actions(manager_session& session, const cli_options& opts) {
   json::object params;
   if (!opts.runtime.empty())

@@ -60,4 +60,7 @@ int cmd_run(manager_session& session, const cli_options& opts,
 /// `cancel`: cancels a run by trace id.
 int cmd_cancel(manager_session& session, const cli_options& opts);
 
+/// `actor-host cluster`: the nodes as the manager sees them.
+int cmd_cluster(manager_session& session, const cli_options& opts);
+
 } // namespace actor_host::apps

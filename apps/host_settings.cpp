@@ -1,6 +1,7 @@
 #include "apps/host_settings.hpp"
 
 #include "net/access_policy.hpp"
+#include "net/tls.hpp"
 #include "config/duration.hpp"
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,8 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
+
+#include <unistd.h>
 
 namespace actor_host::apps {
 
@@ -27,6 +30,68 @@ caf::timespan span(std::int64_t milliseconds) {
   return std::chrono::duration_cast<caf::timespan>(std::chrono::milliseconds(milliseconds));
 }
 
+bool valid_node_name(const std::string& n) {
+  return !n.empty() && n.size() <= 63 && std::all_of(n.begin(), n.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0)
+    return {};
+  return buf;
+}
+
+// The cluster settings, checked: a node name fit for `node/id`, seeds as
+// host:port, all three TLS files or none (each loadable: caf-openssl would
+// abort on a bad one), and no plaintext endpoint off loopback unless asked.
+std::string resolve_cluster(const std::map<std::string, config::setting_value>& eff,
+                            manager_options& m) {
+  manager_cluster_options c;
+  c.port = static_cast<std::uint16_t>(num(eff, "cluster_port"));
+  c.bind = eff.at("cluster_bind").value.empty() ? m.bind : eff.at("cluster_bind").value;
+  c.advertise = eff.at("cluster_advertise").value;
+  c.node_name = eff.at("node_name").value.empty() ? host_name() : eff.at("node_name").value;
+  if (!valid_node_name(c.node_name))
+    return "node_name '" + c.node_name
+           + "' is not a valid node name: 1 to 63 of A-Z a-z 0-9 . _ - (it prefixes runtime ids "
+             "as node/id)";
+  for (auto& s : net::split_list(eff.at("cluster_seeds").value)) {
+    auto colon = s.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == s.size()
+        || s.find_first_not_of("0123456789", colon + 1) != std::string::npos
+        || std::strtoul(s.c_str() + colon + 1, nullptr, 10) - 1 > 65534)
+      return "cluster_seeds: '" + s + "' is not host:port";
+    c.seeds.push_back(s);
+  }
+  c.tls_cert_file = eff.at("cluster_tls_cert_file").value;
+  c.tls_key_file = eff.at("cluster_tls_key_file").value;
+  c.tls_ca_file = eff.at("cluster_tls_ca_file").value;
+  int tls_files = !c.tls_cert_file.empty() + !c.tls_key_file.empty() + !c.tls_ca_file.empty();
+  if (tls_files != 0 && tls_files != 3)
+    return "cluster mTLS needs all of cluster_tls_cert_file, cluster_tls_key_file and "
+           "cluster_tls_ca_file";
+  if (tls_files == 3) {
+    std::string why;
+    if (!net::tls_server_context::load({c.tls_cert_file, c.tls_key_file, c.tls_ca_file, false},
+                                       why))
+      return "cluster TLS: " + why;
+  }
+  if (tls_files == 0 && !net::is_loopback_address(c.bind)
+      && eff.at("cluster_insecure").value != "true")
+    return "refusing to start a plaintext cluster endpoint on " + c.bind
+           + ", which is not a loopback address: set cluster_tls_cert_file, cluster_tls_key_file "
+             "and cluster_tls_ca_file (mTLS between nodes), or pass --cluster-insecure to let "
+             "anyone who reaches the port join (docs/CLUSTER.md)";
+  c.heartbeat_interval = std::chrono::milliseconds{ms(eff, "cluster_heartbeat_interval")};
+  c.heartbeat_timeout = std::chrono::milliseconds{ms(eff, "cluster_heartbeat_timeout")};
+  if (c.heartbeat_timeout <= c.heartbeat_interval)
+    return "cluster_heartbeat_timeout must be longer than cluster_heartbeat_interval";
+  m.cluster = std::move(c);
+  return {};
+}
+
 std::string quote_arg(const std::string& a) {
   if (!a.empty() && a.find_first_of(" \t\"',[]{}#:") == std::string::npos)
     return a;
@@ -42,11 +107,19 @@ std::string quote_arg(const std::string& a) {
 void print_effective(const host_settings& hs, const std::string& config_path) {
   std::printf("# effective configuration: defaults < %s < environment (ACTOR_HOST_*) < flags\n",
               config_path.empty() ? "(no config file)" : config_path.c_str());
-  std::printf("manager:\n");
-  for (auto& def : config::manager_settings()) {
-    auto& v = hs.effective.at(std::string{def.key});
-    auto line = "  " + std::string{def.key} + ": " + quote_arg(v.value);
-    std::printf("%-44s # %s\n", line.c_str(), v.source.c_str());
+  for (bool cluster : {false, true}) {
+    std::printf("%s:\n", cluster ? "cluster" : "manager");
+    for (auto& def : config::manager_settings()) {
+      if (config::is_cluster_setting(def.key) != cluster)
+        continue;
+      auto& v = hs.effective.at(std::string{def.key});
+      // Under cluster: the keys host.yaml uses there.
+      auto key = std::string{def.key};
+      if (cluster && key.starts_with("cluster_"))
+        key = key.substr(8);
+      auto line = "  " + key + ": " + quote_arg(v.value);
+      std::printf("%-44s # %s\n", line.c_str(), v.source.c_str());
+    }
   }
   std::printf("services:%s\n", hs.manager.services.empty() ? " []" : "");
   for (auto& s : hs.manager.services) {
@@ -203,6 +276,9 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.policy.max_unread_frames = num(eff, "max_unread_frames");
   m.drain_timeout = std::chrono::milliseconds{ms(eff, "drain_timeout")};
   m.write_env_file = eff.at("write_env_file").value;
+  if (f.role == "manager" && eff.at("cluster_port").value != "off")
+    if (auto err = resolve_cluster(eff, m); !err.empty())
+      return err;
   if (f.role == "manager") {
     m.services = file.services;
     if (f.demo) {

@@ -169,6 +169,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   cfg.add_message_types<caf::id_block::actor_host>();
+  if (f.role == "manager" && hs.manager.cluster)
+    apps::apply_cluster_settings(cfg, *hs.manager.cluster);
   caf::actor_system sys{cfg};
 
   net::io_runtime io{hs.io_threads};

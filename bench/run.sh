@@ -8,7 +8,7 @@
 #
 #   bench/run.sh [--smoke] [--rounds N] [--seconds S] [--warmup S]
 #                [--build-dir DIR] [--no-build]
-#                [--systems "ours relay ts tsws ours-http tools"]
+#                [--systems "ours relay ts tsws ours-http tools cluster"]
 #                [--scenarios "echo stream ..."] [--no-memory] [--no-perf]
 #                [--no-scale] [--report FILE] [--out DIR] [--variant NAME=ENV...]
 #
@@ -150,9 +150,24 @@ ours_flags="--role manager --log-level warn"
 . "$root/bench/run_systems.sh"
 
 # ---- systems under load -------------------------------------------------------------
-declare -A api rt_pid sut_pid
+declare -A api rt_pid sut_pid owner_pid
 up() { # system
   case $1 in
+    cluster)
+      # A cross-node call (docs/CLUSTER.md): callers at node a, the runtime at node b.
+      local ca cb a_pid a_api i
+      ca=$(free_port) && cb=$(free_port) || return 1
+      start_ours ACTOR_HOST_NODE_NAME=bench-a ACTOR_HOST_CLUSTER_PORT="$ca" || return 1
+      a_pid=$ours_pid; a_api=$ours_api
+      start_ours ACTOR_HOST_NODE_NAME=bench-b ACTOR_HOST_CLUSTER_PORT="$cb" \
+        ACTOR_HOST_CLUSTER_SEEDS="127.0.0.1:$ca" || return 1
+      start_fake "ws://127.0.0.1:$ours_rport" 1 bench-rt 20 "$out/fake-cluster.out" || return 1
+      for i in $(seq 200); do
+        curl -s "http://127.0.0.1:$a_api/api/runtimes" | grep -q '"node":"bench-b"' && break
+        sleep 0.05
+      done
+      sut_pid[cluster]=$a_pid; api[cluster]=$a_api; rt_pid[cluster]=$fake_pid
+      owner_pid[cluster]=$ours_pid ;;
     ours)
       start_ours || return 1
       start_fake "ws://127.0.0.1:$ours_rport" 1 bench-rt 20 "$out/fake-ours.out" || return 1
@@ -187,6 +202,8 @@ up() { # system
 }
 down() { # system
   stop_pid "${rt_pid[$1]:-}"
+  stop_pid "${owner_pid[$1]:-}"
+  unset "owner_pid[$1]"
   if [ "$1" = ts ]; then stop_ts; else stop_pid "${sut_pid[$1]:-}"; fi
   unset "sut_pid[$1]" "rt_pid[$1]"
 }
@@ -233,6 +250,8 @@ phase() { # system round "tuple" [seconds warmup] -> sets phase_out (one JSON li
     local extra=()
     [ "$s" = open ] && extra+=(--rate "$rate")
     [ "$s" = stream ] && extra+=(--stream-n "$n")
+    # The node that owns the runtime, in a cluster: its CPU counts too.
+    [ -n "${owner_pid[$sys]:-}" ] && extra+=(--watch "owner=${owner_pid[$sys]}")
     local url="ws://127.0.0.1:${api[$sys]:-0}/api/ws"
     http_system "$sys" && url="http://127.0.0.1:${api[$sys]:-0}"
     line=$(timeout "$budget" "$bin/bench_load" --url "$url" \

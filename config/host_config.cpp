@@ -52,6 +52,18 @@ constexpr auto settings = std::to_array<setting_def>({
   {"scheduler_threads", "1", setting_type::threads, "CAF worker threads", ""},
   {"io_threads", "1", setting_type::threads, "socket I/O threads", ""},
   {"write_env_file", "", setting_type::text, "write GENKIT_* variables of the runtime(s) to this file as KEY=VALUE lines", ""},
+  // Cluster (host.yaml: under `cluster:`, without the cluster_ prefix; docs/CLUSTER.md).
+  {"cluster_port", "off", setting_type::optional_port, "where this node listens for the other managers of its cluster; off = no cluster, 0 = any free port (logged)", ""},
+  {"cluster_bind", "", setting_type::text, "address of the cluster endpoint (default: bind)", ""},
+  {"cluster_advertise", "", setting_type::text, "host the other nodes dial to reach this one (default: cluster_bind, or the host name when that is 0.0.0.0)", ""},
+  {"cluster_seeds", "", setting_type::text, "comma-separated host:port of nodes to join through; names are resolved again every 10 s (a headless Service works)", ""},
+  {"node_name", "", setting_type::text, "this node's name in the cluster (default: the host name); two live nodes cannot share one", ""},
+  {"cluster_tls_cert_file", "", setting_type::text, "PEM certificate this node presents to the other nodes (mTLS, with cluster_tls_key_file and cluster_tls_ca_file)", ""},
+  {"cluster_tls_key_file", "", setting_type::text, "PEM private key of cluster_tls_cert_file", ""},
+  {"cluster_tls_ca_file", "", setting_type::text, "PEM CA(s): other nodes must present a certificate they signed", ""},
+  {"cluster_insecure", "false", setting_type::choice, "allow a plaintext cluster endpoint on a non-loopback address (anyone who reaches it joins)", "true|false"},
+  {"cluster_heartbeat_interval", "1s", setting_type::positive_duration, "how often nodes send each other a heartbeat", ""},
+  {"cluster_heartbeat_timeout", "5s", setting_type::positive_duration, "a node silent this long is unreachable: its link is closed, its calls fail with UNAVAILABLE and its runtimes are unlisted", ""},
 });
 
 bool parse_uint(const std::string& s, std::uint64_t& n) {
@@ -158,20 +170,53 @@ void parse(const YAML::Node& root, const std::string& file_name, const std::stri
            host_config& out) {
   if (root.IsNull())
     fail(root.Mark(), "the config is empty");
-  for (auto& e : entries(root, "host config", {"manager", "services"})) {
-    if (e.key == "manager") {
+  for (auto& e : entries(root, "host config", {"manager", "cluster", "services"})) {
+    if (e.key == "cluster") {
+      if (e.value.IsNull())
+        continue;
+      if (!e.value.IsMap())
+        fail(e.mark(), "'cluster' must be a mapping");
+      for (auto it = e.value.begin(); it != e.value.end(); ++it) {
+        auto key = it->first.IsScalar() ? it->first.Scalar() : std::string{};
+        auto setting = key == "node_name" ? key : "cluster_" + key;
+        auto* def = find_setting(setting);
+        if (def == nullptr || !is_cluster_setting(setting))
+          fail(it->first.Mark(), "unknown key '" + key
+                                   + "' in cluster (expected one of: port bind advertise seeds "
+                                     "node_name tls_cert_file tls_key_file tls_ca_file insecure "
+                                     "heartbeat_interval heartbeat_timeout)");
+        if (out.manager.count(setting))
+          fail(it->first.Mark(), "duplicate key '" + key + "'");
+        entry item{key, it->first, it->second};
+        std::string value;
+        if (key == "seeds" && item.value.IsSequence()) {
+          // A list of host:port, or one comma-separated string.
+          for (const auto& s : item.value) {
+            if (!s.IsScalar())
+              fail(s.Mark(), "each seed must be host:port");
+            value += (value.empty() ? "" : ",") + s.Scalar();
+          }
+        } else {
+          value = item.value.IsNull() ? std::string{} : scalar(item);
+        }
+        if (auto why = check_setting(*def, value); !why.empty())
+          fail(item.mark(), why);
+        out.manager[setting] = {value, file_name + ":" + std::to_string(item.mark().line + 1)};
+      }
+    } else if (e.key == "manager") {
       if (e.value.IsNull())
         continue;
       std::vector<std::string_view> keys;
       for (auto& def : settings)
-        keys.push_back(def.key);
+        if (!is_cluster_setting(def.key))
+          keys.push_back(def.key);
       // entries() wants an initializer_list; check keys here instead.
       if (!e.value.IsMap())
         fail(e.mark(), "'manager' must be a mapping");
       for (auto it = e.value.begin(); it != e.value.end(); ++it) {
         auto key = it->first.IsScalar() ? it->first.Scalar() : std::string{};
         auto* def = find_setting(key);
-        if (def == nullptr) {
+        if (def == nullptr || is_cluster_setting(key)) {
           std::string known;
           for (auto k : keys)
             known += " " + std::string{k};
@@ -244,6 +289,10 @@ const setting_def* find_setting(std::string_view key) {
     if (def.key == key)
       return &def;
   return nullptr;
+}
+
+bool is_cluster_setting(std::string_view key) {
+  return key.starts_with("cluster_") || key == "node_name";
 }
 
 std::string setting_env_name(std::string_view key) {

@@ -85,6 +85,9 @@ std::span<const setting_def> manager_settings();
 
 const setting_def* find_setting(std::string_view key);
 
+/// Settings written under `cluster:` in host.yaml (cluster_port as `port`).
+bool is_cluster_setting(std::string_view key);
+
 /// ACTOR_HOST_HTTP_PORT for http_port.
 std::string setting_env_name(std::string_view key);
 

@@ -109,6 +109,20 @@ struct metrics {
   std::atomic<std::uint64_t> runtime_register_refused{0};
   std::atomic<std::uint64_t> runtime_takeovers{0};
 
+  // Cluster (actors/cluster/): nodes by status (self excluded), membership
+  // changes (joins, losses, rejoins), calls to other nodes' runtimes and
+  // those failed because their node was lost, hellos refused (name in use,
+  // version), and the round trip of calls to other nodes.
+  std::atomic<std::int64_t> cluster_nodes_up{0};
+  std::atomic<std::int64_t> cluster_nodes_unreachable{0};
+  std::atomic<std::int64_t> cluster_nodes_down{0};
+  std::atomic<std::uint64_t> cluster_membership_changes{0};
+  std::atomic<std::uint64_t> cluster_hellos_refused{0};
+  std::atomic<std::uint64_t> cluster_dial_failures{0};
+  std::atomic<std::uint64_t> remote_calls{0};
+  std::atomic<std::uint64_t> remote_calls_lost{0};
+  latency_histogram remote_call_latency;
+
   void record_request(rpc_method m, int outcome_code, std::chrono::nanoseconds took) noexcept;
   /// `code`: "ok" or the iii error code the caller got.
   void record_invocation(std::string_view code, std::chrono::nanoseconds took) noexcept;

@@ -81,6 +81,8 @@ constexpr actor_gauge actor_gauges[] = {
    "iii invocations sent to workers, not yet answered."},
   {"actor_host_triggers_registered", "trigger_binding", "iii trigger bindings (live or parked)."},
   {"actor_host_iii_channels_open", "channel", "iii streaming channels open (channel actors)."},
+  {"actor_host_remote_calls_in_flight", "remote_call",
+   "Calls from this node to runtimes on other cluster nodes, not yet answered."},
 };
 
 /// A socket counter, one sample per listener.
@@ -154,6 +156,20 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
   {"actor_host_runtime_takeovers_total", "counter",
    "Ids handed to a new connection because the holder did not answer a ping.",
    &metrics::runtime_takeovers},
+  {"actor_host_cluster_membership_changes_total", "counter",
+   "Cluster membership changes: nodes joined, lost, rejoined or replaced by a restart.",
+   &metrics::cluster_membership_changes},
+  {"actor_host_cluster_hellos_refused_total", "counter",
+   "Nodes refused at join: node name held by a live node, or another protocol version.",
+   &metrics::cluster_hellos_refused},
+  {"actor_host_cluster_dial_failures_total", "counter",
+   "Attempts to reach a seed or member that failed (refused, no CAF peer, TLS).",
+   &metrics::cluster_dial_failures},
+  {"actor_host_remote_calls_total", "counter",
+   "Calls from this node to runtimes on other cluster nodes.", &metrics::remote_calls},
+  {"actor_host_remote_calls_lost_total", "counter",
+   "Calls to other nodes failed with UNAVAILABLE because the node was lost.",
+   &metrics::remote_calls_lost},
   {"actor_host_otel_frames_total", "counter",
    "Telemetry frames received from iii workers on /otel (dropped: no sink).",
    &metrics::otel_frames},
@@ -209,6 +225,12 @@ constexpr global_metric<std::int64_t> global_gauges[] = {
    &metrics::services_ready},
   {"actor_host_read_paused_sockets", "gauge",
    "Sockets not being read right now (their actor is behind).", &metrics::read_paused_sockets},
+};
+
+constexpr global_metric<std::int64_t> cluster_node_gauges[] = {
+  {"up", nullptr, nullptr, &metrics::cluster_nodes_up},
+  {"unreachable", nullptr, nullptr, &metrics::cluster_nodes_unreachable},
+  {"down", nullptr, nullptr, &metrics::cluster_nodes_down},
 };
 
 template <class T, std::size_t N>
@@ -272,6 +294,14 @@ std::string metrics_page(const actor_snapshot& actors,
   p.family("actor_host_invocation_duration_seconds", "histogram",
            "Time from routing an iii invocation to its answer.");
   m.invocation_latency.render(p.text(), "actor_host_invocation_duration_seconds", {});
+
+  p.family("actor_host_remote_call_duration_seconds", "histogram",
+           "Round trip of calls to runtimes on other cluster nodes, from hand-off to answer.");
+  m.remote_call_latency.render(p.text(), "actor_host_remote_call_duration_seconds", {});
+  p.family("actor_host_cluster_nodes", "gauge", "Other cluster nodes known here, by status.");
+  for (auto& g : cluster_node_gauges)
+    p.sample("actor_host_cluster_nodes", fmt::format("status=\"{}\"", g.name),
+             load(m.*g.member));
 
   socket_families(p, socket_gauges, listeners);
   socket_families(p, socket_counters, listeners);

@@ -33,6 +33,8 @@ const char* actor_kind_name(actor_kind k) {
     case actor_kind::invocation: return "invocation";
     case actor_kind::trigger_binding: return "trigger_binding";
     case actor_kind::channel: return "channel";
+    case actor_kind::cluster_node: return "cluster_node";
+    case actor_kind::remote_call: return "remote_call";
     case actor_kind::count_: break;
   }
   return "?";

@@ -26,6 +26,8 @@ enum class actor_kind : int {
   invocation,
   trigger_binding,
   channel,
+  cluster_node,
+  remote_call,
   count_,
 };
 

@@ -151,6 +151,39 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, attach_atom, "attach")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, channel_frame_atom, "chframe")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, channel_closed_atom, "chclosed")
 
+// cluster [cluster_node] (actors/cluster/): between nodes
+// (hello_atom, member_card, vector<runtime_record>)
+//   -> (member_card, vector<member_card>, vector<runtime_record>)   join / rejoin
+CAF_ADD_ATOM(actor_host, actor_host::atoms, hello_atom, "hello")
+// (member_atom, member_card)                    a node another node admitted
+CAF_ADD_ATOM(actor_host, actor_host::atoms, member_atom, "member")
+// (rt_up_atom, node, runtime_record), (rt_down_atom, node, runtime_id)
+CAF_ADD_ATOM(actor_host, actor_host::atoms, rt_up_atom, "rtup")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, rt_down_atom, "rtdown")
+// (node_status_atom, node, workers)             periodic, with the node's iii worker count
+CAF_ADD_ATOM(actor_host, actor_host::atoms, node_status_atom, "nodestatus")
+// (leave_atom, node)                            the node shuts down
+CAF_ADD_ATOM(actor_host, actor_host::atoms, leave_atom, "leave")
+// cluster, within a node
+// (local_up_atom, id, info_json, conn), (local_down_atom, id)   [cluster_node] from the directory
+CAF_ADD_ATOM(actor_host, actor_host::atoms, local_up_atom, "localup")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, local_down_atom, "localdown")
+// (remote_up_atom, node, id, info_json, conn), (remote_down_atom, node, id),
+// (node_lost_atom, node)                        [runtime_directory] from the cluster node
+CAF_ADD_ATOM(actor_host, actor_host::atoms, remote_up_atom, "remoteup")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, remote_down_atom, "remotedown")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, node_lost_atom, "nodelost")
+// (cluster_atom, cluster_node, node_name)       [runtime_directory] where local changes go
+// (listening_atom, advertised_address)          [cluster_node] its endpoint is up: start
+CAF_ADD_ATOM(actor_host, actor_host::atoms, listening_atom, "listening")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, cluster_atom, "cluster")
+// (dial_atom, peer_cluster_node)               [cluster_node] say hello to it
+// (resolve_atom, seeds) -> addresses            [seed resolver]
+// (beat_atom)                                   [cluster_node] its own timer
+CAF_ADD_ATOM(actor_host, actor_host::atoms, dial_atom, "dial")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, resolve_atom, "resolve")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, beat_atom, "beat")
+
 CAF_END_TYPE_ID_BLOCK(actor_host)
 
 namespace actor_host {

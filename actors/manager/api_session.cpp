@@ -230,6 +230,8 @@ void on_frame(self_ptr self, std::string& frame) {
   }
   if (m.method == "listRuntimes")
     return on_list_runtimes(self, m);
+  if (m.method == "getCluster")
+    return st.transport->send_text(rpc::result_response(m.id, cluster_json(st.door)));
   if (m.method == "runAction")
     return on_run_action(self, m);
   rpc::object_members p;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "actors/cluster/cluster_node.hpp"
+#include "actors/cluster/remote_call.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/manager/call_request.hpp"
 #include "actors/manager/errors.hpp"
@@ -20,7 +22,13 @@ struct front_door {
   directory_actor directory;
   caf::actor functions; // function_registry; null: no iii side
   call_policy policy;
+  cluster_board_ptr cluster; // membership as this node sees it; null outside a cluster
 };
+
+/// GET /api/cluster, `getCluster` on /api/ws.
+inline std::string cluster_json(const front_door& door) {
+  return door.cluster ? door.cluster->current()->json : R"({"self":null,"nodes":[]})";
+}
 
 /// How long one manager actor waits for another's immediate answer (a
 /// listing, a bidi lookup): they answer at once, so this fires only when the
@@ -70,9 +78,14 @@ void start_call(Self* self, const front_door& door, call_request req, caller_act
   using kind = call_route::kind;
   if (route.how == kind::failed)
     return finished(false, std::move(route.error));
-  if (route.how == kind::runtime)
-    return detail::hand_off(self, route.conn, std::move(route.runtime_id), std::move(req),
+  if (route.how == kind::runtime) {
+    // Another node's runtime: a relay here is the call's caller side there.
+    auto target = route.node.empty()
+                    ? route.conn
+                    : start_remote_call(self->system(), route.conn, route.node, route.runtime_id);
+    return detail::hand_off(self, target, std::move(route.runtime_id), std::move(req),
                             std::move(caller), std::move(accepted), std::move(finished));
+  }
   if (!door.functions)
     return finished(false, manager_errors::status_error(registry::status_code::not_found,
                                                         "no iii functions on this manager"));

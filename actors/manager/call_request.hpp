@@ -2,6 +2,7 @@
 
 #include "actors/manager/manager_config.hpp"
 
+#include <caf/meta/type_name.hpp>
 #include <caf/timespan.hpp>
 
 #include <cstdint>
@@ -32,6 +33,13 @@ struct call_request {
   bool stream = false;        // runAction: the caller wants chunks
   bool stream_input = false;  // runAction: a bidi run (input follows)
 };
+
+/// A call crosses nodes of a cluster as it is (actors/cluster/remote_call).
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, call_request& x) {
+  return f(caf::meta::type_name("call_request"), x.tag, x.method, x.runtime_id, x.key, x.params,
+           x.timeout, x.stream, x.stream_input);
+}
 
 /// The runAction flags a front door decides itself (HTTP: the route and
 /// `?bidi`); unset flags are read from the params, where they must be

@@ -33,6 +33,15 @@ std::string connection_closed(std::string_view runtime_id, std::string_view meth
                         + std::string{method} + ")");
 }
 
+std::string node_lost(std::string_view runtime_id, std::string_view node, std::string_view method,
+                      std::string_view why) {
+  return status_error(status_code::unavailable,
+                      "Runtime " + std::string{runtime_id} + " on node " + std::string{node}
+                        + " is unreachable: the link to node " + std::string{node} + " was lost ("
+                        + std::string{why} + ") before the response was received ("
+                        + std::string{method} + ")");
+}
+
 std::string shutting_down() {
   return status_error(status_code::unavailable, "Manager is shutting down");
 }

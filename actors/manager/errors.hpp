@@ -18,6 +18,9 @@ std::string runtime_not_found(std::string_view id);
 std::string timed_out(std::string_view runtime_id, std::string_view method,
                       std::chrono::milliseconds after);
 std::string connection_closed(std::string_view runtime_id, std::string_view method);
+/// UNAVAILABLE: the cluster node holding the runtime was lost mid-call.
+std::string node_lost(std::string_view runtime_id, std::string_view node, std::string_view method,
+                      std::string_view why);
 std::string shutting_down();
 std::string invalid_params(std::string_view detail);
 std::string internal(std::string_view detail);

@@ -31,6 +31,10 @@ net::http_handler make_http_api(http_api_context ctx) {
     // Operator endpoints: cheap, answered on the I/O thread.
     if (get && p == "/metrics")
       return res->respond(200, "text/plain; version=0.0.4; charset=utf-8", ctx.metrics_text());
+    // Membership as this node sees it (published by the cluster node).
+    if (get && p == "/api/cluster")
+      return res->respond(200, json_type,
+                          cluster_json(ctx.door));
     if (get && p == "/healthz")
       return respond_plain(res, 200, "ok\n");
     // Readiness is the supervisor's to say: asked by a caller actor.

@@ -1,5 +1,6 @@
 #include "actors/manager/manager.hpp"
 
+#include "actors/cluster/cluster_node.hpp"
 #include "actors/common/frame_bridge.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/manager/api_session.hpp"
@@ -18,9 +19,13 @@
 #include "obs/metrics_page.hpp"
 #include "proc/private_file.hpp"
 
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
+#include <caf/openssl/publish.hpp>
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <unistd.h>
 
 namespace actor_host {
 
@@ -106,6 +111,9 @@ struct manager::impl {
   directory_actor directory;
   caf::actor functions; // function_registry
   front_door door;      // what every caller starts calls with
+  caf::actor cluster;   // cluster_node; null outside a cluster
+  cluster_board_ptr cluster_view = std::make_shared<cluster_board>();
+  std::uint16_t cluster_port = 0;
 
   /// Spawns actors the supervisor adopts.
   struct adopting_spawner {
@@ -130,6 +138,8 @@ struct manager::impl {
   auto spawn_child(F fun, Ts&&... xs) {
     return spawner()(fun, std::forward<Ts>(xs)...);
   }
+
+  std::string start_cluster();
 };
 
 namespace {
@@ -150,6 +160,19 @@ public:
   }
 };
 
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0')
+    return "localhost";
+  return buf;
+}
+
+std::string host_port(std::string host, std::uint16_t port) {
+  if (host.find(':') != std::string::npos)
+    host = "[" + host + "]";
+  return host + ":" + std::to_string(port);
+}
+
 std::string write_env_file(const std::string& path, const std::string& manager_url,
                            const std::string& runtime_id) {
   std::string text;
@@ -164,6 +187,47 @@ std::string write_env_file(const std::string& path, const std::string& manager_u
 }
 
 } // namespace
+
+// Publishes this node's cluster_node on the cluster port (CAF's middleman;
+// caf-openssl's with the TLS files: peers must then present a certificate of
+// the CA, as this node must to them) and feeds it this node's runtimes.
+std::string manager::impl::start_cluster() {
+  auto& d = *this;
+  auto& c = *d.opts.cluster;
+  bool tls = !c.tls_cert_file.empty();
+  cluster_options co;
+  co.node_name = c.node_name;
+  co.seeds = c.seeds;
+  co.worker_count = [] {
+    return static_cast<std::uint64_t>(live_actors(actor_kind::worker_connection));
+  };
+  cluster_links links;
+  links.middleman = tls ? caf::actor_cast<caf::actor>(d.sys.openssl_manager().actor_handle())
+                        : caf::actor_cast<caf::actor>(d.sys.middleman().actor_handle());
+  d.cluster = spawn_cluster_node(d.sys, std::move(co), links,
+                                 caf::actor_cast<caf::actor>(d.directory), d.cluster_view);
+  caf::anon_send(d.supervisor, adopt_atom_v, d.cluster);
+  auto port = tls ? caf::openssl::publish(d.cluster, c.port, c.bind.c_str(), true)
+                  : d.sys.middleman().publish(d.cluster, c.port, c.bind.c_str(), true);
+  if (!port)
+    return "cannot listen on " + host_port(c.bind, c.port) + ": " + d.sys.render(port.error());
+  d.cluster_port = *port;
+  auto advertise = c.advertise.empty()
+                     ? (c.bind == "0.0.0.0" || c.bind == "::" ? host_name() : c.bind)
+                     : c.advertise;
+  advertise = host_port(advertise, *port);
+  caf::anon_send(d.cluster, listening_atom_v, advertise);
+  caf::anon_send(d.directory, cluster_atom_v, d.cluster, c.node_name);
+  std::string seeds;
+  for (auto& s : c.seeds)
+    seeds += (seeds.empty() ? "" : ",") + s;
+  spdlog::info("Cluster node {}: listening on {} (advertised as {}; {}), seeds: {}", c.node_name,
+               host_port(c.bind, *port), advertise,
+               tls ? "mTLS, peers need a certificate of " + c.tls_ca_file
+                   : std::string{"plaintext"},
+               seeds.empty() ? std::string{"none"} : seeds);
+  return {};
+}
 
 manager::manager(caf::actor_system& sys, net::io_runtime& io, manager_options opts)
   : impl_(std::make_unique<impl>(sys, io, std::move(opts))) {
@@ -181,11 +245,14 @@ std::string manager::start() {
   const std::string http = d.tls ? "https" : "http";
   supervisor_config scfg;
   scfg.drain_timeout = std::chrono::duration_cast<caf::timespan>(d.opts.drain_timeout);
+  if (d.opts.cluster)
+    scfg.cluster_readiness = [view = d.cluster_view] { return view->current()->not_ready; };
   d.supervisor = d.sys.spawn(manager_supervisor, scfg);
   auto routes = std::make_shared<route_board>();
   d.directory = d.spawn_child(runtime_directory, routes);
   d.functions = d.spawn_child(function_registry);
-  d.door = front_door{routes, d.directory, d.functions, d.opts.policy};
+  d.door = front_door{routes, d.directory, d.functions, d.opts.policy,
+                      d.opts.cluster ? d.cluster_view : nullptr};
   function_registry_options fopts;
   fopts.channels = d.opts.channels;
   if (d.opts.worker_rbac_port)
@@ -194,6 +261,9 @@ std::string manager::start() {
     fopts.front_door = std::make_shared<const registry::worker_access>(registry::worker_access{
       std::make_shared<const registry::worker_rbac_config>(d.opts.rbac), {}});
   caf::anon_send(d.functions, iii_options_atom_v, std::move(fopts));
+  if (d.opts.cluster)
+    if (auto err = d.start_cluster(); !err.empty())
+      return "cluster: " + err;
   if (auto err = d.reflection.listen(); !err.empty())
     return "reflection server: " + err;
   connection_options conn_opts{ws + "://localhost:" + std::to_string(d.reflection.port()),
@@ -298,6 +368,20 @@ void manager::stop(int stop_signal) {
   auto& d = *impl_;
   if (!d.supervisor)
     return;
+  if (d.cluster) {
+    // The other nodes drop this one (and its runtimes) at once, not when
+    // the link times out.
+    caf::anon_send(d.cluster, leave_atom_v, d.opts.cluster->node_name);
+    if (d.cluster_port != 0) {
+      bool tls = !d.opts.cluster->tls_cert_file.empty();
+      if (tls)
+        caf::anon_send(d.sys.openssl_manager().actor_handle(), caf::unpublish_atom_v,
+                       d.cluster.address(), d.cluster_port);
+      else
+        caf::anon_send(d.sys.middleman().actor_handle(), caf::unpublish_atom_v,
+                       d.cluster.address(), d.cluster_port);
+    }
+  }
   d.reflection.stop_accepting();
   d.api.stop_accepting();
   d.workers.stop_accepting();
@@ -320,6 +404,7 @@ void manager::stop(int stop_signal) {
   d.supervisor = nullptr;
   d.directory = nullptr;
   d.functions = nullptr;
+  d.cluster = nullptr;
   d.door = {};
 }
 
@@ -367,7 +452,9 @@ std::string manager::stats_json() const {
          + R"(,"worker_connection":)" + n(actor_kind::worker_connection)
          + R"(,"invocation":)" + n(actor_kind::invocation)
          + R"(,"trigger_binding":)" + n(actor_kind::trigger_binding)
-         + R"(,"channel":)" + n(actor_kind::channel) + R"(},"sockets":{"runtime":)"
+         + R"(,"channel":)" + n(actor_kind::channel)
+         + R"(,"cluster_node":)" + n(actor_kind::cluster_node)
+         + R"(,"remote_call":)" + n(actor_kind::remote_call) + R"(},"sockets":{"runtime":)"
          + std::to_string(rc.websockets.load()) + R"(,"api":)"
          + std::to_string(ac.websockets.load() + ac.http_connections.load()) + R"(,"worker":)"
          + std::to_string(wc.websockets.load() + impl_->rbac_workers.counters().websockets.load())

@@ -24,6 +24,23 @@ namespace net {
 class io_runtime;
 }
 
+/// Managers joined into one cluster over CAF's BASP (docs/CLUSTER.md). The
+/// actor system must have been made with the middleman (and, with the TLS
+/// files, caf-openssl) loaded: apps/caf_settings.
+struct manager_cluster_options {
+  std::string node_name;
+  std::string bind = "127.0.0.1";
+  std::uint16_t port = 0;  // 0: any free port (logged)
+  std::string advertise;   // host others dial; default: bind (or the host name for 0.0.0.0)
+  std::vector<std::string> seeds; // host:port
+  /// mTLS between nodes: all three or none.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_ca_file;
+  std::chrono::milliseconds heartbeat_interval{1000};
+  std::chrono::milliseconds heartbeat_timeout{5000};
+};
+
 struct manager_options {
   std::string bind = "127.0.0.1";
   std::uint16_t port = 0;        // 0: first free port in 3200-3400
@@ -61,6 +78,8 @@ struct manager_options {
   /// (exit code, why). Used by main to end the process with an attached
   /// `-- <command>`.
   std::function<void(int, std::string)> on_service_exit;
+  /// Set: this manager is a node of a cluster.
+  std::optional<manager_cluster_options> cluster;
 };
 
 /// The manager role as one component: the reflection server for runtimes,

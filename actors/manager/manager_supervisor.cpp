@@ -21,6 +21,8 @@ std::string readiness(const supervisor_state& st) {
   if (st.registered_ids.size() < st.service_ids.size())
     return std::to_string(st.registered_ids.size()) + " of "
            + std::to_string(st.service_ids.size()) + " configured services registered";
+  if (st.cfg.cluster_readiness)
+    return st.cfg.cluster_readiness();
   return {};
 }
 

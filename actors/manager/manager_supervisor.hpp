@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <string>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -17,6 +18,8 @@ struct supervisor_config {
   caf::timespan drain_timeout{std::chrono::seconds(15)};
   /// How long a service may take to stop (its own SIGKILL escalation included).
   caf::timespan service_stop_timeout{std::chrono::minutes(2)};
+  /// In a cluster: "" once joined, else why not ready (cluster_board).
+  std::function<std::string()> cluster_readiness;
 };
 
 struct supervisor_state {

@@ -1,6 +1,7 @@
 #include "actors/manager/runtime_directory.hpp"
 
 #include "actors/manager/errors.hpp"
+#include "net/jsonrpc.hpp"
 #include "obs/metrics.hpp"
 
 #include <spdlog/spdlog.h>
@@ -29,7 +30,7 @@ void notify_watchers(self_ptr self, const std::string& id, Atom atom) {
       self->send(w, atom, id);
 }
 
-// Every change of `entries` publishes the routes anew (routing.hpp).
+// Every change of `entries` or `remote` publishes the routes anew (routing.hpp).
 void publish_routes(self_ptr self) {
   auto& st = self->state;
   if (!st.board)
@@ -37,8 +38,45 @@ void publish_routes(self_ptr self) {
   route_table t;
   t.entries.reserve(st.entries.size());
   for (auto& e : st.entries)
-    t.entries.push_back({e.id, e.conn});
+    t.entries.push_back({e.id, e.conn, {}});
+  t.remote.reserve(st.remote.size());
+  for (auto& e : st.remote)
+    t.remote.push_back({e.id, e.conn, e.node});
+  t.self_node = st.node_name;
   st.board->publish(std::move(t));
+}
+
+// A RuntimeInfo object as a clustered listing shows it: with its node and
+// `qualifiedId` ("node/id", which routes to that node's runtime even when
+// other nodes hold the same id).
+std::string listed_info(const std::string& info, const std::string& node, const std::string& id) {
+  // info_json is our own RuntimeInfo serialization (registry/runtime_info),
+  // or a peer node's checked on arrival: an object with members.
+  std::string out = "{\"node\":" + net::jsonrpc::quote(node)
+                    + ",\"qualifiedId\":" + net::jsonrpc::quote(node + "/" + id) + ",";
+  out.append(info, 1, std::string::npos);
+  return out;
+}
+
+// Local registrations go to the cluster node, which tells the other nodes.
+// (It is dynamically typed, as what crosses nodes is: hence anon_send.)
+void tell_cluster_up(self_ptr self, const directory_state::entry& e) {
+  if (self->state.cluster)
+    caf::anon_send(self->state.cluster, local_up_atom_v, e.id, e.info_json,
+                   caf::actor_cast<caf::actor>(e.conn));
+}
+
+void tell_cluster_down(self_ptr self, const std::string& id) {
+  if (self->state.cluster)
+    caf::anon_send(self->state.cluster, local_down_atom_v, id);
+}
+
+template <class Pred>
+bool erase_remote(self_ptr self, Pred pred) {
+  auto n = std::erase_if(self->state.remote, pred);
+  if (n > 0)
+    publish_routes(self);
+  return n > 0;
 }
 
 // How long the holder of an id has to answer a ping before another
@@ -62,6 +100,7 @@ void add_or_update(self_ptr self, const std::string& id,
     e->conn = conn;
     notify_watchers(self, id, ready_atom_v);
     publish_routes(self);
+    tell_cluster_up(self, *e);
     return;
   }
   spdlog::info("Runtime {} registered", id);
@@ -69,6 +108,7 @@ void add_or_update(self_ptr self, const std::string& id,
   notify_watchers(self, id, ready_atom_v);
   publish_routes(self);
   publish_count(self);
+  tell_cluster_up(self, self->state.entries.back());
 }
 
 } // namespace
@@ -92,6 +132,7 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
         auto id = i->id;
         i = es.erase(i);
         notify_watchers(self, id, unready_atom_v);
+        tell_cluster_down(self, id);
         changed = true;
       } else {
         ++i;
@@ -152,18 +193,55 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
         es.erase(i);
         notify_watchers(self, id, unready_atom_v);
         publish_routes(self);
+        tell_cluster_down(self, id);
       }
       publish_count(self);
     },
     [self](list_atom) -> std::string {
+      auto& st = self->state;
       std::string out = "[";
-      for (auto& e : self->state.entries) {
+      if (!st.cluster) {
+        for (auto& e : st.entries) {
+          if (out.size() > 1)
+            out += ',';
+          out += e.info_json;
+        }
+        return out += ']';
+      }
+      auto add = [&](const std::string& info, const std::string& node, const std::string& id) {
         if (out.size() > 1)
           out += ',';
-        out += e.info_json;
-      }
-      out += ']';
-      return out;
+        out += listed_info(info, node, id);
+      };
+      for (auto& e : st.entries)
+        add(e.info_json, st.node_name, e.id);
+      for (auto& e : st.remote)
+        add(e.info_json, e.node, e.id);
+      return out += ']';
+    },
+    [self](cluster_atom, caf::actor& cluster, std::string& node_name) {
+      auto& st = self->state;
+      st.cluster = std::move(cluster);
+      st.node_name = std::move(node_name);
+      for (auto& e : st.entries)
+        tell_cluster_up(self, e);
+      publish_routes(self);
+    },
+    [self](remote_up_atom, std::string& node, std::string& id, std::string& info,
+           connection_actor& conn) {
+      auto& rs = self->state.remote;
+      std::erase_if(rs, [&](auto& e) { return e.node == node && e.id == id; });
+      spdlog::info("Runtime {} on node {} is listed here", id, node);
+      rs.push_back({std::move(node), std::move(id), std::move(info), std::move(conn)});
+      publish_routes(self);
+    },
+    [self](remote_down_atom, const std::string& node, const std::string& id) {
+      if (erase_remote(self, [&](auto& e) { return e.node == node && e.id == id; }))
+        spdlog::info("Runtime {} on node {} left", id, node);
+    },
+    [self](node_lost_atom, const std::string& node) {
+      if (erase_remote(self, [&](auto& e) { return e.node == node; }))
+        spdlog::info("Runtimes of node {} are no longer listed here", node);
     },
     [self](bidi_open_atom, std::string& trace, call_actor& pending) {
       self->monitor(pending);

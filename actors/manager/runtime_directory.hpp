@@ -17,8 +17,19 @@ struct directory_state {
     connection_actor conn;
   };
 
+  /// Another node's runtime (a cluster; actors/cluster/).
+  struct remote_entry {
+    std::string node;
+    std::string id;
+    std::string info_json;
+    connection_actor conn; // a proxy
+  };
+
   live_count live{actor_kind::runtime_directory};
   std::vector<entry> entries; // registration order; back() is the most recent
+  std::vector<remote_entry> remote; // arrival order; back() is the most recent
+  caf::actor cluster;               // the cluster_node local changes go to; null: no cluster
+  std::string node_name;            // this node's name in the cluster
   std::unordered_map<std::string, call_actor> bidi_by_trace;
   // Child runtimes waiting for (or watching) their id's registration.
   std::unordered_map<std::string, std::vector<runtime_watcher_actor>> watchers;
@@ -48,6 +59,13 @@ struct directory_state {
 ///   registers (at once if it is registered) and (unready_atom, id) when it
 ///   goes away
 /// - (drain_atom) -> vector<connection_actor>: the registered runtimes' connections
+/// - In a cluster: (cluster_atom, cluster_node, node_name) joins it (local
+///   changes then go to the cluster node as (local_up_atom, id, info, conn) /
+///   (local_down_atom, id)); the cluster node feeds the other nodes'
+///   runtimes as (remote_up_atom, node, id, info, conn), (remote_down_atom,
+///   node, id), (node_lost_atom, node). Listings then carry each runtime's
+///   `node` and `qualifiedId` (`node/id`, routed to exactly that runtime
+///   when several nodes hold the id; routing.hpp).
 directory_actor::behavior_type
 runtime_directory(directory_actor::stateful_pointer<directory_state> self, route_board_ptr board);
 

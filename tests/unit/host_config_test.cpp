@@ -114,3 +114,31 @@ CAF_TEST(precedence is defaults then file then environment then flags) {
   CAF_CHECK(!resolve_settings(cfg, {}, {{"request_timeout", "0"}}, out, err));
   CAF_CHECK_EQUAL(err, "flag --request-timeout: bad request_timeout '0': must be more than 0");
 }
+
+CAF_TEST(the cluster section maps to the cluster settings) {
+  auto cfg = parse_ok(R"(cluster:
+  port: 7301
+  node_name: a
+  seeds: [10.0.0.1:7300, "seed.example:7300"]
+  heartbeat_timeout: 3s
+)");
+  CAF_CHECK_EQUAL(cfg.manager.at("cluster_port").value, "7301");
+  CAF_CHECK_EQUAL(cfg.manager.at("node_name").value, "a");
+  CAF_CHECK_EQUAL(cfg.manager.at("cluster_seeds").value, "10.0.0.1:7300,seed.example:7300");
+  CAF_CHECK_EQUAL(cfg.manager.at("cluster_heartbeat_timeout").value, "3s");
+  CAF_CHECK_EQUAL(cfg.manager.at("cluster_port").source, "/cfg/host.yaml:2");
+  std::map<std::string, setting_value> out;
+  std::string err;
+  CAF_REQUIRE(resolve_settings(cfg, {{"ACTOR_HOST_NODE_NAME", "b"}},
+                               {{"cluster_seeds", "x:1"}}, out, err));
+  CAF_CHECK_EQUAL(out.at("node_name").value, "b");
+  CAF_CHECK_EQUAL(out.at("cluster_seeds").value, "x:1");
+  CAF_CHECK_EQUAL(out.at("cluster_port").value, "7301");
+  // Cluster keys live under cluster:, manager keys under manager:.
+  CAF_CHECK(error_of("cluster:\n  http_port: 1\n").find("unknown key 'http_port' in cluster")
+            != std::string::npos);
+  CAF_CHECK(error_of("manager:\n  cluster_port: 1\n").find("unknown key 'cluster_port'")
+            != std::string::npos);
+  CAF_CHECK(error_of("cluster:\n  port: 70000\n") != "");
+  CAF_CHECK(error_of("cluster:\n  seeds: [{a: 1}]\n").find("host:port") != std::string::npos);
+}

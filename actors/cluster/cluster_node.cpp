@@ -1,0 +1,592 @@
+#include "actors/cluster/cluster_node.hpp"
+
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
+#include "actors/manager/interfaces.hpp"
+#include "net/jsonrpc.hpp"
+#include "obs/metrics.hpp"
+#include "registry/runtime_info.hpp"
+
+#include <caf/all.hpp>
+#include <caf/io/middleman_actor.hpp>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+#include <unordered_map>
+
+namespace actor_host {
+
+namespace {
+
+namespace rpc = net::jsonrpc;
+using clock_type = std::chrono::steady_clock;
+
+// A peer's RuntimeInfo is listed to every caller here: the same bounds as a
+// runtime's own registration (registry/runtime_info.hpp).
+constexpr std::size_t max_info_bytes = 64 * 1024;
+constexpr std::size_t max_records_per_node = 100000;
+
+struct member {
+  member_card card;
+  enum class status { up, unreachable, down } state = status::up;
+  std::set<std::string> runtimes; // ids listed in the directory
+  std::uint64_t workers = 0;
+  clock_type::time_point since = clock_type::now();
+};
+
+const char* status_name(member::status s) {
+  switch (s) {
+    case member::status::up: return "up";
+    case member::status::unreachable: return "unreachable";
+    case member::status::down: return "down";
+  }
+  return "?";
+}
+
+struct dial_state {
+  bool in_flight = false;
+  unsigned failures = 0;
+  clock_type::time_point next = {};
+};
+
+struct cluster_state {
+  live_count live{actor_kind::cluster_node};
+  cluster_options opts;
+  cluster_links links;
+  caf::actor directory;
+  cluster_board_ptr board;
+  member_card self_card;
+  std::map<std::string, member> members;                    // by node name
+  std::map<std::string, runtime_record> local;              // this node's runtimes, by id
+  std::vector<std::string> seed_addresses;                  // resolved
+  std::unordered_map<std::string, dial_state> dials;        // by address
+  std::set<std::string> self_addresses;                     // addresses that lead here
+  caf::actor resolver;
+  clock_type::time_point started = clock_type::now();
+  bool joined = false; // admitted by (or admitted) another node once
+  bool leaving = false;
+  bool grace_logged = false;
+  std::string refusal; // the last refusal this node got (name in use, version)
+  static inline const char* name = "cluster_node";
+};
+
+using self_ptr = caf::stateful_actor<cluster_state>*;
+
+// Node names become log fields, JSON and `node/id` prefixes: DNS-label-like.
+bool valid_node_name(const std::string& n) {
+  return !n.empty() && n.size() <= 63 && std::all_of(n.begin(), n.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+bool split_address(const std::string& a, std::string& host, std::uint16_t& port) {
+  auto colon = a.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    return false;
+  unsigned long p = 0;
+  auto digits = a.substr(colon + 1);
+  if (digits.empty() || digits.size() > 5
+      || !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(c); }))
+    return false;
+  p = std::stoul(digits);
+  if (p == 0 || p > 65535)
+    return false;
+  host = a.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  port = static_cast<std::uint16_t>(p);
+  return true;
+}
+
+std::string record_problem(const runtime_record& r) {
+  if (auto why = registry::peer_text_problem(r.id, registry::max_peer_text_bytes); !why.empty())
+    return "runtime id: " + why;
+  if (r.info_json.size() > max_info_bytes)
+    return "RuntimeInfo larger than 64 KiB";
+  if (r.info_json.size() < 2 || r.info_json.front() != '{' || !rpc::validate(r.info_json))
+    return "RuntimeInfo is not a JSON object";
+  if (!r.conn)
+    return "no connection";
+  return {};
+}
+
+void publish_view(self_ptr self) {
+  auto& st = self->state;
+  std::int64_t up = 0, unreachable = 0, down = 0;
+  std::string nodes;
+  auto add = [&](const member_card& c, const char* status, std::size_t runtimes,
+                 std::uint64_t workers) {
+    if (!nodes.empty())
+      nodes += ',';
+    nodes += R"({"name":)" + rpc::quote(c.name) + R"(,"address":)" + rpc::quote(c.address)
+             + R"(,"status":")" + status + R"(","runtimes":)" + std::to_string(runtimes)
+             + R"(,"workers":)" + std::to_string(workers) + R"(,"incarnation":")"
+             + std::to_string(c.incarnation) + "\"}";
+  };
+  add(st.self_card, "up", st.local.size(), st.opts.worker_count ? st.opts.worker_count() : 0);
+  for (auto& [name, m] : st.members) {
+    add(m.card, status_name(m.state), m.runtimes.size(), m.workers);
+    (m.state == member::status::up ? up : m.state == member::status::down ? down : unreachable)++;
+  }
+  auto& g = obs::global();
+  g.cluster_nodes_up.store(up);
+  g.cluster_nodes_unreachable.store(unreachable);
+  g.cluster_nodes_down.store(down);
+  cluster_board::view v;
+  v.json = R"({"self":)" + rpc::quote(st.self_card.name) + R"(,"nodes":[)" + nodes + "]}";
+  if (!st.refusal.empty())
+    v.not_ready = "cluster: " + st.refusal;
+  else if (!st.joined && !st.opts.seeds.empty()
+           && clock_type::now() - st.started < st.opts.join_grace)
+    v.not_ready = "cluster: joining through the seeds";
+  st.board->publish(std::move(v));
+}
+
+template <class... Ts>
+void broadcast(self_ptr self, const Ts&... xs) {
+  for (auto& [name, m] : self->state.members)
+    if (m.state == member::status::up)
+      self->send(m.card.node, xs...);
+}
+
+std::vector<runtime_record> local_records(self_ptr self) {
+  std::vector<runtime_record> out;
+  out.reserve(self->state.local.size());
+  for (auto& [id, r] : self->state.local)
+    out.push_back(r);
+  return out;
+}
+
+void remote_up(self_ptr self, member& m, runtime_record& r) {
+  if (auto why = record_problem(r); !why.empty()) {
+    spdlog::warn("node {}: runtime record dropped: {}", m.card.name, why);
+    return;
+  }
+  if (m.runtimes.size() >= max_records_per_node && !m.runtimes.count(r.id)) {
+    spdlog::warn("node {}: more than {} runtimes; record dropped", m.card.name,
+                 max_records_per_node);
+    return;
+  }
+  m.runtimes.insert(r.id);
+  self->send(self->state.directory, remote_up_atom_v, m.card.name, r.id, std::move(r.info_json),
+             caf::actor_cast<connection_actor>(r.conn));
+}
+
+// The link to `m` is gone, or it left: its runtimes go from the directory.
+void mark_lost(self_ptr self, member& m, member::status to, const std::string& why) {
+  if (m.state == member::status::up) {
+    obs::global().cluster_membership_changes.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("cluster: node {} at {} is {} ({}); its {} runtime(s) are no longer listed",
+                 m.card.name, m.card.address, status_name(to), why, m.runtimes.size());
+  }
+  m.state = to;
+  m.since = clock_type::now();
+  m.runtimes.clear();
+  self->send(self->state.directory, node_lost_atom_v, m.card.name);
+  publish_view(self);
+}
+
+// `card` said hello or welcomed us: it is a member now, with `records`.
+void admit(self_ptr self, member_card card, std::vector<runtime_record> records) {
+  auto& st = self->state;
+  auto [i, fresh] = st.members.try_emplace(card.name);
+  auto& m = i->second;
+  bool same = !fresh && m.card.incarnation == card.incarnation && m.card.node == card.node
+              && m.state == member::status::up;
+  if (!same) {
+    obs::global().cluster_membership_changes.fetch_add(1, std::memory_order_relaxed);
+    if (!fresh && m.card.incarnation != card.incarnation)
+      spdlog::info("cluster: node {} restarted; its new incarnation at {} replaces the old one",
+                   card.name, card.address);
+    else
+      spdlog::info("cluster: node {} at {} joined ({} runtime(s))", card.name, card.address,
+                   records.size());
+    if (!fresh) {
+      if (m.card.node && m.card.node != card.node)
+        self->demonitor(m.card.node.address());
+      self->send(st.directory, node_lost_atom_v, card.name);
+      m.runtimes.clear();
+    }
+    self->monitor(card.node);
+  }
+  m.card = std::move(card);
+  m.state = member::status::up;
+  m.since = clock_type::now();
+  st.dials[m.card.address].failures = 0;
+  st.joined = true;
+  st.refusal.clear();
+  // A full snapshot: what it no longer holds goes, the rest is (re)listed.
+  std::set<std::string> now;
+  for (auto& r : records)
+    now.insert(r.id);
+  for (auto& id : m.runtimes)
+    if (!now.count(id))
+      self->send(st.directory, remote_down_atom_v, m.card.name, id);
+  m.runtimes.clear();
+  for (auto& r : records)
+    remote_up(self, m, r);
+  publish_view(self);
+}
+
+std::string refusal_for(self_ptr self, const member_card& card) {
+  auto& st = self->state;
+  if (card.version != cluster_protocol_version)
+    return "node " + card.name + " speaks cluster protocol version " + std::to_string(card.version)
+           + ", node " + st.self_card.name + " speaks version "
+           + std::to_string(cluster_protocol_version) + ": run the same actor-host release";
+  if (!valid_node_name(card.name))
+    return "invalid node name (1 to 63 of A-Z a-z 0-9 . _ -)";
+  if (!card.node)
+    return "no cluster node handle";
+  if (card.name == st.self_card.name && card.incarnation != st.self_card.incarnation)
+    return "node name '" + card.name + "' is in use by the live node at " + st.self_card.address;
+  auto i = st.members.find(card.name);
+  if (i != st.members.end() && i->second.state == member::status::up
+      && i->second.card.incarnation != card.incarnation
+      && i->second.card.address != card.address)
+    return "node name '" + card.name + "' is in use by the live node at "
+           + i->second.card.address;
+  return {};
+}
+
+void say_hello(self_ptr self, const caf::actor& peer, const std::string& address);
+
+void schedule_retry(self_ptr self, const std::string& address) {
+  auto& st = self->state;
+  auto& d = st.dials[address];
+  d.in_flight = false;
+  ++d.failures;
+  auto backoff = st.opts.min_backoff * (1u << std::min(d.failures, 5u));
+  d.next = clock_type::now() + std::min(backoff, st.opts.max_backoff);
+}
+
+void dial(self_ptr self, const std::string& address) {
+  auto& st = self->state;
+  if (address == st.self_card.address || st.self_addresses.count(address))
+    return;
+  auto& d = st.dials[address];
+  if (d.in_flight || !st.links.middleman)
+    return;
+  std::string host;
+  std::uint16_t port = 0;
+  if (!split_address(address, host, port)) {
+    spdlog::error("cluster: '{}' is not host:port; not dialed", address);
+    d.next = clock_type::time_point::max();
+    return;
+  }
+  d.in_flight = true;
+  auto mm = caf::actor_cast<caf::io::middleman_actor>(st.links.middleman);
+  self->request(mm, caf::infinite, caf::connect_atom_v, host, port)
+    .then(
+      [self, address](caf::node_id& nid, caf::strong_actor_ptr& ptr, std::set<std::string>&) {
+        if (nid == self->node()) {
+          self->state.self_addresses.insert(address);
+          self->state.dials[address].in_flight = false;
+          return;
+        }
+        if (!ptr) {
+          obs::global().cluster_dial_failures.fetch_add(1, std::memory_order_relaxed);
+          spdlog::warn("cluster: {} is a CAF node without a cluster endpoint", address);
+          return schedule_retry(self, address);
+        }
+        say_hello(self, caf::actor_cast<caf::actor>(ptr), address);
+      },
+      [self, address](caf::error& err) {
+        auto& st = self->state;
+        obs::global().cluster_dial_failures.fetch_add(1, std::memory_order_relaxed);
+        auto& d = st.dials[address];
+        // The first failure in a row is worth a line; the retries are not.
+        if (d.failures == 0)
+          spdlog::warn("cluster: cannot reach {}: {} (retrying with backoff)", address,
+                       caf::to_string(err));
+        // Nothing listens there: a lost member there is down, not just unreachable.
+        for (auto& [name, m] : st.members)
+          if (m.card.address == address && m.state == member::status::unreachable)
+            mark_lost(self, m, member::status::down, "nothing answers at its address");
+        schedule_retry(self, address);
+      });
+}
+
+void say_hello(self_ptr self, const caf::actor& peer, const std::string& address) {
+  auto& st = self->state;
+  self
+    ->request(peer, std::chrono::seconds(10), hello_atom_v, st.self_card, local_records(self))
+    .then(
+      [self, address](member_card& card, std::vector<member_card>& others,
+                      std::vector<runtime_record>& records) {
+        auto& st = self->state;
+        if (!address.empty())
+          st.dials[address].in_flight = false;
+        if (auto why = refusal_for(self, card); !why.empty()) {
+          obs::global().cluster_hellos_refused.fetch_add(1, std::memory_order_relaxed);
+          spdlog::error("cluster: refusing node at {}: {}", address, why);
+          if (!address.empty())
+            schedule_retry(self, address);
+          return;
+        }
+        admit(self, std::move(card), std::move(records));
+        // Everyone it knows, we should know directly.
+        for (auto& c : others) {
+          if (c.name == st.self_card.name || !valid_node_name(c.name))
+            continue;
+          auto i = st.members.find(c.name);
+          if (i == st.members.end() || i->second.state != member::status::up
+              || i->second.card.incarnation != c.incarnation)
+            dial(self, c.address);
+        }
+      },
+      [self, address](caf::error& err) {
+        auto& st = self->state;
+        auto text = caf::to_string(err);
+        obs::global().cluster_dial_failures.fetch_add(1, std::memory_order_relaxed);
+        // A refusal (name in use, version) keeps this node unready until
+        // some node admits it.
+        if (err == caf::sec::runtime_error) {
+          st.refusal = text;
+          publish_view(self);
+        }
+        spdlog::error("cluster: node at {} refused this node: {}", address, text);
+        if (!address.empty())
+          schedule_retry(self, address);
+      });
+}
+
+void beat(self_ptr self) {
+  auto& st = self->state;
+  auto now = clock_type::now();
+  // Dial every seed and every lost member that is due.
+  std::set<std::string> targets(st.seed_addresses.begin(), st.seed_addresses.end());
+  for (auto& [name, m] : st.members)
+    if (m.state != member::status::up)
+      targets.insert(m.card.address);
+  std::set<std::string> up_addresses;
+  for (auto& [name, m] : st.members)
+    if (m.state == member::status::up)
+      up_addresses.insert(m.card.address);
+  for (auto& a : targets) {
+    if (a == st.self_card.address || st.self_addresses.count(a) || up_addresses.count(a))
+      continue;
+    auto& d = st.dials[a];
+    if (!d.in_flight && now >= d.next)
+      dial(self, a);
+  }
+  // Forget nodes down for long.
+  for (auto i = st.members.begin(); i != st.members.end();) {
+    if (i->second.state == member::status::down && now - i->second.since > st.opts.forget_after) {
+      spdlog::info("cluster: forgetting node {} (down since {} s)", i->first,
+                   std::chrono::duration_cast<std::chrono::seconds>(now - i->second.since).count());
+      i = st.members.erase(i);
+    } else {
+      ++i;
+    }
+  }
+  broadcast(self, node_status_atom_v, st.self_card.name,
+            st.opts.worker_count ? st.opts.worker_count() : std::uint64_t{0});
+  if (!st.joined && !st.opts.seeds.empty() && now - st.started >= st.opts.join_grace
+      && !st.grace_logged) {
+    st.grace_logged = true;
+    spdlog::warn("cluster: no seed answered within {} ms; serving as a cluster of one and "
+                 "still dialing the seeds",
+                 std::chrono::duration_cast<std::chrono::milliseconds>(st.opts.join_grace).count());
+  }
+  publish_view(self);
+  self->delayed_send(self, st.opts.beat, beat_atom_v);
+}
+
+std::vector<std::string> resolve_seeds(const std::vector<std::string>& seeds) {
+  std::vector<std::string> out;
+  for (auto& s : seeds) {
+    std::string host;
+    std::uint16_t port = 0;
+    if (!split_address(s, host, port))
+      continue;
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
+      out.push_back(s); // let the dial report it
+      continue;
+    }
+    for (auto* p = res; p != nullptr; p = p->ai_next) {
+      char buf[INET6_ADDRSTRLEN] = {};
+      const void* addr = p->ai_family == AF_INET
+                           ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(p->ai_addr)->sin_addr)
+                           : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(p->ai_addr)->sin6_addr);
+      if (::inet_ntop(p->ai_family, addr, buf, sizeof buf) == nullptr)
+        continue;
+      std::string a = p->ai_family == AF_INET6 ? "[" + std::string{buf} + "]" : std::string{buf};
+      a += ":" + std::to_string(port);
+      if (std::find(out.begin(), out.end(), a) == out.end())
+        out.push_back(std::move(a));
+    }
+    ::freeaddrinfo(res);
+  }
+  return out;
+}
+
+// Seeds are resolved on a thread of their own (getaddrinfo blocks), again
+// every resolve_interval: the headless Service of a StatefulSet lists the
+// pods that exist now.
+caf::behavior resolver_actor(caf::event_based_actor*) {
+  return {
+    [](resolve_atom, const std::vector<std::string>& seeds) { return resolve_seeds(seeds); },
+  };
+}
+
+void resolve(self_ptr self) {
+  auto& st = self->state;
+  self->request(st.resolver, std::chrono::seconds(30), resolve_atom_v, st.opts.seeds)
+    .then(
+      [self](std::vector<std::string>& addresses) {
+        auto& st = self->state;
+        if (addresses != st.seed_addresses)
+          spdlog::info("cluster: seeds resolve to {}", fmt::join(addresses, ", "));
+        st.seed_addresses = std::move(addresses);
+      },
+      [](caf::error& err) { spdlog::warn("cluster: resolving the seeds failed: {}", caf::to_string(err)); });
+  self->delayed_send(self, st.opts.resolve_interval, resolve_atom_v);
+}
+
+caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links links,
+                           caf::actor directory, cluster_board_ptr board) {
+  auto& st = self->state;
+  st.opts = std::move(opts);
+  st.links = std::move(links);
+  st.directory = std::move(directory);
+  st.board = std::move(board);
+  std::random_device rd;
+  st.self_card = member_card{st.opts.node_name, st.opts.advertise,
+                             (std::uint64_t{rd()} << 32) | rd(), cluster_protocol_version,
+                             caf::actor_cast<caf::actor>(self)};
+  publish_view(self);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    for (auto& [name, m] : self->state.members)
+      if (m.card.node.address() == dm.source && m.state == member::status::up)
+        mark_lost(self, m, member::status::unreachable,
+                  dm.reason == caf::exit_reason::remote_link_unreachable
+                    ? "its connection closed, or it sent no heartbeat within the timeout"
+                    : caf::to_string(dm.reason));
+  });
+  // A node leaving tells the others, so they drop it at once.
+  self->attach_functor([board = st.board] { board->publish({}); });
+  auto from_member = [self](const std::string& node) -> member* {
+    auto i = self->state.members.find(node);
+    if (i == self->state.members.end() || i->second.state != member::status::up)
+      return nullptr;
+    // Only the node itself speaks for its runtimes.
+    if (self->current_sender() != caf::actor_cast<caf::strong_actor_ptr>(i->second.card.node))
+      return nullptr;
+    return &i->second;
+  };
+  return {
+    // -- between nodes ------------------------------------------------------
+    [self](hello_atom, member_card& card, std::vector<runtime_record>& records)
+      -> caf::result<member_card, std::vector<member_card>, std::vector<runtime_record>> {
+      auto& st = self->state;
+      if (auto why = refusal_for(self, card); !why.empty()) {
+        obs::global().cluster_hellos_refused.fetch_add(1, std::memory_order_relaxed);
+        spdlog::error("cluster: refused node at {}: {}", card.address, why);
+        return caf::make_error(caf::sec::runtime_error, why);
+      }
+      std::vector<member_card> others;
+      for (auto& [name, m] : st.members)
+        if (m.state == member::status::up && name != card.name) {
+          others.push_back(m.card);
+          // Introduce the newcomer to the others (they dial it).
+          self->send(m.card.node, member_atom_v, card);
+        }
+      admit(self, card, std::move(records));
+      return {st.self_card, std::move(others), local_records(self)};
+    },
+    [self](member_atom, member_card& card) {
+      auto& st = self->state;
+      if (card.name == st.self_card.name || !valid_node_name(card.name))
+        return;
+      auto i = st.members.find(card.name);
+      if (i == st.members.end() || i->second.state != member::status::up
+          || i->second.card.incarnation != card.incarnation)
+        dial(self, card.address);
+    },
+    [self, from_member](rt_up_atom, const std::string& node, runtime_record& r) {
+      if (auto* m = from_member(node))
+        remote_up(self, *m, r);
+      publish_view(self);
+    },
+    [self, from_member](rt_down_atom, const std::string& node, const std::string& id) {
+      if (auto* m = from_member(node); m && m->runtimes.erase(id)) {
+        self->send(self->state.directory, remote_down_atom_v, node, id);
+        publish_view(self);
+      }
+    },
+    [self, from_member](node_status_atom, const std::string& node, std::uint64_t workers) {
+      if (auto* m = from_member(node))
+        m->workers = workers;
+    },
+    [self, from_member](leave_atom, const std::string& node) {
+      auto& st = self->state;
+      if (node == st.self_card.name && !self->current_sender()) {
+        // Ours: this node shuts down.
+        st.leaving = true;
+        broadcast(self, leave_atom_v, st.self_card.name);
+        return;
+      }
+      if (auto* m = from_member(node)) {
+        self->demonitor(m->card.node.address());
+        mark_lost(self, *m, member::status::down, "it left");
+      }
+    },
+    // -- within this node ---------------------------------------------------
+    [self](local_up_atom, std::string& id, std::string& info, caf::actor& conn) {
+      auto& st = self->state;
+      runtime_record r{id, std::move(info), std::move(conn)};
+      st.local[id] = r;
+      broadcast(self, rt_up_atom_v, st.self_card.name, r);
+      publish_view(self);
+    },
+    [self](local_down_atom, const std::string& id) {
+      auto& st = self->state;
+      if (st.local.erase(id))
+        broadcast(self, rt_down_atom_v, st.self_card.name, id);
+      publish_view(self);
+    },
+    [self](listening_atom, std::string& advertise) {
+      // The endpoint is up: now others can dial back what we advertise.
+      auto& st = self->state;
+      st.self_card.address = std::move(advertise);
+      st.started = clock_type::now();
+      if (!st.opts.seeds.empty() && st.links.middleman) {
+        st.resolver = self->spawn<caf::detached>(resolver_actor);
+        self->link_to(st.resolver);
+        self->send(self, resolve_atom_v);
+      }
+      self->send(self, beat_atom_v);
+      publish_view(self);
+    },
+    [self](dial_atom, caf::actor& peer) { say_hello(self, peer, {}); },
+    [self](beat_atom) { beat(self); },
+    [self](resolve_atom) { resolve(self); },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_cluster_node(caf::actor_system& sys, cluster_options opts, cluster_links links,
+                              caf::actor directory, cluster_board_ptr board) {
+  return sys.spawn(cluster_node, std::move(opts), std::move(links), std::move(directory),
+                   std::move(board));
+}
+
+void introduce(const caf::actor& node, const caf::actor& peer) {
+  caf::anon_send(node, dial_atom_v, peer);
+}
+
+} // namespace actor_host

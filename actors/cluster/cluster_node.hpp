@@ -1,0 +1,81 @@
+#pragma once
+
+#include "actors/cluster/cluster_types.hpp"
+
+#include <caf/fwd.hpp>
+#include <caf/timespan.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace actor_host {
+
+struct cluster_options {
+  std::string node_name;
+  /// "host:port" the other nodes dial to reach this one.
+  std::string advertise;
+  /// "host:port" entries; host names are resolved again every resolve_interval.
+  std::vector<std::string> seeds;
+  caf::timespan resolve_interval = std::chrono::seconds(10);
+  /// How often dials are retried at most (doubling from min to max) and the
+  /// node's status sent to the others.
+  caf::timespan beat = std::chrono::milliseconds(500);
+  caf::timespan min_backoff = std::chrono::milliseconds(250);
+  caf::timespan max_backoff = std::chrono::seconds(5);
+  /// With seeds and none of them answering: ready (serving alone, still
+  /// dialing) after this long, so a first node never waits for itself.
+  caf::timespan join_grace = std::chrono::seconds(5);
+  /// Nodes down this long are dropped from the member list.
+  caf::timespan forget_after = std::chrono::minutes(5);
+  /// Live iii workers on this node (for the member list).
+  std::function<std::uint64_t()> worker_count;
+};
+
+/// What /api/cluster and /readyz read without a round trip to the cluster
+/// node (published whole on every change, like the route board).
+class cluster_board {
+public:
+  struct view {
+    std::string json;      // GET /api/cluster
+    std::string not_ready; // "" = joined (or serving alone after the grace)
+  };
+
+  cluster_board() : current_(std::make_shared<const view>()) {
+  }
+  std::shared_ptr<const view> current() const {
+    return current_.load(std::memory_order_acquire);
+  }
+  void publish(view v) {
+    current_.store(std::make_shared<const view>(std::move(v)), std::memory_order_release);
+  }
+
+private:
+  std::atomic<std::shared_ptr<const view>> current_;
+};
+
+using cluster_board_ptr = std::shared_ptr<cluster_board>;
+
+/// How a cluster node reaches a "host:port": CAF's middleman (plain BASP) or
+/// caf-openssl's (mTLS). Null in unit tests, which introduce nodes directly.
+struct cluster_links {
+  caf::actor middleman; // a caf::io::middleman_actor, as a plain handle
+};
+
+/// Spawns this node's membership actor (actors/cluster/cluster_node.cpp).
+/// Once told (listening_atom, advertised "host:port") it dials the seeds, admits and introduces nodes, sends this node's runtime
+/// registrations (from `directory`) to every node and feeds theirs into it,
+/// and drops a node's runtimes when its link is lost. `directory` is the
+/// runtime_directory, as a plain handle.
+caf::actor spawn_cluster_node(caf::actor_system& sys, cluster_options opts, cluster_links links,
+                              caf::actor directory, cluster_board_ptr board);
+
+/// Unit tests and the manager: make `node` say hello to `peer` (a
+/// cluster_node of another node) as if it had dialed it.
+void introduce(const caf::actor& node, const caf::actor& peer);
+
+} // namespace actor_host

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include <cstdint>
+#include <string>
+
+// What crosses the wire between the managers of a cluster, besides the call
+// path's own messages (docs/CLUSTER.md). Every type here is serialized by
+// CAF's BASP; add_cluster_types() gives each its portable name.
+namespace actor_host {
+
+/// Bumped when the messages between nodes change incompatibly: a node of
+/// another version is refused at hello, with both versions in the log.
+inline constexpr std::uint32_t cluster_protocol_version = 1;
+
+/// A node as the others know it.
+struct member_card {
+  std::string name;
+  std::string address;           // "host:port" of its cluster endpoint
+  std::uint64_t incarnation = 0; // new per process start: a restart replaces the old one
+  std::uint32_t version = cluster_protocol_version;
+  caf::actor node;               // its cluster_node
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, member_card& x) {
+  return f(caf::meta::type_name("member_card"), x.name, x.address, x.incarnation, x.version,
+           x.node);
+}
+
+/// A runtime registered at one node, as the other nodes list and call it.
+struct runtime_record {
+  std::string id;
+  std::string info_json; // RuntimeInfo
+  caf::actor conn;       // its runtime_connection
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, runtime_record& x) {
+  return f(caf::meta::type_name("runtime_record"), x.id, x.info_json, x.conn);
+}
+
+/// Registers every type that crosses nodes (these and the call path's:
+/// call_request and the typed handles of callers and calls). Before the
+/// actor system is made from `cfg`.
+void add_cluster_types(caf::actor_system_config& cfg);
+
+} // namespace actor_host

@@ -1,0 +1,159 @@
+#include "actors/cluster/remote_call.hpp"
+
+#include "actors/common/live_counts.hpp"
+#include "actors/manager/errors.hpp"
+#include "obs/metrics.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace actor_host {
+
+namespace {
+
+using relay_actor = call_target_actor::extend_with<caller_actor, call_actor>;
+
+struct remote_call_state {
+  live_count live{actor_kind::remote_call};
+  call_target_actor conn; // the owning node's connection (a proxy)
+  std::string node;
+  std::string runtime_id;
+  std::string method;
+  std::uint64_t tag = 0;
+  caller_actor caller;            // the front door's caller, on this node
+  call_actor call;                // the pending request at the owning node (a proxy)
+  caf::response_promise accepted; // answered with this relay once the call is in flight
+  std::chrono::steady_clock::time_point started;
+  static inline const char* name = "remote_call";
+};
+
+using self_ptr = relay_actor::stateful_pointer<remote_call_state>;
+
+void finish(self_ptr self) {
+  auto& st = self->state;
+  obs::global().remote_call_latency.observe(std::chrono::steady_clock::now() - st.started);
+  // The caller may be a long-lived session: leave nothing attached to it.
+  if (st.caller)
+    self->demonitor(st.caller.address());
+  st.caller = nullptr;
+  self->quit();
+}
+
+// The remote side ended without an answer. CAF kills every proxy of a node
+// whose link is lost (closed, or silent past the heartbeat timeout) with
+// remote_link_unreachable: then the run's outcome is unknown, and the
+// caller learns it now rather than when some timeout passes. Any other
+// reason: the owner's connection or call ended (a shutdown).
+void ended(self_ptr self, const caf::error& reason) {
+  auto& st = self->state;
+  bool node_lost = reason == caf::exit_reason::remote_link_unreachable;
+  auto why = node_lost ? std::string{"its connection closed, or it sent no heartbeat within the "
+                                     "timeout"}
+                       : caf::to_string(reason);
+  if (node_lost) {
+    obs::global().remote_calls_lost.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("{} of runtime {} on node {} failed: the link to the node was lost ({})",
+                 st.method, st.runtime_id, st.node, why);
+  }
+  if (st.accepted.pending())
+    // Not in flight yet: the front door reports a failed hand-off
+    // (UNAVAILABLE, "connection closed before the response").
+    st.accepted.deliver(reason);
+  else if (st.caller)
+    self->send(st.caller, done_atom_v, st.tag, false,
+               node_lost ? manager_errors::node_lost(st.runtime_id, st.node, st.method, why)
+                         : manager_errors::connection_closed(st.runtime_id, st.method));
+  finish(self);
+}
+
+} // namespace
+
+relay_actor::behavior_type remote_call(self_ptr self, call_target_actor conn, std::string node,
+                                       std::string runtime_id) {
+  auto& st = self->state;
+  st.conn = std::move(conn);
+  st.node = std::move(node);
+  st.runtime_id = std::move(runtime_id);
+  st.started = std::chrono::steady_clock::now();
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (st.caller && dm.source == st.caller.address()) {
+      // The caller died without a word: its run is abandoned at the owner.
+      if (st.call)
+        self->send(st.call, abort_atom_v);
+      st.caller = nullptr;
+      return finish(self);
+    }
+    // The remote connection before the hand-off, or the remote call after
+    // it. A call that ended normally sent done first and this relay is gone.
+    ended(self, dm.reason);
+  });
+  return {
+    [self](call_atom, call_request& req, caller_actor& caller) -> caf::result<call_actor> {
+      auto& st = self->state;
+      obs::global().remote_calls.fetch_add(1, std::memory_order_relaxed);
+      st.caller = std::move(caller);
+      st.tag = req.tag;
+      st.method = std::string{method_name(req.method)};
+      self->monitor(st.caller);
+      // Until the owner answers, its connection's proxy stands for the node.
+      self->monitor(st.conn);
+      st.accepted = self->make_response_promise();
+      self
+        ->request(st.conn, caf::infinite, call_atom_v, std::move(req),
+                  caf::actor_cast<caller_actor>(self))
+        .then(
+          [self](call_actor& remote) {
+            auto& st = self->state;
+            self->demonitor(st.conn.address());
+            st.call = std::move(remote);
+            self->monitor(st.call);
+            st.accepted.deliver(caf::actor_cast<call_actor>(self));
+          },
+          [self](caf::error& err) {
+            // The connection at the owner ended between routing and the call.
+            self->state.accepted.deliver(std::move(err));
+            finish(self);
+          });
+      return st.accepted;
+    },
+    // The run's events, from the owner's pending request, in order.
+    [self](trace_atom, std::uint64_t tag, std::string& trace) {
+      if (self->state.caller)
+        self->send(self->state.caller, trace_atom_v, tag, std::move(trace));
+    },
+    [self](chunk_atom, std::uint64_t tag, std::string& raw) {
+      if (self->state.caller)
+        self->send(self->state.caller, chunk_atom_v, tag, std::move(raw));
+    },
+    [self](done_atom, std::uint64_t tag, bool ok, std::string& raw) {
+      if (self->state.caller)
+        self->send(self->state.caller, done_atom_v, tag, ok, std::move(raw));
+      finish(self);
+    },
+    // From the caller.
+    [self](input_atom, std::string& chunk) {
+      if (self->state.call)
+        self->send(self->state.call, input_atom_v, std::move(chunk));
+    },
+    [self](end_input_atom) {
+      if (self->state.call)
+        self->send(self->state.call, end_input_atom_v);
+    },
+    [self](abort_atom) {
+      if (self->state.call)
+        self->send(self->state.call, abort_atom_v);
+      finish(self);
+    },
+  };
+}
+
+call_target_actor start_remote_call(caf::actor_system& sys, const call_target_actor& conn,
+                                    std::string node, std::string runtime_id) {
+  return caf::actor_cast<call_target_actor>(
+    sys.spawn(remote_call, conn, std::move(node), std::move(runtime_id)));
+}
+
+} // namespace actor_host

@@ -1,0 +1,270 @@
+// Managers joined into a cluster over CAF's BASP (issue 14): three manager
+// processes on loopback, the real Genkit JS runtime at a, our C++ runtime at
+// b; listings and calls through every node, streams in order, cancel,
+// 64 concurrent cross-node calls, a node SIGKILLed and SIGSTOPped
+// mid-stream, a restart that rejoins, mTLS with certificates made here by
+// the openssl CLI, a name clash, and no leak on any node after each test.
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { ACTOR_HOST_BIN, cleanup, freePort, startManager, TRACE_ID_RE, withTimeout } from './lib/harness.mjs';
+
+afterEach(cleanup);
+after(cleanup);
+
+const NOTHING_LEFT = { 'actors.pending_request': 0, 'actors.remote_call': 0, 'actors.caller_session': 0 };
+
+/** Starts node `name`; `seeds` are other nodes; returns the manager with `.clusterAddress`. */
+async function startNode(name, { seeds = [], clusterPort = 0, port = 0, args = [] } = {}) {
+  const flags = ['--node-name', name, '--cluster-port', String(clusterPort), '--cluster-heartbeat-interval', '500ms', ...args];
+  if (seeds.length) flags.push('--cluster-seeds', seeds.map((s) => s.clusterAddress ?? s).join(','));
+  const m = await startManager(flags, { port });
+  const line = await m.child.waitForLine(/Cluster node \S+: listening on (\S+)/, 10000);
+  m.clusterAddress = line[1];
+  m.name = name;
+  return m;
+}
+
+async function waitForMembers(m, names, { status = 'up', timeoutMs = 5000 } = {}) {
+  return m.poll(
+    () => m.json('/api/cluster'),
+    (c) => names.every((n) => c.nodes.some((x) => x.name === n && x.status === status)),
+    { timeoutMs, intervalMs: 25, what: `${m.name} to see ${names.join(',')} ${status}` }
+  );
+}
+
+async function waitForListed(m, qualifiedIds, timeoutMs = 5000) {
+  return m.poll(
+    () => m.runtimes(),
+    (rts) => qualifiedIds.every((q) => rts.some((r) => r.qualifiedId === q)),
+    { timeoutMs, intervalMs: 25, what: `${m.name} to list ${qualifiedIds.join(',')}` }
+  );
+}
+
+function runAction(m, runtimeId, key, input, extra = {}) {
+  return m.post('/api/runAction', { key, input, runtimeId, ...extra });
+}
+
+describe('a cluster of three', () => {
+  test('forms, lists every runtime on every node and calls them through every node', async () => {
+    const a = await startNode('a');
+    const b = await startNode('b', { seeds: [a] });
+    const c = await startNode('c', { seeds: [a, b] });
+    const t0 = Date.now();
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
+    assert.ok(Date.now() - t0 < 2000, `membership took ${Date.now() - t0} ms`);
+    const cluster = await c.json('/api/cluster');
+    assert.equal(cluster.self, 'c');
+    for (const n of cluster.nodes) assert.match(n.address, /^127\.0\.0\.1:\d+$/);
+
+    const js = await a.startRuntime('js-a', { kind: 'genkit' });
+    const cpp = await b.startRuntime('cpp-b', { kind: 'cpp' });
+    assert.ok(js.running && cpp.running);
+    for (const m of [a, b, c]) {
+      const rts = await waitForListed(m, ['a/js-a', 'b/cpp-b']);
+      const jsInfo = rts.find((r) => r.qualifiedId === 'a/js-a');
+      assert.equal(jsInfo.id, 'js-a');
+      assert.equal(jsInfo.node, 'a');
+    }
+    const counts = await c.json('/api/cluster');
+    assert.equal(counts.nodes.find((n) => n.name === 'a').runtimes, 1);
+
+    // Unary in every direction, by id and by node/id.
+    for (const m of [a, b, c]) {
+      for (const id of ['js-a', 'b/cpp-b']) {
+        const r = await runAction(m, id, '/flow/echo', { from: m.name, to: id });
+        assert.equal(r.status, 200, `${m.name} -> ${id}: ${r.text}`);
+        assert.deepEqual(r.json.result, { from: m.name, to: id });
+        assert.match(r.headers['x-genkit-trace-id'] ?? r.json.telemetry?.traceId ?? '', TRACE_ID_RE);
+      }
+    }
+    // Streaming from another node keeps the order.
+    const s = await c.stream('/api/streamAction', { key: '/flow/streamCount', input: { n: 50 }, runtimeId: 'js-a' });
+    assert.equal(s.status, 200);
+    const lines = await s.lines.drain(10000);
+    assert.deepEqual(lines.slice(0, -1).map((l) => l.i), Array.from({ length: 50 }, (_, i) => i));
+    assert.deepEqual(lines.at(-1).result, { count: 50, sum: 1225 });
+
+    // /api/ws at b: trace id early, then a cross-node cancel by node/id.
+    const api = await b.api();
+    const run = api.request('runAction', { key: '/flow/slow', input: { ms: 30000 }, runtimeId: 'a/js-a' }, { id: 'slow', timeoutMs: 20000 });
+    const state = await api.waitFor((m) => m.method === 'runActionState' && m.params?.requestId === 'slow', 10000, 'runActionState');
+    assert.match(state.params.state.traceId, TRACE_ID_RE);
+    assert.deepEqual(await api.call('cancelAction', { traceId: state.params.state.traceId, runtimeId: 'a/js-a' }), { message: 'Action cancelled' });
+    assert.equal((await withTimeout(run, 5000, 'cancelled run')).error?.data?.code, 1);
+    const listed = await api.call('listRuntimes');
+    assert.equal(listed.runtimes.length, 2);
+    assert.ok((await api.call('getCluster')).nodes.length === 3);
+    await api.close();
+
+    // 64 concurrent cross-node calls without mix-ups.
+    const calls = Array.from({ length: 64 }, (_, i) => {
+      const entry = [a, b, c][i % 3];
+      const target = i % 2 ? 'js-a' : 'cpp-b';
+      return runAction(entry, target, '/flow/echo', { i, target }).then((r) => [i, target, r]);
+    });
+    for (const [i, target, r] of await Promise.all(calls)) {
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.json.result, { i, target });
+    }
+    for (const m of [a, b, c]) await m.waitForStats(NOTHING_LEFT);
+
+    // A runtime that leaves is unlisted everywhere.
+    await js.stop();
+    for (const m of [a, b, c]) await m.poll(() => m.runtimes(), (rts) => !rts.some((r) => r.id === 'js-a'), { what: 'js-a gone' });
+  });
+
+  test('SIGKILL of a node mid-stream: its callers get UNAVAILABLE within 2 s; it rejoins when restarted', async () => {
+    const a = await startNode('a');
+    const bClusterPort = await freePort();
+    const bPort = await freePort();
+    let b = await startNode('b', { seeds: [a], clusterPort: bClusterPort, port: bPort });
+    const c = await startNode('c', { seeds: [a] });
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
+    const cpp = await b.startRuntime('cpp-b', { kind: 'cpp' });
+    await waitForListed(a, ['b/cpp-b']);
+    await waitForListed(c, ['b/cpp-b']);
+
+    const s = await a.stream('/api/streamAction', { key: '/flow/streamCount', input: { n: 100000, delayMs: 2 }, runtimeId: 'cpp-b' });
+    for (let i = 0; i < 5; i++) assert.deepEqual((await s.lines.next(10000, `chunk ${i}`)).value, { i });
+    b.child.kill('SIGKILL');
+    const t0 = Date.now();
+    const rest = await s.lines.drain(5000, 'end of the stream');
+    const elapsed = Date.now() - t0;
+    assert.ok(elapsed < 2000, `the stream ended ${elapsed} ms after the kill`);
+    const last = rest.at(-1);
+    assert.equal(last.error?.data?.code, 14, JSON.stringify(last));
+    assert.match(last.error.message, /node b is unreachable/);
+    assert.ok(rest.slice(0, -1).every((x, k) => x.i === k + 5), 'chunks before the error stay in order');
+    for (const m of [a, c]) {
+      await m.poll(() => m.runtimes(), (rts) => rts.length === 0, { timeoutMs: 2000, what: `${m.name}: b's runtimes gone` });
+      await m.poll(() => m.json('/api/cluster'), (cl) => cl.nodes.find((n) => n.name === 'b')?.status !== 'up', { timeoutMs: 2000, what: 'b not up' });
+      await m.waitForStats(NOTHING_LEFT);
+    }
+    const metrics = await a.get('/metrics');
+    assert.match(metrics.text, /actor_host_remote_calls_lost_total [1-9]/);
+
+    // b comes back on the same ports: its runtime reconnects and is listed everywhere again.
+    b = await startNode('b', { seeds: [a], clusterPort: bClusterPort, port: bPort });
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c'], { timeoutMs: 10000 });
+    for (const m of [a, c]) await waitForListed(m, ['b/cpp-b'], 15000);
+    const r = await runAction(c, 'cpp-b', '/flow/echo', 'again');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.result, 'again');
+    assert.ok(cpp.running);
+  });
+
+  test('SIGSTOP of a node: its callers get UNAVAILABLE within the heartbeat timeout', async () => {
+    const hb = ['--cluster-heartbeat-timeout', '2s'];
+    const a = await startNode('a', { args: hb });
+    const b = await startNode('b', { seeds: [a], args: hb });
+    await waitForMembers(a, ['b']);
+    await b.startRuntime('cpp-b', { kind: 'cpp' });
+    await waitForListed(a, ['b/cpp-b']);
+    const s = await a.stream('/api/streamAction', { key: '/flow/streamCount', input: { n: 100000, delayMs: 2 }, runtimeId: 'cpp-b' });
+    await s.lines.next(10000, 'first chunk');
+    b.child.kill('SIGSTOP');
+    try {
+      const t0 = Date.now();
+      const rest = await s.lines.drain(6000, 'end of the stream');
+      const elapsed = Date.now() - t0;
+      assert.ok(elapsed < 3500, `the stream ended ${elapsed} ms after the stop (timeout 2 s)`);
+      assert.equal(rest.at(-1).error?.data?.code, 14, JSON.stringify(rest.at(-1)));
+      const cl = await a.json('/api/cluster');
+      assert.equal(cl.nodes.find((n) => n.name === 'b').status, 'unreachable');
+      assert.deepEqual(await a.runtimes(), []);
+      await a.waitForStats(NOTHING_LEFT);
+    } finally {
+      b.child.kill('SIGCONT');
+    }
+    // Back from the pause, it rejoins.
+    await waitForMembers(a, ['b'], { timeoutMs: 10000 });
+  });
+
+  test('a seed that is down does not stop the others; a taken node name is refused', async () => {
+    const deadSeed = `127.0.0.1:${await freePort()}`;
+    const a = await startNode('a', { seeds: [deadSeed] });
+    const b = await startNode('b', { seeds: [deadSeed, a] });
+    await waitForMembers(a, ['b']);
+    const ready = await b.poll(() => b.get('/readyz'), (r) => r.status === 200, { what: 'b ready' });
+    assert.equal(ready.status, 200);
+    const clash = await startNode('a', { seeds: [b] });
+    await clash.child.waitForLine(/node name 'a' is in use by the live node at/, 5000);
+    const notReady = await clash.get('/readyz');
+    assert.equal(notReady.status, 503);
+    assert.match(notReady.text, /in use/);
+    const seen = await b.json('/api/cluster');
+    assert.equal(seen.nodes.filter((n) => n.name === 'a').length, 1);
+    assert.equal(seen.nodes.find((n) => n.name === 'a').address, a.clusterAddress);
+  });
+});
+
+describe('mTLS between nodes', () => {
+  let dir;
+  const file = (n) => path.join(dir, n);
+  const openssl = (...args) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  const makeCa = (name) =>
+    openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '2', '-subj', `/CN=${name}`);
+  const makeNodeCert = (name, ca) => {
+    fs.writeFileSync(file(`${name}.ext`), 'extendedKeyUsage=serverAuth,clientAuth\n');
+    openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
+    openssl('x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`);
+  };
+  const tlsArgs = (name, ca = 'ca') => ['--cluster-tls-cert-file', file(`${name}.crt`), '--cluster-tls-key-file', file(`${name}.key`), '--cluster-tls-ca-file', file(`${ca}.crt`)];
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-cluster-tls-'));
+    makeCa('ca');
+    makeCa('other-ca');
+    for (const n of ['a', 'b']) makeNodeCert(n, 'ca');
+    makeNodeCert('stranger', 'other-ca');
+  });
+  after(() => dir && fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('nodes with certificates of the CA join and call; a plaintext node and a foreign certificate never join', async () => {
+    const a = await startNode('a', { args: tlsArgs('a') });
+    assert.match(a.child.tail(), /mTLS/);
+    const b = await startNode('b', { seeds: [a], args: tlsArgs('b') });
+    await waitForMembers(a, ['b']);
+    await b.startRuntime('cpp-b', { kind: 'cpp' });
+    await waitForListed(a, ['b/cpp-b']);
+    const r = await runAction(a, 'cpp-b', '/flow/echo', 'over mTLS');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.result, 'over mTLS');
+
+    const plain = await startNode('plain', { seeds: [a] });
+    const stranger = await startNode('stranger', { seeds: [a], args: tlsArgs('stranger', 'other-ca') });
+    await plain.child.waitForLine(/cannot reach/, 5000);
+    await stranger.child.waitForLine(/cannot reach/, 5000);
+    const seen = await a.json('/api/cluster');
+    assert.deepEqual(seen.nodes.map((n) => n.name).sort(), ['a', 'b']);
+    assert.ok(a.child.running && b.child.running);
+  });
+
+  test('bad cluster settings are refused at start with the way out', async () => {
+    const run = (args) =>
+      new Promise((resolve) =>
+        execFile(ACTOR_HOST_BIN, ['--role', 'manager', '--http-port', '0', '--worker-port', '0', ...args], { timeout: 20000 }, (err, stdout, stderr) =>
+          resolve({ code: err ? err.code : 0, stderr })
+        )
+      );
+    let r = await run(['--cluster-port', '0', '--cluster-bind', '0.0.0.0']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /refusing to start a plaintext cluster endpoint on 0\.0\.0\.0.*--cluster-insecure/s);
+    r = await run(['--cluster-port', '0', '--node-name', 'a/b']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /not a valid node name/);
+    r = await run(['--cluster-port', '0', '--cluster-tls-cert-file', file('a.crt')]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /needs all of cluster_tls_cert_file, cluster_tls_key_file and cluster_tls_ca_file/);
+    r = await run(['--cluster-port', '0', ...tlsArgs('a', 'missing-ca')]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /cluster TLS/);
+    r = await run(['--cluster-port', '0', '--cluster-seeds', 'nohost']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /'nohost' is not host:port/);
+  });
+});

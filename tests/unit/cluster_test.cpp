@@ -1,0 +1,355 @@
+#define CAF_SUITE cluster
+
+#include "test_support.hpp"
+
+#include "actors/cluster/cluster_node.hpp"
+#include "obs/metrics.hpp"
+
+// Cluster membership, the merged directory and the cross-node call relay,
+// with every node in one deterministic actor system: nodes are introduced
+// directly (as a dial would after CAF's connect) and a lost link is the
+// death of the other node's actors, as CAF's proxies die when BASP loses a
+// node (exit_reason::remote_link_unreachable).
+
+using namespace actor_host;
+using namespace actor_host::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// One manager's cluster side: its directory (with its own route board) and
+/// its cluster node.
+struct test_node {
+  std::string name;
+  route_board_ptr routes = std::make_shared<route_board>();
+  cluster_board_ptr view = std::make_shared<cluster_board>();
+  directory_actor dir;
+  caf::actor node;
+};
+
+struct cluster_fixture : actor_fixture {
+  test_node make_node(const std::string& name) {
+    test_node n;
+    n.name = name;
+    n.dir = sys.spawn(runtime_directory, n.routes);
+    cluster_options o;
+    o.node_name = name;
+    o.beat = 1h; // no timers in these tests but the ones they move to
+    n.node = spawn_cluster_node(sys, o, {}, caf::actor_cast<caf::actor>(n.dir), n.view);
+    caf::anon_send(n.node, listening_atom_v, name + ".test:7300");
+    caf::anon_send(n.dir, cluster_atom_v, n.node, name);
+    sched.run();
+    return n;
+  }
+
+  /// A runtime registered at `n`: a stand-in connection the directory watches.
+  caf::actor add_runtime(test_node& n, const std::string& id) {
+    auto conn = spawn_dummy();
+    auto info = R"({"id":")" + id + R"(","pid":1,"reflectionServerUrl":"ws://x"})";
+    caf::anon_send(n.dir, register_atom_v, id, info, caf::actor_cast<connection_actor>(conn));
+    sched.run();
+    return conn;
+  }
+
+  std::string status_of(const test_node& at, const std::string& node) {
+    auto v = parse_json(at.view->current()->json);
+    for (auto& n : v.at("nodes").as_array())
+      if (n.at("name").as_string() == node)
+        return std::string{n.at("status").as_string()};
+    return "<unknown>";
+  }
+
+  std::vector<std::string> remote_ids(const test_node& at) {
+    std::vector<std::string> out;
+    for (auto& e : at.routes->current()->remote)
+      out.push_back(e.node + "/" + e.runtime_id);
+    return out;
+  }
+
+  void end(std::initializer_list<test_node*> nodes) {
+    for (auto* n : nodes) {
+      stop(n->node);
+      stop(n->dir);
+    }
+  }
+};
+
+call_request run_call(std::string runtime_id = {}) {
+  call_request c;
+  c.key = "/flow/x";
+  c.runtime_id = std::move(runtime_id);
+  return c;
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(cluster_tests, cluster_fixture)
+
+CAF_TEST(cluster routing takes local first then the cluster most recent and node/id exactly) {
+  auto l = spawn_dummy();
+  auto r1 = spawn_dummy();
+  auto r2 = spawn_dummy();
+  auto as_target = [](const caf::actor& a) { return caf::actor_cast<call_target_actor>(a); };
+  route_table t;
+  t.self_node = "a";
+  t.remote = {{"x", as_target(r1), "b"}, {"y", as_target(r2), "c"}};
+  // No local runtime: the cluster's most recent.
+  auto r = route_call(t, run_call());
+  CAF_CHECK(caf::actor_cast<caf::actor>(r.conn) == r2);
+  CAF_CHECK_EQUAL(r.node, "c");
+  t.entries = {{"x", as_target(l), {}}};
+  r = route_call(t, run_call());
+  CAF_CHECK(caf::actor_cast<caf::actor>(r.conn) == l);
+  CAF_CHECK_EQUAL(r.node, "");
+  // An id two nodes hold: this node's; node/id names the other one.
+  r = route_call(t, run_call("x"));
+  CAF_CHECK(caf::actor_cast<caf::actor>(r.conn) == l);
+  r = route_call(t, run_call("b/x"));
+  CAF_CHECK(caf::actor_cast<caf::actor>(r.conn) == r1);
+  CAF_CHECK_EQUAL(r.runtime_id, "x");
+  CAF_CHECK_EQUAL(r.node, "b");
+  r = route_call(t, run_call("a/x"));
+  CAF_CHECK(caf::actor_cast<caf::actor>(r.conn) == l);
+  r = route_call(t, run_call("y"));
+  CAF_CHECK(caf::actor_cast<caf::actor>(r.conn) == r2);
+  r = route_call(t, run_call("c/x"));
+  CAF_CHECK(r.how == call_route::kind::failed);
+  CAF_CHECK_EQUAL(member_str(r.error, {"message"}), "Runtime c/x not found");
+  for (auto& x : {l, r1, r2})
+    stop(x);
+  check_no_leaks();
+}
+
+CAF_TEST(two nodes list each other runtimes and follow their changes) {
+  auto a = make_node("a");
+  auto b = make_node("b");
+  auto rt1 = add_runtime(a, "rt1"); // before the join: in the hello snapshot
+  introduce(b.node, a.node);
+  sched.run();
+  CAF_CHECK_EQUAL(status_of(a, "b"), "up");
+  CAF_CHECK_EQUAL(status_of(b, "a"), "up");
+  CAF_CHECK_EQUAL(a.view->current()->not_ready, "");
+  CAF_CHECK(remote_ids(b) == std::vector<std::string>{"a/rt1"});
+  auto rt2 = add_runtime(b, "rt2"); // after: an event
+  auto rt3 = add_runtime(a, "rt2"); // the same id at another node
+  CAF_CHECK(remote_ids(a) == std::vector<std::string>{"b/rt2"});
+  CAF_CHECK(remote_ids(b) == (std::vector<std::string>{"a/rt1", "a/rt2"}));
+  // Listings name each runtime's node and its qualified id.
+  auto list = std::get<0>(ask<std::string>(b.dir, list_atom_v));
+  auto v = parse_json(list);
+  CAF_REQUIRE(v.is_array());
+  CAF_REQUIRE_EQUAL(v.as_array().size(), 3u);
+  auto first = boost::json::serialize(v.as_array()[0]);
+  CAF_CHECK_EQUAL(member_str(first, {"id"}), "rt2");
+  CAF_CHECK_EQUAL(member_str(first, {"node"}), "b");
+  CAF_CHECK_EQUAL(member_str(first, {"qualifiedId"}), "b/rt2");
+  auto last = boost::json::serialize(v.as_array()[2]);
+  CAF_CHECK_EQUAL(member_str(last, {"qualifiedId"}), "a/rt2");
+  CAF_CHECK_EQUAL(member(last, {"pid"}), "1");
+  // A runtime that leaves is unlisted everywhere.
+  stop(rt1);
+  CAF_CHECK(remote_ids(b) == std::vector<std::string>{"a/rt2"});
+  CAF_CHECK_EQUAL(member(a.view->current()->json, {"nodes"}).find("\"runtimes\":1") != std::string::npos, true);
+  for (auto& x : {rt2, rt3})
+    stop(x);
+  CAF_CHECK(remote_ids(a).empty());
+  CAF_CHECK(remote_ids(b).empty());
+  end({&a, &b});
+  check_no_leaks();
+}
+
+CAF_TEST(a third node joining through one member meets every member) {
+  auto a = make_node("a");
+  auto b = make_node("b");
+  introduce(b.node, a.node);
+  sched.run();
+  auto c = make_node("c");
+  auto rt = add_runtime(b, "rt-b");
+  introduce(c.node, a.node);
+  sched.run();
+  // Without a middleman, c cannot dial b's address: a introduced c to b, and
+  // b dials back in production. Here c is handed b as a dial would.
+  introduce(c.node, b.node);
+  sched.run();
+  CAF_CHECK_EQUAL(status_of(c, "a"), "up");
+  CAF_CHECK_EQUAL(status_of(c, "b"), "up");
+  CAF_CHECK_EQUAL(status_of(a, "c"), "up");
+  CAF_CHECK_EQUAL(status_of(b, "c"), "up");
+  CAF_CHECK(remote_ids(c) == std::vector<std::string>{"b/rt-b"});
+  stop(rt);
+  end({&a, &b, &c});
+  check_no_leaks();
+}
+
+CAF_TEST(a node whose link is lost takes its runtimes with it) {
+  auto a = make_node("a");
+  auto b = make_node("b");
+  auto rt = add_runtime(a, "rt1");
+  introduce(b.node, a.node);
+  sched.run();
+  CAF_CHECK(remote_ids(b) == std::vector<std::string>{"a/rt1"});
+  auto changes = obs::global().cluster_membership_changes.load();
+  stop(a.node, caf::exit_reason::remote_link_unreachable);
+  CAF_CHECK_EQUAL(status_of(b, "a"), "unreachable");
+  CAF_CHECK(remote_ids(b).empty());
+  CAF_CHECK_EQUAL(obs::global().cluster_membership_changes.load(), changes + 1);
+  stop(rt);
+  stop(a.dir);
+  end({&b});
+  check_no_leaks();
+}
+
+CAF_TEST(a node that leaves is down at once) {
+  auto a = make_node("a");
+  auto b = make_node("b");
+  introduce(b.node, a.node);
+  sched.run();
+  caf::anon_send(a.node, leave_atom_v, std::string{"a"});
+  sched.run();
+  CAF_CHECK_EQUAL(status_of(b, "a"), "down");
+  end({&a, &b});
+  check_no_leaks();
+}
+
+CAF_TEST(a second live node under a taken name is refused) {
+  auto a = make_node("a");
+  auto b = make_node("b");
+  introduce(b.node, a.node);
+  sched.run();
+  auto refused = obs::global().cluster_hellos_refused.load();
+  auto impostor = make_node("b"); // another incarnation, another address
+  // The impostor's address differs from b's, so a refuses it.
+  caf::anon_send(impostor.node, listening_atom_v, std::string{"elsewhere.test:7300"});
+  sched.run();
+  introduce(impostor.node, a.node);
+  sched.run();
+  CAF_CHECK_EQUAL(obs::global().cluster_hellos_refused.load(), refused + 1);
+  CAF_CHECK_EQUAL(status_of(a, "b"), "up");
+  CAF_CHECK(contains(impostor.view->current()->not_ready, "in use by the live node at b.test:7300"));
+  end({&a, &b, &impostor});
+  check_no_leaks();
+}
+
+CAF_TEST(a node of another protocol version is refused) {
+  auto a = make_node("a");
+  auto stranger = spawn_dummy();
+  auto refused = obs::global().cluster_hellos_refused.load();
+  member_card card{"z", "z.test:7300", 7, cluster_protocol_version + 1, stranger};
+  caf::anon_send(a.node, hello_atom_v, card, std::vector<runtime_record>{});
+  sched.run();
+  CAF_CHECK_EQUAL(obs::global().cluster_hellos_refused.load(), refused + 1);
+  CAF_CHECK_EQUAL(status_of(a, "z"), "<unknown>");
+  stop(stranger);
+  end({&a});
+  check_no_leaks();
+}
+
+CAF_TEST(records a peer sends are checked before they are listed) {
+  auto a = make_node("a");
+  auto b = make_node("b");
+  introduce(b.node, a.node);
+  sched.run();
+  auto conn = spawn_dummy();
+  // Only b speaks for b's runtimes: this comes from nobody.
+  caf::anon_send(a.node, rt_up_atom_v, std::string{"b"},
+                 runtime_record{"forged", R"({"id":"forged"})", conn});
+  sched.run();
+  CAF_CHECK(remote_ids(a).empty());
+  // A node's snapshot: ids with control characters, RuntimeInfo that is not
+  // a JSON object, and records without a connection are dropped.
+  auto c_node = spawn_dummy();
+  member_card card{"c", "c.test:7300", 9, cluster_protocol_version, c_node};
+  std::vector<runtime_record> records{
+    {"bad\nid", R"({"id":"x"})", conn},
+    {"not-json", R"({"id":tru})", conn},
+    {"no-conn", R"({"id":"no-conn"})", caf::actor{}},
+    {"good", R"({"id":"good"})", conn},
+  };
+  caf::anon_send(a.node, hello_atom_v, card, records);
+  sched.run();
+  CAF_CHECK(remote_ids(a) == std::vector<std::string>{"c/good"});
+  stop(c_node);
+  CAF_CHECK(remote_ids(a).empty());
+  stop(conn);
+  end({&a, &b});
+  check_no_leaks();
+}
+
+CAF_TEST(a call to another node passes through a relay and a lost node fails it with UNAVAILABLE) {
+  // The owner's side: a real connection with a registered runtime.
+  auto owner_routes = std::make_shared<route_board>();
+  auto owner_dir = sys.spawn(runtime_directory, owner_routes);
+  sched.run();
+  auto rt = make_fake_transport();
+  auto conn = spawn_connection(rt, owner_dir);
+  send_frame(conn, register_frame("rt-b"));
+  rt->clear();
+  // The entry node's routes list it as node b's.
+  route_table t;
+  t.self_node = "a";
+  t.remote = {{"rt-b", caf::actor_cast<call_target_actor>(conn), "b"}};
+  board->publish(t);
+  auto entry_dir = spawn_directory();
+  auto probe = spawn_probe();
+  auto caller = caf::actor_cast<caller_actor>(probe);
+  auto req = make_call(5, "runAction", R"({"key":"/flow/streamCount","input":3})");
+  caf::actor call;
+  bool failed = false;
+  // Started from an actor context, as every front door's caller does.
+  auto starter = sys.spawn([&](caf::event_based_actor* s) -> caf::behavior {
+    start_call(s, door(entry_dir), req, caller,
+               [&](call_actor c) { call = caf::actor_cast<caf::actor>(c); },
+               [&](bool, std::string) { failed = true; });
+    return {[](int) {}};
+  });
+  sched.run();
+  CAF_CHECK(!failed);
+  CAF_REQUIRE(call);
+  CAF_CHECK_EQUAL(live_delta(actor_kind::remote_call), 1);
+  CAF_CHECK(call != conn);
+  // The request reached the runtime; its answers come back through the relay in order.
+  CAF_REQUIRE_EQUAL(rt->size(), 1u);
+  auto wire_id = member(rt->frame(0), {"id"});
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":)" + wire_id
+                     + R"(,"state":{"traceId":"t-1"}}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":)" + wire_id
+                     + R"(,"chunk":1}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"result":3},"id":)" + wire_id + "}");
+  CAF_CHECK_EQUAL(render(events(probe)), R"(trace 5 t-1 | chunk 5 1 | done 5 ok {"result":3})");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::remote_call), 0);
+  // Again, and this time node b is lost mid-run: CAF kills its proxies.
+  events(probe).clear();
+  call = nullptr;
+  auto lost = obs::global().remote_calls_lost.load();
+  auto starter2 = sys.spawn([&](caf::event_based_actor* s) -> caf::behavior {
+    start_call(s, door(entry_dir), req, caller,
+               [&](call_actor c) { call = caf::actor_cast<caf::actor>(c); },
+               [&](bool, std::string) { failed = true; });
+    return {[](int) {}};
+  });
+  sched.run();
+  CAF_REQUIRE(call);
+  // The relay watches the owner's pending request, a proxy in production:
+  // CAF kills a lost node's proxies with remote_link_unreachable.
+  CAF_REQUIRE_EQUAL(rt->size(), 2u);
+  auto* pending = deref<connection_actor::stateful_base<connection_state>>(conn).state.pending.find(
+    member(rt->last(), {"id"}));
+  CAF_REQUIRE(pending != nullptr);
+  stop(*pending, caf::exit_reason::remote_link_unreachable);
+  CAF_REQUIRE_EQUAL(events(probe).size(), 1u);
+  auto& done = events(probe).back();
+  CAF_CHECK_EQUAL(done.kind, "done");
+  CAF_CHECK(!done.ok);
+  CAF_CHECK_EQUAL(member(done.text, {"data", "code"}), "14");
+  CAF_CHECK_EQUAL(member_str(done.text, {"message"}).find("on node b is unreachable") != std::string::npos, true);
+  CAF_CHECK_EQUAL(obs::global().remote_calls_lost.load(), lost + 1);
+  CAF_CHECK(!failed);
+  for (auto& x : {caf::actor_cast<caf::actor>(starter), caf::actor_cast<caf::actor>(starter2), probe})
+    stop(x);
+  stop(conn);
+  stop(entry_dir);
+  stop(owner_dir);
+  check_no_leaks();
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
