@@ -40,6 +40,10 @@ struct member {
   std::set<std::string> runtimes; // ids listed in the directory
   std::uint64_t workers = 0;
   clock_type::time_point since = clock_type::now();
+  // Our iii functions went to it since it was admitted. The node that
+  // dialed sends first, after the welcome (the welcome has to arrive
+  // first); the other answers with its own.
+  bool fns_sent = false;
 };
 
 const char* status_name(member::status s) {
@@ -66,6 +70,8 @@ struct cluster_state {
   member_card self_card;
   std::map<std::string, member> members;                    // by node name
   std::map<std::string, runtime_record> local;              // this node's runtimes, by id
+  std::vector<function_record> local_fns;                   // this node's iii functions
+  caf::actor functions;                                     // the function_registry
   std::vector<std::string> seed_addresses;                  // resolved
   std::unordered_map<std::string, dial_state> dials;        // by address
   std::set<std::string> self_addresses;                     // addresses that lead here
@@ -191,6 +197,8 @@ void mark_lost(self_ptr self, member& m, member::status to, const std::string& w
   m.since = clock_type::now();
   m.runtimes.clear();
   self->send(self->state.directory, node_lost_atom_v, m.card.name);
+  if (self->state.functions)
+    self->send(self->state.functions, node_lost_atom_v, m.card.name);
   publish_view(self);
 }
 
@@ -216,6 +224,7 @@ void admit(self_ptr self, member_card card, std::vector<runtime_record> records)
       m.runtimes.clear();
     }
     self->monitor(card.node);
+    m.fns_sent = false;
   }
   m.card = std::move(card);
   m.state = member::status::up;
@@ -258,6 +267,11 @@ std::string refusal_for(self_ptr self, const member_card& card) {
 }
 
 void say_hello(self_ptr self, const caf::actor& peer, const std::string& address);
+
+void send_functions(self_ptr self, member& m) {
+  m.fns_sent = true;
+  self->send(m.card.node, fn_set_atom_v, self->state.self_card.name, self->state.local_fns);
+}
 
 void schedule_retry(self_ptr self, const std::string& address) {
   auto& st = self->state;
@@ -332,7 +346,9 @@ void say_hello(self_ptr self, const caf::actor& peer, const std::string& address
             schedule_retry(self, address);
           return;
         }
+        auto name = card.name;
         admit(self, std::move(card), std::move(records));
+        send_functions(self, st.members[name]);
         // Everyone it knows, we should know directly.
         for (auto& c : others) {
           if (c.name == st.self_card.name || !valid_node_name(c.name))
@@ -462,6 +478,7 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
   st.opts = std::move(opts);
   st.links = std::move(links);
   st.directory = std::move(directory);
+  st.functions = st.links.functions;
   st.board = std::move(board);
   std::random_device rd;
   st.self_card = member_card{st.opts.node_name, st.opts.advertise,
@@ -526,6 +543,28 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
         self->send(self->state.directory, remote_down_atom_v, node, id);
         publish_view(self);
       }
+    },
+    [self, from_member](fn_set_atom, const std::string& node, std::vector<function_record>& fns) {
+      auto* m = from_member(node);
+      if (!m)
+        return;
+      if (!m->fns_sent)
+        send_functions(self, *m);
+      if (!self->state.functions)
+        return;
+      std::erase_if(fns, [&](const function_record& f) {
+        return !f.conn || !registry::peer_text_problem(f.id, registry::max_peer_text_bytes).empty()
+               || f.metadata.size() > max_info_bytes
+               || (!f.metadata.empty() && !rpc::validate(f.metadata));
+      });
+      self->send(self->state.functions, fn_set_atom_v, node, std::move(fns));
+    },
+    [self](local_fns_atom, std::vector<function_record>& fns) {
+      auto& st = self->state;
+      st.local_fns = std::move(fns);
+      for (auto& [name, m] : st.members)
+        if (m.state == member::status::up)
+          send_functions(self, m);
     },
     [self, from_member](node_status_atom, const std::string& node, std::uint64_t workers) {
       if (auto* m = from_member(node))

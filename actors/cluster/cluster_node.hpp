@@ -64,6 +64,7 @@ using cluster_board_ptr = std::shared_ptr<cluster_board>;
 /// caf-openssl's (mTLS). Null in unit tests, which introduce nodes directly.
 struct cluster_links {
   caf::actor middleman; // a caf::io::middleman_actor, as a plain handle
+  caf::actor functions; // this node's function_registry; null: no iii side
 };
 
 /// Spawns this node's membership actor (actors/cluster/cluster_node.cpp).

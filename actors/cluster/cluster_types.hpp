@@ -43,6 +43,18 @@ typename Inspector::result_type inspect(Inspector& f, runtime_record& x) {
   return f(caf::meta::type_name("runtime_record"), x.id, x.info_json, x.conn);
 }
 
+/// An iii function registered at one node, as the other nodes route to it.
+struct function_record {
+  std::string id;
+  std::string metadata; // raw JSON, "" when absent (RBAC filters read it)
+  caf::actor conn;      // the owning worker_connection
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, function_record& x) {
+  return f(caf::meta::type_name("function_record"), x.id, x.metadata, x.conn);
+}
+
 /// Registers every type that crosses nodes (these and the call path's:
 /// call_request and the typed handles of callers and calls). Before the
 /// actor system is made from `cfg`.

@@ -2,6 +2,7 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/manager/errors.hpp"
+#include "net/iii_protocol.hpp"
 #include "obs/metrics.hpp"
 
 #include <caf/all.hpp>
@@ -13,7 +14,8 @@ namespace actor_host {
 
 namespace {
 
-using relay_actor = call_target_actor::extend_with<caller_actor, call_actor>;
+using relay_actor = call_target_actor::extend_with<caller_actor, call_actor>::extend<
+  caf::reacts_to<execute_atom, caller_actor, std::uint64_t, invocation_request>>;
 
 struct remote_call_state {
   live_count live{actor_kind::remote_call};
@@ -25,6 +27,8 @@ struct remote_call_state {
   caller_actor caller;            // the front door's caller, on this node
   call_actor call;                // the pending request at the owning node (a proxy)
   caf::response_promise accepted; // answered with this relay once the call is in flight
+  bool watching_conn = false;     // the owner's connection stands for its node
+  bool iii_caller = false;        // an iii invocation: errors in iii's shape
   std::chrono::steady_clock::time_point started;
   static inline const char* name = "remote_call";
 };
@@ -34,9 +38,12 @@ using self_ptr = relay_actor::stateful_pointer<remote_call_state>;
 void finish(self_ptr self) {
   auto& st = self->state;
   obs::global().remote_call_latency.observe(std::chrono::steady_clock::now() - st.started);
-  // The caller may be a long-lived session: leave nothing attached to it.
+  // The caller may be a long-lived session, the connection a busy worker:
+  // leave nothing attached to them.
   if (st.caller)
     self->demonitor(st.caller.address());
+  if (st.watching_conn)
+    self->demonitor(st.conn.address());
   st.caller = nullptr;
   self->quit();
 }
@@ -61,6 +68,11 @@ void ended(self_ptr self, const caf::error& reason) {
     // Not in flight yet: the front door reports a failed hand-off
     // (UNAVAILABLE, "connection closed before the response").
     st.accepted.deliver(reason);
+  else if (st.caller && st.iii_caller)
+    self->send(st.caller, done_atom_v, st.tag, false,
+               net::iii::error_object(net::iii::code::invocation_failed,
+                                 "Function " + st.runtime_id + " on node " + st.node
+                                   + " is unreachable: " + why));
   else if (st.caller)
     self->send(st.caller, done_atom_v, st.tag, false,
                node_lost ? manager_errors::node_lost(st.runtime_id, st.node, st.method, why)
@@ -100,6 +112,7 @@ relay_actor::behavior_type remote_call(self_ptr self, call_target_actor conn, st
       self->monitor(st.caller);
       // Until the owner answers, its connection's proxy stands for the node.
       self->monitor(st.conn);
+      st.watching_conn = true;
       st.accepted = self->make_response_promise();
       self
         ->request(st.conn, caf::infinite, call_atom_v, std::move(req),
@@ -108,6 +121,7 @@ relay_actor::behavior_type remote_call(self_ptr self, call_target_actor conn, st
           [self](call_actor& remote) {
             auto& st = self->state;
             self->demonitor(st.conn.address());
+            st.watching_conn = false;
             st.call = std::move(remote);
             self->monitor(st.call);
             st.accepted.deliver(caf::actor_cast<call_actor>(self));
@@ -118,6 +132,25 @@ relay_actor::behavior_type remote_call(self_ptr self, call_target_actor conn, st
             finish(self);
           });
       return st.accepted;
+    },
+    // An iii invocation of a function at the owning node (a worker's call,
+    // or one the engine fires): the owner's worker connection runs it and
+    // answers this relay, which stands for the node meanwhile.
+    [self](execute_atom, caller_actor& caller, std::uint64_t tag, invocation_request& req) {
+      auto& st = self->state;
+      obs::global().remote_calls.fetch_add(1, std::memory_order_relaxed);
+      st.method = "invoke";
+      st.tag = tag;
+      st.iii_caller = true;
+      auto owner = caf::actor_cast<worker_connection_actor>(st.conn);
+      if (!req.wants_reply) {
+        self->send(owner, execute_atom_v, caller_actor{}, tag, std::move(req));
+        return finish(self);
+      }
+      st.caller = std::move(caller);
+      self->monitor(st.conn);
+      st.watching_conn = true;
+      self->send(owner, execute_atom_v, caf::actor_cast<caller_actor>(self), tag, std::move(req));
     },
     // The run's events, from the owner's pending request, in order.
     [self](trace_atom, std::uint64_t tag, std::string& trace) {
@@ -148,6 +181,12 @@ relay_actor::behavior_type remote_call(self_ptr self, call_target_actor conn, st
       finish(self);
     },
   };
+}
+
+caf::actor start_remote_invocation(caf::actor_system& sys, const caf::actor& conn,
+                                   std::string node, std::string function_id) {
+  return caf::actor_cast<caf::actor>(sys.spawn(remote_call, caf::actor_cast<call_target_actor>(conn),
+                                               std::move(node), std::move(function_id)));
 }
 
 call_target_actor start_remote_call(caf::actor_system& sys, const call_target_actor& conn,

@@ -20,4 +20,11 @@ namespace actor_host {
 call_target_actor start_remote_call(caf::actor_system& sys, const call_target_actor& conn,
                                     std::string node, std::string runtime_id);
 
+/// The same for an iii invocation of another node's function: send the relay
+/// (execute_atom, caller, tag, invocation_request) as to the owner's
+/// worker_connection `conn`; a lost node answers the caller with an iii
+/// invocation_failed error.
+caf::actor start_remote_invocation(caf::actor_system& sys, const caf::actor& conn,
+                                   std::string node, std::string function_id);
+
 } // namespace actor_host

@@ -19,7 +19,7 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, closed_atom, "closed")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, register_atom, "register")
 // (deregister_atom, id, conn)                   its connection ended
 CAF_ADD_ATOM(actor_host, actor_host::atoms, deregister_atom, "deregister")
-// (route_iii_atom, function_id) -> (ok, conn, id_or_error)   [function_registry]
+// (route_iii_atom, function_id) -> (ok, conn, id_or_error, node)   [function_registry]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, route_iii_atom, "routeiii")
 // (list_atom) -> listActions JSON of every runtime
 CAF_ADD_ATOM(actor_host, actor_host::atoms, list_atom, "list")
@@ -173,7 +173,12 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, local_down_atom, "localdown")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, remote_up_atom, "remoteup")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, remote_down_atom, "remotedown")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, node_lost_atom, "nodelost")
-// (cluster_atom, cluster_node, node_name)       [runtime_directory] where local changes go
+// (local_fns_atom, vector<function_record>)    [cluster_node] this node's iii functions
+// (fn_set_atom, node, vector<function_record>)  [cluster_node, function_registry] a node's
+CAF_ADD_ATOM(actor_host, actor_host::atoms, local_fns_atom, "localfns")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, fn_set_atom, "fnset")
+// (cluster_atom, cluster_node, node_name)       [runtime_directory, function_registry]
+//                                               where local changes go
 // (listening_atom, advertised_address)          [cluster_node] its endpoint is up: start
 CAF_ADD_ATOM(actor_host, actor_host::atoms, listening_atom, "listening")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, cluster_atom, "cluster")

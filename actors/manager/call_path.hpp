@@ -100,13 +100,17 @@ void start_call(Self* self, const front_door& door, call_request req, caller_act
   }
   self->request(door.functions, answered_in_handler, route_iii_atom_v, route.function_id)
     .then(
-      [self, req = std::move(req), caller, accepted,
-       finished](bool ok, worker_connection_actor& conn, std::string& id_or_error) mutable {
+      [self, req = std::move(req), caller, accepted, finished](
+        bool ok, worker_connection_actor& conn, std::string& id_or_error,
+        std::string& node) mutable {
         if (!ok)
           return finished(false, std::move(id_or_error));
-        detail::hand_off(self, call_target_actor{conn}, std::move(id_or_error),
-                         std::move(req), std::move(caller), std::move(accepted),
-                         std::move(finished));
+        // Another node's function: through a relay, as for its runtimes.
+        auto target = node.empty() ? call_target_actor{conn}
+                                   : start_remote_call(self->system(), call_target_actor{conn},
+                                                       std::move(node), id_or_error);
+        detail::hand_off(self, target, std::move(id_or_error), std::move(req), std::move(caller),
+                         std::move(accepted), std::move(finished));
       },
       [finished](caf::error& err) mutable {
         finished(false, manager_errors::internal("routing an iii call failed: " + to_string(err)));

@@ -1,5 +1,7 @@
 #include "actors/manager/function_registry.hpp"
 
+#include "actors/cluster/cluster_types.hpp"
+#include "actors/cluster/remote_call.hpp"
 #include "actors/manager/channel.hpp"
 #include "actors/manager/engine_functions.hpp"
 #include "actors/manager/errors.hpp"
@@ -69,8 +71,16 @@ bool route(self_ptr self, const caller_actor& caller, std::uint64_t tag, invocat
   auto& st = self->state;
   auto* f = st.catalog.find_function(req.function_id);
   auto w = f ? st.workers.find(f->owner) : st.workers.end();
-  if (w == st.workers.end())
-    return false;
+  if (w == st.workers.end()) {
+    // Another node's function: a relay here stands for that node.
+    auto r = st.remote_functions.find(req.function_id);
+    if (r == st.remote_functions.end())
+      return false;
+    auto relay = start_remote_invocation(self->system(), r->second.conn, r->second.node,
+                                         req.function_id);
+    self->send(relay, execute_atom_v, caller, tag, std::move(req));
+    return true;
+  }
   self->send(w->second.conn, execute_atom_v, caller, tag, std::move(req));
   return true;
 }
@@ -103,10 +113,32 @@ bool has_bindings(self_ptr self, std::string_view type) {
   return std::any_of(ts.begin(), ts.end(), [&](auto& kv) { return kv.second.trigger_type == type; });
 }
 
+/// The metadata RBAC filters read: a local function's, else another node's.
+const std::string* metadata_of(const function_registry_state& st, const std::string& id) {
+  if (auto* f = st.catalog.find_function(id))
+    return &f->metadata;
+  if (auto r = st.remote_functions.find(id); r != st.remote_functions.end())
+    return &r->second.metadata;
+  return nullptr;
+}
+
+/// In a cluster, this node's function set goes to the other nodes.
+void tell_cluster(self_ptr self) {
+  auto& st = self->state;
+  if (!st.cluster)
+    return;
+  std::vector<function_record> fns;
+  for (auto& [id, f] : st.catalog.functions())
+    if (auto w = st.workers.find(f.owner); w != st.workers.end())
+      fns.push_back({id, f.metadata, caf::actor_cast<caf::actor>(w->second.conn)});
+  self->send(st.cluster, local_fns_atom_v, std::move(fns));
+}
+
 /// The function set changed: one check after the window, however many
 /// changes come meanwhile. Nothing is scheduled while nobody listens.
 void functions_changed(self_ptr self) {
   auto& st = self->state;
+  tell_cluster(self);
   if (st.flush_due || !has_bindings(self, functions_available_type))
     return;
   st.flush_due = true;
@@ -188,9 +220,8 @@ void on_invoke(self_ptr self, const caller_actor& caller, std::uint64_t tag,
   // metadata filter might allow them). Calls the manager makes on a
   // worker's behalf (auth, hooks, middleware) carry no worker id.
   if (auto* a = access_of(self, req); a && a->config) {
-    auto* f = self->state.catalog.find_function(req.function_id);
     auto d = registry::check_invoke(*a->config, a->session, req.function_id,
-                                    f ? &f->metadata : nullptr);
+                                    metadata_of(self->state, req.function_id));
     if (d != registry::invoke_decision::allow) {
       spdlog::info("iii worker {}: call of {} denied", req.caller_worker_id, req.function_id);
       obs::global().record_invocation(iii::code::forbidden, {});
@@ -379,16 +410,20 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
     },
     // Invocations the engine fires are void; nothing comes back.
     [](done_atom, std::uint64_t, bool, const std::string&) {},
-    [self](route_iii_atom,
-           const std::string& function_id) -> caf::result<bool, worker_connection_actor, std::string> {
+    [self](route_iii_atom, const std::string& function_id)
+      -> caf::result<bool, worker_connection_actor, std::string, std::string> {
       auto& st = self->state;
       auto* f = st.catalog.find_function(function_id);
       auto w = f ? st.workers.find(f->owner) : st.workers.end();
-      if (w == st.workers.end())
+      auto r = st.remote_functions.find(function_id);
+      bool remote = w == st.workers.end() && r != st.remote_functions.end();
+      if (w == st.workers.end() && !remote)
         return {false, worker_connection_actor{},
                 manager_errors::status_error(registry::status_code::not_found,
-                                             "iii function " + function_id + " not found")};
-      if (!registry::may_see(st.opts.front_door.get(), function_id, &f->metadata)) {
+                                             "iii function " + function_id + " not found"),
+                std::string{}};
+      if (!registry::may_see(st.opts.front_door.get(), function_id,
+                             metadata_of(st, function_id))) {
         obs::global().record_invocation(iii::code::forbidden, {});
         spdlog::info("front door: call of iii function {} denied by the RBAC policy",
                      function_id);
@@ -396,9 +431,27 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
                 manager_errors::status_error(
                   registry::status_code::permission_denied,
                   "iii function " + function_id
-                    + " is not exposed to the front door (add it to worker_expose_functions)")};
+                    + " is not exposed to the front door (add it to worker_expose_functions)"),
+                std::string{}};
       }
-      return {true, w->second.conn, function_id};
+      if (remote)
+        return {true, caf::actor_cast<worker_connection_actor>(r->second.conn), function_id,
+                r->second.node};
+      return {true, w->second.conn, function_id, std::string{}};
+    },
+    [self](cluster_atom, caf::actor& cluster, const std::string&) {
+      self->state.cluster = std::move(cluster);
+      tell_cluster(self);
+    },
+    [self](fn_set_atom, const std::string& node, std::vector<function_record>& fns) {
+      auto& rf = self->state.remote_functions;
+      std::erase_if(rf, [&](auto& kv) { return kv.second.node == node; });
+      for (auto& f : fns)
+        rf[f.id] = {node, std::move(f.conn), std::move(f.metadata)};
+    },
+    [self](node_lost_atom, const std::string& node) {
+      std::erase_if(self->state.remote_functions,
+                    [&](auto& kv) { return kv.second.node == node; });
     },
     [self](list_iii_atom) -> std::string {
       // The front door lists what it may call (a copy: listings are rare).

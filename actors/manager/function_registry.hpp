@@ -57,8 +57,19 @@ struct function_registry_state {
     bool active = false;  // delivered (provider known and not rejected), or an engine type
   };
 
+  /// Another cluster node's function (actors/cluster/).
+  struct remote_function {
+    std::string node;
+    caf::actor conn; // its worker_connection (a proxy)
+    std::string metadata;
+  };
+
   live_count live{actor_kind::function_registry};
   registry::function_catalog catalog;
+  /// Other nodes' functions by id; a local function of the same id wins,
+  /// between nodes the most recently announced.
+  std::unordered_map<std::string, remote_function> remote_functions;
+  caf::actor cluster; // cluster_node; null outside a cluster
   std::unordered_map<std::string, worker> workers;    // by worker id
   std::unordered_map<std::string, binding> triggers;  // by trigger id
   std::string functions_seen = R"({"functions":[]})"; // last functions-available list
@@ -88,7 +99,12 @@ struct function_registry_state {
 ///   (done_atom, tag, ok, raw)
 ///   and gets (done_atom, tag, ok, raw) (from here, the invocation, or a
 ///   binding for engine::register_trigger)
-/// - (route_iii_atom, function_id) -> (ok, conn, error): front-door
+/// - In a cluster: (cluster_atom, cluster_node, node_name) joins it (this
+///   node's function set goes to the cluster node as (local_fns_atom,
+///   records) on every change); (fn_set_atom, node, records) and
+///   (node_lost_atom, node) keep the other nodes' functions, which calls
+///   reach through a relay (actors/cluster/remote_call.hpp).
+/// - (route_iii_atom, function_id) -> (ok, conn, error, node): front-door
 ///   routing of `/iii/<function_id>` keys (delegated by the runtime directory)
 /// - (list_iii_atom) -> string: the functions as a Genkit listActions
 ///   result, for the front door (delegated by the runtime directory)

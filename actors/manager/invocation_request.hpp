@@ -1,6 +1,6 @@
 #pragma once
 
-#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
 #include <caf/timespan.hpp>
 
 #include <string>
@@ -27,7 +27,11 @@ struct invocation_request {
   caf::timespan timeout{0};     // 0 = none
 };
 
-} // namespace actor_host
+/// Invocations cross nodes of a cluster as they are (actors/cluster/).
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, invocation_request& x) {
+  return f(caf::meta::type_name("invocation_request"), x.function_id, x.data, x.metadata,
+           x.traceparent, x.baggage, x.caller_worker_id, x.wants_reply, x.format, x.timeout);
+}
 
-// Calls cross actor boundaries only inside one process.
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::invocation_request)
+} // namespace actor_host

@@ -202,6 +202,7 @@ std::string manager::impl::start_cluster() {
     return static_cast<std::uint64_t>(live_actors(actor_kind::worker_connection));
   };
   cluster_links links;
+  links.functions = d.functions;
   links.middleman = tls ? caf::actor_cast<caf::actor>(d.sys.openssl_manager().actor_handle())
                         : caf::actor_cast<caf::actor>(d.sys.middleman().actor_handle());
   d.cluster = spawn_cluster_node(d.sys, std::move(co), links,
@@ -218,6 +219,7 @@ std::string manager::impl::start_cluster() {
   advertise = host_port(advertise, *port);
   caf::anon_send(d.cluster, listening_atom_v, advertise);
   caf::anon_send(d.directory, cluster_atom_v, d.cluster, c.node_name);
+  caf::anon_send(d.functions, cluster_atom_v, d.cluster, c.node_name);
   std::string seeds;
   for (auto& s : c.seeds)
     seeds += (seeds.empty() ? "" : ",") + s;

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { ACTOR_HOST_BIN, cleanup, freePort, startManager, TRACE_ID_RE, withTimeout } from './lib/harness.mjs';
+import { ACTOR_HOST_BIN, cleanup, freePort, sdkCall, startIiiWorker, startManager, TRACE_ID_RE, withTimeout } from './lib/harness.mjs';
 
 afterEach(cleanup);
 after(cleanup);
@@ -115,6 +115,37 @@ describe('a cluster of three', () => {
     // A runtime that leaves is unlisted everywhere.
     await js.stop();
     for (const m of [a, b, c]) await m.poll(() => m.runtimes(), (rts) => !rts.some((r) => r.id === 'js-a'), { what: 'js-a gone' });
+  });
+
+  test('iii: a function of a worker at c is called from a and b, and workers call Genkit actions anywhere', async () => {
+    const a = await startNode('a');
+    const b = await startNode('b', { seeds: [a] });
+    const c = await startNode('c', { seeds: [a, b] });
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
+    const worker = startIiiWorker(c.workerUrl);
+    await b.startRuntime('cpp-b', { kind: 'cpp' });
+    await waitForListed(a, ['b/cpp-b']);
+    // The front door at a runs the worker's function through c.
+    const front = await a.poll(
+      () => runAction(a, undefined, '/iii/greet', { name: 'front' }),
+      (r) => r.status === 200,
+      { timeoutMs: 10000, what: 'greet callable at a' }
+    );
+    assert.equal(front.json.result.greeting, 'Hello, front!', front.text);
+    // An SDK worker connected at b calls it (b -> c), and calls a Genkit action at b from a.
+    const viaB = await sdkCall(b.workerUrl, 'greet', { name: 'sdk' });
+    assert.equal(viaB.result?.greeting, 'Hello, sdk!', viaB.line);
+    const genkit = await sdkCall(a.workerUrl, 'genkit::cpp-b::/flow/echo', { hello: 'cluster' });
+    assert.deepEqual(genkit.result, { hello: 'cluster' }, genkit.line);
+    // The worker leaves: its function is gone everywhere.
+    await worker.stop();
+    const gone = await a.poll(
+      () => runAction(a, undefined, '/iii/greet', { name: 'x' }),
+      (r) => r.status === 404,
+      { timeoutMs: 5000, what: 'greet gone at a' }
+    );
+    assert.match(gone.text, /not found/);
+    for (const m of [a, b, c]) await m.waitForStats({ ...NOTHING_LEFT, 'actors.invocation': 0 });
   });
 
   test('SIGKILL of a node mid-stream: its callers get UNAVAILABLE within 2 s; it rejoins when restarted', async () => {

@@ -178,7 +178,8 @@ CAF_TEST(front door calls of iii functions follow the RBAC listener policy) {
   send_frame(trusted, R"({"type":"registerfunction","id":"secret::fn"})");
   send_frame(trusted, R"({"type":"registerfunction","id":"api::ok"})");
   auto route = [&](const std::string& fid) {
-    return std::get<0>(ask<bool, worker_connection_actor, std::string>(reg, route_iii_atom_v, fid));
+    return std::get<0>(
+      ask<bool, worker_connection_actor, std::string, std::string>(reg, route_iii_atom_v, fid));
   };
   // Without RBAC configured: everything.
   CAF_CHECK(route("secret::fn"));
@@ -188,8 +189,8 @@ CAF_TEST(front door calls of iii functions follow the RBAC listener policy) {
   caf::anon_send(reg, iii_options_atom_v, std::move(o));
   sched.run();
   CAF_CHECK(!route("secret::fn"));
-  auto [ok, conn, why] = ask<bool, worker_connection_actor, std::string>(reg, route_iii_atom_v,
-                                                            std::string{"secret::fn"});
+  auto [ok, conn, why, node] = ask<bool, worker_connection_actor, std::string, std::string>(
+    reg, route_iii_atom_v, std::string{"secret::fn"});
   CAF_CHECK(contains(why, "worker_expose_functions"));
   CAF_CHECK(route("api::ok"));
   // The front door's listing (runtime "iii") shows what it may call.
