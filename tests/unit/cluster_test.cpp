@@ -3,6 +3,7 @@
 #include "test_support.hpp"
 
 #include "actors/cluster/cluster_node.hpp"
+#include "actors/manager/function_registry.hpp"
 #include "obs/metrics.hpp"
 
 // Cluster membership, the merged directory and the cross-node call relay,
@@ -73,6 +74,24 @@ struct cluster_fixture : actor_fixture {
     }
   }
 };
+
+/// Another node's worker connection, as its proxy takes invocations.
+struct owner_state {
+  caller_actor caller;
+  std::uint64_t tag = 0;
+  std::string function_id;
+  static inline const char* name = "owner";
+};
+
+caf::behavior owner_stub(caf::stateful_actor<owner_state>* self) {
+  return {
+    [self](execute_atom, caller_actor& caller, std::uint64_t tag, invocation_request& req) {
+      self->state.caller = std::move(caller);
+      self->state.tag = tag;
+      self->state.function_id = req.function_id;
+    },
+  };
+}
 
 call_request run_call(std::string runtime_id = {}) {
   call_request c;
@@ -349,6 +368,61 @@ CAF_TEST(a call to another node passes through a relay and a lost node fails it 
   stop(conn);
   stop(entry_dir);
   stop(owner_dir);
+  check_no_leaks();
+}
+
+CAF_TEST(another node s iii function is routed through a relay and a lost node answers invocation_failed) {
+  auto reg = sys.spawn(function_registry);
+  auto owner = sys.spawn(owner_stub);
+  auto probe = spawn_probe();
+  sched.run();
+  std::vector<function_record> fns{{"greet", R"({"team":"b"})", owner}};
+  caf::anon_send(reg, fn_set_atom_v, std::string{"b"}, fns);
+  sched.run();
+  // The front door learns the node, to put a relay in between.
+  auto [ok, conn, id, node] = ask<bool, worker_connection_actor, std::string, std::string>(
+    reg, route_iii_atom_v, std::string{"greet"});
+  CAF_CHECK(ok);
+  CAF_CHECK(caf::actor_cast<caf::actor>(conn) == owner);
+  CAF_CHECK_EQUAL(node, "b");
+  // A worker's call: the owner gets it from a relay, and answers through it.
+  auto& st = deref<caf::stateful_actor<owner_state>>(owner).state;
+  invocation_request req;
+  req.function_id = "greet";
+  caf::anon_send(reg, invoke_atom_v, caf::actor_cast<caller_actor>(probe), std::uint64_t{7}, req);
+  sched.run();
+  CAF_CHECK_EQUAL(st.function_id, "greet");
+  CAF_REQUIRE(st.caller);
+  CAF_CHECK(caf::actor_cast<caf::actor>(st.caller) != probe);
+  CAF_CHECK_EQUAL(live_delta(actor_kind::remote_call), 1);
+  caf::anon_send(st.caller, done_atom_v, st.tag, true, std::string{R"({"hi":1})"});
+  sched.run();
+  CAF_CHECK_EQUAL(render(events(probe)), R"(done 7 ok {"hi":1})");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::remote_call), 0);
+  // Again; the node is lost before it answers.
+  events(probe).clear();
+  caf::anon_send(reg, invoke_atom_v, caf::actor_cast<caller_actor>(probe), std::uint64_t{8}, req);
+  sched.run();
+  CAF_CHECK_EQUAL(st.tag, 8u);
+  // Across nodes, CAF's registry holds the relay whose handle went to the
+  // owner; here the owner's copy is the only one, and dies with it.
+  auto held = st.caller;
+  stop(owner, caf::exit_reason::remote_link_unreachable);
+  CAF_REQUIRE_EQUAL(events(probe).size(), 1u);
+  CAF_CHECK(!events(probe)[0].ok);
+  CAF_CHECK_EQUAL(member_str(events(probe)[0].text, {"code"}), "invocation_failed");
+  CAF_CHECK(contains(events(probe)[0].text, "greet on node b is unreachable"));
+  CAF_CHECK_EQUAL(live_delta(actor_kind::remote_call), 0);
+  held = nullptr;
+  // Its node is lost: the function is gone.
+  caf::anon_send(reg, node_lost_atom_v, std::string{"b"});
+  sched.run();
+  auto [ok2, conn2, err, node2] = ask<bool, worker_connection_actor, std::string, std::string>(
+    reg, route_iii_atom_v, std::string{"greet"});
+  CAF_CHECK(!ok2);
+  CAF_CHECK(contains(err, "not found"));
+  stop(probe);
+  stop(reg);
   check_no_leaks();
 }
 
