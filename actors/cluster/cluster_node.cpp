@@ -146,7 +146,7 @@ void publish_view(self_ptr self) {
   g.cluster_nodes_up.store(up);
   g.cluster_nodes_unreachable.store(unreachable);
   g.cluster_nodes_down.store(down);
-  cluster_board::view v;
+  cluster_view v;
   v.json = R"({"self":)" + rpc::quote(st.self_card.name) + R"(,"nodes":[)" + nodes + "]}";
   if (!st.refusal.empty())
     v.not_ready = "cluster: " + st.refusal;
@@ -329,6 +329,18 @@ void dial(self_ptr self, const std::string& address) {
       });
 }
 
+// A node another node knows: dialed unless it is this one or already up
+// (in this incarnation).
+void meet(self_ptr self, const member_card& card) {
+  auto& st = self->state;
+  if (card.name == st.self_card.name || !valid_node_name(card.name))
+    return;
+  auto i = st.members.find(card.name);
+  if (i == st.members.end() || i->second.state != member::status::up
+      || i->second.card.incarnation != card.incarnation)
+    dial(self, card.address);
+}
+
 void say_hello(self_ptr self, const caf::actor& peer, const std::string& address) {
   auto& st = self->state;
   self
@@ -350,14 +362,8 @@ void say_hello(self_ptr self, const caf::actor& peer, const std::string& address
         admit(self, std::move(card), std::move(records));
         send_functions(self, st.members[name]);
         // Everyone it knows, we should know directly.
-        for (auto& c : others) {
-          if (c.name == st.self_card.name || !valid_node_name(c.name))
-            continue;
-          auto i = st.members.find(c.name);
-          if (i == st.members.end() || i->second.state != member::status::up
-              || i->second.card.incarnation != c.incarnation)
-            dial(self, c.address);
-        }
+        for (auto& c : others)
+          meet(self, c);
       },
       [self, address](caf::error& err) {
         auto& st = self->state;
@@ -524,15 +530,7 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
       admit(self, card, std::move(records));
       return {st.self_card, std::move(others), local_records(self)};
     },
-    [self](member_atom, member_card& card) {
-      auto& st = self->state;
-      if (card.name == st.self_card.name || !valid_node_name(card.name))
-        return;
-      auto i = st.members.find(card.name);
-      if (i == st.members.end() || i->second.state != member::status::up
-          || i->second.card.incarnation != card.incarnation)
-        dial(self, card.address);
-    },
+    [self](member_atom, member_card& card) { meet(self, card); },
     [self, from_member](rt_up_atom, const std::string& node, runtime_record& r) {
       if (auto* m = from_member(node))
         remote_up(self, *m, r);

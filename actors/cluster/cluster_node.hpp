@@ -1,6 +1,7 @@
 #pragma once
 
 #include "actors/cluster/cluster_types.hpp"
+#include "actors/common/snapshot_board.hpp"
 
 #include <caf/fwd.hpp>
 #include <caf/timespan.hpp>
@@ -36,27 +37,15 @@ struct cluster_options {
   std::function<std::uint64_t()> worker_count;
 };
 
+/// The cluster as this node sees it.
+struct cluster_view {
+  std::string json;      // GET /api/cluster
+  std::string not_ready; // "" = joined (or serving alone after the grace)
+};
+
 /// What /api/cluster and /readyz read without a round trip to the cluster
 /// node (published whole on every change, like the route board).
-class cluster_board {
-public:
-  struct view {
-    std::string json;      // GET /api/cluster
-    std::string not_ready; // "" = joined (or serving alone after the grace)
-  };
-
-  cluster_board() : current_(std::make_shared<const view>()) {
-  }
-  std::shared_ptr<const view> current() const {
-    return current_.load(std::memory_order_acquire);
-  }
-  void publish(view v) {
-    current_.store(std::make_shared<const view>(std::move(v)), std::memory_order_release);
-  }
-
-private:
-  std::atomic<std::shared_ptr<const view>> current_;
-};
+using cluster_board = snapshot_board<cluster_view>;
 
 using cluster_board_ptr = std::shared_ptr<cluster_board>;
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "actors/common/snapshot_board.hpp"
 #include "actors/manager/interfaces.hpp"
 
 #include <atomic>
@@ -26,26 +27,8 @@ struct route_table {
 
 /// Where the runtime directory publishes its routes for every front door.
 /// Routes change when a runtime registers or leaves and are read on every
-/// call: the directory swaps in a new immutable table and callers read the
-/// current one without a round trip to it (as Envoy's thread-local cluster
-/// maps do), so a call costs no directory hop and no per-session copy.
-class route_board {
-public:
-  route_board() : current_(std::make_shared<const route_table>()) {
-  }
-
-  std::shared_ptr<const route_table> current() const {
-    return current_.load(std::memory_order_acquire);
-  }
-
-  /// The directory only.
-  void publish(route_table t) {
-    current_.store(std::make_shared<const route_table>(std::move(t)), std::memory_order_release);
-  }
-
-private:
-  std::atomic<std::shared_ptr<const route_table>> current_;
-};
+/// call, so a call costs no directory hop and no per-session copy.
+using route_board = snapshot_board<route_table>;
 
 using route_board_ptr = std::shared_ptr<route_board>;
 
