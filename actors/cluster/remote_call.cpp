@@ -15,7 +15,14 @@ namespace actor_host {
 namespace {
 
 using relay_actor = call_target_actor::extend_with<caller_actor, call_actor>::extend<
-  caf::reacts_to<execute_atom, caller_actor, std::uint64_t, invocation_request>>;
+  caf::reacts_to<execute_atom, caller_actor, std::uint64_t, invocation_request>,
+  caf::reacts_to<expired_atom>>;
+
+// CAF 0.17's BASP can deliver the news that a remote actor ended before its
+// last messages: the owner's broker answers our proxy announcement (an I/O
+// event, handled at once) ahead of messages still queued in its mailbox. A
+// call whose actor ended normally gets this long for its answer to arrive.
+constexpr auto last_words_grace = std::chrono::seconds(2);
 
 struct remote_call_state {
   live_count live{actor_kind::remote_call};
@@ -29,6 +36,8 @@ struct remote_call_state {
   caf::response_promise accepted; // answered with this relay once the call is in flight
   bool watching_conn = false;     // the owner's connection stands for its node
   bool iii_caller = false;        // an iii invocation: errors in iii's shape
+  bool grace = false;             // the remote side ended; its answer may still come
+  caf::error grace_reason;
   std::chrono::steady_clock::time_point started;
   static inline const char* name = "remote_call";
 };
@@ -56,6 +65,12 @@ void finish(self_ptr self) {
 void ended(self_ptr self, const caf::error& reason) {
   auto& st = self->state;
   bool node_lost = reason == caf::exit_reason::remote_link_unreachable;
+  if (!node_lost && !st.accepted.pending() && !st.grace) {
+    st.grace = true;
+    st.grace_reason = reason;
+    self->delayed_send(self, last_words_grace, expired_atom_v);
+    return;
+  }
   auto why = node_lost ? std::string{"its connection closed, or it sent no heartbeat within the "
                                      "timeout"}
                        : caf::to_string(reason);
@@ -63,6 +78,9 @@ void ended(self_ptr self, const caf::error& reason) {
     obs::global().remote_calls_lost.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("{} of runtime {} on node {} failed: the link to the node was lost ({})",
                  st.method, st.runtime_id, st.node, why);
+  } else {
+    spdlog::warn("{} of runtime {} on node {}: its {} ended without an answer ({})", st.method,
+                 st.runtime_id, st.node, st.accepted.pending() ? "connection" : "call", why);
   }
   if (st.accepted.pending())
     // Not in flight yet: the front door reports a failed hand-off
@@ -165,6 +183,11 @@ relay_actor::behavior_type remote_call(self_ptr self, call_target_actor conn, st
       if (self->state.caller)
         self->send(self->state.caller, done_atom_v, tag, ok, std::move(raw));
       finish(self);
+    },
+    [self](expired_atom) {
+      // The remote side ended and no answer came within the grace.
+      auto reason = self->state.grace_reason;
+      ended(self, reason);
     },
     // From the caller.
     [self](input_atom, std::string& chunk) {

@@ -363,6 +363,40 @@ CAF_TEST(a call to another node passes through a relay and a lost node fails it 
   CAF_CHECK_EQUAL(member_str(done.text, {"message"}).find("on node b is unreachable") != std::string::npos, true);
   CAF_CHECK_EQUAL(obs::global().remote_calls_lost.load(), lost + 1);
   CAF_CHECK(!failed);
+  // BASP may bring the news that the remote call ended before its answer:
+  // the relay waits a grace for it, and fails the call only past it.
+  auto third = [&](caf::actor& out) {
+    events(probe).clear();
+    out = nullptr;
+    sys.spawn([&](caf::event_based_actor* s) -> caf::behavior {
+      start_call(s, door(entry_dir), req, caller,
+                 [&](call_actor c) { out = caf::actor_cast<caf::actor>(c); },
+                 [&](bool, std::string) { failed = true; });
+      return {[](int) {}};
+    });
+    sched.run();
+    auto* p = deref<connection_actor::stateful_base<connection_state>>(conn).state.pending.find(
+      member(rt->last(), {"id"}));
+    CAF_REQUIRE(p != nullptr);
+    stop(*p, caf::exit_reason::user_shutdown);
+  };
+  third(call);
+  CAF_REQUIRE(call);
+  CAF_CHECK(events(probe).empty());
+  caf::anon_send(caf::actor_cast<caller_actor>(call), done_atom_v, std::uint64_t{5}, true,
+                 std::string{R"({"late":true})"});
+  sched.run();
+  CAF_CHECK_EQUAL(render(events(probe)), R"(done 5 ok {"late":true})");
+  sched.trigger_timeouts();
+  sched.run();
+  CAF_CHECK_EQUAL(events(probe).size(), 1u);
+  third(call);
+  CAF_CHECK(events(probe).empty());
+  sched.advance_time(std::chrono::seconds(2));
+  sched.run();
+  CAF_REQUIRE_EQUAL(events(probe).size(), 1u);
+  CAF_CHECK(!events(probe)[0].ok);
+  CAF_CHECK(contains(events(probe)[0].text, "connection closed before the response"));
   for (auto& x : {caf::actor_cast<caf::actor>(starter), caf::actor_cast<caf::actor>(starter2), probe})
     stop(x);
   stop(conn);
