@@ -95,12 +95,26 @@ describe('a cluster of three', () => {
     assert.match(state.params.state.traceId, TRACE_ID_RE);
     assert.deepEqual(await api.call('cancelAction', { traceId: state.params.state.traceId, runtimeId: 'a/js-a' }), { message: 'Action cancelled' });
     assert.equal((await withTimeout(run, 5000, 'cancelled run')).error?.data?.code, 1);
+    // Bidi input crosses in order (b -> a's Genkit runtime).
+    const bidi = api.request('runAction', { key: '/flow/bidiSum', stream: true, streamInput: true, runtimeId: 'js-a' }, { id: 'bidi' });
+    await api.waitFor((m) => m.method === 'runActionState' && m.params?.requestId === 'bidi', 10000, 'bidi runActionState');
+    for (const x of [1, 2, 3, 4]) api.notify('sendInputStreamChunk', { requestId: 'bidi', chunk: x });
+    api.notify('endInputStream', { requestId: 'bidi' });
+    const bidiReply = await withTimeout(bidi, 10000, 'bidi reply');
+    assert.deepEqual(bidiReply.result?.result, { total: 10, count: 4 }, JSON.stringify(bidiReply));
+    assert.deepEqual(api.notificationsFor('streamChunk', 'bidi').map((m) => m.params.chunk), [1, 3, 6, 10].map((t) => ({ runningTotal: t })));
     const listed = await api.call('listRuntimes');
     assert.equal(listed.runtimes.length, 2);
     assert.ok((await api.call('getCluster')).nodes.length === 3);
     await api.close();
 
-    // 64 concurrent cross-node calls without mix-ups.
+    // Context reaches the other node's action; the caller's timeout holds there.
+    const who = await runAction(c, 'cpp-b', '/flow/whoami', { q: 1 }, { context: { auth: { uid: 'u1' } } });
+    assert.equal(who.status, 200, who.text);
+    assert.deepEqual(who.json.result, { input: { q: 1 }, context: { auth: { uid: 'u1' } } });
+    const late = await runAction(c, 'js-a', '/flow/slow', { ms: 5000 }, { timeoutMs: 300 });
+    assert.equal(late.json?.error?.data?.code, 4, late.text);
+        // 64 concurrent cross-node calls without mix-ups.
     const calls = Array.from({ length: 64 }, (_, i) => {
       const entry = [a, b, c][i % 3];
       const target = i % 2 ? 'js-a' : 'cpp-b';
