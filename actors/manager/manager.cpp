@@ -89,8 +89,13 @@ struct manager::impl {
 
   net::server_options listener_options(listener l, std::uint16_t port, std::uint16_t first = 0,
                                        std::uint16_t last = 0) const {
-    net::server_options so{opts.bind, port, first, last, opts.max_frame_bytes,
-                           opts.max_body_bytes};
+    net::server_options so;
+    so.bind = opts.bind;
+    so.port = port;
+    so.range_first = first;
+    so.range_last = last;
+    so.max_frame_bytes = opts.max_frame_bytes;
+    so.max_body_bytes = opts.max_body_bytes;
     so.max_write_queue_bytes = opts.max_write_queue_bytes;
     so.max_connections = opts.max_connections;
     so.tls = tls;
