@@ -1,5 +1,7 @@
 #include "actors/cluster/cluster_node.hpp"
 
+#include "actors/cluster/seed_resolver.hpp"
+
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/manager/interfaces.hpp"
@@ -12,9 +14,6 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include <netdb.h>
-#include <sys/socket.h>
-#include <arpa/inet.h>
 
 #include <algorithm>
 #include <map>
@@ -29,9 +28,6 @@ namespace {
 namespace rpc = net::jsonrpc;
 using clock_type = std::chrono::steady_clock;
 
-// A peer's RuntimeInfo is listed to every caller here: the same bounds as a
-// runtime's own registration (registry/runtime_info.hpp).
-constexpr std::size_t max_info_bytes = 64 * 1024;
 constexpr std::size_t max_records_per_node = 100000;
 
 struct member {
@@ -85,44 +81,6 @@ struct cluster_state {
 };
 
 using self_ptr = caf::stateful_actor<cluster_state>*;
-
-// Node names become log fields, JSON and `node/id` prefixes: DNS-label-like.
-bool valid_node_name(const std::string& n) {
-  return !n.empty() && n.size() <= 63 && std::all_of(n.begin(), n.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-  });
-}
-
-bool split_address(const std::string& a, std::string& host, std::uint16_t& port) {
-  auto colon = a.rfind(':');
-  if (colon == std::string::npos || colon == 0)
-    return false;
-  unsigned long p = 0;
-  auto digits = a.substr(colon + 1);
-  if (digits.empty() || digits.size() > 5
-      || !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(c); }))
-    return false;
-  p = std::stoul(digits);
-  if (p == 0 || p > 65535)
-    return false;
-  host = a.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  port = static_cast<std::uint16_t>(p);
-  return true;
-}
-
-std::string record_problem(const runtime_record& r) {
-  if (auto why = registry::peer_text_problem(r.id, registry::max_peer_text_bytes); !why.empty())
-    return "runtime id: " + why;
-  if (r.info_json.size() > max_info_bytes)
-    return "RuntimeInfo larger than 64 KiB";
-  if (r.info_json.size() < 2 || r.info_json.front() != '{' || !rpc::validate(r.info_json))
-    return "RuntimeInfo is not a JSON object";
-  if (!r.conn)
-    return "no connection";
-  return {};
-}
 
 void publish_view(self_ptr self) {
   auto& st = self->state;
@@ -247,14 +205,13 @@ void admit(self_ptr self, member_card card, std::vector<runtime_record> records)
 
 std::string refusal_for(self_ptr self, const member_card& card) {
   auto& st = self->state;
+  // First what the rest (and the log line) may quote.
+  if (auto why = card_problem(card); !why.empty())
+    return why;
   if (card.version != cluster_protocol_version)
     return "node " + card.name + " speaks cluster protocol version " + std::to_string(card.version)
            + ", node " + st.self_card.name + " speaks version "
            + std::to_string(cluster_protocol_version) + ": run the same actor-host release";
-  if (!valid_node_name(card.name))
-    return "invalid node name (1 to 63 of A-Z a-z 0-9 . _ -)";
-  if (!card.node)
-    return "no cluster node handle";
   if (card.name == st.self_card.name && card.incarnation != st.self_card.incarnation)
     return "node name '" + card.name + "' is in use by the live node at " + st.self_card.address;
   auto i = st.members.find(card.name);
@@ -333,7 +290,7 @@ void dial(self_ptr self, const std::string& address) {
 // (in this incarnation).
 void meet(self_ptr self, const member_card& card) {
   auto& st = self->state;
-  if (card.name == st.self_card.name || !valid_node_name(card.name))
+  if (card.name == st.self_card.name || !card_problem(card).empty())
     return;
   auto i = st.members.find(card.name);
   if (i == st.members.end() || i->second.state != member::status::up
@@ -423,47 +380,6 @@ void beat(self_ptr self) {
   self->delayed_send(self, st.opts.beat, beat_atom_v);
 }
 
-std::vector<std::string> resolve_seeds(const std::vector<std::string>& seeds) {
-  std::vector<std::string> out;
-  for (auto& s : seeds) {
-    std::string host;
-    std::uint16_t port = 0;
-    if (!split_address(s, host, port))
-      continue;
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* res = nullptr;
-    if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
-      out.push_back(s); // let the dial report it
-      continue;
-    }
-    for (auto* p = res; p != nullptr; p = p->ai_next) {
-      char buf[INET6_ADDRSTRLEN] = {};
-      const void* addr = p->ai_family == AF_INET
-                           ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(p->ai_addr)->sin_addr)
-                           : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(p->ai_addr)->sin6_addr);
-      if (::inet_ntop(p->ai_family, addr, buf, sizeof buf) == nullptr)
-        continue;
-      std::string a = p->ai_family == AF_INET6 ? "[" + std::string{buf} + "]" : std::string{buf};
-      a += ":" + std::to_string(port);
-      if (std::find(out.begin(), out.end(), a) == out.end())
-        out.push_back(std::move(a));
-    }
-    ::freeaddrinfo(res);
-  }
-  return out;
-}
-
-// Seeds are resolved on a thread of their own (getaddrinfo blocks), again
-// every resolve_interval: the headless Service of a StatefulSet lists the
-// pods that exist now.
-caf::behavior resolver_actor(caf::event_based_actor*) {
-  return {
-    [](resolve_atom, const std::vector<std::string>& seeds) { return resolve_seeds(seeds); },
-  };
-}
-
 void resolve(self_ptr self) {
   auto& st = self->state;
   self->request(st.resolver, std::chrono::seconds(30), resolve_atom_v, st.opts.seeds)
@@ -517,7 +433,8 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
       auto& st = self->state;
       if (auto why = refusal_for(self, card); !why.empty()) {
         obs::global().cluster_hellos_refused.fetch_add(1, std::memory_order_relaxed);
-        spdlog::error("cluster: refused node at {}: {}", card.address, why);
+        spdlog::error("cluster: refused node at {}: {}",
+                      card_problem(card).empty() ? card.address : std::string{"(invalid)"}, why);
         return caf::make_error(caf::sec::runtime_error, why);
       }
       std::vector<member_card> others;
@@ -550,11 +467,7 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
         send_functions(self, *m);
       if (!self->state.functions)
         return;
-      std::erase_if(fns, [&](const function_record& f) {
-        return !f.conn || !registry::peer_text_problem(f.id, registry::max_peer_text_bytes).empty()
-               || f.metadata.size() > max_info_bytes
-               || (!f.metadata.empty() && !rpc::validate(f.metadata));
-      });
+      std::erase_if(fns, [](const function_record& f) { return !record_problem(f).empty(); });
       self->send(self->state.functions, fn_set_atom_v, node, std::move(fns));
     },
     [self](local_fns_atom, std::vector<function_record>& fns) {
@@ -601,8 +514,9 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
       st.self_card.address = std::move(advertise);
       st.started = clock_type::now();
       if (!st.opts.seeds.empty() && st.links.middleman) {
-        st.resolver = self->spawn<caf::detached>(resolver_actor);
-        self->link_to(st.resolver);
+        // Again every resolve_interval: the headless Service of a
+        // StatefulSet lists the pods that exist now.
+        st.resolver = spawn_seed_resolver(self);
         self->send(self, resolve_atom_v);
       }
       self->send(self, beat_atom_v);

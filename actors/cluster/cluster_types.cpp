@@ -2,9 +2,67 @@
 
 #include "actors/manager/interfaces.hpp"
 
+#include "actors/cluster/seed_resolver.hpp"
+#include "net/jsonrpc.hpp"
+#include "registry/runtime_info.hpp"
+
 #include <caf/actor_system_config.hpp>
 
+#include <algorithm>
+#include <cctype>
+
 namespace actor_host {
+
+namespace {
+
+// A peer's RuntimeInfo or function metadata is listed to every caller here.
+constexpr std::size_t max_info_bytes = 64 * 1024;
+constexpr std::size_t max_address_bytes = 300;
+
+std::string id_problem(const std::string& id) {
+  auto why = registry::peer_text_problem(id, registry::max_peer_text_bytes);
+  return why.empty() ? why : "id: " + why;
+}
+
+} // namespace
+
+bool valid_node_name(const std::string& n) {
+  return !n.empty() && n.size() <= 63 && std::all_of(n.begin(), n.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+std::string card_problem(const member_card& card) {
+  if (!valid_node_name(card.name))
+    return "invalid node name (1 to 63 of A-Z a-z 0-9 . _ -)";
+  std::string host;
+  std::uint16_t port = 0;
+  if (!registry::peer_text_problem(card.address, max_address_bytes).empty()
+      || !split_address(card.address, host, port))
+    return "node " + card.name + " advertises an address that is not host:port";
+  if (!card.node)
+    return "no cluster node handle";
+  return {};
+}
+
+std::string record_problem(const runtime_record& r) {
+  if (auto why = id_problem(r.id); !why.empty())
+    return "runtime " + why;
+  if (r.info_json.size() > max_info_bytes)
+    return "RuntimeInfo larger than 64 KiB";
+  if (r.info_json.size() < 2 || r.info_json.front() != '{' || !net::jsonrpc::validate(r.info_json))
+    return "RuntimeInfo is not a JSON object";
+  return r.conn ? std::string{} : "no connection";
+}
+
+std::string record_problem(const function_record& f) {
+  if (auto why = id_problem(f.id); !why.empty())
+    return "function " + why;
+  if (f.metadata.size() > max_info_bytes
+      || (!f.metadata.empty() && !net::jsonrpc::validate(f.metadata)))
+    return "function metadata is not JSON of at most 64 KiB";
+  return f.conn ? std::string{} : "no connection";
+}
 
 void add_cluster_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<member_card>("actor_host::member_card");

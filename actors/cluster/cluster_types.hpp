@@ -55,6 +55,20 @@ typename Inspector::result_type inspect(Inspector& f, function_record& x) {
   return f(caf::meta::type_name("function_record"), x.id, x.metadata, x.conn);
 }
 
+// What a peer sends is checked before it is listed, logged or dialed: "" or
+// why not.
+
+/// Node names become log fields, JSON and `node/id` prefixes: DNS-label-like.
+bool valid_node_name(const std::string& name);
+/// Name, advertised address (host:port, printable, at most 300 bytes),
+/// a cluster node handle. (The version is the hello's to judge.)
+std::string card_problem(const member_card& card);
+/// Id as a runtime's own registration; RuntimeInfo a JSON object of at most
+/// 64 KiB; a connection.
+std::string record_problem(const runtime_record& record);
+/// Id as a runtime id; metadata JSON of at most 64 KiB; a connection.
+std::string record_problem(const function_record& record);
+
 /// Registers every type that crosses nodes (these and the call path's:
 /// call_request and the typed handles of callers and calls). Before the
 /// actor system is made from `cfg`.
