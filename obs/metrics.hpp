@@ -121,6 +121,10 @@ struct metrics {
   std::atomic<std::uint64_t> cluster_dial_failures{0};
   std::atomic<std::uint64_t> remote_calls{0};
   std::atomic<std::uint64_t> remote_calls_lost{0};
+  // Calls in flight through this node's cluster gateway: made here for other
+  // nodes, and made by other nodes for this one's runtimes and functions.
+  std::atomic<std::int64_t> remote_calls_outbound{0};
+  std::atomic<std::int64_t> remote_calls_inbound{0};
   latency_histogram remote_call_latency;
 
   void record_request(rpc_method m, int outcome_code, std::chrono::nanoseconds took) noexcept;

@@ -166,7 +166,7 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
    "Attempts to reach a seed or member that failed (refused, no CAF peer, TLS).",
    &metrics::cluster_dial_failures},
   {"actor_host_remote_calls_total", "counter",
-   "Calls from this node to runtimes on other cluster nodes.", &metrics::remote_calls},
+   "Calls (and iii invocations) from this node to other cluster nodes.", &metrics::remote_calls},
   {"actor_host_remote_calls_lost_total", "counter",
    "Calls to other nodes failed with UNAVAILABLE because the node was lost.",
    &metrics::remote_calls_lost},
@@ -225,6 +225,12 @@ constexpr global_metric<std::int64_t> global_gauges[] = {
    &metrics::services_ready},
   {"actor_host_read_paused_sockets", "gauge",
    "Sockets not being read right now (their actor is behind).", &metrics::read_paused_sockets},
+  {"actor_host_gateway_calls_outbound", "gauge",
+   "Calls made on this node to other cluster nodes, in flight through its gateway.",
+   &metrics::remote_calls_outbound},
+  {"actor_host_gateway_calls_inbound", "gauge",
+   "Calls other cluster nodes made to this node's runtimes and functions, in flight.",
+   &metrics::remote_calls_inbound},
 };
 
 constexpr global_metric<std::int64_t> cluster_node_gauges[] = {

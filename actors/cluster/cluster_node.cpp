@@ -154,6 +154,10 @@ void mark_lost(self_ptr self, member& m, member::status to, const std::string& w
   m.state = to;
   m.since = clock_type::now();
   m.runtimes.clear();
+  // New calls for it fail at once; the gateway fails those in flight when
+  // CAF kills the node's proxies.
+  if (self->state.links.gateway)
+    self->send(self->state.links.gateway, gateway_atom_v, m.card.name, caf::actor{});
   self->send(self->state.directory, node_lost_atom_v, m.card.name);
   if (self->state.functions)
     self->send(self->state.functions, node_lost_atom_v, m.card.name);
@@ -186,6 +190,9 @@ void admit(self_ptr self, member_card card, std::vector<runtime_record> records)
   }
   m.card = std::move(card);
   m.state = member::status::up;
+  // Before its runtimes are listed: a call routed to them finds the gateway.
+  if (st.links.gateway)
+    self->send(st.links.gateway, gateway_atom_v, m.card.name, m.card.gateway);
   m.since = clock_type::now();
   st.dials[m.card.address].failures = 0;
   st.joined = true;
@@ -405,7 +412,7 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
   std::random_device rd;
   st.self_card = member_card{st.opts.node_name, st.opts.advertise,
                              (std::uint64_t{rd()} << 32) | rd(), cluster_protocol_version,
-                             caf::actor_cast<caf::actor>(self)};
+                             caf::actor_cast<caf::actor>(self), st.links.gateway};
   publish_view(self);
   self->set_down_handler([self](caf::down_msg& dm) {
     for (auto& [name, m] : self->state.members)

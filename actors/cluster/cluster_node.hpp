@@ -54,6 +54,7 @@ using cluster_board_ptr = std::shared_ptr<cluster_board>;
 struct cluster_links {
   caf::actor middleman; // a caf::io::middleman_actor, as a plain handle
   caf::actor functions; // this node's function_registry; null: no iii side
+  caf::actor gateway;   // this node's cluster_gateway; null: no calls (unit tests)
 };
 
 /// Spawns this node's membership actor (actors/cluster/cluster_node.cpp).

@@ -42,6 +42,9 @@ std::string card_problem(const member_card& card) {
     return "node " + card.name + " advertises an address that is not host:port";
   if (!card.node)
     return "no cluster node handle";
+  // Calls go to the gateway: it must be the node's own, not another's.
+  if (!card.gateway || card.gateway.node() != card.node.node())
+    return "no cluster gateway of its own";
   return {};
 }
 

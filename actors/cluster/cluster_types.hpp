@@ -14,7 +14,7 @@ namespace actor_host {
 
 /// Bumped when the messages between nodes change incompatibly: a node of
 /// another version is refused at hello, with both versions in the log.
-inline constexpr std::uint32_t cluster_protocol_version = 1;
+inline constexpr std::uint32_t cluster_protocol_version = 2;
 
 /// A node as the others know it.
 struct member_card {
@@ -23,12 +23,13 @@ struct member_card {
   std::uint64_t incarnation = 0; // new per process start: a restart replaces the old one
   std::uint32_t version = cluster_protocol_version;
   caf::actor node;               // its cluster_node
+  caf::actor gateway;            // its cluster_gateway: where calls to it go
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, member_card& x) {
   return f(caf::meta::type_name("member_card"), x.name, x.address, x.incarnation, x.version,
-           x.node);
+           x.node, x.gateway);
 }
 
 /// A runtime registered at one node, as the other nodes list and call it.
@@ -61,7 +62,7 @@ typename Inspector::result_type inspect(Inspector& f, function_record& x) {
 /// Node names become log fields, JSON and `node/id` prefixes: DNS-label-like.
 bool valid_node_name(const std::string& name);
 /// Name, advertised address (host:port, printable, at most 300 bytes),
-/// a cluster node handle. (The version is the hello's to judge.)
+/// a cluster node handle and a gateway on the same node. (The version is the hello's to judge.)
 std::string card_problem(const member_card& card);
 /// Id as a runtime's own registration; RuntimeInfo a JSON object of at most
 /// 64 KiB; a connection.

@@ -28,6 +28,7 @@ enum class actor_kind : int {
   channel,
   cluster_node,
   remote_call,
+  cluster_gateway,
   count_,
 };
 

@@ -177,8 +177,8 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, node_lost_atom, "nodelost")
 // (fn_set_atom, node, vector<function_record>)  [cluster_node, function_registry] a node's
 CAF_ADD_ATOM(actor_host, actor_host::atoms, local_fns_atom, "localfns")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, fn_set_atom, "fnset")
-// (cluster_atom, cluster_node, node_name)       [runtime_directory, function_registry]
-//                                               where local changes go
+// (cluster_atom, cluster_node, gateway, node_name)   [runtime_directory, function_registry]
+//                                               where local changes and remote calls go
 // (listening_atom, advertised_address)          [cluster_node] its endpoint is up: start
 CAF_ADD_ATOM(actor_host, actor_host::atoms, listening_atom, "listening")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, cluster_atom, "cluster")
@@ -188,6 +188,29 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, cluster_atom, "cluster")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, dial_atom, "dial")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, resolve_atom, "resolve")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, beat_atom, "beat")
+
+// cluster gateway [cluster_gateway] (actors/cluster/gateway.hpp): every call
+// between two nodes passes their two long-lived gateways, so a call costs no
+// per-call remote actor (no proxy to announce, create and kill on each node).
+// From this node:
+//   (gateway_atom, node, peer_gateway)          [from cluster_node] null: gone
+//   (call_atom, node, target, conn, call_request, relay)   a relay's call
+//   (input_atom, id, raw), (end_input_atom, id), (abort_atom, id)   its input
+//   (execute_atom, node, conn, caller, tag, invocation_request)   an iii invocation
+// Entry node's gateway -> owner's: (gw_call_atom, id, target, conn, call_request),
+//   (gw_exec_atom, id, conn, invocation_request) (id 0: no reply),
+//   (gw_input_atom, id, raw), (gw_end_atom, id), (gw_abort_atom, id)
+// Owner's -> entry's: (gw_trace_atom, id, trace), (gw_chunk_atom, id, raw),
+//   (gw_done_atom, id, ok, raw)
+CAF_ADD_ATOM(actor_host, actor_host::atoms, gateway_atom, "gateway")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_call_atom, "gwcall")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_exec_atom, "gwexec")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_input_atom, "gwinput")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_end_atom, "gwend")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_abort_atom, "gwabort")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_trace_atom, "gwtrace")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_chunk_atom, "gwchunk")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_done_atom, "gwdone")
 
 CAF_END_TYPE_ID_BLOCK(actor_host)
 

@@ -80,9 +80,9 @@ void start_call(Self* self, const front_door& door, call_request req, caller_act
     return finished(false, std::move(route.error));
   if (route.how == kind::runtime) {
     // Another node's runtime: a relay here is the call's caller side there.
-    auto target = route.node.empty()
-                    ? route.conn
-                    : start_remote_call(self->system(), route.conn, route.node, route.runtime_id);
+    auto target = route.node.empty() ? route.conn
+                                     : start_remote_call(self->system(), route.gateway, route.conn,
+                                                         route.node, route.runtime_id);
     return detail::hand_off(self, target, std::move(route.runtime_id), std::move(req),
                             std::move(caller), std::move(accepted), std::move(finished));
   }
@@ -100,15 +100,16 @@ void start_call(Self* self, const front_door& door, call_request req, caller_act
   }
   self->request(door.functions, answered_in_handler, route_iii_atom_v, route.function_id)
     .then(
-      [self, req = std::move(req), caller, accepted, finished](
+      [self, req = std::move(req), caller, accepted, finished, gateway = route.gateway](
         bool ok, worker_connection_actor& conn, std::string& id_or_error,
         std::string& node) mutable {
         if (!ok)
           return finished(false, std::move(id_or_error));
         // Another node's function: through a relay, as for its runtimes.
         auto target = node.empty() ? call_target_actor{conn}
-                                   : start_remote_call(self->system(), call_target_actor{conn},
-                                                       std::move(node), id_or_error);
+                                   : start_remote_call(self->system(), gateway,
+                                                       call_target_actor{conn}, std::move(node),
+                                                       id_or_error);
         detail::hand_off(self, target, std::move(id_or_error), std::move(req), std::move(caller),
                          std::move(accepted), std::move(finished));
       },

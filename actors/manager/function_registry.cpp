@@ -1,7 +1,6 @@
 #include "actors/manager/function_registry.hpp"
 
 #include "actors/cluster/cluster_types.hpp"
-#include "actors/cluster/remote_call.hpp"
 #include "actors/manager/channel.hpp"
 #include "actors/manager/engine_functions.hpp"
 #include "actors/manager/errors.hpp"
@@ -72,13 +71,12 @@ bool route(self_ptr self, const caller_actor& caller, std::uint64_t tag, invocat
   auto* f = st.catalog.find_function(req.function_id);
   auto w = f ? st.workers.find(f->owner) : st.workers.end();
   if (w == st.workers.end()) {
-    // Another node's function: a relay here stands for that node.
+    // Another node's function: this node's gateway stands for that node.
     auto r = st.remote_functions.find(req.function_id);
-    if (r == st.remote_functions.end())
+    if (r == st.remote_functions.end() || !st.gateway)
       return false;
-    auto relay = start_remote_invocation(self->system(), r->second.conn, r->second.node,
-                                         req.function_id);
-    self->send(relay, execute_atom_v, caller, tag, std::move(req));
+    self->send(st.gateway, execute_atom_v, r->second.node, r->second.conn, caller, tag,
+               std::move(req));
     return true;
   }
   self->send(w->second.conn, execute_atom_v, caller, tag, std::move(req));
@@ -439,8 +437,9 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
                 r->second.node};
       return {true, w->second.conn, function_id, std::string{}};
     },
-    [self](cluster_atom, caf::actor& cluster, const std::string&) {
+    [self](cluster_atom, caf::actor& cluster, caf::actor& gateway, const std::string&) {
       self->state.cluster = std::move(cluster);
+      self->state.gateway = std::move(gateway);
       tell_cluster(self);
     },
     [self](fn_set_atom, const std::string& node, std::vector<function_record>& fns) {

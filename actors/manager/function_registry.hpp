@@ -70,6 +70,7 @@ struct function_registry_state {
   /// between nodes the most recently announced.
   std::unordered_map<std::string, remote_function> remote_functions;
   caf::actor cluster; // cluster_node; null outside a cluster
+  caf::actor gateway; // this node's cluster gateway: invocations of other nodes' functions
   std::unordered_map<std::string, worker> workers;    // by worker id
   std::unordered_map<std::string, binding> triggers;  // by trigger id
   std::string functions_seen = R"({"functions":[]})"; // last functions-available list
@@ -99,11 +100,11 @@ struct function_registry_state {
 ///   (done_atom, tag, ok, raw)
 ///   and gets (done_atom, tag, ok, raw) (from here, the invocation, or a
 ///   binding for engine::register_trigger)
-/// - In a cluster: (cluster_atom, cluster_node, node_name) joins it (this
+/// - In a cluster: (cluster_atom, cluster_node, gateway, node_name) joins it (this
 ///   node's function set goes to the cluster node as (local_fns_atom,
 ///   records) on every change); (fn_set_atom, node, records) and
 ///   (node_lost_atom, node) keep the other nodes' functions, which calls
-///   reach through a relay (actors/cluster/remote_call.hpp).
+///   reach through this node's gateway (actors/cluster/gateway.hpp).
 /// - (route_iii_atom, function_id) -> (ok, conn, error, node): front-door
 ///   routing of `/iii/<function_id>` keys (delegated by the runtime directory)
 /// - (list_iii_atom) -> string: the functions as a Genkit listActions

@@ -1,6 +1,7 @@
 #include "actors/manager/manager.hpp"
 
 #include "actors/cluster/cluster_node.hpp"
+#include "actors/cluster/gateway.hpp"
 #include "actors/common/frame_bridge.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/manager/api_session.hpp"
@@ -117,6 +118,7 @@ struct manager::impl {
   caf::actor functions; // function_registry
   front_door door;      // what every caller starts calls with
   caf::actor cluster;   // cluster_node; null outside a cluster
+  caf::actor gateway;   // cluster_gateway: every call between this node and the others
   cluster_board_ptr cluster_view = std::make_shared<cluster_board>();
   std::uint16_t cluster_port = 0;
 
@@ -206,8 +208,11 @@ std::string manager::impl::start_cluster() {
   co.worker_count = [] {
     return static_cast<std::uint64_t>(live_actors(actor_kind::worker_connection));
   };
+  d.gateway = spawn_cluster_gateway(d.sys);
+  caf::anon_send(d.supervisor, adopt_atom_v, d.gateway);
   cluster_links links;
   links.functions = d.functions;
+  links.gateway = d.gateway;
   links.middleman = tls ? caf::actor_cast<caf::actor>(d.sys.openssl_manager().actor_handle())
                         : caf::actor_cast<caf::actor>(d.sys.middleman().actor_handle());
   d.cluster = spawn_cluster_node(d.sys, std::move(co), links,
@@ -223,8 +228,8 @@ std::string manager::impl::start_cluster() {
                      : c.advertise;
   advertise = host_port(advertise, *port);
   caf::anon_send(d.cluster, listening_atom_v, advertise);
-  caf::anon_send(d.directory, cluster_atom_v, d.cluster, c.node_name);
-  caf::anon_send(d.functions, cluster_atom_v, d.cluster, c.node_name);
+  caf::anon_send(d.directory, cluster_atom_v, d.cluster, d.gateway, c.node_name);
+  caf::anon_send(d.functions, cluster_atom_v, d.cluster, d.gateway, c.node_name);
   std::string seeds;
   for (auto& s : c.seeds)
     seeds += (seeds.empty() ? "" : ",") + s;
@@ -412,6 +417,7 @@ void manager::stop(int stop_signal) {
   d.directory = nullptr;
   d.functions = nullptr;
   d.cluster = nullptr;
+  d.gateway = nullptr;
   d.door = {};
 }
 
@@ -461,7 +467,10 @@ std::string manager::stats_json() const {
          + R"(,"trigger_binding":)" + n(actor_kind::trigger_binding)
          + R"(,"channel":)" + n(actor_kind::channel)
          + R"(,"cluster_node":)" + n(actor_kind::cluster_node)
-         + R"(,"remote_call":)" + n(actor_kind::remote_call) + R"(},"sockets":{"runtime":)"
+         + R"(,"remote_call":)" + n(actor_kind::remote_call)
+         + R"(,"cluster_gateway":)" + n(actor_kind::cluster_gateway) + R"(},"gateway":{"outbound":)"
+         + std::to_string(obs::global().remote_calls_outbound.load()) + R"(,"inbound":)"
+         + std::to_string(obs::global().remote_calls_inbound.load()) + R"(},"sockets":{"runtime":)"
          + std::to_string(rc.websockets.load()) + R"(,"api":)"
          + std::to_string(ac.websockets.load() + ac.http_connections.load()) + R"(,"worker":)"
          + std::to_string(wc.websockets.load() + impl_->rbac_workers.counters().websockets.load())

@@ -9,6 +9,7 @@ namespace actor_host {
 
 call_route route_call(const route_table& routes, const call_request& req) {
   call_route r;
+  r.gateway = routes.gateway;
   if (req.method == call_method::run_action && req.key.starts_with(net::iii::iii_key_prefix)) {
     r.how = call_route::kind::iii_function;
     r.function_id = req.key.substr(net::iii::iii_key_prefix.size());

@@ -23,6 +23,7 @@ struct route_table {
   std::vector<entry> entries; // this node's
   std::vector<entry> remote;  // other nodes'
   std::string self_node;      // "" outside a cluster
+  caf::actor gateway;         // this node's cluster gateway; null outside a cluster
 };
 
 /// Where the runtime directory publishes its routes for every front door.
@@ -46,6 +47,7 @@ struct call_route {
   call_target_actor conn;  // runtime: its connection
   std::string runtime_id;  // runtime: its id
   std::string node;        // runtime: the node that holds it ("" = this one)
+  caf::actor gateway;      // in a cluster: this node's gateway, for calls to other nodes
   std::string function_id; // iii_function
   std::string error;       // failed: the error object for the caller
 };

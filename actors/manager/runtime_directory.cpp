@@ -43,6 +43,7 @@ void publish_routes(self_ptr self) {
   for (auto& e : st.remote)
     t.remote.push_back({e.id, e.conn, e.node});
   t.self_node = st.node_name;
+  t.gateway = st.gateway;
   st.board->publish(std::move(t));
 }
 
@@ -219,9 +220,10 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
         add(e.info_json, e.node, e.id);
       return out += ']';
     },
-    [self](cluster_atom, caf::actor& cluster, std::string& node_name) {
+    [self](cluster_atom, caf::actor& cluster, caf::actor& gateway, std::string& node_name) {
       auto& st = self->state;
       st.cluster = std::move(cluster);
+      st.gateway = std::move(gateway);
       st.node_name = std::move(node_name);
       for (auto& e : st.entries)
         tell_cluster_up(self, e);

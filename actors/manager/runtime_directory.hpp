@@ -29,6 +29,7 @@ struct directory_state {
   std::vector<entry> entries; // registration order; back() is the most recent
   std::vector<remote_entry> remote; // arrival order; back() is the most recent
   caf::actor cluster;               // the cluster_node local changes go to; null: no cluster
+  caf::actor gateway;               // where calls to other nodes' runtimes go (routes)
   std::string node_name;            // this node's name in the cluster
   std::unordered_map<std::string, call_actor> bidi_by_trace;
   // Child runtimes waiting for (or watching) their id's registration.
@@ -59,7 +60,7 @@ struct directory_state {
 ///   registers (at once if it is registered) and (unready_atom, id) when it
 ///   goes away
 /// - (drain_atom) -> vector<connection_actor>: the registered runtimes' connections
-/// - In a cluster: (cluster_atom, cluster_node, node_name) joins it (local
+/// - In a cluster: (cluster_atom, cluster_node, gateway, node_name) joins it (local
 ///   changes then go to the cluster node as (local_up_atom, id, info, conn) /
 ///   (local_down_atom, id)); the cluster node feeds the other nodes'
 ///   runtimes as (remote_up_atom, node, id, info, conn), (remote_down_atom,

@@ -15,7 +15,7 @@ import { ACTOR_HOST_BIN, cleanup, freePort, sdkCall, startIiiWorker, startManage
 afterEach(cleanup);
 after(cleanup);
 
-const NOTHING_LEFT = { 'actors.pending_request': 0, 'actors.remote_call': 0, 'actors.caller_session': 0 };
+const NOTHING_LEFT = { 'actors.pending_request': 0, 'actors.remote_call': 0, 'actors.caller_session': 0, 'gateway.outbound': 0, 'gateway.inbound': 0 };
 
 /** Starts node `name`; `seeds` are other nodes; returns the manager with `.clusterAddress`. */
 async function startNode(name, { seeds = [], clusterPort = 0, port = 0, args = [] } = {}) {
