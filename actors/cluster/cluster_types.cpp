@@ -75,6 +75,10 @@ void add_cluster_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<invocation_request>("actor_host::invocation_request");
   cfg.add_message_type<caller_actor>("actor_host::caller_actor");
   cfg.add_message_type<call_actor>("actor_host::call_actor");
+  cfg.add_message_type<gw_request>("actor_host::gw_request");
+  cfg.add_message_type<gw_event>("actor_host::gw_event");
+  cfg.add_message_type<std::vector<gw_request>>("std::vector<actor_host::gw_request>");
+  cfg.add_message_type<std::vector<gw_event>>("std::vector<actor_host::gw_event>");
 }
 
 } // namespace actor_host

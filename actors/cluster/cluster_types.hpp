@@ -1,5 +1,8 @@
 #pragma once
 
+#include "actors/manager/call_request.hpp"
+#include "actors/manager/invocation_request.hpp"
+
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 #include <caf/meta/type_name.hpp>
@@ -54,6 +57,36 @@ struct function_record {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, function_record& x) {
   return f(caf::meta::type_name("function_record"), x.id, x.metadata, x.conn);
+}
+
+/// One step of a call, from the entry node's gateway to the owner's
+/// (actors/cluster/gateway.cpp). A batch of them is one BASP message.
+struct gw_request {
+  enum kind_t : std::uint8_t { call, exec, input, end_input, abort };
+  std::uint8_t kind = call;
+  std::uint64_t id = 0; // the call's id at the entry node (exec: 0 = no reply)
+  std::string text;     // call: the target runtime's id; input: the chunk
+  caf::actor conn;      // call, exec: the owner's connection
+  call_request req;     // call
+  invocation_request inv; // exec
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, gw_request& x) {
+  return f(caf::meta::type_name("gw_request"), x.kind, x.id, x.text, x.conn, x.req, x.inv);
+}
+
+/// One event of a call, from the owner's gateway to the entry node's.
+struct gw_event {
+  enum kind_t : std::uint8_t { trace, chunk, done_ok, done_failed };
+  std::uint8_t kind = trace;
+  std::uint64_t id = 0;
+  std::string text; // the trace id, the chunk, the result or the error object
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, gw_event& x) {
+  return f(caf::meta::type_name("gw_event"), x.kind, x.id, x.text);
 }
 
 // What a peer sends is checked before it is listed, logged or dialed: "" or

@@ -1,5 +1,7 @@
 #include "actors/cluster/gateway.hpp"
 
+#include "actors/cluster/cluster_types.hpp"
+
 #include "actors/common/live_counts.hpp"
 #include "actors/manager/errors.hpp"
 #include "actors/manager/interfaces.hpp"
@@ -9,6 +11,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
@@ -26,6 +29,10 @@ using clock_type = std::chrono::steady_clock;
 // last messages it sent: a gateway that ended without a lost link (its node
 // shutting down) gets this long for the answers still on the way.
 constexpr auto last_words_grace = std::chrono::seconds(2);
+
+// A batch for one gateway goes out when this one's mailbox runs dry, or at
+// once past this many bytes.
+constexpr std::size_t max_batch_bytes = 256 * 1024;
 
 // iii invocations have no relay: their ids come from a counter above every
 // actor id (which are the relays' call ids).
@@ -56,8 +63,18 @@ struct inbound {
   std::vector<std::string> early;
 };
 
+/// What this gateway has batched for another one.
+struct outbox {
+  caf::actor to;
+  std::vector<gw_request> requests;
+  std::vector<gw_event> events;
+  std::size_t bytes = 0;
+};
+
 struct gateway_state {
   live_count live{actor_kind::cluster_gateway};
+  std::vector<outbox> outboxes; // a few peers: a short list
+  bool flush_due = false;
   std::unordered_map<std::string, caf::actor> peers; // node name -> its gateway
   std::set<caf::actor_addr> watched;                  // peers and origins monitored
   std::unordered_map<std::uint64_t, outbound> out;    // by call id
@@ -88,6 +105,49 @@ void watch(self_ptr self, const caf::actor& a) {
 
 caf::actor_addr sender_addr(self_ptr self) {
   return caf::actor_cast<caf::actor_addr>(self->current_sender());
+}
+
+// --- batching -------------------------------------------------------------
+
+void flush(self_ptr self, outbox& box) {
+  if (!box.requests.empty())
+    self->send(box.to, gw_requests_atom_v, std::move(box.requests));
+  if (!box.events.empty())
+    self->send(box.to, gw_events_atom_v, std::move(box.events));
+  box.requests.clear();
+  box.events.clear();
+  box.bytes = 0;
+}
+
+// Everything for one gateway that arrives while this one works through its
+// mailbox goes in one message: under load a call costs a fraction of a BASP
+// message each way; alone, one local message more (the flush).
+outbox& box_for(self_ptr self, const caf::actor& to, std::size_t bytes) {
+  auto& st = self->state;
+  auto i = std::find_if(st.outboxes.begin(), st.outboxes.end(),
+                        [&](const outbox& b) { return b.to == to; });
+  if (i == st.outboxes.end()) {
+    st.outboxes.push_back(outbox{to, {}, {}, 0});
+    i = std::prev(st.outboxes.end());
+  }
+  if (i->bytes + bytes > max_batch_bytes)
+    flush(self, *i);
+  i->bytes += bytes;
+  if (!st.flush_due) {
+    st.flush_due = true;
+    self->send(self, flush_atom_v);
+  }
+  return *i;
+}
+
+void post(self_ptr self, const caf::actor& to, gw_request r) {
+  auto& box = box_for(self, to, r.text.size() + r.req.params.size() + r.inv.data.size() + 64);
+  box.requests.push_back(std::move(r));
+}
+
+void post(self_ptr self, const caf::actor& to, gw_event e) {
+  auto& box = box_for(self, to, e.text.size() + 16);
+  box.events.push_back(std::move(e));
 }
 
 // --- entry side -----------------------------------------------------------
@@ -139,13 +199,30 @@ outbound* start_out(self_ptr self, std::uint64_t id, outbound o) {
   return &self->state.out.insert_or_assign(id, std::move(o)).first->second;
 }
 
-/// The outbound call `id` if the sender is the gateway that runs it: a node
-/// speaks only for its own calls.
-outbound* answered(self_ptr self, std::uint64_t id) {
-  auto i = self->state.out.find(id);
-  if (i == self->state.out.end() || i->second.peer.address() != sender_addr(self))
-    return nullptr;
-  return &i->second;
+/// Events of calls made here, from the gateway `from` (a node speaks only
+/// for the calls it runs).
+void on_events(self_ptr self, const caf::actor_addr& from, std::vector<gw_event>& events) {
+  auto& out = self->state.out;
+  for (auto& e : events) {
+    auto i = out.find(e.id);
+    if (i == out.end() || i->second.peer.address() != from)
+      continue;
+    auto& o = i->second;
+    switch (e.kind) {
+      case gw_event::trace:
+        if (o.to)
+          self->send(o.to, trace_atom_v, o.tag, std::move(e.text));
+        break;
+      case gw_event::chunk:
+        if (o.to)
+          self->send(o.to, chunk_atom_v, o.tag, std::move(e.text));
+        break;
+      default:
+        if (o.to)
+          self->send(o.to, done_atom_v, o.tag, e.kind == gw_event::done_ok, std::move(e.text));
+        forget_out(self, i);
+    }
+  }
 }
 
 // --- owner side -----------------------------------------------------------
@@ -160,39 +237,28 @@ void forget_in(self_ptr self, std::unordered_map<std::uint64_t, inbound>::iterat
   count_in(-1);
 }
 
-/// A new call from the gateway that sent the current message; 0 when that
-/// sender cannot be answered or the target is not an actor of this node.
-std::uint64_t start_in(self_ptr self, std::uint64_t id, const caf::actor& target) {
-  auto origin = caf::actor_cast<caf::actor>(self->current_sender());
-  if (!origin || !target || target.node() != self->node())
+/// A new call from `origin`; 0 when the target is not an actor of this node
+/// (a peer names only this node's connections).
+std::uint64_t start_in(self_ptr self, const caf::actor& origin, std::uint64_t id,
+                       const caf::actor& target) {
+  if (!target || target.node() != self->node())
     return 0;
   auto& st = self->state;
   watch(self, origin);
   auto tag = st.next_tag++;
   st.in_by_origin[{origin.address(), id}] = tag;
-  st.in.emplace(tag, inbound{std::move(origin), id, {}, {}});
+  st.in.emplace(tag, inbound{origin, id, {}, {}});
   count_in(1);
   return tag;
 }
 
-/// The inbound call `id` of the gateway that sent the current message.
-std::unordered_map<std::uint64_t, inbound>::iterator from_origin(self_ptr self, std::uint64_t id) {
+/// The inbound call `id` of `origin`.
+std::unordered_map<std::uint64_t, inbound>::iterator find_in(self_ptr self,
+                                                             const caf::actor& origin,
+                                                             std::uint64_t id) {
   auto& st = self->state;
-  auto k = st.in_by_origin.find({sender_addr(self), id});
+  auto k = st.in_by_origin.find({origin.address(), id});
   return k == st.in_by_origin.end() ? st.in.end() : st.in.find(k->second);
-}
-
-void input(self_ptr self, std::uint64_t id, std::string chunk) {
-  auto i = from_origin(self, id);
-  if (i == self->state.in.end())
-    return;
-  auto& c = i->second;
-  if (!c.pending)
-    c.early.push_back(std::move(chunk));
-  else if (chunk.empty())
-    self->send(c.pending, end_input_atom_v);
-  else
-    self->send(c.pending, input_atom_v, std::move(chunk));
 }
 
 void accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
@@ -213,12 +279,98 @@ void accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
   c.early.clear();
 }
 
+void run_call(self_ptr self, const caf::actor& origin, gw_request& r) {
+  auto tag = start_in(self, origin, r.id, r.conn);
+  if (tag == 0)
+    return;
+  auto method = std::string{method_name(r.req.method)};
+  r.req.tag = tag;
+  self
+    ->request(caf::actor_cast<call_target_actor>(r.conn), caf::infinite, call_atom_v,
+              std::move(r.req), caf::actor_cast<caller_actor>(self))
+    .then([self, tag](call_actor& pending) { accepted(self, tag, pending); },
+          [self, tag, target = std::move(r.text), method](caf::error&) {
+            // The connection ended between the entry node's routing and now.
+            auto i = self->state.in.find(tag);
+            if (i == self->state.in.end())
+              return;
+            post(self, i->second.origin,
+                 gw_event{gw_event::done_failed, i->second.id,
+                          manager_errors::connection_closed(target, method)});
+            forget_in(self, i);
+          });
+}
+
+void run_invocation(self_ptr self, const caf::actor& origin, gw_request& r) {
+  if (!r.conn || r.conn.node() != self->node())
+    return;
+  auto worker = caf::actor_cast<worker_connection_actor>(r.conn);
+  if (r.id == 0 || !r.inv.wants_reply) {
+    self->send(worker, execute_atom_v, caller_actor{}, std::uint64_t{0}, std::move(r.inv));
+    return;
+  }
+  if (auto tag = start_in(self, origin, r.id, r.conn); tag != 0)
+    self->send(worker, execute_atom_v, caf::actor_cast<caller_actor>(self), tag,
+               std::move(r.inv));
+}
+
+void on_requests(self_ptr self, const caf::actor& origin, std::vector<gw_request>& requests) {
+  for (auto& r : requests) {
+    switch (r.kind) {
+      case gw_request::call:
+        run_call(self, origin, r);
+        break;
+      case gw_request::exec:
+        run_invocation(self, origin, r);
+        break;
+      case gw_request::input:
+      case gw_request::end_input: {
+        if (r.kind == gw_request::input && r.text.empty())
+          break;
+        auto i = find_in(self, origin, r.id);
+        if (i == self->state.in.end())
+          break;
+        auto& c = i->second;
+        if (!c.pending)
+          c.early.push_back(std::move(r.text));
+        else if (r.kind == gw_request::end_input)
+          self->send(c.pending, end_input_atom_v);
+        else
+          self->send(c.pending, input_atom_v, std::move(r.text));
+        break;
+      }
+      case gw_request::abort: {
+        auto i = find_in(self, origin, r.id);
+        if (i == self->state.in.end())
+          break;
+        if (i->second.pending)
+          self->send(i->second.pending, abort_atom_v);
+        forget_in(self, i);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+/// An event of a call another node made, for its gateway.
+void answer(self_ptr self, std::uint64_t tag, std::uint8_t kind, std::string text) {
+  auto i = self->state.in.find(tag);
+  if (i == self->state.in.end())
+    return;
+  post(self, i->second.origin, gw_event{kind, i->second.id, std::move(text)});
+  if (kind == gw_event::done_ok || kind == gw_event::done_failed)
+    forget_in(self, i);
+}
+
 // --- failures ---------------------------------------------------------------
 
 void peer_down(self_ptr self, const caf::actor_addr& gone, const caf::error& reason) {
   auto& st = self->state;
   st.watched.erase(gone);
   std::erase_if(st.peers, [&](auto& kv) { return kv.second.address() == gone; });
+  std::erase_if(st.outboxes, [&](const outbox& b) { return b.to.address() == gone; });
   // The calls the lost node made here: abandoned, which cancels their runs.
   std::size_t dropped = 0;
   for (auto i = st.in.begin(); i != st.in.end();) {
@@ -272,6 +424,11 @@ caf::behavior cluster_gateway(self_ptr self) {
       watch(self, peer);
       st.peers[node] = std::move(peer);
     },
+    [self](flush_atom) {
+      self->state.flush_due = false;
+      for (auto& box : self->state.outboxes)
+        flush(self, box);
+    },
     // Entry side: a relay's call, its input and its end.
     [self](call_atom, std::string& node, std::string& target, caf::actor& conn,
            call_request& req, caller_actor& relay) {
@@ -280,19 +437,20 @@ caf::behavior cluster_gateway(self_ptr self) {
       auto* o = start_out(self, id, outbound{{}, relay, 0, std::move(node), std::move(target),
                                              std::move(method)});
       if (o)
-        self->send(o->peer, gw_call_atom_v, id, o->target, std::move(conn), std::move(req));
+        post(self, o->peer,
+             gw_request{gw_request::call, id, o->target, std::move(conn), std::move(req), {}});
     },
     [self](input_atom, std::uint64_t id, std::string& raw) {
       if (auto i = self->state.out.find(id); i != self->state.out.end())
-        self->send(i->second.peer, gw_input_atom_v, id, std::move(raw));
+        post(self, i->second.peer, gw_request{gw_request::input, id, std::move(raw), {}, {}, {}});
     },
     [self](end_input_atom, std::uint64_t id) {
       if (auto i = self->state.out.find(id); i != self->state.out.end())
-        self->send(i->second.peer, gw_end_atom_v, id);
+        post(self, i->second.peer, gw_request{gw_request::end_input, id, {}, {}, {}, {}});
     },
     [self](abort_atom, std::uint64_t id) {
       if (auto i = self->state.out.find(id); i != self->state.out.end()) {
-        self->send(i->second.peer, gw_abort_atom_v, id);
+        post(self, i->second.peer, gw_request{gw_request::abort, id, {}, {}, {}, {}});
         forget_out(self, i);
       }
     },
@@ -308,27 +466,13 @@ caf::behavior cluster_gateway(self_ptr self) {
         // Fire and forget: nothing to wait for here.
         obs::global().remote_calls.fetch_add(1, std::memory_order_relaxed);
         if (auto p = st.peers.find(o.node); p != st.peers.end())
-          self->send(p->second, gw_exec_atom_v, std::uint64_t{0}, std::move(conn), std::move(req));
+          post(self, p->second,
+               gw_request{gw_request::exec, 0, {}, std::move(conn), {}, std::move(req)});
         return;
       }
       if (auto* out = start_out(self, id, std::move(o)))
-        self->send(out->peer, gw_exec_atom_v, id, std::move(conn), std::move(req));
-    },
-    // Entry side: the events of calls made here, from the owners' gateways.
-    [self](gw_trace_atom, std::uint64_t id, std::string& trace) {
-      if (auto* o = answered(self, id); o && o->to)
-        self->send(o->to, trace_atom_v, o->tag, std::move(trace));
-    },
-    [self](gw_chunk_atom, std::uint64_t id, std::string& raw) {
-      if (auto* o = answered(self, id); o && o->to)
-        self->send(o->to, chunk_atom_v, o->tag, std::move(raw));
-    },
-    [self](gw_done_atom, std::uint64_t id, bool ok, std::string& raw) {
-      if (auto* o = answered(self, id)) {
-        if (o->to)
-          self->send(o->to, done_atom_v, o->tag, ok, std::move(raw));
-        forget_out(self, self->state.out.find(id));
-      }
+        post(self, out->peer,
+             gw_request{gw_request::exec, id, {}, std::move(conn), {}, std::move(req)});
     },
     [self](expired_atom, const caf::actor_addr& gone) {
       // A gateway that ended without a lost link, and no answer in the grace.
@@ -340,68 +484,25 @@ caf::behavior cluster_gateway(self_ptr self) {
         i = next;
       }
     },
-    // Owner side: calls another node made.
-    [self](gw_call_atom, std::uint64_t id, std::string& target, caf::actor& conn,
-           call_request& req) {
-      auto tag = start_in(self, id, conn);
-      if (tag == 0)
-        return;
-      auto method = std::string{method_name(req.method)};
-      req.tag = tag;
-      self
-        ->request(caf::actor_cast<call_target_actor>(conn), caf::infinite, call_atom_v,
-                  std::move(req), caf::actor_cast<caller_actor>(self))
-        .then([self, tag](call_actor& pending) { accepted(self, tag, pending); },
-              [self, tag, target = std::move(target), method](caf::error&) {
-                // The connection ended between the entry node's routing and now.
-                auto i = self->state.in.find(tag);
-                if (i == self->state.in.end())
-                  return;
-                self->send(i->second.origin, gw_done_atom_v, i->second.id, false,
-                           manager_errors::connection_closed(target, method));
-                forget_in(self, i);
-              });
+    // Between gateways.
+    [self](gw_requests_atom, std::vector<gw_request>& requests) {
+      auto origin = caf::actor_cast<caf::actor>(self->current_sender());
+      if (origin)
+        on_requests(self, origin, requests);
     },
-    [self](gw_exec_atom, std::uint64_t id, caf::actor& conn, invocation_request& req) {
-      if (!conn || conn.node() != self->node())
-        return;
-      auto worker = caf::actor_cast<worker_connection_actor>(conn);
-      if (id == 0 || !req.wants_reply) {
-        self->send(worker, execute_atom_v, caller_actor{}, std::uint64_t{0}, std::move(req));
-        return;
-      }
-      if (auto tag = start_in(self, id, conn); tag != 0)
-        self->send(worker, execute_atom_v, caf::actor_cast<caller_actor>(self), tag,
-                   std::move(req));
+    [self](gw_events_atom, std::vector<gw_event>& events) {
+      on_events(self, sender_addr(self), events);
     },
-    [self](gw_input_atom, std::uint64_t id, std::string& raw) {
-      if (!raw.empty())
-        input(self, id, std::move(raw));
-    },
-    [self](gw_end_atom, std::uint64_t id) { input(self, id, std::string{}); },
-    [self](gw_abort_atom, std::uint64_t id) {
-      auto i = from_origin(self, id);
-      if (i == self->state.in.end())
-        return;
-      if (i->second.pending)
-        self->send(i->second.pending, abort_atom_v);
-      forget_in(self, i);
-    },
-    // Owner side: the events of those calls, from their pending requests
-    // (or iii invocations), with the local tag.
+    // Owner side: the events of calls other nodes made, from their pending
+    // requests (or iii invocations), with the local tag.
     [self](trace_atom, std::uint64_t tag, std::string& trace) {
-      if (auto i = self->state.in.find(tag); i != self->state.in.end())
-        self->send(i->second.origin, gw_trace_atom_v, i->second.id, std::move(trace));
+      answer(self, tag, gw_event::trace, std::move(trace));
     },
     [self](chunk_atom, std::uint64_t tag, std::string& raw) {
-      if (auto i = self->state.in.find(tag); i != self->state.in.end())
-        self->send(i->second.origin, gw_chunk_atom_v, i->second.id, std::move(raw));
+      answer(self, tag, gw_event::chunk, std::move(raw));
     },
     [self](done_atom, std::uint64_t tag, bool ok, std::string& raw) {
-      if (auto i = self->state.in.find(tag); i != self->state.in.end()) {
-        self->send(i->second.origin, gw_done_atom_v, i->second.id, ok, std::move(raw));
-        forget_in(self, i);
-      }
+      answer(self, tag, ok ? gw_event::done_ok : gw_event::done_failed, std::move(raw));
     },
   };
 }

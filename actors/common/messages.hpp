@@ -197,20 +197,14 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, beat_atom, "beat")
 //   (call_atom, node, target, conn, call_request, relay)   a relay's call
 //   (input_atom, id, raw), (end_input_atom, id), (abort_atom, id)   its input
 //   (execute_atom, node, conn, caller, tag, invocation_request)   an iii invocation
-// Entry node's gateway -> owner's: (gw_call_atom, id, target, conn, call_request),
-//   (gw_exec_atom, id, conn, invocation_request) (id 0: no reply),
-//   (gw_input_atom, id, raw), (gw_end_atom, id), (gw_abort_atom, id)
-// Owner's -> entry's: (gw_trace_atom, id, trace), (gw_chunk_atom, id, raw),
-//   (gw_done_atom, id, ok, raw)
+//   (flush_atom)                                its own: send what it batched
+// Between gateways, batched (everything one gateway has for another when its
+// mailbox runs dry is one BASP message; actors/cluster/cluster_types.hpp):
+//   (gw_requests_atom, vector<gw_request>)      entry node's -> owner's
+//   (gw_events_atom, vector<gw_event>)          owner's -> entry node's
 CAF_ADD_ATOM(actor_host, actor_host::atoms, gateway_atom, "gateway")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_call_atom, "gwcall")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_exec_atom, "gwexec")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_input_atom, "gwinput")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_end_atom, "gwend")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_abort_atom, "gwabort")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_trace_atom, "gwtrace")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_chunk_atom, "gwchunk")
-CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_done_atom, "gwdone")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_requests_atom, "gwrequests")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_events_atom, "gwevents")
 
 CAF_END_TYPE_ID_BLOCK(actor_host)
 

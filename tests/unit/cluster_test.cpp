@@ -3,6 +3,7 @@
 #include "test_support.hpp"
 
 #include "actors/cluster/cluster_node.hpp"
+#include "actors/cluster/cluster_types.hpp"
 #include "actors/cluster/gateway.hpp"
 #include "actors/manager/function_registry.hpp"
 #include "obs/metrics.hpp"
@@ -421,8 +422,8 @@ CAF_TEST(a call to another node passes both gateways in order and a lost node fa
   third(call);
   CAF_CHECK(events(probe).empty());
   // The late answer, as BASP would deliver it after the news.
-  caf::send_as(owner_gw, entry_gw, gw_done_atom_v, std::uint64_t{call.id()}, true,
-               std::string{R"({"late":true})"});
+  caf::send_as(owner_gw, entry_gw, gw_events_atom_v,
+               std::vector<gw_event>{{gw_event::done_ok, call.id(), R"({"late":true})"}});
   sched.run();
   CAF_CHECK_EQUAL(render(events(probe)), R"(done 5 ok {"late":true})");
   sched.trigger_timeouts();
@@ -452,27 +453,33 @@ CAF_TEST(calls another node made are abandoned when its gateway is lost) {
   auto owner_dir = sys.spawn(runtime_directory, owner_routes);
   auto owner_gw = spawn_cluster_gateway(sys);
   auto entry_gw = spawn_cluster_gateway(sys);
+  auto probe_for_abort = spawn_dummy();
   sched.run();
   auto rt = make_fake_transport();
   auto conn = spawn_connection(rt, owner_dir);
   send_frame(conn, register_frame("rt-b"));
   rt->clear();
   // The entry gateway's call, as its relay would hand it on.
-  caf::send_as(entry_gw, owner_gw, gw_call_atom_v, std::uint64_t{42}, std::string{"rt-b"},
-               caf::actor_cast<caf::actor>(conn),
-               make_call(0, "runAction", R"({"key":"/flow/slow","input":1})"));
+  auto call = [&](gw_request::kind_t kind) {
+    return std::vector<gw_request>{{kind, 42, "rt-b", caf::actor_cast<caf::actor>(conn),
+                                    make_call(0, "runAction", R"({"key":"/flow/slow","input":1})"),
+                                    {}}};
+  };
+  caf::send_as(entry_gw, owner_gw, gw_requests_atom_v, call(gw_request::call));
   sched.run();
   CAF_REQUIRE_EQUAL(rt->size(), 1u);
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 1);
   CAF_CHECK_EQUAL(obs::global().remote_calls_inbound.load(), 1);
   // A message naming a call it did not make, from another sender, is ignored.
-  caf::anon_send(owner_gw, gw_abort_atom_v, std::uint64_t{42});
+  caf::anon_send(owner_gw, gw_requests_atom_v, call(gw_request::abort));
+  caf::send_as(probe_for_abort, owner_gw, gw_requests_atom_v, call(gw_request::abort));
   sched.run();
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 1);
   stop(entry_gw, caf::exit_reason::remote_link_unreachable);
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
   CAF_CHECK_EQUAL(obs::global().remote_calls_inbound.load(), 0);
   stop(owner_gw);
+  stop(probe_for_abort);
   stop(conn);
   stop(owner_dir);
   check_no_leaks();
