@@ -1,5 +1,6 @@
 #include "actors/cluster/cluster_node.hpp"
 
+#include "actors/cluster/cluster_port_guard.hpp"
 #include "actors/cluster/seed_resolver.hpp"
 
 #include "actors/common/live_counts.hpp"
@@ -384,6 +385,7 @@ void beat(self_ptr self) {
                  std::chrono::duration_cast<std::chrono::milliseconds>(st.opts.join_grace).count());
   }
   publish_view(self);
+  drop_silent_cluster_peers(self->system(), st.opts.handshake_timeout);
   self->delayed_send(self, st.opts.beat, beat_atom_v);
 }
 

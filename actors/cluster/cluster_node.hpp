@@ -31,6 +31,9 @@ struct cluster_options {
   /// With seeds and none of them answering: ready (serving alone, still
   /// dialing) after this long, so a first node never waits for itself.
   caf::timespan join_grace = std::chrono::seconds(5);
+  /// A connection to the cluster port that has not started CAF's handshake
+  /// this long is closed (cluster_port_guard.hpp); the heartbeat timeout.
+  caf::timespan handshake_timeout = std::chrono::seconds(5);
   /// Nodes down this long are dropped from the member list.
   caf::timespan forget_after = std::chrono::minutes(5);
   /// Live iii workers on this node (for the member list).

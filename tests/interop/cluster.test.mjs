@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
@@ -244,6 +245,52 @@ describe('a cluster of three', () => {
     const seen = await b.json('/api/cluster');
     assert.equal(seen.nodes.filter((n) => n.name === 'a').length, 1);
     assert.equal(seen.nodes.find((n) => n.name === 'a').address, a.clusterAddress);
+  });
+
+  test('garbage, another protocol and a silent scanner on the cluster port are dropped with a log line and a counter', async () => {
+    const a = await startNode('a', { args: ['--cluster-heartbeat-timeout', '2s'] });
+    const b = await startNode('b', { seeds: [a] });
+    await waitForMembers(a, ['b']);
+    const [host, port] = [a.clusterAddress.slice(0, a.clusterAddress.lastIndexOf(':')), Number(a.clusterAddress.slice(a.clusterAddress.lastIndexOf(':') + 1))];
+    // Each peer connects, reads CAF's server handshake, then misbehaves;
+    // the node closes the connection.
+    const fds = () => fs.readdirSync(`/proc/${a.child.pid}/fd`).length;
+    const before = fds();
+    // Each peer keeps its side open (`allowHalfOpen`): the node must close
+    // the connection, and let go of its socket, by itself.
+    const sockets = [];
+    const peer = (payload) =>
+      new Promise((resolve, reject) => {
+        const s = net.connect({ host, port, allowHalfOpen: true }, () => {
+          if (payload === null) s.end();
+          else if (payload !== undefined) s.write(payload);
+        });
+        sockets.push(s);
+        s.resume(); // read CAF's server handshake, and see the end
+        const timer = setTimeout(() => reject(new Error('the node kept a non-CAF connection open')), 6000);
+        const closed = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        s.on('error', closed);
+        s.on('end', closed);
+        s.on('close', closed);
+      });
+    await peer(Buffer.alloc(64, 0xab));
+    await peer('GET / HTTP/1.1\r\nHost: cluster.example\r\nUser-Agent: curl\r\n\r\n');
+    await peer(null); // a scanner: connects and closes
+    await Promise.all([peer('GET'), peer(undefined)]); // less than a header, or nothing: closed after the heartbeat timeout
+    await a.poll(async () => fds(), (n) => n <= before, { what: `node a's file descriptors back to ${before}` });
+    for (const s of sockets) s.destroy();
+    await a.child.waitForLine(/cluster: 127\.0\.0\.1:\d+ sent something other than a CAF handshake; dropped/, 5000);
+    await a.child.waitForLine(/cluster: 127\.0\.0\.1:\d+ closed before sending a CAF handshake; dropped/, 5000);
+    await a.child.waitForLine(/cluster: 127\.0\.0\.1:\d+ sent no CAF handshake in time; dropped/, 5000);
+    const count = async () => Number((await a.get('/metrics')).text.match(/^actor_host_cluster_non_caf_peers_total (\d+)/m)?.[1] ?? -1);
+    await a.poll(count, (n) => n === 5, { what: 'five non-CAF peers counted' });
+    // The members are not disturbed, and a real node's link is not counted.
+    const seen = await a.json('/api/cluster');
+    assert.equal(seen.nodes.find((n) => n.name === 'b').status, 'up');
+    assert.equal(Number((await b.get('/metrics')).text.match(/^actor_host_cluster_non_caf_peers_total (\d+)/m)?.[1]), 0);
   });
 });
 
