@@ -1,87 +1,25 @@
 #include "actors/cluster/cluster_node.hpp"
 
-#include "actors/cluster/cluster_port_guard.hpp"
+#include "actors/cluster/cluster_node_state.hpp"
 #include "actors/cluster/seed_resolver.hpp"
 
-#include "actors/common/live_counts.hpp"
-#include "actors/common/messages.hpp"
 #include "actors/manager/interfaces.hpp"
 #include "net/jsonrpc.hpp"
 #include "obs/metrics.hpp"
 #include "registry/runtime_info.hpp"
 
 #include <caf/all.hpp>
-#include <caf/io/middleman_actor.hpp>
-#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-
 #include <algorithm>
-#include <map>
 #include <random>
-#include <set>
-#include <unordered_map>
 
 namespace actor_host {
 
-namespace {
+namespace cluster_detail {
 
 namespace rpc = net::jsonrpc;
-using clock_type = std::chrono::steady_clock;
 
-constexpr std::size_t max_records_per_node = 100000;
-
-struct member {
-  member_card card;
-  enum class status { up, unreachable, down } state = status::up;
-  std::set<std::string> runtimes; // ids listed in the directory
-  std::uint64_t workers = 0;
-  clock_type::time_point since = clock_type::now();
-  // Our iii functions went to it since it was admitted. The node that
-  // dialed sends first, after the welcome (the welcome has to arrive
-  // first); the other answers with its own.
-  bool fns_sent = false;
-};
-
-const char* status_name(member::status s) {
-  switch (s) {
-    case member::status::up: return "up";
-    case member::status::unreachable: return "unreachable";
-    case member::status::down: return "down";
-  }
-  return "?";
-}
-
-struct dial_state {
-  bool in_flight = false;
-  unsigned failures = 0;
-  clock_type::time_point next = {};
-};
-
-struct cluster_state {
-  live_count live{actor_kind::cluster_node};
-  cluster_options opts;
-  cluster_links links;
-  caf::actor directory;
-  cluster_board_ptr board;
-  member_card self_card;
-  std::map<std::string, member> members;                    // by node name
-  std::map<std::string, runtime_record> local;              // this node's runtimes, by id
-  std::vector<function_record> local_fns;                   // this node's iii functions
-  caf::actor functions;                                     // the function_registry
-  std::vector<std::string> seed_addresses;                  // resolved
-  std::unordered_map<std::string, dial_state> dials;        // by address
-  std::set<std::string> self_addresses;                     // addresses that lead here
-  caf::actor resolver;
-  clock_type::time_point started = clock_type::now();
-  bool joined = false; // admitted by (or admitted) another node once
-  bool leaving = false;
-  bool grace_logged = false;
-  std::string refusal; // the last refusal this node got (name in use, version)
-  static inline const char* name = "cluster_node";
-};
-
-using self_ptr = caf::stateful_actor<cluster_state>*;
 
 void publish_view(self_ptr self) {
   auto& st = self->state;
@@ -113,13 +51,6 @@ void publish_view(self_ptr self) {
            && clock_type::now() - st.started < st.opts.join_grace)
     v.not_ready = "cluster: joining through the seeds";
   st.board->publish(std::move(v));
-}
-
-template <class... Ts>
-void broadcast(self_ptr self, const Ts&... xs) {
-  for (auto& [name, m] : self->state.members)
-    if (m.state == member::status::up)
-      self->send(m.card.node, xs...);
 }
 
 std::vector<runtime_record> local_records(self_ptr self) {
@@ -231,177 +162,11 @@ std::string refusal_for(self_ptr self, const member_card& card) {
   return {};
 }
 
-void say_hello(self_ptr self, const caf::actor& peer, const std::string& address);
-
 void send_functions(self_ptr self, member& m) {
   m.fns_sent = true;
   self->send(m.card.node, fn_set_atom_v, self->state.self_card.name, self->state.local_fns);
 }
 
-void schedule_retry(self_ptr self, const std::string& address) {
-  auto& st = self->state;
-  auto& d = st.dials[address];
-  d.in_flight = false;
-  ++d.failures;
-  auto backoff = st.opts.min_backoff * (1u << std::min(d.failures, 5u));
-  d.next = clock_type::now() + std::min(backoff, st.opts.max_backoff);
-}
-
-void dial(self_ptr self, const std::string& address) {
-  auto& st = self->state;
-  if (address == st.self_card.address || st.self_addresses.count(address))
-    return;
-  auto& d = st.dials[address];
-  if (d.in_flight || !st.links.middleman)
-    return;
-  std::string host;
-  std::uint16_t port = 0;
-  if (!split_address(address, host, port)) {
-    spdlog::error("cluster: '{}' is not host:port; not dialed", address);
-    d.next = clock_type::time_point::max();
-    return;
-  }
-  d.in_flight = true;
-  auto mm = caf::actor_cast<caf::io::middleman_actor>(st.links.middleman);
-  self->request(mm, caf::infinite, caf::connect_atom_v, host, port)
-    .then(
-      [self, address](caf::node_id& nid, caf::strong_actor_ptr& ptr, std::set<std::string>&) {
-        if (nid == self->node()) {
-          self->state.self_addresses.insert(address);
-          self->state.dials[address].in_flight = false;
-          return;
-        }
-        if (!ptr) {
-          obs::global().cluster_dial_failures.fetch_add(1, std::memory_order_relaxed);
-          spdlog::warn("cluster: {} is a CAF node without a cluster endpoint", address);
-          return schedule_retry(self, address);
-        }
-        say_hello(self, caf::actor_cast<caf::actor>(ptr), address);
-      },
-      [self, address](caf::error& err) {
-        auto& st = self->state;
-        obs::global().cluster_dial_failures.fetch_add(1, std::memory_order_relaxed);
-        auto& d = st.dials[address];
-        // The first failure in a row is worth a line; the retries are not.
-        if (d.failures == 0)
-          spdlog::warn("cluster: cannot reach {}: {} (retrying with backoff)", address,
-                       caf::to_string(err));
-        // Nothing listens there: a lost member there is down, not just unreachable.
-        for (auto& [name, m] : st.members)
-          if (m.card.address == address && m.state == member::status::unreachable)
-            mark_lost(self, m, member::status::down, "nothing answers at its address");
-        schedule_retry(self, address);
-      });
-}
-
-// A node another node knows: dialed unless it is this one or already up
-// (in this incarnation).
-void meet(self_ptr self, const member_card& card) {
-  auto& st = self->state;
-  if (card.name == st.self_card.name || !card_problem(card).empty())
-    return;
-  auto i = st.members.find(card.name);
-  if (i == st.members.end() || i->second.state != member::status::up
-      || i->second.card.incarnation != card.incarnation)
-    dial(self, card.address);
-}
-
-void say_hello(self_ptr self, const caf::actor& peer, const std::string& address) {
-  auto& st = self->state;
-  self
-    ->request(peer, std::chrono::seconds(10), hello_atom_v, st.self_card, local_records(self))
-    .then(
-      [self, address](member_card& card, std::vector<member_card>& others,
-                      std::vector<runtime_record>& records) {
-        auto& st = self->state;
-        if (!address.empty())
-          st.dials[address].in_flight = false;
-        if (auto why = refusal_for(self, card); !why.empty()) {
-          obs::global().cluster_hellos_refused.fetch_add(1, std::memory_order_relaxed);
-          spdlog::error("cluster: refusing node at {}: {}", address, why);
-          if (!address.empty())
-            schedule_retry(self, address);
-          return;
-        }
-        auto name = card.name;
-        admit(self, std::move(card), std::move(records));
-        send_functions(self, st.members[name]);
-        // Everyone it knows, we should know directly.
-        for (auto& c : others)
-          meet(self, c);
-      },
-      [self, address](caf::error& err) {
-        auto& st = self->state;
-        auto text = caf::to_string(err);
-        obs::global().cluster_dial_failures.fetch_add(1, std::memory_order_relaxed);
-        // A refusal (name in use, version) keeps this node unready until
-        // some node admits it.
-        if (err == caf::sec::runtime_error) {
-          st.refusal = text;
-          publish_view(self);
-        }
-        spdlog::error("cluster: node at {} refused this node: {}", address, text);
-        if (!address.empty())
-          schedule_retry(self, address);
-      });
-}
-
-void beat(self_ptr self) {
-  auto& st = self->state;
-  auto now = clock_type::now();
-  // Dial every seed and every lost member that is due.
-  std::set<std::string> targets(st.seed_addresses.begin(), st.seed_addresses.end());
-  for (auto& [name, m] : st.members)
-    if (m.state != member::status::up)
-      targets.insert(m.card.address);
-  std::set<std::string> up_addresses;
-  for (auto& [name, m] : st.members)
-    if (m.state == member::status::up)
-      up_addresses.insert(m.card.address);
-  for (auto& a : targets) {
-    if (a == st.self_card.address || st.self_addresses.count(a) || up_addresses.count(a))
-      continue;
-    auto& d = st.dials[a];
-    if (!d.in_flight && now >= d.next)
-      dial(self, a);
-  }
-  // Forget nodes down for long.
-  for (auto i = st.members.begin(); i != st.members.end();) {
-    if (i->second.state == member::status::down && now - i->second.since > st.opts.forget_after) {
-      spdlog::info("cluster: forgetting node {} (down since {} s)", i->first,
-                   std::chrono::duration_cast<std::chrono::seconds>(now - i->second.since).count());
-      i = st.members.erase(i);
-    } else {
-      ++i;
-    }
-  }
-  broadcast(self, node_status_atom_v, st.self_card.name,
-            st.opts.worker_count ? st.opts.worker_count() : std::uint64_t{0});
-  if (!st.joined && !st.opts.seeds.empty() && now - st.started >= st.opts.join_grace
-      && !st.grace_logged) {
-    st.grace_logged = true;
-    spdlog::warn("cluster: no seed answered within {} ms; serving as a cluster of one and "
-                 "still dialing the seeds",
-                 std::chrono::duration_cast<std::chrono::milliseconds>(st.opts.join_grace).count());
-  }
-  publish_view(self);
-  drop_silent_cluster_peers(self->system(), st.opts.handshake_timeout);
-  self->delayed_send(self, st.opts.beat, beat_atom_v);
-}
-
-void resolve(self_ptr self) {
-  auto& st = self->state;
-  self->request(st.resolver, std::chrono::seconds(30), resolve_atom_v, st.opts.seeds)
-    .then(
-      [self](std::vector<std::string>& addresses) {
-        auto& st = self->state;
-        if (addresses != st.seed_addresses)
-          spdlog::info("cluster: seeds resolve to {}", fmt::join(addresses, ", "));
-        st.seed_addresses = std::move(addresses);
-      },
-      [](caf::error& err) { spdlog::warn("cluster: resolving the seeds failed: {}", caf::to_string(err)); });
-  self->delayed_send(self, st.opts.resolve_interval, resolve_atom_v);
-}
 
 caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links links,
                            caf::actor directory, cluster_board_ptr board) {
@@ -537,11 +302,11 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
   };
 }
 
-} // namespace
+} // namespace cluster_detail
 
 caf::actor spawn_cluster_node(caf::actor_system& sys, cluster_options opts, cluster_links links,
                               caf::actor directory, cluster_board_ptr board) {
-  return sys.spawn(cluster_node, std::move(opts), std::move(links), std::move(directory),
+  return sys.spawn(cluster_detail::cluster_node, std::move(opts), std::move(links), std::move(directory),
                    std::move(board));
 }
 
