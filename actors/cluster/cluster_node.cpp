@@ -286,6 +286,8 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
       // The endpoint is up: now others can dial back what we advertise.
       auto& st = self->state;
       st.self_card.address = std::move(advertise);
+      std::string host;
+      split_address(st.self_card.address, host, st.listen_port);
       st.started = clock_type::now();
       if (!st.opts.seeds.empty() && st.links.middleman) {
         // Again every resolve_interval: the headless Service of a

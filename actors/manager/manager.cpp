@@ -206,6 +206,7 @@ std::string manager::impl::start_cluster() {
   co.node_name = c.node_name;
   co.seeds = c.seeds;
   co.handshake_timeout = std::chrono::duration_cast<caf::timespan>(c.heartbeat_timeout);
+  co.tls = tls;
   co.worker_count = [] {
     return static_cast<std::uint64_t>(live_actors(actor_kind::worker_connection));
   };

@@ -45,6 +45,34 @@ async function waitForListed(m, qualifiedIds, timeoutMs = 5000) {
   );
 }
 
+const fdCount = (m) => fs.readdirSync(`/proc/${m.child.pid}/fd`).length;
+
+/**
+ * Connects to `m`'s cluster port as a peer that is not a node: sends
+ * `payload` (null: closes its side at once; undefined: nothing) and keeps its
+ * side open (`allowHalfOpen`), so only the node can end the connection.
+ * Resolves when it does; fails after 6 s.
+ */
+function misbehave(m, payload, sockets) {
+  const i = m.clusterAddress.lastIndexOf(':');
+  return new Promise((resolve, reject) => {
+    const s = net.connect({ host: m.clusterAddress.slice(0, i), port: Number(m.clusterAddress.slice(i + 1)), allowHalfOpen: true }, () => {
+      if (payload === null) s.end();
+      else if (payload !== undefined) s.write(payload);
+    });
+    sockets.push(s);
+    s.resume(); // read what the node sends, and see the end
+    const timer = setTimeout(() => reject(new Error('the node kept a connection of a non-node open')), 6000);
+    const closed = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    s.on('error', closed);
+    s.on('end', closed);
+    s.on('close', closed);
+  });
+}
+
 function runAction(m, runtimeId, key, input, extra = {}) {
   return m.post('/api/runAction', { key, input, runtimeId, ...extra });
 }
@@ -251,36 +279,16 @@ describe('a cluster of three', () => {
     const a = await startNode('a', { args: ['--cluster-heartbeat-timeout', '2s'] });
     const b = await startNode('b', { seeds: [a] });
     await waitForMembers(a, ['b']);
-    const [host, port] = [a.clusterAddress.slice(0, a.clusterAddress.lastIndexOf(':')), Number(a.clusterAddress.slice(a.clusterAddress.lastIndexOf(':') + 1))];
     // Each peer connects, reads CAF's server handshake, then misbehaves;
     // the node closes the connection.
-    const fds = () => fs.readdirSync(`/proc/${a.child.pid}/fd`).length;
-    const before = fds();
-    // Each peer keeps its side open (`allowHalfOpen`): the node must close
-    // the connection, and let go of its socket, by itself.
+    const before = fdCount(a);
     const sockets = [];
-    const peer = (payload) =>
-      new Promise((resolve, reject) => {
-        const s = net.connect({ host, port, allowHalfOpen: true }, () => {
-          if (payload === null) s.end();
-          else if (payload !== undefined) s.write(payload);
-        });
-        sockets.push(s);
-        s.resume(); // read CAF's server handshake, and see the end
-        const timer = setTimeout(() => reject(new Error('the node kept a non-CAF connection open')), 6000);
-        const closed = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        s.on('error', closed);
-        s.on('end', closed);
-        s.on('close', closed);
-      });
+    const peer = (payload) => misbehave(a, payload, sockets);
     await peer(Buffer.alloc(64, 0xab));
     await peer('GET / HTTP/1.1\r\nHost: cluster.example\r\nUser-Agent: curl\r\n\r\n');
     await peer(null); // a scanner: connects and closes
     await Promise.all([peer('GET'), peer(undefined)]); // less than a header, or nothing: closed after the heartbeat timeout
-    await a.poll(async () => fds(), (n) => n <= before, { what: `node a's file descriptors back to ${before}` });
+    await a.poll(async () => fdCount(a), (n) => n <= before, { what: `node a's file descriptors back to ${before}` });
     for (const s of sockets) s.destroy();
     await a.child.waitForLine(/cluster: 127\.0\.0\.1:\d+ sent something other than a CAF handshake; dropped/, 5000);
     await a.child.waitForLine(/cluster: 127\.0\.0\.1:\d+ closed before sending a CAF handshake; dropped/, 5000);
@@ -334,6 +342,24 @@ describe('mTLS between nodes', () => {
     const seen = await a.json('/api/cluster');
     assert.deepEqual(seen.nodes.map((n) => n.name).sort(), ['a', 'b']);
     assert.ok(a.child.running && b.child.running);
+  });
+
+  test('a peer that never speaks TLS is dropped after the heartbeat timeout, with a log line and a counter', async () => {
+    const a = await startNode('a', { args: [...tlsArgs('a'), '--cluster-heartbeat-timeout', '2s'] });
+    const b = await startNode('b', { seeds: [a], args: tlsArgs('b') });
+    await waitForMembers(a, ['b']);
+    const before = fdCount(a);
+    const sockets = [];
+    // Two silent peers, held until the node drops them; garbage, which
+    // caf-openssl's handshake closes at once (not counted).
+    await Promise.all([misbehave(a, undefined, sockets), misbehave(a, 'hello', sockets), misbehave(a, undefined, sockets)]);
+    await a.child.waitForLine(/cluster: 127\.0\.0\.1:\d+ sent no TLS handshake in time \(\d+ bytes\); dropped/, 5000);
+    const count = async () => Number((await a.get('/metrics')).text.match(/^actor_host_cluster_non_caf_peers_total (\d+)/m)?.[1] ?? -1);
+    await a.poll(count, (n) => n === 2, { what: 'two silent peers counted' });
+    await a.poll(async () => fdCount(a), (n) => n <= before, { what: `node a's file descriptors back to ${before}` });
+    for (const s of sockets) s.destroy();
+    // The node's own link is not touched.
+    assert.equal((await a.json('/api/cluster')).nodes.find((n) => n.name === 'b').status, 'up');
   });
 
   test('bad cluster settings are refused at start with the way out', async () => {
