@@ -1,29 +1,17 @@
 #include "actors/cluster/gateway.hpp"
 
-#include "actors/cluster/cluster_types.hpp"
-
-#include "actors/common/live_counts.hpp"
+#include "actors/cluster/gateway_state.hpp"
 #include "actors/manager/errors.hpp"
-#include "actors/manager/interfaces.hpp"
 #include "net/iii_protocol.hpp"
-#include "obs/metrics.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
-#include <map>
-#include <set>
-#include <unordered_map>
-#include <utility>
-#include <vector>
 
 namespace actor_host {
 
-namespace {
-
-using clock_type = std::chrono::steady_clock;
+namespace gateway_detail {
 
 // CAF 0.17's BASP can deliver the news that a remote actor ended before the
 // last messages it sent: a gateway that ended without a lost link (its node
@@ -33,70 +21,6 @@ constexpr auto last_words_grace = std::chrono::seconds(2);
 // A batch for one gateway goes out when this one's mailbox runs dry, or at
 // once past this many bytes.
 constexpr std::size_t max_batch_bytes = 256 * 1024;
-
-// iii invocations have no relay: their ids come from a counter above every
-// actor id (which are the relays' call ids).
-constexpr std::uint64_t invocation_id_base = std::uint64_t{1} << 63;
-
-/// A call made here, for another node's runtime or function.
-struct outbound {
-  caf::actor peer;      // the owner's gateway
-  caller_actor to;      // the relay, or the iii invocation's caller
-  std::uint64_t tag = 0; // what `to` expects in its events
-  std::string node;
-  std::string target; // runtime or function id
-  std::string method;
-  bool iii = false;
-  bool orphaned = false; // its gateway ended without a lost link: in grace
-  clock_type::time_point started = clock_type::now();
-};
-
-/// A call another node made, run here.
-struct inbound {
-  caf::actor origin;       // the entry node's gateway
-  std::uint64_t id = 0;    // the call's id there
-  call_actor pending;      // null until the connection took it (or for iii)
-  // Input that arrived before the connection answered with its pending
-  // request ("" = end of input). One local round trip long: the entry
-  // node's front door caps a run's input, the pending request caps what it
-  // holds before the run starts.
-  std::vector<std::string> early;
-};
-
-/// What this gateway has batched for another one.
-struct outbox {
-  caf::actor to;
-  std::vector<gw_request> requests;
-  std::vector<gw_event> events;
-  std::size_t bytes = 0;
-};
-
-struct gateway_state {
-  live_count live{actor_kind::cluster_gateway};
-  std::vector<outbox> outboxes; // a few peers: a short list
-  bool flush_due = false;
-  std::unordered_map<std::string, caf::actor> peers; // node name -> its gateway
-  std::set<caf::actor_addr> watched;                  // peers and origins monitored
-  std::unordered_map<std::uint64_t, outbound> out;    // by call id
-  std::unordered_map<std::uint64_t, inbound> in;      // by local tag
-  std::map<std::pair<caf::actor_addr, std::uint64_t>, std::uint64_t> in_by_origin;
-  std::uint64_t next_tag = 1;
-  std::uint64_t next_invocation = invocation_id_base;
-  gateway_state() = default;
-  gateway_state(const gateway_state&) = delete;
-  gateway_state& operator=(const gateway_state&) = delete;
-  ~gateway_state() {
-    // Ended (a shutdown): the calls it held are not in flight any more; the
-    // relays and pending requests watching it end theirs.
-    obs::global().remote_calls_outbound.fetch_sub(static_cast<std::int64_t>(out.size()),
-                                                  std::memory_order_relaxed);
-    obs::global().remote_calls_inbound.fetch_sub(static_cast<std::int64_t>(in.size()),
-                                                 std::memory_order_relaxed);
-  }
-  static inline const char* name = "cluster_gateway";
-};
-
-using self_ptr = caf::stateful_actor<gateway_state>*;
 
 void watch(self_ptr self, const caf::actor& a) {
   if (self->state.watched.insert(a.address()).second)
@@ -225,145 +149,6 @@ void on_events(self_ptr self, const caf::actor_addr& from, std::vector<gw_event>
   }
 }
 
-// --- owner side -----------------------------------------------------------
-
-void count_in(std::int64_t delta) {
-  obs::global().remote_calls_inbound.fetch_add(delta, std::memory_order_relaxed);
-}
-
-void forget_in(self_ptr self, std::unordered_map<std::uint64_t, inbound>::iterator i) {
-  self->state.in_by_origin.erase({i->second.origin.address(), i->second.id});
-  self->state.in.erase(i);
-  count_in(-1);
-}
-
-/// A new call from `origin`; 0 when the target is not an actor of this node
-/// (a peer names only this node's connections).
-std::uint64_t start_in(self_ptr self, const caf::actor& origin, std::uint64_t id,
-                       const caf::actor& target) {
-  if (!target || target.node() != self->node())
-    return 0;
-  auto& st = self->state;
-  watch(self, origin);
-  auto tag = st.next_tag++;
-  st.in_by_origin[{origin.address(), id}] = tag;
-  st.in.emplace(tag, inbound{origin, id, {}, {}});
-  count_in(1);
-  return tag;
-}
-
-/// The inbound call `id` of `origin`.
-std::unordered_map<std::uint64_t, inbound>::iterator find_in(self_ptr self,
-                                                             const caf::actor& origin,
-                                                             std::uint64_t id) {
-  auto& st = self->state;
-  auto k = st.in_by_origin.find({origin.address(), id});
-  return k == st.in_by_origin.end() ? st.in.end() : st.in.find(k->second);
-}
-
-void accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
-  auto i = self->state.in.find(tag);
-  if (i == self->state.in.end()) {
-    // Aborted, or already answered: if it still runs, nobody waits for it.
-    self->send(pending, abort_atom_v);
-    return;
-  }
-  auto& c = i->second;
-  c.pending = pending;
-  for (auto& x : c.early) {
-    if (x.empty())
-      self->send(pending, end_input_atom_v);
-    else
-      self->send(pending, input_atom_v, std::move(x));
-  }
-  c.early.clear();
-}
-
-void run_call(self_ptr self, const caf::actor& origin, gw_request& r) {
-  auto tag = start_in(self, origin, r.id, r.conn);
-  if (tag == 0)
-    return;
-  auto method = std::string{method_name(r.req.method)};
-  r.req.tag = tag;
-  self
-    ->request(caf::actor_cast<call_target_actor>(r.conn), caf::infinite, call_atom_v,
-              std::move(r.req), caf::actor_cast<caller_actor>(self))
-    .then([self, tag](call_actor& pending) { accepted(self, tag, pending); },
-          [self, tag, target = std::move(r.text), method](caf::error&) {
-            // The connection ended between the entry node's routing and now.
-            auto i = self->state.in.find(tag);
-            if (i == self->state.in.end())
-              return;
-            post(self, i->second.origin,
-                 gw_event{gw_event::done_failed, i->second.id,
-                          manager_errors::connection_closed(target, method)});
-            forget_in(self, i);
-          });
-}
-
-void run_invocation(self_ptr self, const caf::actor& origin, gw_request& r) {
-  if (!r.conn || r.conn.node() != self->node())
-    return;
-  auto worker = caf::actor_cast<worker_connection_actor>(r.conn);
-  if (r.id == 0 || !r.inv.wants_reply) {
-    self->send(worker, execute_atom_v, caller_actor{}, std::uint64_t{0}, std::move(r.inv));
-    return;
-  }
-  if (auto tag = start_in(self, origin, r.id, r.conn); tag != 0)
-    self->send(worker, execute_atom_v, caf::actor_cast<caller_actor>(self), tag,
-               std::move(r.inv));
-}
-
-void on_requests(self_ptr self, const caf::actor& origin, std::vector<gw_request>& requests) {
-  for (auto& r : requests) {
-    switch (r.kind) {
-      case gw_request::call:
-        run_call(self, origin, r);
-        break;
-      case gw_request::exec:
-        run_invocation(self, origin, r);
-        break;
-      case gw_request::input:
-      case gw_request::end_input: {
-        if (r.kind == gw_request::input && r.text.empty())
-          break;
-        auto i = find_in(self, origin, r.id);
-        if (i == self->state.in.end())
-          break;
-        auto& c = i->second;
-        if (!c.pending)
-          c.early.push_back(std::move(r.text));
-        else if (r.kind == gw_request::end_input)
-          self->send(c.pending, end_input_atom_v);
-        else
-          self->send(c.pending, input_atom_v, std::move(r.text));
-        break;
-      }
-      case gw_request::abort: {
-        auto i = find_in(self, origin, r.id);
-        if (i == self->state.in.end())
-          break;
-        if (i->second.pending)
-          self->send(i->second.pending, abort_atom_v);
-        forget_in(self, i);
-        break;
-      }
-      default:
-        break;
-    }
-  }
-}
-
-/// An event of a call another node made, for its gateway.
-void answer(self_ptr self, std::uint64_t tag, std::uint8_t kind, std::string text) {
-  auto i = self->state.in.find(tag);
-  if (i == self->state.in.end())
-    return;
-  post(self, i->second.origin, gw_event{kind, i->second.id, std::move(text)});
-  if (kind == gw_event::done_ok || kind == gw_event::done_failed)
-    forget_in(self, i);
-}
-
 // --- failures ---------------------------------------------------------------
 
 void peer_down(self_ptr self, const caf::actor_addr& gone, const caf::error& reason) {
@@ -409,8 +194,6 @@ void peer_down(self_ptr self, const caf::actor_addr& gone, const caf::error& rea
                  "made here abandoned",
                  why, failed, waiting > 0 ? " or wait for their answers a moment" : "", dropped);
 }
-
-} // namespace
 
 caf::behavior cluster_gateway(self_ptr self) {
   self->set_down_handler([self](caf::down_msg& dm) { peer_down(self, dm.source, dm.reason); });
@@ -507,8 +290,10 @@ caf::behavior cluster_gateway(self_ptr self) {
   };
 }
 
+} // namespace gateway_detail
+
 caf::actor spawn_cluster_gateway(caf::actor_system& sys) {
-  return sys.spawn(cluster_gateway);
+  return sys.spawn(gateway_detail::cluster_gateway);
 }
 
 } // namespace actor_host

@@ -1,0 +1,155 @@
+#include "actors/cluster/gateway_state.hpp"
+
+#include "actors/manager/errors.hpp"
+
+#include <caf/all.hpp>
+
+namespace actor_host::gateway_detail {
+
+namespace {
+
+void count_in(std::int64_t delta) {
+  obs::global().remote_calls_inbound.fetch_add(delta, std::memory_order_relaxed);
+}
+
+} // namespace
+
+void forget_in(self_ptr self, std::unordered_map<std::uint64_t, inbound>::iterator i) {
+  self->state.in_by_origin.erase({i->second.origin.address(), i->second.id});
+  self->state.in.erase(i);
+  count_in(-1);
+}
+
+namespace {
+
+/// A new call from `origin`; 0 when the target is not an actor of this node
+/// (a peer names only this node's connections).
+std::uint64_t start_in(self_ptr self, const caf::actor& origin, std::uint64_t id,
+                       const caf::actor& target) {
+  if (!target || target.node() != self->node())
+    return 0;
+  auto& st = self->state;
+  watch(self, origin);
+  auto tag = st.next_tag++;
+  st.in_by_origin[{origin.address(), id}] = tag;
+  st.in.emplace(tag, inbound{origin, id, {}, {}});
+  count_in(1);
+  return tag;
+}
+
+/// The inbound call `id` of `origin`.
+std::unordered_map<std::uint64_t, inbound>::iterator find_in(self_ptr self,
+                                                             const caf::actor& origin,
+                                                             std::uint64_t id) {
+  auto& st = self->state;
+  auto k = st.in_by_origin.find({origin.address(), id});
+  return k == st.in_by_origin.end() ? st.in.end() : st.in.find(k->second);
+}
+
+void accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
+  auto i = self->state.in.find(tag);
+  if (i == self->state.in.end()) {
+    // Aborted, or already answered: if it still runs, nobody waits for it.
+    self->send(pending, abort_atom_v);
+    return;
+  }
+  auto& c = i->second;
+  c.pending = pending;
+  for (auto& x : c.early) {
+    if (x.empty())
+      self->send(pending, end_input_atom_v);
+    else
+      self->send(pending, input_atom_v, std::move(x));
+  }
+  c.early.clear();
+}
+
+void run_call(self_ptr self, const caf::actor& origin, gw_request& r) {
+  auto tag = start_in(self, origin, r.id, r.conn);
+  if (tag == 0)
+    return;
+  auto method = std::string{method_name(r.req.method)};
+  r.req.tag = tag;
+  self
+    ->request(caf::actor_cast<call_target_actor>(r.conn), caf::infinite, call_atom_v,
+              std::move(r.req), caf::actor_cast<caller_actor>(self))
+    .then([self, tag](call_actor& pending) { accepted(self, tag, pending); },
+          [self, tag, target = std::move(r.text), method](caf::error&) {
+            // The connection ended between the entry node's routing and now.
+            auto i = self->state.in.find(tag);
+            if (i == self->state.in.end())
+              return;
+            post(self, i->second.origin,
+                 gw_event{gw_event::done_failed, i->second.id,
+                          manager_errors::connection_closed(target, method)});
+            forget_in(self, i);
+          });
+}
+
+void run_invocation(self_ptr self, const caf::actor& origin, gw_request& r) {
+  if (!r.conn || r.conn.node() != self->node())
+    return;
+  auto worker = caf::actor_cast<worker_connection_actor>(r.conn);
+  if (r.id == 0 || !r.inv.wants_reply) {
+    self->send(worker, execute_atom_v, caller_actor{}, std::uint64_t{0}, std::move(r.inv));
+    return;
+  }
+  if (auto tag = start_in(self, origin, r.id, r.conn); tag != 0)
+    self->send(worker, execute_atom_v, caf::actor_cast<caller_actor>(self), tag,
+               std::move(r.inv));
+}
+
+} // namespace
+
+void on_requests(self_ptr self, const caf::actor& origin, std::vector<gw_request>& requests) {
+  for (auto& r : requests) {
+    switch (r.kind) {
+      case gw_request::call:
+        run_call(self, origin, r);
+        break;
+      case gw_request::exec:
+        run_invocation(self, origin, r);
+        break;
+      case gw_request::input:
+      case gw_request::end_input: {
+        if (r.kind == gw_request::input && r.text.empty())
+          break;
+        auto i = find_in(self, origin, r.id);
+        if (i == self->state.in.end())
+          break;
+        auto& c = i->second;
+        if (!c.pending)
+          c.early.push_back(std::move(r.text));
+        else if (r.kind == gw_request::end_input)
+          self->send(c.pending, end_input_atom_v);
+        else
+          self->send(c.pending, input_atom_v, std::move(r.text));
+        break;
+      }
+      case gw_request::abort: {
+        auto i = find_in(self, origin, r.id);
+        if (i == self->state.in.end())
+          break;
+        if (i->second.pending)
+          self->send(i->second.pending, abort_atom_v);
+        forget_in(self, i);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+/// An event of a call another node made, for its gateway.
+void answer(self_ptr self, std::uint64_t tag, std::uint8_t kind, std::string text) {
+  auto i = self->state.in.find(tag);
+  if (i == self->state.in.end())
+    return;
+  post(self, i->second.origin, gw_event{kind, i->second.id, std::move(text)});
+  if (kind == gw_event::done_ok || kind == gw_event::done_failed)
+    forget_in(self, i);
+}
+
+
+} // namespace actor_host::gateway_detail

@@ -1,0 +1,106 @@
+#pragma once
+
+// The state of a cluster_gateway and the steps its two files share: the
+// entry side, batching and failures (gateway.cpp) and the owner side
+// (gateway_owner.cpp). Private to actors/cluster/.
+
+#include "actors/cluster/cluster_types.hpp"
+#include "actors/common/live_counts.hpp"
+#include "actors/manager/interfaces.hpp"
+#include "obs/metrics.hpp"
+
+#include <caf/stateful_actor.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace actor_host::gateway_detail {
+
+using clock_type = std::chrono::steady_clock;
+
+// iii invocations have no relay: their ids come from a counter above every
+// actor id (which are the relays' call ids).
+constexpr std::uint64_t invocation_id_base = std::uint64_t{1} << 63;
+
+/// A call made here, for another node's runtime or function.
+struct outbound {
+  caf::actor peer;      // the owner's gateway
+  caller_actor to;      // the relay, or the iii invocation's caller
+  std::uint64_t tag = 0; // what `to` expects in its events
+  std::string node;
+  std::string target; // runtime or function id
+  std::string method;
+  bool iii = false;
+  bool orphaned = false; // its gateway ended without a lost link: in grace
+  clock_type::time_point started = clock_type::now();
+};
+
+/// A call another node made, run here.
+struct inbound {
+  caf::actor origin;       // the entry node's gateway
+  std::uint64_t id = 0;    // the call's id there
+  call_actor pending;      // null until the connection took it (or for iii)
+  // Input that arrived before the connection answered with its pending
+  // request ("" = end of input). One local round trip long: the entry
+  // node's front door caps a run's input, the pending request caps what it
+  // holds before the run starts.
+  std::vector<std::string> early;
+};
+
+/// What this gateway has batched for another one.
+struct outbox {
+  caf::actor to;
+  std::vector<gw_request> requests;
+  std::vector<gw_event> events;
+  std::size_t bytes = 0;
+};
+
+struct gateway_state {
+  live_count live{actor_kind::cluster_gateway};
+  std::vector<outbox> outboxes; // a few peers: a short list
+  bool flush_due = false;
+  std::unordered_map<std::string, caf::actor> peers; // node name -> its gateway
+  std::set<caf::actor_addr> watched;                  // peers and origins monitored
+  std::unordered_map<std::uint64_t, outbound> out;    // by call id
+  std::unordered_map<std::uint64_t, inbound> in;      // by local tag
+  std::map<std::pair<caf::actor_addr, std::uint64_t>, std::uint64_t> in_by_origin;
+  std::uint64_t next_tag = 1;
+  std::uint64_t next_invocation = invocation_id_base;
+  gateway_state() = default;
+  gateway_state(const gateway_state&) = delete;
+  gateway_state& operator=(const gateway_state&) = delete;
+  ~gateway_state() {
+    // Ended (a shutdown): the calls it held are not in flight any more; the
+    // relays and pending requests watching it end theirs.
+    obs::global().remote_calls_outbound.fetch_sub(static_cast<std::int64_t>(out.size()),
+                                                  std::memory_order_relaxed);
+    obs::global().remote_calls_inbound.fetch_sub(static_cast<std::int64_t>(in.size()),
+                                                 std::memory_order_relaxed);
+  }
+  static inline const char* name = "cluster_gateway";
+};
+
+using self_ptr = caf::stateful_actor<gateway_state>*;
+
+/// Monitors `a` once (a peer's or an origin's gateway).
+void watch(self_ptr self, const caf::actor& a);
+/// Batches `r` / `e` for the gateway `to` (sent when the mailbox runs dry).
+void post(self_ptr self, const caf::actor& to, gw_request r);
+void post(self_ptr self, const caf::actor& to, gw_event e);
+
+// Owner side (gateway_owner.cpp).
+
+/// Runs the calls, invocations, input and aborts of the gateway `origin`.
+void on_requests(self_ptr self, const caf::actor& origin, std::vector<gw_request>& requests);
+/// An event of the call with local `tag`, for the gateway of its node.
+void answer(self_ptr self, std::uint64_t tag, std::uint8_t kind, std::string text);
+/// Forgets a call another node made.
+void forget_in(self_ptr self, std::unordered_map<std::uint64_t, inbound>::iterator i);
+
+} // namespace actor_host::gateway_detail
