@@ -126,10 +126,11 @@ public:
 
   caf::expected<caf::io::scribe_ptr> new_tcp_scribe(const std::string& host,
                                                     uint16_t port) override {
-    dialing = true;
-    auto s = net::default_multiplexer::new_tcp_scribe(host, port);
-    dialing = false;
-    return s;
+    struct mark {
+      mark() { dialing = true; }
+      ~mark() { dialing = false; }
+    } dial;
+    return net::default_multiplexer::new_tcp_scribe(host, port);
   }
 
   /// On the multiplexer's thread, where scribes are made and dropped.
