@@ -1,7 +1,6 @@
 #include "actors/cluster/cluster_node_state.hpp"
 
 #include "actors/cluster/cluster_port_guard.hpp"
-#include "actors/cluster/tls_port_sweep.hpp"
 #include "actors/cluster/seed_resolver.hpp"
 #include "obs/metrics.hpp"
 
@@ -166,11 +165,6 @@ void beat(self_ptr self) {
   }
   publish_view(self);
   drop_silent_cluster_peers(self->system(), st.opts.handshake_timeout);
-  // A scan of this process's sockets: at most twice per handshake timeout.
-  if (st.opts.tls && now - st.last_tls_sweep >= st.opts.handshake_timeout / 2) {
-    st.last_tls_sweep = now;
-    drop_silent_tls_peers(st.listen_port, st.opts.handshake_timeout);
-  }
   self->delayed_send(self, st.opts.beat, beat_atom_v);
 }
 

@@ -2,6 +2,7 @@
 
 #include "actors/cluster/cluster_node_state.hpp"
 #include "actors/cluster/seed_resolver.hpp"
+#include "actors/cluster/tls_port_sweep.hpp"
 
 #include "actors/manager/interfaces.hpp"
 #include "net/jsonrpc.hpp"
@@ -287,7 +288,9 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
       auto& st = self->state;
       st.self_card.address = std::move(advertise);
       std::string host;
-      split_address(st.self_card.address, host, st.listen_port);
+      std::uint16_t port = 0;
+      if (st.opts.tls && split_address(st.self_card.address, host, port))
+        spawn_tls_port_sweeper(self, port, st.opts.handshake_timeout);
       st.started = clock_type::now();
       if (!st.opts.seeds.empty() && st.links.middleman) {
         // Again every resolve_interval: the headless Service of a

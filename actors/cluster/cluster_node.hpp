@@ -35,7 +35,7 @@ struct cluster_options {
   /// this long is closed (cluster_port_guard.hpp); the heartbeat timeout.
   caf::timespan handshake_timeout = std::chrono::seconds(5);
   /// The endpoint is caf-openssl's (mTLS): silent peers are found by a scan
-  /// of the process's sockets instead (tls_port_sweep.hpp).
+  /// of the process's sockets instead, on a detached actor (tls_port_sweep.hpp).
   bool tls = false;
   /// Nodes down this long are dropped from the member list.
   caf::timespan forget_after = std::chrono::minutes(5);

@@ -71,8 +71,6 @@ struct cluster_state {
   bool leaving = false;
   bool grace_logged = false;
   std::string refusal; // the last refusal this node got (name in use, version)
-  std::uint16_t listen_port = 0;       // of the cluster endpoint, once listening
-  clock_type::time_point last_tls_sweep; // tls_port_sweep.hpp
   static inline const char* name = "cluster_node";
 };
 

@@ -1,7 +1,9 @@
 #include "actors/cluster/tls_port_sweep.hpp"
 
+#include "actors/common/messages.hpp"
 #include "obs/metrics.hpp"
 
+#include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include <arpa/inet.h>
@@ -101,6 +103,19 @@ void drop_silent_tls_peers(std::uint16_t port, caf::timespan max_wait) {
     still.insert(*i);
   }
   seen = std::move(still);
+}
+
+void spawn_tls_port_sweeper(caf::local_actor* owner, std::uint16_t port, caf::timespan max_wait) {
+  auto sweeper = owner->spawn<caf::detached>([port, max_wait](caf::event_based_actor* self) {
+    self->send(self, beat_atom_v);
+    return caf::behavior{
+      [self, port, max_wait](beat_atom) {
+        drop_silent_tls_peers(port, max_wait);
+        self->delayed_send(self, max_wait / 2, beat_atom_v);
+      },
+    };
+  });
+  owner->link_to(sweeper);
 }
 
 } // namespace actor_host
