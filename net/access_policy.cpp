@@ -99,7 +99,7 @@ const std::string* find(const std::map<std::string, std::string>* m, const std::
 
 bool is_open_path(const access_policy& p, std::string_view path) {
   return std::any_of(p.open_paths.begin(), p.open_paths.end(), [&](const std::string& o) {
-    return o.ends_with('/') ? path.starts_with(o) : path == o;
+    return o.size() > 1 && o.ends_with('/') ? path.starts_with(o) : path == o;
   });
 }
 

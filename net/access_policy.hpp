@@ -34,7 +34,7 @@ struct access_policy {
   bool remote_without_token = false;
   /// Paths served without the token (still under the Origin/Host rules):
   /// health probes, and WebSockets authenticated by their own key. An entry
-  /// ending in '/' is a prefix.
+  /// ending in '/' is a prefix, except "/" itself (the root page only).
   std::vector<std::string> open_paths;
 };
 

@@ -37,6 +37,33 @@ void latency_histogram::observe(std::chrono::nanoseconds d) noexcept {
   count_.fetch_add(1, std::memory_order_relaxed);
 }
 
+void latency_histogram::add_counts(counts& out) const noexcept {
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] += buckets_[i].load(std::memory_order_relaxed);
+}
+
+double histogram_quantile(const latency_histogram::counts& c, double q) noexcept {
+  std::uint64_t total = 0;
+  for (auto n : c)
+    total += n;
+  if (total == 0)
+    return -1;
+  auto& b = latency_histogram::bounds_seconds;
+  double rank = q * static_cast<double>(total);
+  double below = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    auto n = static_cast<double>(c[i]);
+    if (n > 0 && below + n >= rank) {
+      if (i == b.size())
+        return b.back();
+      double lo = i == 0 ? 0 : b[i - 1];
+      return lo + (b[i] - lo) * ((rank - below) / n);
+    }
+    below += n;
+  }
+  return b.back();
+}
+
 void latency_histogram::render(std::string& out, std::string_view name,
                                std::string_view labels) const {
   std::uint64_t cumulative = 0;

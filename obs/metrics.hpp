@@ -30,8 +30,15 @@ public:
 
   void observe(std::chrono::nanoseconds d) noexcept;
 
+  /// Observations per bucket (not cumulative; the last one is +Inf).
+  using counts = std::array<std::uint64_t, bounds_seconds.size() + 1>;
+
   /// Appends the _bucket/_sum/_count lines of `name{labels}`.
   void render(std::string& out, std::string_view name, std::string_view labels) const;
+
+  /// Adds this histogram's bucket counts to `out` (a window is the
+  /// difference of two such sums).
+  void add_counts(counts& out) const noexcept;
 
 private:
   std::array<std::atomic<std::uint64_t>, bounds_seconds.size() + 1> buckets_{};
@@ -127,11 +134,20 @@ struct metrics {
   std::atomic<std::int64_t> remote_calls_outbound{0};
   std::atomic<std::int64_t> remote_calls_inbound{0};
   latency_histogram remote_call_latency;
+  // Dashboard: sessions watching the feed, and watches refused over the cap.
+  std::atomic<std::int64_t> dashboard_watchers{0};
+  std::atomic<std::uint64_t> dashboard_watches_refused{0};
 
   void record_request(rpc_method m, int outcome_code, std::chrono::nanoseconds took) noexcept;
   /// `code`: "ok" or the iii error code the caller got.
   void record_invocation(std::string_view code, std::chrono::nanoseconds took) noexcept;
 };
+
+/// The q-quantile (0..1) in seconds of the observations in `c`, by linear
+/// interpolation inside the bucket it falls in (as Prometheus'
+/// histogram_quantile does); the +Inf bucket answers the largest bound.
+/// Negative when `c` is empty.
+double histogram_quantile(const latency_histogram::counts& c, double q) noexcept;
 
 /// The one registry of this process.
 metrics& global();

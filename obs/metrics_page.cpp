@@ -208,6 +208,9 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
   {"actor_host_abandoned_cancels_total", "counter",
    "cancelAction requests sent for runs nobody waits for any more.",
    &metrics::abandoned_cancels},
+  {"actor_host_dashboard_watches_refused_total", "counter",
+   "Dashboard watches refused: the feed had its maximum of watchers.",
+   &metrics::dashboard_watches_refused},
   {"actor_host_calls_over_cap_total", "counter",
    "Calls refused because their caller had max_calls_per_caller in flight.",
    &metrics::calls_over_cap},
@@ -234,6 +237,8 @@ constexpr global_metric<std::int64_t> global_gauges[] = {
   {"actor_host_gateway_calls_inbound", "gauge",
    "Calls other cluster nodes made to this node's runtimes and functions, in flight.",
    &metrics::remote_calls_inbound},
+  {"actor_host_dashboard_watchers", "gauge",
+   "Sessions on /api/ws watching the dashboard feed.", &metrics::dashboard_watchers},
 };
 
 constexpr global_metric<std::int64_t> cluster_node_gauges[] = {

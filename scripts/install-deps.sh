@@ -12,9 +12,11 @@ pkgs=(
   libre2-dev
   libmimalloc-dev libjemalloc-dev
   curl procps
+  chromium
 )
 
 missing=()
+# chromium: the dashboard's browser test (tests/interop/dashboard.test.mjs, puppeteer-core).
 # Node (for the interop peers) may come from another repository already; only add Debian's when absent.
 command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
 # fuzz/run.sh only (not the test suite): clang with libFuzzer and its sanitizer runtimes.

@@ -206,6 +206,22 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, gateway_atom, "gateway")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_requests_atom, "gwrequests")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_events_atom, "gwevents")
 
+// dashboard feed [dashboard_feed] (actors/manager/dashboard_feed.hpp)
+//   (subscribe_atom, listener)                  [runtime_directory, function_registry]
+//                                               the listener hears of changes
+//   (subscribe_atom, session, topics) -> ok     [dashboard_feed] a watch on /api/ws
+//   (changed_atom, topic)                       [dashboard_feed] a topic changed
+//   (snapshot_atom) -> string                   [function_registry] workers as the dashboard shows them
+//   (service_atom, name, state_json)            [dashboard_feed] a service's state
+//   (sample_atom)                               [dashboard_feed] its own: sample the metrics
+//   (feed_atom, notification)                   [api_session] write it to the socket
+CAF_ADD_ATOM(actor_host, actor_host::atoms, subscribe_atom, "subscribe")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, changed_atom, "changed")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, snapshot_atom, "snapshot")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, service_atom, "service")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, sample_atom, "sample")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, feed_atom, "feed")
+
 CAF_END_TYPE_ID_BLOCK(actor_host)
 
 namespace actor_host {

@@ -1,11 +1,13 @@
 #include "actors/manager/api_session.hpp"
 
 #include "actors/common/frame_bridge.hpp"
+#include "actors/manager/dashboard_feed.hpp"
 #include "actors/manager/errors.hpp"
 #include "net/jsonrpc.hpp"
 #include "net/reflection_frames.hpp"
 #include "obs/metrics.hpp"
 
+#include <simdjson.h>
 #include <spdlog/spdlog.h>
 
 namespace actor_host {
@@ -145,6 +147,61 @@ void on_list_runtimes(self_ptr self, const rpc::message& m) {
       });
 }
 
+// `watch {topics?: [name...]}`: the dashboard feed pushes every watched
+// topic now and on each change (dashboard_feed.hpp). Without topics, all.
+void on_watch(self_ptr self, const rpc::message& m, const rpc::object_members& p) {
+  auto& st = self->state;
+  if (!st.door.feed)
+    return send_error(self, m.id, rpc::code::method_not_found, "Method not found: watch");
+  std::uint32_t topics = 0;
+  std::string names;
+  auto bad = [&] {
+    send_error(self, m.id, rpc::code::invalid_params,
+               "Invalid params: 'topics' must be an array of topic names (" + feed_topic_names()
+                 + ")");
+  };
+  if (auto* raw = p.find("topics"); raw && *raw != "null") {
+    simdjson::ondemand::parser parser;
+    simdjson::padded_string padded(*raw);
+    simdjson::ondemand::document doc;
+    simdjson::ondemand::array arr;
+    if (parser.iterate(padded).get(doc) || doc.get_array().get(arr))
+      return bad();
+    for (auto v : arr) {
+      std::string_view name;
+      if (v.get_string().get(name))
+        return bad();
+      auto b = feed_topic_bit(name);
+      if (b == 0)
+        return send_error(self, m.id, rpc::code::invalid_params,
+                          "Invalid params: unknown topic '" + std::string{name.substr(0, 64)}
+                            + "'; topics are " + feed_topic_names());
+      if (!(topics & b))
+        names += (names.empty() ? "" : ",") + rpc::quote(name);
+      topics |= b;
+    }
+  } else {
+    for (auto name : {"runtimes", "workers", "services", "cluster", "health"}) {
+      topics |= feed_topic_bit(name);
+      names += (names.empty() ? "" : ",") + rpc::quote(name);
+    }
+  }
+  // The feed answers before it sends the first updates, so the answer is
+  // written first.
+  self->request(st.door.feed, internal_reply_timeout, subscribe_atom_v,
+                caf::actor_cast<caf::actor>(self), topics)
+    .then(
+      [self, id = m.id, names](caf::ok_atom) {
+        self->state.transport->send_text(
+          rpc::result_response(id, R"({"topics":[)" + names + "]}"));
+      },
+      [self, id = m.id](caf::error& err) {
+        send_error(self, id,
+                   registry::status_error(registry::status_code::resource_exhausted,
+                                          "cannot watch: " + caf::to_string(err)));
+      });
+}
+
 void on_run_action(self_ptr self, rpc::message& m) {
   call_request req;
   // Moved, not copied: it keeps the padding decode reserved.
@@ -241,6 +298,8 @@ void on_frame(self_ptr self, std::string& frame) {
   if (!optional_string(self, m, p, "runtimeId", runtime_id))
     return;
   auto& policy = st.door.policy;
+  if (m.method == "watch")
+    return on_watch(self, m, p);
   if (m.method == "listActions")
     return begin(self, m, list_actions_call(std::move(runtime_id), policy), false);
   if (m.method == "listValues") {
@@ -315,6 +374,7 @@ api_session_actor::behavior_type api_session(self_ptr self, net::transport_ptr t
     [self](done_atom, std::uint64_t tag, bool ok, const std::string& raw) {
       on_done(self, tag, ok, raw);
     },
+    [self](feed_atom, const std::string& text) { self->state.transport->send_text(text); },
   };
 }
 

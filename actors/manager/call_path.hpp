@@ -23,6 +23,7 @@ struct front_door {
   caf::actor functions; // function_registry; null: no iii side
   call_policy policy;
   cluster_board_ptr cluster; // membership as this node sees it; null outside a cluster
+  caf::actor feed;           // dashboard_feed: what `watch` on /api/ws subscribes to
 };
 
 /// GET /api/cluster, `getCluster` on /api/ws.

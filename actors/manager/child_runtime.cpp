@@ -1,5 +1,6 @@
 #include "actors/manager/child_runtime.hpp"
 
+#include "net/jsonrpc.hpp"
 #include "obs/log.hpp"
 #include "obs/metrics.hpp"
 #include "proc/process_watch.hpp"
@@ -26,6 +27,29 @@ std::string self_executable() {
 
 caf::timespan to_span(std::chrono::milliseconds ms) {
   return std::chrono::duration_cast<caf::timespan>(ms);
+}
+
+// What the dashboard shows: starting (spawned, not registered yet), ready
+// (registered), running (up; services that do not register), backoff
+// (waiting to restart), failed (gave up), exited (ended, no restart),
+// stopping, stopped.
+void report(self_ptr self, const char* phase) {
+  auto& st = self->state;
+  if (std::string_view{phase} != st.phase)
+    st.since_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  st.phase = phase;
+  if (!st.args.feed)
+    return;
+  namespace rpc = net::jsonrpc;
+  auto& spec = st.args.spec;
+  std::string json = R"({"name":)" + rpc::quote(spec.name) + R"(,"runtimeId":)"
+                     + rpc::quote(spec.runtime_id) + R"(,"state":")" + phase + R"(","pid":)"
+                     + (st.watch ? std::to_string(st.watch->pid()) : std::string{"null"})
+                     + R"(,"restarts":)" + std::to_string(st.restarts) + R"(,"since":)"
+                     + std::to_string(st.since_ms) + "}";
+  self->send(st.args.feed, service_atom_v, spec.name, std::move(json));
 }
 
 void set_ready(self_ptr self, bool ready) {
@@ -77,6 +101,7 @@ void start(self_ptr self) {
   obs::global().child_starts.fetch_add(1, std::memory_order_relaxed);
   spdlog::info("service {}: started pid {} (runtime id {})", spec.name, st.watch->pid(),
                spec.runtime_id);
+  report(self, spec.registers ? "starting" : "running");
   if (spec.registers && spec.ready_timeout.count() > 0)
     self->delayed_send(self, to_span(spec.ready_timeout), ready_timeout_atom_v, gen);
 }
@@ -97,6 +122,7 @@ void on_exited(self_ptr self, int status) {
   auto what = proc::describe_wait_status(status);
   if (st.stopping) {
     spdlog::info("service {}: stopped ({})", spec.name, what);
+    report(self, "stopped");
     if (st.stopped.pending())
       st.stopped.deliver(caf::ok_atom_v);
     self->quit();
@@ -112,6 +138,7 @@ void on_exited(self_ptr self, int status) {
                  || (spec.restart == config::restart_mode::on_failure && failed);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (!restart) {
+    report(self, failed ? "failed" : "exited");
     finish(self, code, !st.ever_ready && spec.registers ? "Process exited before runtime was ready"
                                                         : "service " + spec.name + " " + what);
     return;
@@ -122,6 +149,7 @@ void on_exited(self_ptr self, int status) {
   if (spec.max_restarts > 0 && st.restarts_in_row >= spec.max_restarts) {
     spdlog::error("service {}: giving up after {} restarts in a row", spec.name,
                   st.restarts_in_row);
+    report(self, "failed");
     finish(self, code, "service " + spec.name + " keeps failing");
     return;
   }
@@ -133,6 +161,7 @@ void on_exited(self_ptr self, int status) {
   spdlog::info("service {}: restarting in {} ms (restart {}{})", spec.name, delay.count(),
                st.restarts_in_row,
                spec.max_restarts > 0 ? " of " + std::to_string(spec.max_restarts) : "");
+  report(self, "backoff");
   self->delayed_send(self, to_span(delay), start_atom_v, st.generation);
 }
 
@@ -173,6 +202,7 @@ caf::behavior child_runtime(self_ptr self, child_runtime_args args) {
       if (gen != st.generation || st.stopping || st.watch)
         return;
       obs::global().child_restarts.fetch_add(1, std::memory_order_relaxed);
+      ++st.restarts;
       start(self);
     },
     [self](ready_atom, const std::string& id) {
@@ -183,10 +213,14 @@ caf::behavior child_runtime(self_ptr self, child_runtime_args args) {
         spdlog::info("service {}: runtime {} is ready", st.args.spec.name, id);
       st.ever_ready = true;
       set_ready(self, true);
+      report(self, "ready");
     },
     [self](unready_atom, const std::string& id) {
-      if (id == self->state.args.spec.runtime_id)
-        set_ready(self, false);
+      if (id != self->state.args.spec.runtime_id)
+        return;
+      set_ready(self, false);
+      if (self->state.watch && !self->state.stopping)
+        report(self, "starting");
     },
     [self](ready_timeout_atom, std::uint64_t gen) {
       auto& st = self->state;
@@ -202,6 +236,7 @@ caf::behavior child_runtime(self_ptr self, child_runtime_args args) {
     [self](stop_atom, int sig) -> caf::result<caf::ok_atom> {
       auto& st = self->state;
       st.stopping = true;
+      report(self, st.watch ? "stopping" : "stopped");
       if (!st.watch) {
         self->quit();
         return caf::ok_atom_v;

@@ -30,6 +30,9 @@ struct child_runtime_args {
   /// restarted), with the exit code the manager should use when the service
   /// is the attached `-- <command>`; and once with 1 if it never got ready.
   std::function<void(int exit_code, std::string why)> on_final_exit;
+  /// The dashboard feed: told (service_atom, name, state_json) on every
+  /// change of state; null: nobody.
+  caf::actor feed;
 };
 
 struct child_runtime_state {
@@ -38,6 +41,9 @@ struct child_runtime_state {
   std::shared_ptr<proc::process_watch> watch;
   std::uint64_t generation = 0; // one per started process
   std::uint64_t restarts_in_row = 0;
+  std::uint64_t restarts = 0; // since the manager started
+  std::int64_t since_ms = 0;  // when `phase` began (unix ms)
+  const char* phase = "starting";
   std::chrono::steady_clock::time_point started_at;
   bool ready = false;
   bool ever_ready = false;

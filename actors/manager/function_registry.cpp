@@ -101,7 +101,13 @@ void fire(self_ptr self, std::string_view type, const std::string& data) {
   }
 }
 
+void tell_listeners(self_ptr self) {
+  for (auto& l : self->state.listeners)
+    self->send(l, changed_atom_v, std::string{"workers"});
+}
+
 void fire_worker_event(self_ptr self, std::string_view event, const std::string& worker_id) {
+  tell_listeners(self);
   fire(self, workers_available_type,
        R"({"event":")" + std::string{event} + R"(","worker_id":)" + rpc::quote(worker_id) + "}");
 }
@@ -137,6 +143,7 @@ void tell_cluster(self_ptr self) {
 void functions_changed(self_ptr self) {
   auto& st = self->state;
   tell_cluster(self);
+  tell_listeners(self);
   if (st.flush_due || !has_bindings(self, functions_available_type))
     return;
   st.flush_due = true;
@@ -170,6 +177,7 @@ void unbind(self_ptr self, const std::string& trigger_id) {
   if (auto i = ts.find(trigger_id); i != ts.end()) {
     self->send(i->second.actor, retire_atom_v);
     ts.erase(i);
+    tell_listeners(self);
   }
 }
 
@@ -187,6 +195,7 @@ binding& add_binding(self_ptr self, std::string binder, trigger_binding_args arg
   b.actor = self->spawn<caf::linked>(trigger_binding, std::move(args));
   if (b.trigger_type == functions_available_type)
     st.functions_seen = functions_now(self); // events report changes from now on
+  tell_listeners(self);
   return st.triggers[id] = std::move(b);
 }
 
@@ -261,6 +270,39 @@ void cleanup(self_ptr self, const std::string& worker_id) {
   if (!fns.empty())
     functions_changed(self);
   fire_worker_event(self, "worker_disconnected", worker_id);
+}
+
+/// The workers as the dashboard shows them: each with the functions the
+/// front door may see and the triggers it bound.
+std::string dashboard_json(self_ptr self) {
+  auto& st = self->state;
+  std::map<std::string, std::string> fns, trigs;
+  for (auto& [id, f] : st.catalog.functions()) {
+    if (!registry::may_see(st.opts.front_door.get(), id, &f.metadata))
+      continue;
+    auto& out = fns[f.owner];
+    out += (out.empty() ? "" : ",") + std::string{R"({"id":)"} + rpc::quote(id)
+           + R"(,"description":)" + rpc::quote(f.description) + "}";
+  }
+  for (auto& [id, b] : st.triggers) {
+    auto& out = trigs[b.binder];
+    out += (out.empty() ? "" : ",") + std::string{R"({"id":)"} + rpc::quote(id) + R"(,"type":)"
+           + rpc::quote(b.trigger_type) + R"(,"function":)" + rpc::quote(b.function_id)
+           + R"(,"active":)" + (b.active ? "true" : "false") + "}";
+  }
+  std::string out = R"({"workers":[)";
+  bool first = true;
+  for (auto& [id, w] : st.workers) {
+    auto* rec = st.catalog.find_worker(id);
+    if (!rec)
+      continue;
+    auto row = st.catalog.worker_row(*rec, 0);
+    row.pop_back(); // the closing brace: functions and triggers go inside
+    out += (first ? "" : ",") + row + R"(,"functions":[)" + fns[id] + R"(],"triggers":[)"
+           + trigs[id] + "]}";
+    first = false;
+  }
+  return out + "]}";
 }
 
 } // namespace registry_ops
@@ -370,6 +412,7 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
       for (auto& [tid, b] : st.triggers)
         if (b.trigger_type == id)
           deliver(self, b);
+      tell_listeners(self);
     },
     [self](bind_atom, const std::string& worker_id, trigger_binding_args& args) {
       auto& st = self->state;
@@ -464,6 +507,10 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
       return visible.genkit_actions_json();
     },
     [self](iii_options_atom, function_registry_options& opts) { self->state.opts = std::move(opts); },
+    [self](subscribe_atom, caf::actor& listener) {
+      self->state.listeners.push_back(std::move(listener));
+    },
+    [self](snapshot_atom) -> std::string { return dashboard_json(self); },
   };
 }
 

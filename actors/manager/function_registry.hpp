@@ -75,6 +75,7 @@ struct function_registry_state {
   std::unordered_map<std::string, binding> triggers;  // by trigger id
   std::string functions_seen = R"({"functions":[]})"; // last functions-available list
   bool flush_due = false; // a functions-available check is scheduled
+  std::vector<caf::actor> listeners; // told (changed_atom, "workers"): the dashboard feed
   function_registry_options opts;
   static inline const char* name = "function_registry";
 
@@ -111,6 +112,10 @@ struct function_registry_state {
 ///   result, for the front door (delegated by the runtime directory)
 /// - (flush_atom): time to compare the function set (functions-available)
 /// - (iii_options_atom, function_registry_options): limits and the front-door policy
+/// - (subscribe_atom, listener): the listener gets (changed_atom, "workers")
+///   when workers, their functions or triggers change
+/// - (snapshot_atom) -> string: `{"workers":[...]}`, each worker with its
+///   functions and triggers (those the front door may see), for the dashboard
 ///
 /// A function id or trigger type id owned by another live worker is not
 /// taken over: the registration is refused (logged, counted); a reattached

@@ -3,6 +3,7 @@
 #include "actors/manager/http_caller.hpp"
 #include "net/jsonrpc.hpp"
 #include "obs/metrics.hpp"
+#include "ui/embedded_assets.hpp"
 
 namespace actor_host {
 
@@ -14,6 +15,25 @@ constexpr const char* json_type = "application/json";
 
 void respond_plain(const net::http_responder_ptr& res, int status, std::string body) {
   res->respond(status, "text/plain", std::move(body));
+}
+
+// The dashboard's files. The page may load only its own scripts and styles
+// and talk only to this origin; no other site may frame it.
+void respond_asset(const net::http_request& req, const net::http_responder_ptr& res,
+                   const ui::asset& a) {
+  net::http_headers h{
+    {"Content-Security-Policy",
+     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"},
+    {"X-Content-Type-Options", "nosniff"},
+    {"X-Frame-Options", "DENY"},
+    {"Referrer-Policy", "no-referrer"},
+    {"Cache-Control", "no-cache"},
+    {"ETag", std::string{a.etag}},
+  };
+  if (auto* inm = req.header("if-none-match"); inm && *inm == a.etag)
+    return res->respond(304, std::string{a.content_type}, {}, std::move(h));
+  res->respond(200, std::string{a.content_type}, std::string{a.body}, std::move(h));
 }
 
 } // namespace
@@ -35,6 +55,10 @@ net::http_handler make_http_api(http_api_context ctx) {
     if (get && p == "/api/cluster")
       return res->respond(200, json_type,
                           cluster_json(ctx.door));
+    if (get && (p == "/" || p.starts_with("/ui/"))) {
+      if (auto* a = ui::find_asset(p == "/" ? "/ui/index.html" : p))
+        return respond_asset(req, res, *a);
+    }
     if (get && p == "/healthz")
       return respond_plain(res, 200, "ok\n");
     // Readiness is the supervisor's to say: asked by a caller actor.

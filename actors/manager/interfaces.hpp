@@ -44,8 +44,10 @@ using pending_actor = call_actor::extend<
 using call_target_actor = caf::typed_actor<
   caf::replies_to<call_atom, call_request, caller_actor>::with<call_actor>>;
 
-/// The /api/ws session: a caller fed by its socket.
-using api_session_actor = caller_actor::extend_with<socket_owner_actor>;
+/// The /api/ws session: a caller fed by its socket, and a dashboard feed's
+/// subscriber (notifications to write).
+using api_session_actor = caller_actor::extend_with<socket_owner_actor>::extend<
+  caf::reacts_to<feed_atom, std::string>>;
 
 /// A Genkit runtime's connection (runtime_connection.hpp): takes calls, is
 /// fed by its socket, and hears from its pending requests and the directory.
@@ -82,6 +84,7 @@ using directory_actor = caf::typed_actor<
   caf::reacts_to<cluster_atom, caf::actor, caf::actor, std::string>,
   caf::reacts_to<remote_up_atom, std::string, std::string, std::string, connection_actor>,
   caf::reacts_to<remote_down_atom, std::string, std::string>,
-  caf::reacts_to<node_lost_atom, std::string>>;
+  caf::reacts_to<node_lost_atom, std::string>,
+  caf::reacts_to<subscribe_atom, caf::actor>>;
 
 } // namespace actor_host

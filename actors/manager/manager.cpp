@@ -7,6 +7,7 @@
 #include "actors/manager/api_session.hpp"
 #include "actors/manager/channel.hpp"
 #include "actors/manager/child_runtime.hpp"
+#include "actors/manager/dashboard_feed.hpp"
 #include "actors/manager/function_registry.hpp"
 #include "actors/manager/http_api.hpp"
 #include "actors/manager/manager_supervisor.hpp"
@@ -51,8 +52,11 @@ net::access_policy access_for(const manager_options& o, listener l) {
     case listener::api:
       p.json_posts = true;
       // Probes (kubelet, load balancers) carry no token; they learn only
-      // "ok" or why not ready.
-      p.open_paths = {"/healthz", "/readyz"};
+      // "ok" or why not ready. The dashboard's files hold no data; the page
+      // asks for the token and opens /api/ws with it (a browser cannot set
+      // a header on a WebSocket).
+      p.open_paths = {"/healthz", "/readyz", "/", "/ui/"};
+      p.token_in_query = true;
       break;
     case listener::rbac_workers:
       // Workers here are authenticated by the RBAC auth function (their own
@@ -265,8 +269,12 @@ std::string manager::start() {
   auto routes = std::make_shared<route_board>();
   d.directory = d.spawn_child(runtime_directory, routes);
   d.functions = d.spawn_child(function_registry);
+  dashboard_feed_config feed_cfg;
+  if (d.opts.cluster)
+    feed_cfg.cluster_json = [view = d.cluster_view] { return view->current()->json; };
+  auto feed = d.spawn_child(dashboard_feed, std::move(feed_cfg), d.directory, d.functions);
   d.door = front_door{routes, d.directory, d.functions, d.opts.policy,
-                      d.opts.cluster ? d.cluster_view : nullptr};
+                      d.opts.cluster ? d.cluster_view : nullptr, feed};
   function_registry_options fopts;
   fopts.channels = d.opts.channels;
   if (d.opts.worker_rbac_port)
@@ -363,7 +371,7 @@ std::string manager::start() {
   std::vector<caf::actor> services;
   for (auto& spec : d.opts.services) {
     child_runtime_args args{spec, d.directory, &d.io.context(), manager_url,
-                            d.opts.on_service_exit};
+                            d.opts.on_service_exit, d.door.feed};
     services.push_back(d.spawn_child(child_runtime, std::move(args)));
     if (spec.registers)
       service_ids.push_back(spec.runtime_id);

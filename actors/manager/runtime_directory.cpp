@@ -33,6 +33,8 @@ void notify_watchers(self_ptr self, const std::string& id, Atom atom) {
 // Every change of `entries` or `remote` publishes the routes anew (routing.hpp).
 void publish_routes(self_ptr self) {
   auto& st = self->state;
+  for (auto& l : st.listeners)
+    caf::anon_send(l, changed_atom_v, std::string{"runtimes"});
   if (!st.board)
     return;
   route_table t;
@@ -197,6 +199,9 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
         tell_cluster_down(self, id);
       }
       publish_count(self);
+    },
+    [self](subscribe_atom, caf::actor& listener) {
+      self->state.listeners.push_back(std::move(listener));
     },
     [self](list_atom) -> std::string {
       auto& st = self->state;

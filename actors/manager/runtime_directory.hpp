@@ -36,6 +36,8 @@ struct directory_state {
   std::unordered_map<std::string, std::vector<runtime_watcher_actor>> watchers;
   // Where the routes go for the front doors (routing.hpp).
   route_board_ptr board;
+  // Told (changed_atom, "runtimes") on every change of the listing (the dashboard feed).
+  std::vector<caf::actor> listeners;
   static inline const char* name = "runtime_directory";
 
   entry* find(const std::string& id);
@@ -67,6 +69,8 @@ struct directory_state {
 ///   node, id), (node_lost_atom, node). Listings then carry each runtime's
 ///   `node` and `qualifiedId` (`node/id`, routed to exactly that runtime
 ///   when several nodes hold the id; routing.hpp).
+/// - (subscribe_atom, listener): the listener gets (changed_atom, "runtimes")
+///   whenever the listing changes (it asks for the new one with list_atom)
 directory_actor::behavior_type
 runtime_directory(directory_actor::stateful_pointer<directory_state> self, route_board_ptr board);
 

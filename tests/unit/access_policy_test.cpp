@@ -175,6 +175,14 @@ CAF_TEST(tokens) {
   CAF_CHECK_EQUAL(h.check(p).status, 0);
   h.path = "/healthzz";
   CAF_CHECK_EQUAL(h.check(p).status, 401);
+  // "/" is the root page, not a prefix of every path.
+  p.open_paths = {"/", "/ui/"};
+  h.path = "/";
+  CAF_CHECK_EQUAL(h.check(p).status, 0);
+  h.path = "/ui/app.js";
+  CAF_CHECK_EQUAL(h.check(p).status, 0);
+  h.path = "/api/runtimes";
+  CAF_CHECK_EQUAL(h.check(p).status, 401);
   h.method = "OPTIONS";
   CAF_CHECK_EQUAL(h.check(p).status, 0);
   h.headers["origin"] = "http://evil.example";
