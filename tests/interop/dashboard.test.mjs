@@ -115,6 +115,43 @@ test('the page loads without console errors and shows the demo runtime, its serv
   assert.deepEqual(page.problems, []);
 });
 
+test('with a token the page asks for it and then works; its files are cacheable and nothing else is open', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-dash-'));
+  const tokenFile = path.join(dir, 'token');
+  fs.writeFileSync(tokenFile, 's3cret-dashboard-token\n', { mode: 0o600 });
+  try {
+    const manager = await startManager(['--demo', '--auth-token-file', tokenFile]);
+    const auth = { headers: { Authorization: 'Bearer s3cret-dashboard-token' } };
+    await manager.poll(() => manager.get('/api/runtimes', auth), (r) => r.status === 200 && r.json.length === 1, { what: 'demo registered' });
+    // The page and its files need no token; the API does.
+    const page1 = await manager.get('/');
+    assert.equal(page1.status, 200);
+    const etag = page1.headers.etag;
+    assert.equal((await manager.get('/', { headers: { 'If-None-Match': etag } })).status, 304);
+    assert.equal((await manager.get('/ui/app.js')).status, 200);
+    assert.equal((await manager.get('/ui/nope.js')).status, 404); // open prefix, nothing there
+    assert.equal((await manager.get('/api/runtimes')).status, 401);
+    const page = await browser.newPage();
+    pages.push(page);
+    page.problems = [];
+    page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
+    await page.goto(`${manager.apiUrl}/`);
+    await page.waitForSelector('#token-form:not([hidden])');
+    await page.type('#token-input', 'wrong');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.getElementById('token-error').textContent !== '');
+    assert.equal(await text(page, 'token-error'), 'That token was refused.');
+    await page.type('#token-input', 's3cret-dashboard-token');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.getElementById('link').classList.contains('live'), { timeout: 10000 });
+    await page.waitForFunction(() => [...document.querySelectorAll('#runtimes tbody tr')].some((r) => r.cells[0].textContent === 'demo'));
+    assert.equal(await page.$eval('#token-form', (e) => e.hidden), true);
+    assert.deepEqual(page.problems, []);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a runtime that connects or leaves shows up or disappears without a reload', async () => {
   const manager = await startWithDemo();
   const page = await openDashboard(manager);
@@ -163,6 +200,76 @@ test('iii workers show with their functions and triggers, live, and their functi
   assert.deepEqual(page.problems, []);
 });
 
+test('a failing service shows its backoff, restarts and failure as they happen', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-dash-'));
+  const config = path.join(dir, 'host.yaml');
+  fs.writeFileSync(config, [
+    'services:',
+    '  - name: flaky',
+    '    command: [sh, -c, "sleep 0.5; exit 3"]',
+    '    register: false',
+    '    restart: on-failure',
+    '    backoff: 1500ms',
+    '    max_restarts: 2',
+  ].join('\n') + '\n');
+  try {
+    const manager = await startManager(['--demo', '--config', config]);
+    await manager.waitForRuntime('demo');
+    const page = await openDashboard(manager);
+    // Every state the row shows, in order, as the page receives it.
+    await page.evaluate(() => {
+      window.seen = [];
+      const record = () => {
+        const r = [...document.querySelectorAll('#services tbody tr')].find((x) => x.cells[0].textContent === 'flaky');
+        const st = r && `${r.cells[2].textContent}/${r.cells[4].textContent}`;
+        if (st && window.seen[window.seen.length - 1] !== st) window.seen.push(st);
+      };
+      record();
+      new MutationObserver(record).observe(document.getElementById('services'), { subtree: true, childList: true, characterData: true });
+    });
+    await page.waitForFunction(() => window.seen.includes('failed/2'), { timeout: 20000 });
+    const seen = await page.evaluate(() => window.seen);
+    // From whatever it was at load: through a backoff and a restart, to failed.
+    assert.ok(seen.includes('backoff/1') || seen.includes('backoff/0'), `states seen: ${seen}`);
+    assert.ok(seen.includes('running/2'), `states seen: ${seen}`);
+    assert.equal(seen[seen.length - 1], 'failed/2');
+    await shot(page, '3-services');
+    assert.deepEqual(page.problems, []);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the page works from the keyboard alone and reads in a narrow window', async () => {
+  const manager = await startWithDemo();
+  const page = await openDashboard(manager);
+  await page.setViewport({ width: 380, height: 800 });
+  // Tab to the Actions tab and press Enter; then to the first action; type; Enter runs.
+  const focusOn = async (selector) => {
+    for (let i = 0; i < 40; i++) {
+      await page.keyboard.press('Tab');
+      if (await page.evaluate((sel) => document.activeElement?.matches(sel), selector)) return;
+    }
+    assert.fail(`Tab never reached ${selector}`);
+  };
+  await focusOn('.tab[data-view="actions"]');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#action-list button[data-key="/flow/echo"]');
+  await focusOn('#action-list button[data-key="/flow/echo"]');
+  await page.keyboard.press('Enter');
+  await focusOn('#raw-input');
+  await page.keyboard.type('"typed"');
+  await focusOn('#run-button');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.getElementById('result').textContent !== '', { timeout: 10000 });
+  assert.equal(await text(page, 'result'), '"typed"');
+  // Nothing wider than the window but the tables' own scroll boxes.
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `the page is ${overflow} px wider than a 380 px window`);
+  await shot(page, '9-narrow');
+  assert.deepEqual(page.problems, []);
+});
+
 test('running /flow/echo from the page shows the result', async () => {
   const manager = await startWithDemo();
   const page = await openDashboard(manager, '#actions');
@@ -202,6 +309,44 @@ test('the form built from the input schema runs /flow/streamCount and shows its 
   const directChunks = (await direct.lines.drain()).slice(0, -1);
   assert.deepEqual(chunks, directChunks);
   await shot(page, '5-stream');
+  assert.deepEqual(page.problems, []);
+});
+
+test('nested objects, enums and arrays in the form make the JSON the runtime validates', async () => {
+  const manager = await startWithDemo();
+  const page = await openDashboard(manager, '#actions');
+  await openAction(page, '/flow/createOrder');
+  // customer and its address are fieldsets; priority an enum; items JSON.
+  const legends = await page.$$eval('#schema-form fieldset legend', (ls) => ls.map((l) => l.textContent));
+  assert.deepEqual(legends, ['customer', 'address']);
+  await page.type('#schema-form input[name="name"]', 'Ada');
+  await page.type('#schema-form input[name="street"]', '1 Main St');
+  await page.type('#schema-form input[name="city"]', 'Springfield');
+  await page.type('#schema-form input[name="zip"]', '123');
+  await page.type('#schema-form textarea[name="items"]', '[{"sku":"A-1","qty":2,"unitPrice":1.5}]');
+  const high = await page.$eval('#schema-form select[name="priority"]', (e) => [...e.options].find((o) => o.textContent === 'high').value);
+  await page.select('#schema-form select[name="priority"]', high);
+  // The runtime refuses a bad ZIP: its message, readable.
+  await page.click('#run-button');
+  await page.waitForFunction(() => document.getElementById('run-error').textContent !== '', { timeout: 10000 });
+  assert.match(await text(page, 'run-error'), /^INVALID_ARGUMENT: Schema validation failed/);
+  // The JSON editor shows what the form makes; fixed, the run goes through.
+  await page.click('#raw-toggle');
+  const made = JSON.parse(await page.$eval('#raw-input', (e) => e.value));
+  assert.deepEqual(made, {
+    customer: { name: 'Ada', address: { street: '1 Main St', city: 'Springfield', zip: '123' } },
+    items: [{ sku: 'A-1', qty: 2, unitPrice: 1.5 }],
+    priority: 'high',
+  });
+  await page.click('#raw-toggle');
+  await page.type('#schema-form input[name="zip"]', '45');
+  await page.click('#run-button');
+  await page.waitForFunction(() => document.getElementById('result').textContent !== '', { timeout: 10000 });
+  const order = JSON.parse(await text(page, 'result'));
+  assert.equal(order.total, 3);
+  assert.equal(order.priority, 'high');
+  assert.equal(await text(page, 'run-error'), '');
+  await shot(page, '5-form');
   assert.deepEqual(page.problems, []);
 });
 

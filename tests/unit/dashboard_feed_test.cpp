@@ -229,6 +229,51 @@ CAF_TEST(health keeps the last samples only) {
 
 CAF_TEST_FIXTURE_SCOPE_END()
 
+namespace {
+
+// Membership as a cluster board would publish it; the test changes it.
+std::shared_ptr<std::string> membership_now = std::make_shared<std::string>(R"({"self":"a","nodes":[]})");
+
+struct cluster_feed_fixture : feed_fixture {
+  static dashboard_feed_config cfg() {
+    dashboard_feed_config c;
+    c.cluster_json = [] { return *membership_now; };
+    return c;
+  }
+  cluster_feed_fixture() : feed_fixture(cfg()) {
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(dashboard_feed_cluster, cluster_feed_fixture)
+
+CAF_TEST(membership is pushed when it changes and only then) {
+  auto t = make_fake_transport();
+  auto s = session(t);
+  send_frame(s, watch(R"(["cluster"])"));
+  auto u = updates(t->take());
+  CAF_REQUIRE_EQUAL(u.size(), 1u);
+  CAF_CHECK_EQUAL(u[0].second, R"({"self":"a","nodes":[]})");
+  caf::anon_send(feed, sample_atom_v);
+  sched.run();
+  CAF_CHECK_EQUAL(t->size(), 0u); // unchanged: nothing
+  *membership_now = R"({"self":"a","nodes":[{"name":"b","status":"up"}]})";
+  caf::anon_send(feed, sample_atom_v);
+  sched.run();
+  u = updates(t->take());
+  CAF_REQUIRE_EQUAL(u.size(), 1u);
+  CAF_CHECK_EQUAL(u[0].first, "cluster");
+  CAF_CHECK(contains(u[0].second, R"("status":"up")"));
+  // The sampling goes on by itself (a delayed message to itself).
+  sched.trigger_timeouts();
+  sched.run();
+  CAF_CHECK_EQUAL(t->size(), 0u);
+  finish({caf::actor_cast<caf::actor>(s)});
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
 CAF_TEST(a health sample counts the window and its quantiles) {
   obs::latency_histogram::counts c{};
   CAF_CHECK_LESS(obs::histogram_quantile(c, 0.5), 0);

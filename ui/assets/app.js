@@ -419,7 +419,7 @@ function buildField(schema, root, name, label, required, depth) {
   let write;
   if (type === 'enum') {
     input = el('select', { id, name }, required ? null : el('option', { value: '' }, '–'),
-      schema.enum.map((v, i) => el('option', { value: String(i) }, JSON.stringify(v))));
+      schema.enum.map((v, i) => el('option', { value: String(i) }, typeof v === 'string' ? v : JSON.stringify(v))));
     read = () => (input.value === '' ? undefined : schema.enum[Number(input.value)]);
     write = (v) => {
       const i = schema.enum.findIndex((x) => JSON.stringify(x) === JSON.stringify(v));
