@@ -270,6 +270,32 @@ test('the page works from the keyboard alone and reads in a narrow window', asyn
   assert.deepEqual(page.problems, []);
 });
 
+test('in a cluster the page shows the nodes and every node\'s runtimes, and a lost node goes down', async () => {
+  const node = async (name, seeds = []) => {
+    const flags = ['--node-name', name, '--cluster-port', '0', '--cluster-heartbeat-interval', '500ms', '--demo'];
+    if (seeds.length) flags.push('--cluster-seeds', seeds.join(','));
+    const m = await startManager(flags);
+    m.clusterAddress = (await m.child.waitForLine(/Cluster node \S+: listening on (\S+)/, 10000))[1];
+    return m;
+  };
+  const a = await node('alpha');
+  const b = await node('beta', [a.clusterAddress]);
+  await a.waitForRuntime('demo');
+  const page = await openDashboard(a);
+  await page.waitForFunction(() => [...document.querySelectorAll('#cluster tbody tr')].some((r) => r.cells[0].textContent === 'beta' && r.cells[2].textContent === 'up'), { timeout: 15000 });
+  assert.equal(await text(page, 'cluster-self'), 'This node: alpha');
+  // Both nodes' demo runtimes, by qualified id, with their node.
+  await page.waitForFunction(() => document.querySelectorAll('#runtimes tbody tr').length === 2, { timeout: 15000 });
+  const rows = await page.$$eval('#runtimes tbody tr', (rs) => rs.map((r) => [r.cells[0].textContent, r.cells[4].textContent]));
+  assert.deepEqual(rows.sort(), [['alpha/demo', 'alpha'], ['beta/demo', 'beta']]);
+  await shot(page, '3-cluster');
+  b.child.proc.kill('SIGKILL');
+  b.child.killRequested = true;
+  await page.waitForFunction(() => [...document.querySelectorAll('#cluster tbody tr')].some((r) => r.cells[0].textContent === 'beta' && r.cells[2].textContent !== 'up'), { timeout: 15000 });
+  await page.waitForFunction(() => document.querySelectorAll('#runtimes tbody tr').length === 1, { timeout: 15000 });
+  assert.deepEqual(page.problems, []);
+});
+
 test('running /flow/echo from the page shows the result', async () => {
   const manager = await startWithDemo();
   const page = await openDashboard(manager, '#actions');
