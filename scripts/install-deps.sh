@@ -10,6 +10,7 @@ pkgs=(
   libsimdjson-dev libspdlog-dev libfmt-dev libssl-dev
   libcli11-dev libyaml-cpp-dev
   libre2-dev
+  libsqlite3-dev
   libmimalloc-dev libjemalloc-dev
   curl procps
   chromium

@@ -1,0 +1,181 @@
+#define CAF_SUITE trace_store
+
+#include "test_support.hpp"
+
+#include "traces/trace_store.hpp"
+
+#include <filesystem>
+#include <unistd.h>
+
+using namespace actor_host;
+using namespace actor_host::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto trace_a = "0123456789abcdef0123456789abcdef";
+
+/// A SpanData as Genkit's exporter sends it.
+std::string span(std::string_view id, std::string_view parent, std::int64_t end, std::string_view name = "s",
+                 std::string_view trace = trace_a) {
+  std::string s = R"({"spanId":")" + std::string{id} + R"(","traceId":")" + std::string{trace}
+                  + "\"";
+  if (!parent.empty())
+    s += R"(,"parentSpanId":")" + std::string{parent} + "\"";
+  s += R"(,"startTime":1700000000000,"endTime":)" + std::to_string(end)
+       + R"(,"attributes":{"genkit:name":")" + std::string{name}
+       + R"("},"displayName":")" + std::string{name}
+       + R"(","instrumentationLibrary":{"name":"genkit-tracer","version":"v1"},"spanKind":"INTERNAL"})";
+  return s;
+}
+
+std::string doc(std::string_view spans, std::string_view extra = "",
+                std::string_view trace = trace_a) {
+  return R"({"traceId":")" + std::string{trace} + "\"" + std::string{extra} + R"(,"spans":{)"
+         + std::string{spans} + "}}";
+}
+
+std::string entry(std::string_view id, const std::string& span_json) {
+  return "\"" + std::string{id} + "\":" + span_json;
+}
+
+struct store_fixture {
+  std::string error;
+  std::unique_ptr<traces::trace_store> store = traces::trace_store::open(":memory:", {}, error);
+
+  store_fixture() {
+    CAF_REQUIRE(store != nullptr);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(trace_store_tests, store_fixture)
+
+CAF_TEST(spans of one trace merge and an ended span is never reopened) {
+  // The root starts (endTime 0), a child ends, then the root ends.
+  CAF_CHECK_EQUAL(store->save(doc(entry("root", span("root", "", 0, "flow"))), 1), "");
+  CAF_CHECK_EQUAL(store->save(doc(entry("c1", span("c1", "root", 1700000000005))), 2), "");
+  CAF_CHECK_EQUAL(store->save(doc(entry("root", span("root", "", 1700000000010, "flow")),
+                                  R"(,"displayName":"flow","startTime":1700000000000,)"
+                                  R"("endTime":1700000000010)"),
+                              3),
+                  "");
+  // A late "start" of the root arrives after its end: ignored.
+  CAF_CHECK_EQUAL(store->save(doc(entry("root", span("root", "", 0, "flow"))), 4), "");
+  auto t = store->load(trace_a);
+  CAF_REQUIRE(t.has_value());
+  CAF_CHECK_EQUAL(member(*t, {"traceId"}), std::string{"\""} + trace_a + "\"");
+  CAF_CHECK_EQUAL(member(*t, {"displayName"}), R"("flow")");
+  CAF_CHECK_EQUAL(member(*t, {"startTime"}), "1700000000000");
+  CAF_CHECK_EQUAL(member(*t, {"endTime"}), "1700000000010");
+  CAF_CHECK_EQUAL(member(*t, {"spans", "root", "endTime"}), "1700000000010");
+  CAF_CHECK_EQUAL(member(*t, {"spans", "c1", "parentSpanId"}), R"("root")");
+  CAF_CHECK_EQUAL(member(*t, {"spans", "c1", "attributes", "genkit:name"}), R"("s")");
+  // A batch without trace-level fields keeps those stored.
+  CAF_CHECK_EQUAL(store->save(doc(entry("c2", span("c2", "root", 1700000000007))), 5), "");
+  CAF_CHECK_EQUAL(member(*store->load(trace_a), {"displayName"}), R"("flow")");
+  CAF_CHECK(!store->load("ffffffffffffffffffffffffffffffff").has_value());
+  CAF_CHECK_EQUAL(store->trace_count(), 1u);
+}
+
+CAF_TEST(list shows rooted traces newest first a page at a time) {
+  for (int i = 0; i < 5; ++i) {
+    auto id = std::string(31, 'a') + std::to_string(i);
+    CAF_CHECK_EQUAL(store->save(doc(entry("r", span("r", "", 10, "flow", id)), "", id), 100 + i),
+                    "");
+  }
+  // A trace whose root has not arrived is not listed yet.
+  auto orphan = std::string(32, 'b');
+  CAF_CHECK_EQUAL(store->save(doc(entry("c", span("c", "r", 10, "x", orphan)), "", orphan), 200),
+                  "");
+  auto page1 = store->list(2, 0);
+  auto v = parse_json(page1);
+  auto& traces = v.at("traces").as_array();
+  CAF_REQUIRE_EQUAL(traces.size(), 2u);
+  CAF_CHECK_EQUAL(traces[0].at("traceId").as_string(), std::string(31, 'a') + "4");
+  CAF_CHECK_EQUAL(traces[1].at("traceId").as_string(), std::string(31, 'a') + "3");
+  CAF_CHECK_EQUAL(member(page1, {"continuationToken"}), R"("2")");
+  auto last = store->list(2, 4);
+  CAF_CHECK_EQUAL(parse_json(last).at("traces").as_array().size(), 1u);
+  CAF_CHECK_EQUAL(member(last, {"continuationToken"}), "<missing>");
+}
+
+CAF_TEST(documents that are not TraceData are refused with the field named) {
+  auto bad = [&](const std::string& text) { return store->save(text, 1); };
+  CAF_CHECK_EQUAL(bad("{nope"), "not valid JSON: syntax error");
+  CAF_CHECK_EQUAL(bad("[]"), "a TraceData document must be a JSON object");
+  CAF_CHECK_EQUAL(bad(R"({"spans":{}})"), "traceId must be a string");
+  CAF_CHECK_EQUAL(bad(R"({"traceId":"a\nb","spans":{}})"),
+                  "traceId must be 1-128 of [A-Za-z0-9._-]");
+  CAF_CHECK_EQUAL(bad(doc("", R"(,"startTime":"soon")")), "startTime must be a number");
+  CAF_CHECK_EQUAL(bad(R"({"traceId":"t1"})"), "spans must be an object of SpanData by span id");
+  auto s = span("s1", "", 5);
+  CAF_CHECK_EQUAL(bad(doc(entry("other", s))), "spans['other'].spanId must be its key in spans");
+  CAF_CHECK_EQUAL(bad(doc(entry("s1", span("s1", "", 5, "s", "another")))),
+                  "spans['s1'].traceId must be the trace's traceId");
+  auto no_kind = s;
+  std::string_view kind = R"(,"spanKind":"INTERNAL")";
+  no_kind.replace(no_kind.find(kind), kind.size(), "");
+  CAF_CHECK_EQUAL(bad(doc(entry("s1", no_kind))), "spans['s1'].spanKind is missing");
+  auto str_end = s;
+  str_end.replace(str_end.find(R"("endTime":5)"), 11, R"("endTime":"5")");
+  CAF_CHECK_EQUAL(bad(doc(entry("s1", str_end))), "spans['s1'].endTime must be a number");
+  // Deep nesting is refused by the parser's depth limit, not by recursion.
+  CAF_CHECK(bad(std::string(100000, '[')).starts_with("not valid JSON"));
+  CAF_CHECK_EQUAL(store->trace_count(), 0u);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
+CAF_TEST(old traces and traces over the size limit are pruned oldest first) {
+  std::string error;
+  traces::retention r;
+  r.max_age = 1000ms;
+  r.max_bytes = 0;
+  auto store = traces::trace_store::open(":memory:", r, error);
+  CAF_REQUIRE(store != nullptr);
+  auto id = [](int i) { return std::string(31, 'c') + std::to_string(i); };
+  for (int i = 0; i < 3; ++i)
+    store->save(doc(entry("r", span("r", "", 10, "f", id(i))), "", id(i)), 1000 * i);
+  // At 2500 ms the trace updated at 0 and the one at 1000 are over 1 s old.
+  CAF_CHECK_EQUAL(store->prune(2500), 2u);
+  CAF_CHECK(store->load(id(2)).has_value());
+  CAF_CHECK(!store->load(id(0)).has_value());
+  // Size: keep the newest that fit.
+  traces::retention small;
+  small.max_age = 0ms;
+  auto one = store->stored_bytes();
+  small.max_bytes = one * 2;
+  auto sized = traces::trace_store::open(":memory:", small, error);
+  for (int i = 0; i < 5; ++i)
+    sized->save(doc(entry("r", span("r", "", 10, "f", id(i))), "", id(i)), 1000 * i);
+  CAF_CHECK_EQUAL(sized->prune(9000), 3u);
+  CAF_CHECK(sized->load(id(4)).has_value());
+  CAF_CHECK(sized->load(id(3)).has_value());
+  CAF_CHECK(!sized->load(id(2)).has_value());
+  CAF_CHECK_LESS_OR_EQUAL(sized->stored_bytes(), small.max_bytes);
+}
+
+CAF_TEST(a store file keeps its traces and a symbolic link is refused) {
+  auto dir = std::filesystem::temp_directory_path()
+             / ("actor-host-traces-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto file = (dir / "traces.sqlite").string();
+  std::string error;
+  {
+    auto store = traces::trace_store::open(file, {}, error);
+    CAF_REQUIRE(store != nullptr);
+    CAF_CHECK_EQUAL(store->save(doc(entry("r", span("r", "", 10))), 1), "");
+  }
+  {
+    auto store = traces::trace_store::open(file, {}, error);
+    CAF_REQUIRE(store != nullptr);
+    CAF_CHECK(store->load(trace_a).has_value());
+  }
+  auto link = (dir / "link.sqlite").string();
+  std::filesystem::create_symlink(file, link);
+  CAF_CHECK(traces::trace_store::open(link, {}, error) == nullptr);
+  CAF_CHECK(contains(error, "cannot open"));
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,373 @@
+#include "traces/trace_store.hpp"
+
+#include "net/jsonrpc.hpp"
+#include "registry/runtime_info.hpp"
+
+#include <boost/json.hpp>
+#include <sqlite3.h>
+
+#include <vector>
+
+namespace actor_host::traces {
+
+namespace json = boost::json;
+
+namespace {
+
+/// One prepared statement, finalized when it goes out of scope.
+class statement {
+public:
+  statement(sqlite3* db, const char* sql) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
+      stmt_ = nullptr;
+  }
+  ~statement() {
+    sqlite3_finalize(stmt_);
+  }
+  statement(const statement&) = delete;
+  statement& operator=(const statement&) = delete;
+
+  explicit operator bool() const {
+    return stmt_ != nullptr;
+  }
+  statement& bind(int i, std::string_view text) {
+    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  statement& bind(int i, std::int64_t n) {
+    sqlite3_bind_int64(stmt_, i, n);
+    return *this;
+  }
+  statement& bind_null(int i) {
+    sqlite3_bind_null(stmt_, i);
+    return *this;
+  }
+  /// SQLITE_ROW, SQLITE_DONE or an error code.
+  int step() {
+    return sqlite3_step(stmt_);
+  }
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  std::string text(int col) const {
+    auto* p = sqlite3_column_text(stmt_, col);
+    return p ? std::string{reinterpret_cast<const char*>(p),
+                           static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))}
+             : std::string{};
+  }
+  bool is_null(int col) const {
+    return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+  }
+  std::int64_t int64(int col) const {
+    return sqlite3_column_int64(stmt_, col);
+  }
+
+private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+bool exec(sqlite3* db, const char* sql) {
+  return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
+}
+
+constexpr const char* schema_sql = R"sql(
+PRAGMA journal_mode=WAL;
+PRAGMA synchronous=NORMAL;
+CREATE TABLE IF NOT EXISTS traces(
+  trace_id TEXT PRIMARY KEY,
+  display_name TEXT,
+  start_time TEXT,
+  end_time TEXT,
+  has_root INTEGER NOT NULL DEFAULT 0,
+  updated_ms INTEGER NOT NULL,
+  bytes INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS traces_by_update ON traces(updated_ms);
+CREATE TABLE IF NOT EXISTS spans(
+  trace_id TEXT NOT NULL,
+  span_id TEXT NOT NULL,
+  ended INTEGER NOT NULL,
+  json TEXT NOT NULL,
+  PRIMARY KEY(trace_id, span_id)) WITHOUT ROWID;
+)sql";
+
+// The checks of TraceDataSchema/SpanDataSchema, each failure naming its field.
+std::string check_span(const std::string& trace_id, const std::string& key, const json::value& v) {
+  auto where = "spans['" + key.substr(0, 64) + "']";
+  auto* s = v.if_object();
+  if (!s)
+    return where + " must be an object";
+  auto str = [&](const char* k, bool required) -> std::string {
+    auto* x = s->if_contains(k);
+    if (!x)
+      return required ? where + "." + k + " is missing" : std::string{};
+    return x->is_string() ? std::string{} : where + "." + k + " must be a string";
+  };
+  auto num = [&](const char* k) -> std::string {
+    auto* x = s->if_contains(k);
+    if (!x)
+      return where + "." + k + " is missing";
+    return x->is_number() ? std::string{} : where + "." + k + " must be a number";
+  };
+  auto obj = [&](const char* k) -> std::string {
+    auto* x = s->if_contains(k);
+    if (!x)
+      return where + "." + k + " is missing";
+    return x->is_object() ? std::string{} : where + "." + k + " must be an object";
+  };
+  for (auto err : {str("spanId", true), str("traceId", true), str("parentSpanId", false),
+                   num("startTime"), num("endTime"), obj("attributes"), str("displayName", true),
+                   obj("instrumentationLibrary"), str("spanKind", true)})
+    if (!err.empty())
+      return err;
+  auto& span_id = s->at("spanId").as_string();
+  if (span_id != key)
+    return where + ".spanId must be its key in spans";
+  if (!registry::valid_trace_id({span_id.data(), span_id.size()}))
+    return where + ".spanId must be 1-128 of [A-Za-z0-9._-]";
+  if (s->at("traceId").as_string() != trace_id)
+    return where + ".traceId must be the trace's traceId";
+  return {};
+}
+
+std::string check(const json::value& doc) {
+  auto* o = doc.if_object();
+  if (!o)
+    return "a TraceData document must be a JSON object";
+  auto* id = o->if_contains("traceId");
+  if (!id || !id->is_string())
+    return "traceId must be a string";
+  std::string trace_id{id->as_string()};
+  if (!registry::valid_trace_id(trace_id))
+    return "traceId must be 1-128 of [A-Za-z0-9._-]";
+  if (auto* d = o->if_contains("displayName"); d && !d->is_string())
+    return "displayName must be a string";
+  for (auto k : {"startTime", "endTime"})
+    if (auto* t = o->if_contains(k); t && !t->is_number())
+      return std::string{k} + " must be a number";
+  auto* spans = o->if_contains("spans");
+  if (!spans || !spans->is_object())
+    return "spans must be an object of SpanData by span id";
+  for (auto& [key, span] : spans->as_object())
+    if (auto err = check_span(trace_id, std::string{key}, span); !err.empty())
+      return err;
+  return {};
+}
+
+bool parse(std::string_view text, json::value& out, std::string& error) {
+  json::parse_options opts;
+  opts.max_depth = 64; // Boost.JSON parses without recursion; attributes stay shallow
+  std::error_code ec;
+  out = json::parse(text, ec, {}, opts);
+  if (ec) {
+    error = "not valid JSON: " + ec.message();
+    return false;
+  }
+  error = check(out);
+  return error.empty();
+}
+
+bool ended(const json::object& span) {
+  auto& e = span.at("endTime");
+  return e.is_double() ? e.as_double() > 0 : (e.is_int64() ? e.as_int64() > 0 : e.as_uint64() > 0);
+}
+
+} // namespace
+
+std::string check_trace_data(std::string_view text) {
+  json::value doc;
+  std::string error;
+  parse(text, doc, error);
+  return error;
+}
+
+trace_store::trace_store(sqlite3* db, retention r) : db_(db), retention_(r) {
+}
+
+trace_store::~trace_store() {
+  sqlite3_close_v2(db_);
+}
+
+std::unique_ptr<trace_store> trace_store::open(const std::string& path, retention r,
+                                               std::string& error) {
+  sqlite3* db = nullptr;
+  auto rc = sqlite3_open_v2(path.c_str(), &db,
+                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+                            nullptr);
+  if (rc != SQLITE_OK) {
+    error = "cannot open " + path + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    sqlite3_close_v2(db);
+    return nullptr;
+  }
+  sqlite3_busy_timeout(db, 2000);
+  if (!exec(db, schema_sql)) {
+    error = "cannot set up " + path + ": " + sqlite3_errmsg(db);
+    sqlite3_close_v2(db);
+    return nullptr;
+  }
+  return std::unique_ptr<trace_store>{new trace_store(db, r)};
+}
+
+std::string trace_store::save(std::string_view text, std::int64_t now_ms) {
+  json::value doc;
+  std::string error;
+  if (!parse(text, doc, error))
+    return error;
+  auto& o = doc.as_object();
+  std::string trace_id{o.at("traceId").as_string()};
+  if (!exec(db_, "BEGIN IMMEDIATE"))
+    return std::string{"trace store busy: "} + sqlite3_errmsg(db_);
+  statement put_span{db_, "INSERT INTO spans(trace_id, span_id, ended, json) VALUES(?,?,?,?) "
+                          "ON CONFLICT(trace_id, span_id) DO UPDATE SET ended=excluded.ended, "
+                          "json=excluded.json WHERE NOT (spans.ended=1 AND excluded.ended=0)"};
+  statement put_trace{
+    db_, "INSERT INTO traces(trace_id, display_name, start_time, end_time, has_root, updated_ms) "
+         "VALUES(?,?,?,?,?,?) ON CONFLICT(trace_id) DO UPDATE SET "
+         "display_name=COALESCE(excluded.display_name, display_name), "
+         "start_time=COALESCE(excluded.start_time, start_time), "
+         "end_time=COALESCE(excluded.end_time, end_time), "
+         "has_root=MAX(has_root, excluded.has_root), updated_ms=excluded.updated_ms"};
+  statement sum{db_, "UPDATE traces SET bytes=(SELECT COALESCE(SUM(LENGTH(json)),0) FROM spans "
+                     "WHERE trace_id=?1) WHERE trace_id=?1"};
+  bool ok = put_span && put_trace && sum;
+  bool has_root = false;
+  for (auto& [key, v] : o.at("spans").as_object()) {
+    if (!ok)
+      break;
+    auto& span = v.as_object();
+    has_root = has_root || !span.contains("parentSpanId");
+    put_span.bind(1, trace_id).bind(2, std::string_view{key}).bind(3, ended(span) ? 1 : 0);
+    put_span.bind(4, json::serialize(v));
+    ok = put_span.step() == SQLITE_DONE;
+    put_span.reset();
+  }
+  if (ok) {
+    put_trace.bind(1, trace_id);
+    auto text_or_null = [&](int i, const char* k) {
+      if (auto* x = o.if_contains(k))
+        put_trace.bind(i, x->is_string() ? std::string{x->as_string()} : json::serialize(*x));
+      else
+        put_trace.bind_null(i);
+    };
+    text_or_null(2, "displayName");
+    text_or_null(3, "startTime");
+    text_or_null(4, "endTime");
+    put_trace.bind(5, std::int64_t{has_root ? 1 : 0}).bind(6, now_ms);
+    ok = put_trace.step() == SQLITE_DONE;
+    ok = ok && sum.bind(1, trace_id).step() == SQLITE_DONE;
+  }
+  if (!ok) {
+    std::string why = sqlite3_errmsg(db_);
+    exec(db_, "ROLLBACK");
+    return "trace store: " + why;
+  }
+  if (!exec(db_, "COMMIT")) {
+    std::string why = sqlite3_errmsg(db_);
+    exec(db_, "ROLLBACK");
+    return "trace store: " + why;
+  }
+  return {};
+}
+
+std::optional<std::string> trace_store::load(std::string_view trace_id) {
+  statement t{db_, "SELECT display_name, start_time, end_time FROM traces WHERE trace_id=?"};
+  if (!t || t.bind(1, trace_id).step() != SQLITE_ROW)
+    return std::nullopt;
+  std::string out = R"({"traceId":)" + net::jsonrpc::quote(trace_id);
+  if (!t.is_null(0))
+    out += R"(,"displayName":)" + net::jsonrpc::quote(t.text(0));
+  if (!t.is_null(1))
+    out += R"(,"startTime":)" + t.text(1);
+  if (!t.is_null(2))
+    out += R"(,"endTime":)" + t.text(2);
+  out += R"(,"spans":{)";
+  statement s{db_, "SELECT span_id, json FROM spans WHERE trace_id=? ORDER BY span_id"};
+  if (s) {
+    s.bind(1, trace_id);
+    bool first = true;
+    while (s.step() == SQLITE_ROW) {
+      out += (first ? "" : ",") + net::jsonrpc::quote(s.text(0)) + ":" + s.text(1);
+      first = false;
+    }
+  }
+  return out + "}}";
+}
+
+std::string trace_store::list(std::size_t limit, std::size_t offset) {
+  limit = std::clamp<std::size_t>(limit, 1, 1000);
+  statement q{db_, "SELECT trace_id FROM traces WHERE has_root=1 "
+                   "ORDER BY updated_ms DESC, trace_id LIMIT ? OFFSET ?"};
+  std::vector<std::string> ids;
+  if (q) {
+    q.bind(1, static_cast<std::int64_t>(limit + 1)).bind(2, static_cast<std::int64_t>(offset));
+    while (q.step() == SQLITE_ROW)
+      ids.push_back(q.text(0));
+  }
+  bool more = ids.size() > limit;
+  if (more)
+    ids.pop_back();
+  std::string out = R"({"traces":[)";
+  bool first = true;
+  for (auto& id : ids) {
+    if (auto t = load(id)) {
+      out += (first ? "" : ",") + *t;
+      first = false;
+    }
+  }
+  out += "]";
+  if (more)
+    out += R"(,"continuationToken":")" + std::to_string(offset + limit) + "\"";
+  return out + "}";
+}
+
+std::size_t trace_store::prune(std::int64_t now_ms) {
+  std::vector<std::string> drop;
+  if (retention_.max_age.count() > 0) {
+    statement old{db_, "SELECT trace_id FROM traces WHERE updated_ms < ?"};
+    if (old) {
+      old.bind(1, now_ms - static_cast<std::int64_t>(retention_.max_age.count()));
+      while (old.step() == SQLITE_ROW)
+        drop.push_back(old.text(0));
+    }
+  }
+  if (retention_.max_bytes > 0) {
+    // Newest first: keep while the running total fits, drop the rest.
+    statement all{db_, "SELECT trace_id, bytes FROM traces ORDER BY updated_ms DESC, trace_id"};
+    std::uint64_t kept = 0;
+    if (all) {
+      while (all.step() == SQLITE_ROW) {
+        auto b = static_cast<std::uint64_t>(all.int64(1));
+        if (kept + b > retention_.max_bytes)
+          drop.push_back(all.text(0));
+        else
+          kept += b;
+      }
+    }
+  }
+  if (drop.empty() || !exec(db_, "BEGIN IMMEDIATE"))
+    return 0;
+  statement del_spans{db_, "DELETE FROM spans WHERE trace_id=?"};
+  statement del_trace{db_, "DELETE FROM traces WHERE trace_id=?"};
+  std::size_t n = 0;
+  for (auto& id : drop) {
+    del_spans.bind(1, id).step();
+    del_spans.reset();
+    del_trace.bind(1, id).step();
+    n += static_cast<std::size_t>(sqlite3_changes(db_));
+    del_trace.reset();
+  }
+  exec(db_, "COMMIT");
+  return n;
+}
+
+std::size_t trace_store::trace_count() {
+  statement q{db_, "SELECT COUNT(*) FROM traces"};
+  return q && q.step() == SQLITE_ROW ? static_cast<std::size_t>(q.int64(0)) : 0;
+}
+
+std::uint64_t trace_store::stored_bytes() {
+  statement q{db_, "SELECT COALESCE(SUM(bytes),0) FROM traces"};
+  return q && q.step() == SQLITE_ROW ? static_cast<std::uint64_t>(q.int64(0)) : 0;
+}
+
+} // namespace actor_host::traces

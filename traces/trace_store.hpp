@@ -1,0 +1,67 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+
+/// Where the traces Genkit runtimes export end up: an embedded SQLite
+/// database with Genkit's TraceData shapes (the telemetry server's API,
+/// @genkit-ai/telemetry-server). Plain data, no actors: one owner uses it
+/// (the manager's trace_keeper, off the scheduler's threads).
+namespace actor_host::traces {
+
+struct retention {
+  /// Traces not updated for this long are dropped; 0 = no age limit.
+  std::chrono::milliseconds max_age = std::chrono::hours(24 * 7);
+  /// Stored span bytes kept; the least recently updated traces go first. 0 = no limit.
+  std::uint64_t max_bytes = 256ull << 20;
+};
+
+class trace_store {
+public:
+  /// Opens (creating it and its tables if needed) the database at `path`;
+  /// null with `error` set when it cannot.
+  static std::unique_ptr<trace_store> open(const std::string& path, retention r,
+                                           std::string& error);
+
+  ~trace_store();
+  trace_store(const trace_store&) = delete;
+  trace_store& operator=(const trace_store&) = delete;
+
+  /// Stores one TraceData document, merging its spans into the trace's: a
+  /// span replaces the stored one of its id, except that a span still in
+  /// progress (endTime 0) never replaces one that has ended (exporters send
+  /// starts and ends in any order). Trace-level fields are updated only when
+  /// given. Returns "" or why the document was refused, for a person.
+  std::string save(std::string_view trace_data, std::int64_t now_ms);
+
+  /// The trace as TraceData JSON, or nothing.
+  std::optional<std::string> load(std::string_view trace_id);
+
+  /// `{"traces":[TraceData...],"continuationToken":"n"}`: traces that have
+  /// their root span, most recently updated first, from `offset`; the token
+  /// (the next offset) only when more follow.
+  std::string list(std::size_t limit, std::size_t offset);
+
+  /// Drops the traces over the age and size limits; returns how many.
+  std::size_t prune(std::int64_t now_ms);
+
+  std::size_t trace_count();
+  std::uint64_t stored_bytes();
+
+private:
+  explicit trace_store(sqlite3* db, retention r);
+  sqlite3* db_;
+  retention retention_;
+};
+
+/// Why `json` is not a TraceData document ("" when it is one); the checks
+/// the telemetry server's schema makes, with the field named.
+std::string check_trace_data(std::string_view json);
+
+} // namespace actor_host::traces
