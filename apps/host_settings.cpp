@@ -276,6 +276,10 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.policy.max_unread_frames = num(eff, "max_unread_frames");
   m.drain_timeout = std::chrono::milliseconds{ms(eff, "drain_timeout")};
   m.write_env_file = eff.at("write_env_file").value;
+  if (auto& t = eff.at("trace_store").value; t != "none")
+    m.trace_store = t;
+  m.trace_retention.max_age = std::chrono::milliseconds{ms(eff, "trace_max_age")};
+  m.trace_retention.max_bytes = num(eff, "trace_max_bytes");
   if (f.role == "manager" && eff.at("cluster_port").value != "off")
     if (auto err = resolve_cluster(eff, m); !err.empty())
       return err;

@@ -74,7 +74,7 @@ void start(self_ptr self) {
                                      {.all = spec.inherit_env_all, .names = spec.inherit_env});
   for (auto& [k, v] : spec.env)
     req.env[k] = v;
-  for (auto& [k, v] : child_runtime_env(st.args.manager_url, spec.runtime_id))
+  for (auto& [k, v] : child_runtime_env(st.args.manager_url, spec.runtime_id, st.args.telemetry_url))
     req.env[k] = v;
   req.cwd = spec.cwd;
   auto gen = ++st.generation;
@@ -167,11 +167,15 @@ void on_exited(self_ptr self, int status) {
 
 } // namespace
 
-std::vector<std::pair<std::string, std::string>> child_runtime_env(const std::string& manager_url,
-                                                                  const std::string& runtime_id) {
-  return {{"GENKIT_ENV", "dev"},
-          {"GENKIT_REFLECTION_V2_SERVER", manager_url},
-          {"GENKIT_RUNTIME_ID", runtime_id}};
+std::vector<std::pair<std::string, std::string>>
+child_runtime_env(const std::string& manager_url, const std::string& runtime_id,
+                  const std::string& telemetry_url) {
+  std::vector<std::pair<std::string, std::string>> env{{"GENKIT_ENV", "dev"},
+                                                       {"GENKIT_REFLECTION_V2_SERVER", manager_url},
+                                                       {"GENKIT_RUNTIME_ID", runtime_id}};
+  if (!telemetry_url.empty())
+    env.emplace_back("GENKIT_TELEMETRY_SERVER", telemetry_url);
+  return env;
 }
 
 caf::behavior child_runtime(self_ptr self, child_runtime_args args) {

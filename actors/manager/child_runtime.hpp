@@ -26,6 +26,8 @@ struct child_runtime_args {
   boost::asio::io_context* io = nullptr;
   /// GENKIT_REFLECTION_V2_SERVER for the child.
   std::string manager_url;
+  /// GENKIT_TELEMETRY_SERVER for the child: the manager's trace store; "" = none.
+  std::string telemetry_url;
   /// Called once when the service has ended for good (exited and will not be
   /// restarted), with the exit code the manager should use when the service
   /// is the attached `-- <command>`; and once with 1 if it never got ready.
@@ -66,8 +68,10 @@ caf::behavior child_runtime(caf::stateful_actor<child_runtime_state>* self,
                             child_runtime_args args);
 
 /// The variables a child runtime gets (GENKIT_ENV, GENKIT_REFLECTION_V2_SERVER,
-/// GENKIT_RUNTIME_ID), in a fixed order; also what --write-env-file writes.
-std::vector<std::pair<std::string, std::string>> child_runtime_env(const std::string& manager_url,
-                                                                  const std::string& runtime_id);
+/// GENKIT_RUNTIME_ID, and GENKIT_TELEMETRY_SERVER with a trace store), in a
+/// fixed order; also what --write-env-file writes.
+std::vector<std::pair<std::string, std::string>>
+child_runtime_env(const std::string& manager_url, const std::string& runtime_id,
+                  const std::string& telemetry_url = {});
 
 } // namespace actor_host

@@ -1,6 +1,7 @@
 #include "actors/manager/http_api.hpp"
 
 #include "actors/manager/http_caller.hpp"
+#include "actors/manager/trace_routes.hpp"
 #include "net/jsonrpc.hpp"
 #include "obs/metrics.hpp"
 #include "ui/embedded_assets.hpp"
@@ -59,6 +60,8 @@ net::http_handler make_http_api(http_api_context ctx) {
       if (auto* a = ui::find_asset(p == "/" ? "/ui/index.html" : p))
         return respond_asset(req, res, *a);
     }
+    if (serve_trace_route(*ctx.system, ctx.traces, req, res))
+      return;
     if (get && p == "/healthz")
       return respond_plain(res, 200, "ok\n");
     // Readiness is the supervisor's to say: asked by a caller actor.

@@ -14,6 +14,7 @@ struct http_api_context {
   caf::actor supervisor; // adopts every HTTP caller, answers GET /readyz
   std::function<std::string()> stats_json;
   std::function<std::string()> metrics_text;      // GET /metrics
+  caf::actor traces; // trace_keeper: /api/traces (trace_routes.hpp); null = no trace store
 };
 
 /// The front door's HTTP routes (shapes of the Genkit Dev UI server). Cheap

@@ -14,6 +14,7 @@
 #include "actors/manager/runtime_connection.hpp"
 #include "actors/manager/routing.hpp"
 #include "actors/manager/runtime_directory.hpp"
+#include "actors/manager/trace_keeper.hpp"
 #include "actors/manager/worker_connection.hpp"
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
@@ -123,6 +124,7 @@ struct manager::impl {
   front_door door;      // what every caller starts calls with
   caf::actor cluster;   // cluster_node; null outside a cluster
   caf::actor gateway;   // cluster_gateway: every call between this node and the others
+  caf::actor traces;    // trace_keeper; null without a trace store
   cluster_board_ptr cluster_view = std::make_shared<cluster_board>();
   std::uint16_t cluster_port = 0;
 
@@ -185,9 +187,9 @@ std::string host_port(std::string host, std::uint16_t port) {
 }
 
 std::string write_env_file(const std::string& path, const std::string& manager_url,
-                           const std::string& runtime_id) {
+                           const std::string& runtime_id, const std::string& telemetry_url) {
   std::string text;
-  for (auto& [k, v] : child_runtime_env(manager_url, runtime_id))
+  for (auto& [k, v] : child_runtime_env(manager_url, runtime_id, telemetry_url))
     if (!v.empty())
       text += k + '=' + v + '\n';
   // The manager URL may carry a token: owner-only, and never through a link.
@@ -283,13 +285,45 @@ std::string manager::start() {
     fopts.front_door = std::make_shared<const registry::worker_access>(registry::worker_access{
       std::make_shared<const registry::worker_rbac_config>(d.opts.rbac), {}});
   caf::anon_send(d.functions, iii_options_atom_v, std::move(fopts));
+  if (!d.opts.trace_store.empty()) {
+    std::string err;
+    auto store = traces::trace_store::open(d.opts.trace_store, d.opts.trace_retention, err);
+    if (!store)
+      return "trace store: " + err;
+    // SQLite waits on the disk: the keeper gets a thread of its own.
+    d.traces = d.sys.spawn<caf::detached>(trace_keeper,
+                                         std::shared_ptr<traces::trace_store>{std::move(store)});
+    caf::anon_send(d.supervisor, adopt_atom_v, d.traces);
+  }
   if (d.opts.cluster)
     if (auto err = d.start_cluster(); !err.empty())
       return "cluster: " + err;
+  // The API listens first: its URL is the telemetry server runtimes are told of.
+  http_api_context api_ctx;
+  api_ctx.system = &d.sys;
+  api_ctx.door = d.door;
+  api_ctx.supervisor = d.supervisor;
+  api_ctx.traces = d.traces;
+  api_ctx.stats_json = [this] { return stats_json(); };
+  api_ctx.metrics_text = [&d] {
+    return obs::metrics_page(live_actor_snapshot(),
+                             {{"reflection", &d.reflection.counters()},
+                              {"api", &d.api.counters()},
+                              {"worker", &d.workers.counters()},
+                              {"rbac_worker", &d.rbac_workers.counters()}});
+  };
+  d.api.on_http(make_http_api(std::move(api_ctx)));
+  if (auto err = d.api.listen(); !err.empty())
+    return "API server: " + err;
+  // Runtimes export traces without a token (Genkit's exporter sends no
+  // header): with a token configured they are not told of the store.
+  std::string telemetry_url;
+  if (d.traces && d.opts.auth_token.empty())
+    telemetry_url = http + "://localhost:" + std::to_string(d.api.port());
   if (auto err = d.reflection.listen(); !err.empty())
     return "reflection server: " + err;
   connection_options conn_opts{ws + "://localhost:" + std::to_string(d.reflection.port()),
-                               d.opts.policy.max_bidi_input_bytes};
+                               d.opts.policy.max_bidi_input_bytes, telemetry_url};
   // Every socket that feeds an actor gets a read window (max_unread_frames).
   auto unread = d.opts.policy.max_unread_frames;
   d.reflection.on_websocket("", [spawn = d.spawner(), dir = d.directory, conn_opts,
@@ -331,21 +365,6 @@ std::string manager::start() {
     if (auto err = d.rbac_workers.listen(); !err.empty())
       return "worker endpoint (RBAC): " + err;
   }
-  http_api_context api_ctx;
-  api_ctx.system = &d.sys;
-  api_ctx.door = d.door;
-  api_ctx.supervisor = d.supervisor;
-  api_ctx.stats_json = [this] { return stats_json(); };
-  api_ctx.metrics_text = [&d] {
-    return obs::metrics_page(live_actor_snapshot(),
-                             {{"reflection", &d.reflection.counters()},
-                              {"api", &d.api.counters()},
-                              {"worker", &d.workers.counters()},
-                              {"rbac_worker", &d.rbac_workers.counters()}});
-  };
-  d.api.on_http(make_http_api(std::move(api_ctx)));
-  if (auto err = d.api.listen(); !err.empty())
-    return "API server: " + err;
   if (d.tls)
     spdlog::info("TLS on every listener: certificate {}, client certificates {}",
                  d.tls->files().cert_file,
@@ -354,6 +373,10 @@ std::string manager::start() {
                                                      : std::string{"not requested"});
   spdlog::info("Starting reflection server: {}://localhost:{}", ws, d.reflection.port());
   spdlog::info("Starting API server: {}://localhost:{}", http, d.api.port());
+  if (d.traces)
+    spdlog::info("Trace store: {} (telemetry server {})", d.opts.trace_store,
+                 telemetry_url.empty() ? std::string{"not advertised: a token is configured"}
+                                       : telemetry_url);
   spdlog::info("Starting worker endpoint: {}://localhost:{}", ws, d.workers.port());
   if (d.opts.worker_rbac_port)
     spdlog::info("Starting worker endpoint (RBAC): {}://localhost:{}", ws, d.rbac_workers.port());
@@ -364,14 +387,15 @@ std::string manager::start() {
     manager_url = net::url_with_token(manager_url, d.opts.auth_token);
   if (!d.opts.write_env_file.empty()) {
     auto id = d.opts.services.size() == 1 ? d.opts.services.front().runtime_id : std::string{};
-    if (auto err = write_env_file(d.opts.write_env_file, manager_url, id); !err.empty())
+    if (auto err = write_env_file(d.opts.write_env_file, manager_url, id, telemetry_url);
+        !err.empty())
       return err;
   }
   std::vector<std::string> service_ids;
   std::vector<caf::actor> services;
   for (auto& spec : d.opts.services) {
-    child_runtime_args args{spec, d.directory, &d.io.context(), manager_url,
-                            d.opts.on_service_exit, d.door.feed};
+    child_runtime_args args{spec,        d.directory,           &d.io.context(), manager_url,
+                            telemetry_url, d.opts.on_service_exit, d.door.feed};
     services.push_back(d.spawn_child(child_runtime, std::move(args)));
     if (spec.registers)
       service_ids.push_back(spec.runtime_id);
@@ -428,6 +452,7 @@ void manager::stop(int stop_signal) {
   d.functions = nullptr;
   d.cluster = nullptr;
   d.gateway = nullptr;
+  d.traces = nullptr;
   d.door = {};
 }
 

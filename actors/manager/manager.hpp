@@ -5,6 +5,7 @@
 #include "actors/common/component.hpp"
 #include "net/tls.hpp"
 #include "config/host_config.hpp"
+#include "traces/trace_store.hpp"
 #include "registry/worker_rbac.hpp"
 
 #include <caf/fwd.hpp>
@@ -74,6 +75,10 @@ struct manager_options {
   std::vector<config::service_spec> services;
   /// Write the children's GENKIT_* variables here once the port is known.
   std::string write_env_file;
+  /// The SQLite file of the trace store ("" = none): the manager is then the
+  /// telemetry server of its runtimes (docs/API.md, "Traces").
+  std::string trace_store;
+  traces::retention trace_retention;
   /// A service ended for good (exited without restart, or never got ready):
   /// (exit code, why). Used by main to end the process with an attached
   /// `-- <command>`.

@@ -62,11 +62,14 @@ void on_register(self_ptr self, const rpc::message& m) {
         if (!st.runtime_id.empty() && st.runtime_id != id)
           self->send(st.directory, deregister_atom_v, st.runtime_id, connection_actor{self});
         st.runtime_id = id;
-        // No telemetry server here: an unreachable telemetryServerUrl wedges
-        // the Genkit JS runtime, so the key is left out (the runtime keeps
-        // its own).
+        // The manager is the telemetry server only with a trace store: an
+        // unreachable telemetryServerUrl wedges the Genkit JS runtime, so
+        // otherwise the key is left out (the runtime keeps its own).
         if (request)
-          st.transport->send_text(rpc::result_response(rid, "{}"));
+          st.transport->send_text(rpc::result_response(
+            rid, st.opts.telemetry_url.empty()
+                   ? std::string{"{}"}
+                   : R"({"telemetryServerUrl":)" + rpc::quote(st.opts.telemetry_url) + "}"));
       },
       [self, id](caf::error& err) {
         spdlog::warn("register of runtime id {} failed: {}", id, caf::to_string(err));

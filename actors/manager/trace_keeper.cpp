@@ -1,0 +1,44 @@
+#include "actors/manager/trace_keeper.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace actor_host {
+
+namespace {
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+constexpr auto prune_interval = std::chrono::minutes(1);
+
+} // namespace
+
+caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
+                           std::shared_ptr<traces::trace_store> store) {
+  self->state.store = std::move(store);
+  self->send(self, trace_prune_atom_v);
+  return {
+    [self](trace_save_atom, const std::string& body) -> std::string {
+      return self->state.store->save(body, now_ms());
+    },
+    [self](trace_get_atom, const std::string& id) -> caf::result<bool, std::string> {
+      auto t = self->state.store->load(id);
+      return {t.has_value(), t ? std::move(*t) : std::string{}};
+    },
+    [self](trace_list_atom, std::uint64_t limit, std::uint64_t offset) -> std::string {
+      return self->state.store->list(limit, offset);
+    },
+    [self](trace_prune_atom) {
+      if (auto n = self->state.store->prune(now_ms()); n > 0)
+        spdlog::info("trace store: dropped {} trace(s) over the retention limits", n);
+      self->delayed_send(self, prune_interval, trace_prune_atom_v);
+    },
+  };
+}
+
+} // namespace actor_host

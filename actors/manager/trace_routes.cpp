@@ -1,0 +1,117 @@
+#include "actors/manager/trace_routes.hpp"
+
+#include "actors/manager/call_path.hpp"
+#include "actors/manager/trace_keeper.hpp"
+#include "net/jsonrpc.hpp"
+#include "registry/runtime_info.hpp"
+
+#include <charconv>
+
+namespace actor_host {
+
+namespace rpc = net::jsonrpc;
+
+namespace {
+
+constexpr const char* json_type = "application/json";
+constexpr std::string_view prefix = "/api/traces";
+
+void respond_error(const net::http_responder_ptr& res, int status, int code, std::string message) {
+  res->respond(status, json_type, R"({"error":)" + rpc::error_object(code, message) + "}");
+}
+
+bool parse_count(const std::string& text, std::uint64_t& out) {
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc{} && p == text.data() + text.size() && !text.empty();
+}
+
+/// Asks the keeper on an actor of its own and hands the answer to `done`.
+template <class Done, class... Args>
+void ask_keeper(caf::actor_system& sys, const caf::actor& keeper,
+                const net::http_responder_ptr& res, Done done, Args... args) {
+  sys.spawn([keeper, res, done, args...](caf::event_based_actor* self) {
+    self->request(keeper, internal_reply_timeout, args...)
+      .then(done, [res](caf::error& err) {
+        respond_error(res, 503, rpc::code::internal_error,
+                      "the trace store did not answer: " + caf::to_string(err));
+      });
+  });
+}
+
+} // namespace
+
+bool serve_trace_route(caf::actor_system& sys, const caf::actor& keeper, net::http_request& req,
+                       const net::http_responder_ptr& res) {
+  auto& p = req.path;
+  if (!p.starts_with(prefix) || (p.size() > prefix.size() && p[prefix.size()] != '/'))
+    return false;
+  if (!keeper) {
+    respond_error(res, 404, rpc::code::method_not_found,
+                  "Not found: " + p + " (no trace store: start the manager with --trace-store)");
+    return true;
+  }
+  if (p == prefix && req.method == "POST") {
+    ask_keeper(sys, keeper, res,
+               [res](std::string& error) {
+                 if (error.empty())
+                   res->respond(200, "text/plain", "OK");
+                 else
+                   respond_error(res, 400, rpc::code::invalid_params,
+                                 "Invalid TraceData: " + error);
+               },
+               trace_save_atom_v, std::move(req.body));
+    return true;
+  }
+  if (req.method != "GET") {
+    res->respond(405, json_type,
+                 R"({"error":)"
+                   + rpc::error_object(rpc::code::invalid_request,
+                                       "Invalid request: use GET for " + p
+                                         + (p == prefix ? " (or POST a TraceData document)" : ""))
+                   + "}",
+                 {{"Allow", p == prefix ? "GET, POST" : "GET"}});
+    return true;
+  }
+  if (p == prefix) {
+    std::uint64_t limit = 10;
+    std::uint64_t offset = 0;
+    if (auto i = req.query.find("limit"); i != req.query.end())
+      if (!parse_count(i->second, limit) || limit < 1 || limit > 1000) {
+        respond_error(res, 400, rpc::code::invalid_params,
+                      "Invalid params: limit must be a whole number from 1 to 1000");
+        return true;
+      }
+    if (auto i = req.query.find("continuationToken"); i != req.query.end())
+      if (!parse_count(i->second, offset)) {
+        respond_error(res, 400, rpc::code::invalid_params,
+                      "Invalid params: continuationToken must be one a listing returned");
+        return true;
+      }
+    if (req.query.count("filter")) {
+      respond_error(res, 400, rpc::code::invalid_params,
+                    "Invalid params: filter is not supported by actor-host's trace store yet");
+      return true;
+    }
+    ask_keeper(sys, keeper, res,
+               [res](std::string& list) { res->respond(200, json_type, std::move(list)); },
+               trace_list_atom_v, limit, offset);
+    return true;
+  }
+  auto id = p.substr(prefix.size() + 1);
+  if (!registry::valid_trace_id(id)) {
+    respond_error(res, 400, rpc::code::invalid_params,
+                  "Invalid params: a trace id is 1-128 of [A-Za-z0-9._-]");
+    return true;
+  }
+  ask_keeper(sys, keeper, res,
+             [res, id](bool found, std::string& trace) {
+               if (found)
+                 res->respond(200, json_type, std::move(trace));
+               else
+                 respond_error(res, 404, rpc::code::invalid_params, "Trace " + id + " not found");
+             },
+             trace_get_atom_v, id);
+  return true;
+}
+
+} // namespace actor_host

@@ -1,0 +1,21 @@
+#pragma once
+
+#include "net/http_exchange.hpp"
+
+#include <caf/fwd.hpp>
+
+namespace actor_host {
+
+/// The telemetry server's routes (@genkit-ai/telemetry-server's API) on the
+/// manager's API port, answered from the trace keeper:
+///   POST /api/traces        a TraceData document → 200 "OK", 400 why not
+///   GET  /api/traces        ?limit (1-1000, default 10) &continuationToken
+///                           → {"traces":[TraceData...],"continuationToken"?}
+///   GET  /api/traces/<id>   → TraceData, 404 when unknown
+/// Input is checked here, on the I/O thread; each answer comes from a
+/// short-lived actor that asks the keeper. Returns false when `req` is none
+/// of these routes.
+bool serve_trace_route(caf::actor_system& sys, const caf::actor& keeper,
+                       net::http_request& req, const net::http_responder_ptr& res);
+
+} // namespace actor_host

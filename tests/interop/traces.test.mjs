@@ -1,0 +1,103 @@
+// The manager as the telemetry server of its runtimes (--trace-store): the
+// real Genkit JS runtime is told telemetryServerUrl at register, exports the
+// spans of its runs to /api/traces, and they are listed and loaded back in
+// Genkit's TraceData shapes; bad documents are refused with the reason.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, afterEach, test } from 'node:test';
+import { spawnSync } from 'node:child_process';
+import { ACTOR_HOST_BIN, cleanup, startManager } from './lib/harness.mjs';
+
+afterEach(cleanup);
+after(cleanup);
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-traces-'));
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+let seq = 0;
+async function managerWithStore(args = []) {
+  const store = path.join(tmp, `traces-${++seq}.sqlite`);
+  const manager = await startManager(['--trace-store', store, ...args]);
+  return { manager, store };
+}
+
+test('a Genkit runtime exports the spans of its runs to the manager, which lists and loads them', async () => {
+  const { manager } = await managerWithStore();
+  const genkit = await manager.startRuntime('gk', { kind: 'genkit' });
+  const run = await manager.post('/api/runAction', { key: '/flow/echo', input: { hello: 'traces' } });
+  assert.equal(run.status, 200, run.text);
+  const traceId = run.json.telemetry.traceId;
+  // The exporter sends on its own schedule: wait for the ended root span.
+  const trace = await manager.poll(
+    () => manager.get(`/api/traces/${traceId}`),
+    (r) => r.status === 200 && Object.values(r.json.spans).some((s) => !s.parentSpanId && s.endTime > 0),
+    { timeoutMs: 15000, intervalMs: 100, what: `trace ${traceId} with its ended root span` }
+  );
+  const root = Object.values(trace.json.spans).find((s) => !s.parentSpanId);
+  assert.equal(trace.json.traceId, traceId);
+  assert.equal(root.attributes['genkit:name'], 'echo');
+  assert.equal(root.attributes['genkit:type'], 'action');
+  assert.equal(JSON.parse(root.attributes['genkit:input']).hello, 'traces');
+  const list = await manager.get('/api/traces?limit=5');
+  assert.equal(list.status, 200);
+  assert.ok(list.json.traces.some((t) => t.traceId === traceId), 'the run is listed');
+  await genkit.stop();
+});
+
+test('listing pages, bad documents and bad parameters get clear answers', async () => {
+  const { manager } = await managerWithStore();
+  const span = (traceId, spanId, parent) => ({
+    spanId, traceId, ...(parent ? { parentSpanId: parent } : {}), startTime: 1, endTime: 2,
+    attributes: { 'genkit:name': spanId }, displayName: spanId,
+    instrumentationLibrary: { name: 'genkit-tracer', version: 'v1' }, spanKind: 'INTERNAL',
+  });
+  for (let i = 0; i < 3; i++) {
+    const traceId = `${'a'.repeat(31)}${i}`;
+    const r = await manager.post('/api/traces', { traceId, displayName: `t${i}`, spans: { root: span(traceId, 'root') } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.text, 'OK');
+  }
+  const page1 = await manager.get('/api/traces?limit=2');
+  assert.equal(page1.json.traces.length, 2);
+  assert.equal(page1.json.continuationToken, '2');
+  const page2 = await manager.get(`/api/traces?limit=2&continuationToken=${page1.json.continuationToken}`);
+  assert.equal(page2.json.traces.length, 1);
+  assert.equal(page2.json.continuationToken, undefined);
+  const bad = await manager.post('/api/traces', { traceId: 'x', spans: { s: { ...span('x', 's'), spanKind: 7 } } });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.json.error.message, "Invalid TraceData: spans['s'].spanKind must be a string");
+  assert.equal((await manager.get('/api/traces?limit=0')).status, 400);
+  assert.equal((await manager.get('/api/traces?filter=%7B%7D')).status, 400);
+  assert.equal((await manager.get(`/api/traces/${'f'.repeat(32)}`)).status, 404);
+  assert.equal((await manager.get('/api/traces/..%2f..%2fetc')).status, 400);
+  assert.equal((await manager.post('/api/traces/abc', {})).status, 405);
+});
+
+test('without a trace store the routes say how to get one, and runtimes are not told of one', async () => {
+  const manager = await startManager([]);
+  const r = await manager.get('/api/traces');
+  assert.equal(r.status, 404);
+  assert.match(r.json.error.message, /--trace-store/);
+  const rt = await manager.fakeRuntime();
+  const reply = await rt.request('register', { id: 'fake', pid: 1 });
+  assert.deepEqual(reply.result, {});
+});
+
+test('a runtime that registers is told the telemetry server, and a bad store path stops the start', async () => {
+  const { manager } = await managerWithStore();
+  const rt = await manager.fakeRuntime();
+  const reply = await rt.request('register', { id: 'fake', pid: 1 });
+  assert.equal(reply.result.telemetryServerUrl, `http://localhost:${manager.apiPort}`);
+  // Children (and --write-env-file) get it as GENKIT_TELEMETRY_SERVER.
+  const envFile = path.join(tmp, 'child.env');
+  const withEnv = await managerWithStore(['--write-env-file', envFile]);
+  await withEnv.manager.poll(() => fs.existsSync(envFile), (x) => x, { what: 'the env file' });
+  assert.match(fs.readFileSync(envFile, 'utf8'), new RegExp(`^GENKIT_TELEMETRY_SERVER=http://localhost:${withEnv.manager.apiPort}$`, 'm'));
+  const missing = path.join(tmp, 'no', 'such', 'dir', 'traces.sqlite');
+  const r = spawnSync(ACTOR_HOST_BIN, ['--trace-store', missing, '--port', '0', '--http-port', '0', '--worker-port', '0'],
+    { encoding: 'utf8', timeout: 10000 });
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, new RegExp(`cannot start: trace store: cannot open ${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+});
