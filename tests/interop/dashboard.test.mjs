@@ -436,6 +436,43 @@ test('a failing action shows its message, not raw JSON', async () => {
   assert.deepEqual(page.problems, []);
 });
 
+test('with a trace store a run links to its trace: a waterfall of its spans with their input and output', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-dash-'));
+  try {
+    const manager = await startManager(['--trace-store', path.join(dir, 'traces.sqlite')]);
+    const genkit = await manager.startRuntime('gk', { kind: 'genkit' });
+    const page = await openDashboard(manager, '#actions');
+    await openAction(page, '/flow/echo');
+    await page.type('#raw-input', '{"traced":true}');
+    await page.click('#run-button');
+    await page.waitForSelector('#trace-link:not([hidden])', { timeout: 10000 });
+    const traceId = await text(page, 'trace-id');
+    await page.click('#trace-link');
+    // The runtime exports on its own schedule; the page waits for the root span.
+    await page.waitForFunction(() => document.querySelector('#waterfall button') && document.getElementById('span-title').textContent.startsWith('echo'), { timeout: 15000 });
+    assert.match(await text(page, 'trace-title'), new RegExp(`^echo · ${traceId}$`));
+    assert.deepEqual(JSON.parse(await text(page, 'span-input')), { traced: true });
+    assert.deepEqual(JSON.parse(await text(page, 'span-output')), { traced: true });
+    await shot(page, '10-trace');
+    // The list has it too.
+    await page.click('#traces-refresh');
+    await page.waitForFunction((id) => [...document.querySelectorAll('#traces tbody tr')].some((r) => r.cells[4].textContent === id), { timeout: 10000 }, traceId);
+    assert.deepEqual(page.problems, []);
+    await genkit.stop();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('without a trace store the traces view says how to get one', async () => {
+  const manager = await startWithDemo();
+  const page = await openDashboard(manager, '#traces');
+  await page.waitForFunction(() => document.getElementById('traces-error').textContent !== '', { timeout: 10000 });
+  assert.match(await text(page, 'traces-error'), /start the manager with --trace-store/);
+  // The failed fetch is the page's own 404, reported to the user, not a script error.
+  assert.deepEqual(page.problems.filter((p) => !/404/.test(p)), []);
+});
+
 test('a page on another origin cannot run an action or open the live feed', async () => {
   const manager = await startWithDemo();
   const runsBefore = await runCount(manager);
