@@ -68,63 +68,47 @@ std::string health_json(const dashboard_feed_state& st, bool all) {
   return out + "]}";
 }
 
-template <class Fetch>
-void refetch(dashboard_feed_state::fetched& topic, Fetch fetch) {
-  if (topic.fetching) {
-    topic.again = true;
+// A listing fetched from its owner: one request in flight per topic, and
+// one more if the topic changed meanwhile; watchers get it only if it differs.
+template <class Owner, class Atom>
+void fetch(self_ptr self, dashboard_feed_state::fetched dashboard_feed_state::*slot,
+           Owner dashboard_feed_state::*owner, Atom atom, feed_topic topic, const char* name) {
+  auto& st = self->state;
+  auto& t = st.*slot;
+  if (!(st.*owner))
+    return;
+  if (t.fetching) {
+    t.again = true;
     return;
   }
-  topic.fetching = true;
-  topic.again = false;
-  fetch();
+  t.fetching = true;
+  t.again = false;
+  self->request(st.*owner, internal_reply_timeout, atom)
+    .then(
+      [=](std::string& json) {
+        auto& t = self->state.*slot;
+        t.fetching = false;
+        if (json != t.json) {
+          t.json = std::move(json);
+          push(self, topic, name, t.json);
+        }
+        if (t.again)
+          fetch(self, slot, owner, atom, topic, name);
+      },
+      [=](caf::error& err) {
+        (self->state.*slot).fetching = false;
+        spdlog::warn("dashboard feed: listing {} failed: {}", name, caf::to_string(err));
+      });
 }
 
 void fetch_runtimes(self_ptr self) {
-  auto& st = self->state;
-  if (!st.directory)
-    return;
-  refetch(st.runtimes, [self] {
-    self->request(self->state.directory, internal_reply_timeout, list_atom_v)
-      .then(
-        [self](std::string& json) {
-          auto& t = self->state.runtimes;
-          t.fetching = false;
-          if (json != t.json) {
-            t.json = std::move(json);
-            push(self, feed_topic::runtimes, "runtimes", t.json);
-          }
-          if (t.again)
-            fetch_runtimes(self);
-        },
-        [self](caf::error& err) {
-          self->state.runtimes.fetching = false;
-          spdlog::warn("dashboard feed: listing runtimes failed: {}", caf::to_string(err));
-        });
-  });
+  fetch(self, &dashboard_feed_state::runtimes, &dashboard_feed_state::directory, list_atom_v,
+        feed_topic::runtimes, "runtimes");
 }
 
 void fetch_workers(self_ptr self) {
-  auto& st = self->state;
-  if (!st.functions)
-    return;
-  refetch(st.workers, [self] {
-    self->request(self->state.functions, internal_reply_timeout, snapshot_atom_v)
-      .then(
-        [self](std::string& json) {
-          auto& t = self->state.workers;
-          t.fetching = false;
-          if (json != t.json) {
-            t.json = std::move(json);
-            push(self, feed_topic::workers, "workers", t.json);
-          }
-          if (t.again)
-            fetch_workers(self);
-        },
-        [self](caf::error& err) {
-          self->state.workers.fetching = false;
-          spdlog::warn("dashboard feed: listing iii workers failed: {}", caf::to_string(err));
-        });
-  });
+  fetch(self, &dashboard_feed_state::workers, &dashboard_feed_state::functions, snapshot_atom_v,
+        feed_topic::workers, "workers");
 }
 
 void sample(self_ptr self) {

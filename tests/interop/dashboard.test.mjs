@@ -17,6 +17,8 @@ const SHOTS = path.join(process.env.INTEROP_LOG_DIR || path.join(os.tmpdir(), 'a
 
 let browser;
 let profile;
+// Files of the tests (host configs, tokens, trace stores), removed at the end.
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-dash-'));
 const pages = [];
 
 before(async () => {
@@ -45,6 +47,7 @@ afterEach(async () => {
 after(async () => {
   if (browser) await browser.close();
   if (profile) fs.rmSync(profile, { recursive: true, force: true });
+  fs.rmSync(tmp, { recursive: true, force: true });
   await cleanup();
 });
 
@@ -85,6 +88,16 @@ async function openAction(page, key) {
 
 const text = (page, id) => page.$eval(`#${id}`, (e) => e.textContent);
 
+/** Waits until the element `id` has text (a result, an error). */
+const shown = (page, id) =>
+  page.waitForFunction((i) => document.getElementById(i).textContent !== '', { timeout: 10000 }, id);
+
+/** Presses Run and waits for `id` (result or run-error) to show something. */
+async function runUntilShown(page, id) {
+  await page.click('#run-button');
+  await shown(page, id);
+}
+
 test('the page loads without console errors and shows the demo runtime, its service and live counts', async () => {
   const manager = await startWithDemo();
   const res = await manager.get('/');
@@ -116,40 +129,36 @@ test('the page loads without console errors and shows the demo runtime, its serv
 });
 
 test('with a token the page asks for it and then works; its files are cacheable and nothing else is open', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-dash-'));
+  const dir = fs.mkdtempSync(path.join(tmp, 'case-'));
   const tokenFile = path.join(dir, 'token');
   fs.writeFileSync(tokenFile, 's3cret-dashboard-token\n', { mode: 0o600 });
-  try {
-    const manager = await startManager(['--demo', '--auth-token-file', tokenFile]);
-    const auth = { headers: { Authorization: 'Bearer s3cret-dashboard-token' } };
-    await manager.poll(() => manager.get('/api/runtimes', auth), (r) => r.status === 200 && r.json.length === 1, { what: 'demo registered' });
-    // The page and its files need no token; the API does.
-    const page1 = await manager.get('/');
-    assert.equal(page1.status, 200);
-    const etag = page1.headers.etag;
-    assert.equal((await manager.get('/', { headers: { 'If-None-Match': etag } })).status, 304);
-    assert.equal((await manager.get('/ui/app.js')).status, 200);
-    assert.equal((await manager.get('/ui/nope.js')).status, 404); // open prefix, nothing there
-    assert.equal((await manager.get('/api/runtimes')).status, 401);
-    const page = await browser.newPage();
-    pages.push(page);
-    page.problems = [];
-    page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
-    await page.goto(`${manager.apiUrl}/`);
-    await page.waitForSelector('#token-form:not([hidden])');
-    await page.type('#token-input', 'wrong');
-    await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.getElementById('token-error').textContent !== '');
-    assert.equal(await text(page, 'token-error'), 'That token was refused.');
-    await page.type('#token-input', 's3cret-dashboard-token');
-    await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.getElementById('link').classList.contains('live'), { timeout: 10000 });
-    await page.waitForFunction(() => [...document.querySelectorAll('#runtimes tbody tr')].some((r) => r.cells[0].textContent === 'demo'));
-    assert.equal(await page.$eval('#token-form', (e) => e.hidden), true);
-    assert.deepEqual(page.problems, []);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  const manager = await startManager(['--demo', '--auth-token-file', tokenFile]);
+  const auth = { headers: { Authorization: 'Bearer s3cret-dashboard-token' } };
+  await manager.poll(() => manager.get('/api/runtimes', auth), (r) => r.status === 200 && r.json.length === 1, { what: 'demo registered' });
+  // The page and its files need no token; the API does.
+  const page1 = await manager.get('/');
+  assert.equal(page1.status, 200);
+  const etag = page1.headers.etag;
+  assert.equal((await manager.get('/', { headers: { 'If-None-Match': etag } })).status, 304);
+  assert.equal((await manager.get('/ui/app.js')).status, 200);
+  assert.equal((await manager.get('/ui/nope.js')).status, 404); // open prefix, nothing there
+  assert.equal((await manager.get('/api/runtimes')).status, 401);
+  const page = await browser.newPage();
+  pages.push(page);
+  page.problems = [];
+  page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
+  await page.goto(`${manager.apiUrl}/`);
+  await page.waitForSelector('#token-form:not([hidden])');
+  await page.type('#token-input', 'wrong');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.getElementById('token-error').textContent !== '');
+  assert.equal(await text(page, 'token-error'), 'That token was refused.');
+  await page.type('#token-input', 's3cret-dashboard-token');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.getElementById('link').classList.contains('live'), { timeout: 10000 });
+  await page.waitForFunction(() => [...document.querySelectorAll('#runtimes tbody tr')].some((r) => r.cells[0].textContent === 'demo'));
+  assert.equal(await page.$eval('#token-form', (e) => e.hidden), true);
+  assert.deepEqual(page.problems, []);
 });
 
 test('a runtime that connects or leaves shows up or disappears without a reload', async () => {
@@ -189,8 +198,7 @@ test('iii workers show with their functions and triggers, live, and their functi
   await page.select('#runtime-select', 'iii');
   await openAction(page, '/iii/greet');
   await page.type('#raw-input', '{"name":"dashboard"}');
-  await page.click('#run-button');
-  await page.waitForFunction(() => document.getElementById('result').textContent !== '', { timeout: 10000 });
+  await runUntilShown(page, 'result');
   assert.equal(JSON.parse(await text(page, 'result')).greeting, 'Hello, dashboard!');
   // A worker that leaves disappears.
   await watcher.stop();
@@ -201,7 +209,7 @@ test('iii workers show with their functions and triggers, live, and their functi
 });
 
 test('a failing service shows its backoff, restarts and failure as they happen', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-dash-'));
+  const dir = fs.mkdtempSync(path.join(tmp, 'case-'));
   const config = path.join(dir, 'host.yaml');
   fs.writeFileSync(config, [
     'services:',
@@ -212,32 +220,28 @@ test('a failing service shows its backoff, restarts and failure as they happen',
     '    backoff: 1500ms',
     '    max_restarts: 2',
   ].join('\n') + '\n');
-  try {
-    const manager = await startManager(['--demo', '--config', config]);
-    await manager.waitForRuntime('demo');
-    const page = await openDashboard(manager);
-    // Every state the row shows, in order, as the page receives it.
-    await page.evaluate(() => {
-      window.seen = [];
-      const record = () => {
-        const r = [...document.querySelectorAll('#services tbody tr')].find((x) => x.cells[0].textContent === 'flaky');
-        const st = r && `${r.cells[2].textContent}/${r.cells[4].textContent}`;
-        if (st && window.seen[window.seen.length - 1] !== st) window.seen.push(st);
-      };
-      record();
-      new MutationObserver(record).observe(document.getElementById('services'), { subtree: true, childList: true, characterData: true });
-    });
-    await page.waitForFunction(() => window.seen.includes('failed/2'), { timeout: 20000 });
-    const seen = await page.evaluate(() => window.seen);
-    // From whatever it was at load: through a backoff and a restart, to failed.
-    assert.ok(seen.includes('backoff/1') || seen.includes('backoff/0'), `states seen: ${seen}`);
-    assert.ok(seen.includes('running/2'), `states seen: ${seen}`);
-    assert.equal(seen[seen.length - 1], 'failed/2');
-    await shot(page, '3-services');
-    assert.deepEqual(page.problems, []);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  const manager = await startManager(['--demo', '--config', config]);
+  await manager.waitForRuntime('demo');
+  const page = await openDashboard(manager);
+  // Every state the row shows, in order, as the page receives it.
+  await page.evaluate(() => {
+    window.seen = [];
+    const record = () => {
+      const r = [...document.querySelectorAll('#services tbody tr')].find((x) => x.cells[0].textContent === 'flaky');
+      const st = r && `${r.cells[2].textContent}/${r.cells[4].textContent}`;
+      if (st && window.seen[window.seen.length - 1] !== st) window.seen.push(st);
+    };
+    record();
+    new MutationObserver(record).observe(document.getElementById('services'), { subtree: true, childList: true, characterData: true });
+  });
+  await page.waitForFunction(() => window.seen.includes('failed/2'), { timeout: 20000 });
+  const seen = await page.evaluate(() => window.seen);
+  // From whatever it was at load: through a backoff and a restart, to failed.
+  assert.ok(seen.includes('backoff/1') || seen.includes('backoff/0'), `states seen: ${seen}`);
+  assert.ok(seen.includes('running/2'), `states seen: ${seen}`);
+  assert.equal(seen[seen.length - 1], 'failed/2');
+  await shot(page, '3-services');
+  assert.deepEqual(page.problems, []);
 });
 
 test('the page works from the keyboard alone and reads in a narrow window', async () => {
@@ -261,7 +265,7 @@ test('the page works from the keyboard alone and reads in a narrow window', asyn
   await page.keyboard.type('"typed"');
   await focusOn('#run-button');
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => document.getElementById('result').textContent !== '', { timeout: 10000 });
+  await shown(page, 'result');
   assert.equal(await text(page, 'result'), '"typed"');
   // Nothing wider than the window but the tables' own scroll boxes.
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -303,8 +307,7 @@ test('running /flow/echo from the page shows the result', async () => {
   // No input schema: the JSON editor.
   assert.equal(await page.$eval('#raw-input', (e) => e.hidden), false);
   await page.type('#raw-input', '{"hello":"dashboard"}');
-  await page.click('#run-button');
-  await page.waitForFunction(() => document.getElementById('result').textContent !== '', { timeout: 10000 });
+  await runUntilShown(page, 'result');
   assert.deepEqual(JSON.parse(await text(page, 'result')), { hello: 'dashboard' });
   assert.match(await text(page, 'trace-id'), /^[0-9a-f]{32}$/);
   await shot(page, '4-echo');
@@ -324,7 +327,7 @@ test('the form built from the input schema runs /flow/streamCount and shows its 
   // The first chunk is on the page while the run still goes on.
   await page.waitForFunction(() => document.querySelectorAll('#chunks li').length >= 1, { timeout: 10000 });
   assert.equal(await text(page, 'result'), '');
-  await page.waitForFunction(() => document.getElementById('result').textContent !== '', { timeout: 10000 });
+  await shown(page, 'result');
   const chunks = await page.$$eval('#chunks li', (ls) => ls.map((l) => JSON.parse(l.textContent)));
   assert.equal(chunks.length, 5);
   const result = JSON.parse(await text(page, 'result'));
@@ -353,8 +356,7 @@ test('nested objects, enums and arrays in the form make the JSON the runtime val
   const high = await page.$eval('#schema-form select[name="priority"]', (e) => [...e.options].find((o) => o.textContent === 'high').value);
   await page.select('#schema-form select[name="priority"]', high);
   // The runtime refuses a bad ZIP: its message, readable.
-  await page.click('#run-button');
-  await page.waitForFunction(() => document.getElementById('run-error').textContent !== '', { timeout: 10000 });
+  await runUntilShown(page, 'run-error');
   assert.match(await text(page, 'run-error'), /^INVALID_ARGUMENT: Schema validation failed/);
   // The JSON editor shows what the form makes; fixed, the run goes through.
   await page.click('#raw-toggle');
@@ -366,8 +368,7 @@ test('nested objects, enums and arrays in the form make the JSON the runtime val
   });
   await page.click('#raw-toggle');
   await page.type('#schema-form input[name="zip"]', '45');
-  await page.click('#run-button');
-  await page.waitForFunction(() => document.getElementById('result').textContent !== '', { timeout: 10000 });
+  await runUntilShown(page, 'result');
   const order = JSON.parse(await text(page, 'result'));
   assert.equal(order.total, 3);
   assert.equal(order.priority, 'high');
@@ -384,7 +385,7 @@ test('cancelling /flow/slow shows CANCELLED', async () => {
   await page.click('#run-button');
   await page.waitForFunction(() => !document.getElementById('cancel-button').disabled, { timeout: 10000 });
   await page.click('#cancel-button');
-  await page.waitForFunction(() => document.getElementById('run-error').textContent !== '', { timeout: 10000 });
+  await shown(page, 'run-error');
   assert.match(await text(page, 'run-error'), /^CANCELLED: /);
   await shot(page, '6-cancelled');
   await manager.waitForStats({ 'actors.pending_request': 0 });
@@ -407,7 +408,7 @@ test('a bidi run takes input from the page and streams back', async () => {
   }
   await page.waitForFunction(() => document.querySelectorAll('#chunks li').length === 3, { timeout: 10000 });
   await page.click('#bidi-end');
-  await page.waitForFunction(() => document.getElementById('result').textContent !== '', { timeout: 10000 });
+  await shown(page, 'result');
   const chunks = await page.$$eval('#chunks li', (ls) => ls.map((l) => JSON.parse(l.textContent)));
   assert.deepEqual(chunks, [{ runningTotal: 2 }, { runningTotal: 5 }, { runningTotal: 15 }]);
   assert.deepEqual(JSON.parse(await text(page, 'result')), { total: 15, count: 3 });
@@ -420,8 +421,7 @@ test('a failing action shows its message, not raw JSON', async () => {
   const manager = await startWithDemo();
   const page = await openDashboard(manager, '#actions');
   await openAction(page, '/flow/fail');
-  await page.click('#run-button');
-  await page.waitForFunction(() => document.getElementById('run-error').textContent !== '', { timeout: 10000 });
+  await runUntilShown(page, 'run-error');
   const shown = await text(page, 'run-error');
   const direct = await manager.post('/api/runAction', { key: '/flow/fail', runtimeId: 'demo' });
   const message = direct.json.error.message;
@@ -437,31 +437,27 @@ test('a failing action shows its message, not raw JSON', async () => {
 });
 
 test('with a trace store a run links to its trace: a waterfall of its spans with their input and output', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-dash-'));
-  try {
-    const manager = await startManager(['--trace-store', path.join(dir, 'traces.sqlite')]);
-    const genkit = await manager.startRuntime('gk', { kind: 'genkit' });
-    const page = await openDashboard(manager, '#actions');
-    await openAction(page, '/flow/echo');
-    await page.type('#raw-input', '{"traced":true}');
-    await page.click('#run-button');
-    await page.waitForSelector('#trace-link:not([hidden])', { timeout: 10000 });
-    const traceId = await text(page, 'trace-id');
-    await page.click('#trace-link');
-    // The runtime exports on its own schedule; the page waits for the root span.
-    await page.waitForFunction(() => document.querySelector('#waterfall button') && document.getElementById('span-title').textContent.startsWith('echo'), { timeout: 15000 });
-    assert.match(await text(page, 'trace-title'), new RegExp(`^echo · ${traceId}$`));
-    assert.deepEqual(JSON.parse(await text(page, 'span-input')), { traced: true });
-    assert.deepEqual(JSON.parse(await text(page, 'span-output')), { traced: true });
-    await shot(page, '10-trace');
-    // The list has it too.
-    await page.click('#traces-refresh');
-    await page.waitForFunction((id) => [...document.querySelectorAll('#traces tbody tr')].some((r) => r.cells[4].textContent === id), { timeout: 10000 }, traceId);
-    assert.deepEqual(page.problems, []);
-    await genkit.stop();
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  const dir = fs.mkdtempSync(path.join(tmp, 'case-'));
+  const manager = await startManager(['--trace-store', path.join(dir, 'traces.sqlite')]);
+  const genkit = await manager.startRuntime('gk', { kind: 'genkit' });
+  const page = await openDashboard(manager, '#actions');
+  await openAction(page, '/flow/echo');
+  await page.type('#raw-input', '{"traced":true}');
+  await page.click('#run-button');
+  await page.waitForSelector('#trace-link:not([hidden])', { timeout: 10000 });
+  const traceId = await text(page, 'trace-id');
+  await page.click('#trace-link');
+  // The runtime exports on its own schedule; the page waits for the root span.
+  await page.waitForFunction(() => document.querySelector('#waterfall button') && document.getElementById('span-title').textContent.startsWith('echo'), { timeout: 15000 });
+  assert.match(await text(page, 'trace-title'), new RegExp(`^echo · ${traceId}$`));
+  assert.deepEqual(JSON.parse(await text(page, 'span-input')), { traced: true });
+  assert.deepEqual(JSON.parse(await text(page, 'span-output')), { traced: true });
+  await shot(page, '10-trace');
+  // The list has it too.
+  await page.click('#traces-refresh');
+  await page.waitForFunction((id) => [...document.querySelectorAll('#traces tbody tr')].some((r) => r.cells[4].textContent === id), { timeout: 10000 }, traceId);
+  assert.deepEqual(page.problems, []);
+  await genkit.stop();
 });
 
 test('without a trace store the traces view says how to get one', async () => {
