@@ -1,6 +1,7 @@
 #include "actors/cluster/gateway_state.hpp"
 
 #include "actors/manager/errors.hpp"
+#include "net/iii_protocol.hpp"
 
 #include <caf/all.hpp>
 
@@ -94,9 +95,23 @@ void run_invocation(self_ptr self, const caf::actor& origin, gw_request& r) {
     self->send(worker, execute_atom_v, caller_actor{}, std::uint64_t{0}, std::move(r.inv));
     return;
   }
-  if (auto tag = start_in(self, origin, r.id, r.conn); tag != 0)
-    self->send(worker, execute_atom_v, caf::actor_cast<caller_actor>(self), tag,
-               std::move(r.inv));
+  auto tag = start_in(self, origin, r.id, r.conn);
+  if (tag == 0)
+    return;
+  // A request, not a send: the worker's connection may have ended after the
+  // entry node routed the call here (its function set not yet withdrawn
+  // there), and a message to an ended actor is dropped without a word.
+  auto function_id = r.inv.function_id;
+  self
+    ->request(worker, caf::infinite, execute_atom_v, caf::actor_cast<caller_actor>(self), tag,
+              std::move(r.inv))
+    .then([] {},
+          [self, tag, function_id](caf::error&) {
+            answer(self, tag, gw_event::done_failed,
+                   net::iii::error_object(net::iii::code::function_not_found,
+                                          "Function " + function_id
+                                            + " is gone: its worker disconnected"));
+          });
 }
 
 } // namespace

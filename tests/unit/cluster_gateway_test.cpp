@@ -282,4 +282,34 @@ CAF_TEST(another node s iii function is invoked through both gateways and a lost
   check_no_leaks();
 }
 
+CAF_TEST(an invocation that reaches a worker gone meanwhile is answered and not lost) {
+  auto reg = sys.spawn(function_registry);
+  auto owner = sys.spawn(owner_stub);
+  auto entry_gw = spawn_cluster_gateway(sys);
+  auto owner_gw = spawn_cluster_gateway(sys);
+  auto probe = spawn_probe();
+  sched.run();
+  caf::anon_send(reg, cluster_atom_v, caf::actor{}, entry_gw, std::string{"a"});
+  caf::anon_send(entry_gw, gateway_atom_v, std::string{"b"}, owner_gw);
+  std::vector<function_record> fns{{"greet", "", owner}};
+  caf::anon_send(reg, fn_set_atom_v, std::string{"b"}, fns);
+  sched.run();
+  // The worker leaves before node b's new function set reaches node a.
+  stop(owner);
+  invocation_request req;
+  req.function_id = "greet";
+  caf::anon_send(reg, invoke_atom_v, caf::actor_cast<caller_actor>(probe), std::uint64_t{9}, req);
+  sched.run();
+  CAF_REQUIRE_EQUAL(events(probe).size(), 1u);
+  CAF_CHECK_EQUAL(render(events(probe)).substr(0, 11), "done 9 fail");
+  CAF_CHECK_EQUAL(member_str(events(probe)[0].text, {"code"}), "function_not_found");
+  CAF_CHECK_EQUAL(obs::global().remote_calls_outbound.load(), 0);
+  CAF_CHECK_EQUAL(obs::global().remote_calls_inbound.load(), 0);
+  stop(probe);
+  stop(reg);
+  stop(entry_gw);
+  stop(owner_gw);
+  check_no_leaks();
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -241,13 +241,13 @@ function chart(svg, series) {
   clear(svg);
   const W = 300, H = 80, n = state.samples.length;
   svg.append(svgEl('line', { x1: 0, y1: H - 1, x2: W, y2: H - 1, class: 'base' }));
-  if (n < 2) return;
+  if (n === 0) return;
   const max = Math.max(1e-9, ...series.flatMap((s) => s.values.filter((v) => v !== null)));
   for (const s of series) {
     const pts = [];
     s.values.forEach((v, i) => {
       if (v === null) return;
-      pts.push(`${((i / (n - 1)) * W).toFixed(1)},${(H - 2 - (v / max) * (H - 6)).toFixed(1)}`);
+      pts.push(`${(n === 1 ? W - 2 : (i / (n - 1)) * W).toFixed(1)},${(H - 2 - (v / max) * (H - 6)).toFixed(1)}`);
     });
     if (pts.length === 1) {
       const [x, y] = pts[0].split(',');
