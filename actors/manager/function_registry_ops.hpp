@@ -27,6 +27,11 @@ std::string invalid(const std::string& message);
 /// The calling worker's RBAC view (null: no RBAC, or not a worker).
 const registry::worker_access* access_of(self_ptr self, const invocation_request& req);
 
+/// The workers as the dashboard shows them (`{"workers":[...]}`): each with
+/// the functions the front door may see and the triggers it bound
+/// (function_registry_dashboard.cpp).
+std::string dashboard_json(self_ptr self);
+
 /// Fires `engine::workers-available` for a worker `event`.
 void fire_worker_event(self_ptr self, std::string_view event, const std::string& worker_id);
 

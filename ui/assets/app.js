@@ -3,139 +3,10 @@
 // runs started from the page. Everything a peer sent (ids, names, schemas,
 // results) reaches the page as text nodes, never as markup.
 
-const STATUS = ['OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED',
-  'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED',
-  'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE',
-  'DATA_LOSS', 'UNAUTHENTICATED'];
-const TOKEN_KEY = 'actor-host-token';
-
-const $ = (id) => document.getElementById(id);
-
-/** Builds an element; strings among the children become text nodes. */
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') e.className = v;
-    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-    else e.setAttribute(k, v === true ? '' : String(v));
-  }
-  for (const c of children.flat()) {
-    if (c === undefined || c === null) continue;
-    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return e;
-}
-
-function clear(node) {
-  while (node.firstChild) node.removeChild(node.firstChild);
-  return node;
-}
-
-function pretty(value) {
-  return value === undefined ? '' : JSON.stringify(value, null, 2);
-}
-
-function time(ms) {
-  if (!ms) return '–';
-  const d = new Date(ms);
-  return Number.isNaN(d.getTime()) ? '–' : d.toLocaleTimeString();
-}
-
-/** A JSON-RPC error object as a person reads it: "STATUS: message". */
-function errorText(e) {
-  if (!e) return 'Unknown error';
-  if (typeof e === 'string') return e;
-  const code = e.data && typeof e.data.code === 'number' ? e.data.code : undefined;
-  const status = code !== undefined && STATUS[code] ? STATUS[code] : undefined;
-  let message = (typeof e.message === 'string' && e.message) ||
-    (e.data && typeof e.data.message === 'string' && e.data.message) || 'Unknown error';
-  if (status && !message.startsWith(status)) message = `${status}: ${message}`;
-  return message;
-}
-
-// ---------------------------------------------------------------- the link
-
-class Link {
-  constructor() {
-    this.ws = null;
-    this.nextId = 1;
-    this.pending = new Map(); // id -> {resolve, reject}
-    this.runs = new Map();    // id -> {onTrace, onChunk}
-    this.retryMs = 500;
-    this.onUpdate = () => {};
-    this.onState = () => {};
-    this.onOpen = () => {};
-  }
-
-  url() {
-    const u = new URL('/api/ws', location.href);
-    u.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const token = sessionStorage.getItem(TOKEN_KEY);
-    if (token) u.searchParams.set('token', token);
-    return u.href;
-  }
-
-  connect() {
-    this.onState('connecting…', '');
-    const ws = new WebSocket(this.url());
-    this.ws = ws;
-    ws.onopen = () => {
-      this.retryMs = 500;
-      this.onState('live', 'live');
-      this.onOpen();
-    };
-    ws.onmessage = (ev) => this.receive(ev.data);
-    ws.onclose = () => {
-      if (this.ws !== ws) return;
-      this.ws = null;
-      for (const [, p] of this.pending) p.reject({ message: 'The connection to the manager was lost' });
-      this.pending.clear();
-      this.runs.clear();
-      this.onState(`disconnected; retrying in ${Math.round(this.retryMs / 100) / 10} s`, 'down');
-      setTimeout(() => this.connect(), this.retryMs);
-      this.retryMs = Math.min(this.retryMs * 2, 5000);
-    };
-  }
-
-  receive(text) {
-    let m;
-    try { m = JSON.parse(text); } catch { return; }
-    if (m.method === 'update') return this.onUpdate(m.params.topic, m.params.data);
-    if (m.method === 'runActionState' || m.method === 'streamChunk') {
-      const run = this.runs.get(m.params.requestId);
-      if (!run) return;
-      if (m.method === 'streamChunk') run.onChunk(m.params.chunk);
-      else if (m.params.state && m.params.state.traceId) run.onTrace(m.params.state.traceId);
-      return;
-    }
-    const p = this.pending.get(m.id);
-    if (!p) return;
-    this.pending.delete(m.id);
-    this.runs.delete(m.id);
-    if (m.error) p.reject(m.error);
-    else p.resolve(m.result);
-  }
-
-  request(method, params, run) {
-    return new Promise((resolve, reject) => {
-      if (!this.ws || this.ws.readyState !== WebSocket.OPEN) {
-        reject({ message: 'Not connected to the manager' });
-        return;
-      }
-      const id = this.nextId++;
-      this.pending.set(id, { resolve, reject });
-      if (run) this.runs.set(id, run);
-      if (run) run.id = id;
-      this.ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-    });
-  }
-
-  notify(method, params) {
-    if (this.ws && this.ws.readyState === WebSocket.OPEN)
-      this.ws.send(JSON.stringify({ jsonrpc: '2.0', method, params }));
-  }
-}
+import { $, clear, el, errorText, pretty, svgEl, time, TOKEN_KEY } from './dom.js';
+import { Link } from './link.js';
+import { buildForm } from './schema_form.js';
+import { loadTraces, openTrace, setViewSwitcher, showTraceLink } from './traces.js';
 
 const link = new Link();
 const state = {
@@ -258,11 +129,6 @@ function chart(svg, series) {
   }
 }
 
-function svgEl(tag, attrs) {
-  const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  return e;
-}
 
 function renderHealth() {
   const per = state.intervalMs / 1000;
@@ -289,6 +155,9 @@ function renderHealth() {
 }
 
 // ---------------------------------------------------------------- actions
+
+// The form built from the selected action's input schema (schema_form.js), or null.
+let form = null;
 
 function renderRuntimeSelect() {
   const sel = $('runtime-select');
@@ -350,112 +219,6 @@ function selectAction(key) {
   $('schema-form').hidden = raw;
   $('raw-input').value = '';
   resetOutput();
-}
-
-// The form built from an input schema: fields for what a form can say
-// (strings, numbers, booleans, enums, nested objects); JSON boxes for the rest.
-let form = null;
-
-function resolve(schema, root, depth = 0) {
-  if (!schema || typeof schema !== 'object' || depth > 8) return schema;
-  if (typeof schema.$ref === 'string' && schema.$ref.startsWith('#/')) {
-    let target = root;
-    for (const part of schema.$ref.slice(2).split('/')) target = target && target[part];
-    return resolve(target, root, depth + 1);
-  }
-  return schema;
-}
-
-function typeOf(schema) {
-  if (!schema) return undefined;
-  if (Array.isArray(schema.enum)) return 'enum';
-  const t = Array.isArray(schema.type) ? schema.type.filter((x) => x !== 'null') : [schema.type];
-  return t.length === 1 ? t[0] : undefined;
-}
-
-function buildForm(schema) {
-  const root = schema;
-  schema = resolve(schema, root);
-  if (!schema || typeof schema !== 'object') return null;
-  const box = clear($('schema-form'));
-  box.append(el('legend', {}, 'Input'));
-  const field = buildField(schema, root, 'input', 'input', true, 0);
-  if (!field) return null;
-  box.append(field.node);
-  return field;
-}
-
-let fieldSeq = 0;
-
-function buildField(schema, root, name, label, required, depth) {
-  schema = resolve(schema, root);
-  const type = typeOf(schema);
-  const id = `f${++fieldSeq}`;
-  const hint = schema && schema.description ? el('small', {}, schema.description) : null;
-  const lab = el('label', { for: id }, label + (required ? ' *' : ''));
-  if (type === 'object' && schema.properties && depth < 6) {
-    const req = new Set(schema.required || []);
-    const children = Object.entries(schema.properties).map(([k, s]) =>
-      [k, buildField(s, root, k, k, req.has(k), depth + 1)]);
-    const set = el('fieldset', {}, el('legend', {}, label), hint,
-      children.map(([, f]) => f.node));
-    return {
-      node: depth === 0 ? el('div', {}, hint, children.map(([, f]) => f.node)) : set,
-      read() {
-        const out = {};
-        for (const [k, f] of children) {
-          const v = f.read();
-          if (v !== undefined) out[k] = v;
-        }
-        return Object.keys(out).length || required ? out : undefined;
-      },
-      write(v) {
-        for (const [k, f] of children) f.write(v && typeof v === 'object' ? v[k] : undefined);
-      },
-    };
-  }
-  let input;
-  let read;
-  let write;
-  if (type === 'enum') {
-    input = el('select', { id, name }, required ? null : el('option', { value: '' }, '–'),
-      schema.enum.map((v, i) => el('option', { value: String(i) }, typeof v === 'string' ? v : JSON.stringify(v))));
-    read = () => (input.value === '' ? undefined : schema.enum[Number(input.value)]);
-    write = (v) => {
-      const i = schema.enum.findIndex((x) => JSON.stringify(x) === JSON.stringify(v));
-      input.value = i < 0 ? '' : String(i);
-    };
-  } else if (type === 'boolean') {
-    input = el('input', { id, name, type: 'checkbox' });
-    read = () => input.checked;
-    write = (v) => { input.checked = v === true; };
-  } else if (type === 'number' || type === 'integer') {
-    input = el('input', { id, name, type: 'number', step: type === 'integer' ? '1' : 'any',
-      required, min: schema.minimum, max: schema.maximum });
-    read = () => {
-      if (input.value === '') return undefined;
-      const v = Number(input.value);
-      if (!Number.isFinite(v)) throw new Error(`${label}: not a number`);
-      return v;
-    };
-    write = (v) => { input.value = typeof v === 'number' ? String(v) : ''; };
-  } else if (type === 'string') {
-    input = el('input', { id, name, type: 'text', required,
-      placeholder: schema.format || schema.pattern || '' });
-    read = () => (input.value === '' && !required ? undefined : input.value);
-    write = (v) => { input.value = typeof v === 'string' ? v : ''; };
-  } else {
-    // Arrays, unions, untyped: JSON.
-    input = el('textarea', { id, name, rows: 3, spellcheck: 'false', placeholder: 'JSON' });
-    read = () => {
-      if (input.value.trim() === '') return undefined;
-      try { return JSON.parse(input.value); } catch (e) {
-        throw new Error(`${label}: not valid JSON (${e.message})`);
-      }
-    };
-    write = (v) => { input.value = v === undefined ? '' : JSON.stringify(v); };
-  }
-  return { node: el('div', { class: 'field' }, lab, input, hint), read, write };
 }
 
 function readInput() {
@@ -555,125 +318,6 @@ function endBidi() {
   $('bidi-end').disabled = true;
 }
 
-// ---------------------------------------------------------------- traces
-
-// The manager's trace store (docs/API.md, "Traces"), over plain fetch.
-async function getJson(url) {
-  const token = sessionStorage.getItem(TOKEN_KEY);
-  const res = await fetch(url, token ? { headers: { Authorization: `Bearer ${token}` } } : {});
-  let body = null;
-  try { body = await res.json(); } catch { /* not JSON */ }
-  if (!res.ok) throw (body && body.error) || { message: `HTTP ${res.status}` };
-  return body;
-}
-
-const traceList = { traces: [], next: undefined };
-
-function traceRoot(t) {
-  const spans = Object.values(t.spans || {});
-  return spans.find((s) => !s.parentSpanId) || spans[0];
-}
-
-function ms(start, end) {
-  if (!(end > 0) || !(start > 0)) return '…';
-  const d = end - start;
-  return d < 10 ? `${d.toFixed(2)} ms` : d < 10000 ? `${Math.round(d)} ms` : `${(d / 1000).toFixed(1)} s`;
-}
-
-async function loadTraces(more = false) {
-  $('traces-error').textContent = '';
-  try {
-    const q = more && traceList.next ? `&continuationToken=${encodeURIComponent(traceList.next)}` : '';
-    const page = await getJson(`/api/traces?limit=20${q}`);
-    traceList.traces = more ? traceList.traces.concat(page.traces) : page.traces;
-    traceList.next = page.continuationToken;
-  } catch (e) {
-    traceList.traces = [];
-    traceList.next = undefined;
-    $('traces-error').textContent = errorText(e);
-  }
-  const body = clear($('traces').tBodies[0]);
-  for (const t of traceList.traces) {
-    const root = traceRoot(t) || {};
-    const state = root.attributes && root.attributes['genkit:state'];
-    body.append(el('tr', {},
-      el('td', {}, time(t.startTime || root.startTime)),
-      el('td', {}, t.displayName || root.displayName || ''),
-      el('td', {}, ms(t.startTime || root.startTime, t.endTime || root.endTime)),
-      el('td', { class: `state state-${state === 'error' ? 'failed' : 'ready'}` }, state || ''),
-      el('td', {}, el('button', { type: 'button', class: 'link-button mono', onclick: () => openTrace(t.traceId) }, t.traceId))));
-  }
-  $('traces-empty').hidden = traceList.traces.length > 0 || $('traces-error').textContent !== '';
-  $('traces-more').hidden = !traceList.next;
-}
-
-/** Shows one trace as a waterfall; the spans arrive as the runtime exports them, so it retries a while. */
-async function openTrace(traceId, attempts = 1) {
-  showView('traces');
-  $('trace-detail').hidden = false;
-  $('span-detail').hidden = true;
-  $('trace-title').textContent = `Trace ${traceId}`;
-  const list = clear($('waterfall'));
-  let t;
-  for (let i = 0; i < attempts; i++) {
-    try {
-      t = await getJson(`/api/traces/${encodeURIComponent(traceId)}`);
-      if (Object.values(t.spans).some((s) => !s.parentSpanId && s.endTime > 0)) break;
-    } catch (e) {
-      if (i === attempts - 1) {
-        $('traces-error').textContent = errorText(e);
-        return;
-      }
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  if (!t) return;
-  const spans = Object.values(t.spans).sort((a, b) => a.startTime - b.startTime);
-  const byId = new Map(spans.map((s) => [s.spanId, s]));
-  const depth = (s) => { let d = 0; for (let p = s; p.parentSpanId && byId.has(p.parentSpanId) && d < 32; p = byId.get(p.parentSpanId)) d++; return d; };
-  const t0 = Math.min(...spans.map((s) => s.startTime));
-  const t1 = Math.max(...spans.map((s) => (s.endTime > 0 ? s.endTime : s.startTime)));
-  const span = Math.max(t1 - t0, 1e-6);
-  const root = traceRoot(t);
-  $('trace-title').textContent = `${t.displayName || (root && root.displayName) || 'Trace'} · ${traceId}`;
-  for (const s of spans) {
-    const left = ((s.startTime - t0) / span) * 100;
-    const width = s.endTime > 0 ? Math.max(((s.endTime - s.startTime) / span) * 100, 0.5) : 0.5;
-    const failed = (s.status && s.status.code === 2) || (s.attributes && s.attributes['genkit:state'] === 'error');
-    const bar = el('span', { class: failed ? 'error' : '' });
-    bar.style.left = `${left}%`;
-    bar.style.width = `${width}%`;
-    const label = el('span', {}, s.displayName);
-    label.style.paddingLeft = `${depth(s)}rem`;
-    list.append(el('li', {}, el('button', {
-      type: 'button', 'data-span': s.spanId, 'aria-current': 'false',
-      onclick: (ev) => showSpan(s, ev.currentTarget),
-    }, label, el('span', { class: 'bar' }, bar), el('span', { class: 'dur' }, ms(s.startTime, s.endTime)))));
-  }
-  if (root) showSpan(root, list.querySelector(`[data-span="${CSS.escape(root.spanId)}"]`));
-}
-
-function showSpan(s, button) {
-  for (const b of $('waterfall').querySelectorAll('button')) b.setAttribute('aria-current', String(b === button));
-  const a = s.attributes || {};
-  const show = (v) => {
-    if (v === undefined) return '–';
-    try { return pretty(JSON.parse(v)); } catch { return String(v); }
-  };
-  $('span-detail').hidden = false;
-  $('span-title').textContent = `${s.displayName} (${a['genkit:type'] || s.spanKind})`;
-  $('span-input').textContent = show(a['genkit:input']);
-  $('span-output').textContent = show(a['genkit:output']);
-  $('span-attributes').textContent = pretty(a);
-}
-
-function showTraceLink(traceId) {
-  if (!/^[0-9A-Za-z._-]{1,128}$/.test(traceId)) return;
-  const a = $('trace-link');
-  a.hidden = false;
-  a.href = `#traces/${traceId}`;
-  a.onclick = (ev) => { ev.preventDefault(); openTrace(traceId, 20); };
-}
 
 // ---------------------------------------------------------------- wiring
 
@@ -773,6 +417,7 @@ $('raw-toggle').addEventListener('change', () => {
   $('schema-form').hidden = raw;
 });
 
+setViewSwitcher(showView);
 const initial = location.hash.slice(1);
 if (initial.startsWith('traces/')) openTrace(initial.slice(7), 20);
 else showView(['overview', 'actions', 'traces', 'health'].includes(initial) ? initial : 'overview');
