@@ -223,18 +223,31 @@ CAF_TEST(calls another node made are abandoned when its gateway is lost) {
   check_no_leaks();
 }
 
-CAF_TEST(another node s iii function is invoked through both gateways and a lost node answers invocation_failed) {
-  auto reg = sys.spawn(function_registry);
-  auto owner = sys.spawn(owner_stub);
-  auto entry_gw = spawn_cluster_gateway(sys);
-  auto owner_gw = spawn_cluster_gateway(sys);
-  auto probe = spawn_probe();
-  sched.run();
+namespace {
+
+/// Node a's function registry knowing node b's function greet (owned by a
+/// stub worker connection at b), and the two nodes' gateways:
+/// (registry, owner, entry gateway, owner gateway, probe).
+template <class Fixture>
+auto make_iii_pair(Fixture& f, const std::string& metadata) {
+  auto reg = f.sys.spawn(function_registry);
+  auto owner = f.sys.spawn(owner_stub);
+  auto entry_gw = spawn_cluster_gateway(f.sys);
+  auto owner_gw = spawn_cluster_gateway(f.sys);
+  auto probe = f.spawn_probe();
+  f.sched.run();
   caf::anon_send(reg, cluster_atom_v, caf::actor{}, entry_gw, std::string{"a"});
   caf::anon_send(entry_gw, gateway_atom_v, std::string{"b"}, owner_gw);
-  std::vector<function_record> fns{{"greet", R"({"team":"b"})", owner}};
+  std::vector<function_record> fns{{"greet", metadata, owner}};
   caf::anon_send(reg, fn_set_atom_v, std::string{"b"}, fns);
-  sched.run();
+  f.sched.run();
+  return std::make_tuple(reg, owner, entry_gw, owner_gw, probe);
+}
+
+} // namespace
+
+CAF_TEST(another node s iii function is invoked through both gateways and a lost node answers invocation_failed) {
+  auto [reg, owner, entry_gw, owner_gw, probe] = make_iii_pair(*this, R"({"team":"b"})");
   // The front door learns the node, to put a relay in between.
   auto [ok, conn, id, node] = ask<bool, worker_connection_actor, std::string, std::string>(
     reg, route_iii_atom_v, std::string{"greet"});
@@ -283,17 +296,7 @@ CAF_TEST(another node s iii function is invoked through both gateways and a lost
 }
 
 CAF_TEST(an invocation that reaches a worker gone meanwhile is answered and not lost) {
-  auto reg = sys.spawn(function_registry);
-  auto owner = sys.spawn(owner_stub);
-  auto entry_gw = spawn_cluster_gateway(sys);
-  auto owner_gw = spawn_cluster_gateway(sys);
-  auto probe = spawn_probe();
-  sched.run();
-  caf::anon_send(reg, cluster_atom_v, caf::actor{}, entry_gw, std::string{"a"});
-  caf::anon_send(entry_gw, gateway_atom_v, std::string{"b"}, owner_gw);
-  std::vector<function_record> fns{{"greet", "", owner}};
-  caf::anon_send(reg, fn_set_atom_v, std::string{"b"}, fns);
-  sched.run();
+  auto [reg, owner, entry_gw, owner_gw, probe] = make_iii_pair(*this, "");
   // The worker leaves before node b's new function set reaches node a.
   stop(owner);
   invocation_request req;
