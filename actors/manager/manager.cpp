@@ -373,6 +373,7 @@ std::string manager::start() {
                                                      : std::string{"not requested"});
   spdlog::info("Starting reflection server: {}://localhost:{}", ws, d.reflection.port());
   spdlog::info("Starting API server: {}://localhost:{}", http, d.api.port());
+  spdlog::info("Dashboard: {}://localhost:{}/", http, d.api.port());
   if (d.traces)
     spdlog::info("Trace store: {} (telemetry server {})", d.opts.trace_store,
                  telemetry_url.empty() ? std::string{"not advertised: a token is configured"}
