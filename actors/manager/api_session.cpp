@@ -181,10 +181,8 @@ void on_watch(self_ptr self, const rpc::message& m, const rpc::object_members& p
       topics |= b;
     }
   } else {
-    for (auto name : {"runtimes", "workers", "services", "cluster", "health"}) {
-      topics |= feed_topic_bit(name);
-      names += (names.empty() ? "" : ",") + rpc::quote(name);
-    }
+    topics = all_feed_topics;
+    names = feed_topics_json(topics);
   }
   // The feed answers before it sends the first updates, so the answer is
   // written first.

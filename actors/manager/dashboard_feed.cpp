@@ -182,6 +182,14 @@ std::string feed_topic_names() {
   return out;
 }
 
+std::string feed_topics_json(unsigned bits) {
+  std::string out;
+  for (auto& [n, t] : topic_table)
+    if (bits & bit(t))
+      out += (out.empty() ? "\"" : ",\"") + std::string{n} + "\"";
+  return out;
+}
+
 std::string health_sample_json(std::int64_t unix_ms, std::uint64_t calls, std::uint64_t errors,
                                const obs::latency_histogram::counts& window,
                                const obs::actor_snapshot& live) {

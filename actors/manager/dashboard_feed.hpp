@@ -27,6 +27,10 @@ enum class feed_topic : unsigned {
 unsigned feed_topic_bit(std::string_view name);
 /// Every topic's name, for error messages: "runtimes, workers, ...".
 std::string feed_topic_names();
+/// The topics of `bits` as JSON strings in their fixed order: `"runtimes","health"`.
+std::string feed_topics_json(unsigned bits);
+/// Every topic (a `watch` without `topics`).
+inline constexpr unsigned all_feed_topics = 31;
 
 struct dashboard_feed_config {
   /// How often the metrics are sampled for the health charts.

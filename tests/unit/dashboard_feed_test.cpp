@@ -133,6 +133,18 @@ CAF_TEST(a burst of changes is one fetch and one update) {
   finish({caf::actor_cast<caf::actor>(s)});
 }
 
+CAF_TEST(watch without topics watches every topic) {
+  auto t = make_fake_transport();
+  auto s = session(t);
+  send_frame(s, R"({"jsonrpc":"2.0","id":1,"method":"watch"})");
+  auto frames = t->take();
+  CAF_REQUIRE_EQUAL(frames.size(), 6u);
+  CAF_CHECK_EQUAL(member(frames[0], {"result"}),
+                  R"({"topics":["runtimes","workers","services","cluster","health"]})");
+  CAF_CHECK_EQUAL(updates(frames).size(), 5u);
+  finish({caf::actor_cast<caf::actor>(s)});
+}
+
 CAF_TEST(bad topics are invalid params naming the topics) {
   auto t = make_fake_transport();
   auto s = session(t);
