@@ -277,10 +277,16 @@ CAF_TEST(membership is pushed when it changes and only then) {
   CAF_REQUIRE_EQUAL(u.size(), 1u);
   CAF_CHECK_EQUAL(u[0].first, "cluster");
   CAF_CHECK(contains(u[0].second, R"("status":"up")"));
-  // The sampling goes on by itself (a delayed message to itself).
-  sched.trigger_timeouts();
+  // The sampling goes on by itself (a delayed message to itself): a change
+  // shows up once the interval has passed, without anyone asking.
+  *membership_now = R"({"self":"a","nodes":[{"name":"b","status":"down"}]})";
   sched.run();
   CAF_CHECK_EQUAL(t->size(), 0u);
+  sched.trigger_timeouts();
+  sched.run();
+  u = updates(t->take());
+  CAF_REQUIRE_EQUAL(u.size(), 1u);
+  CAF_CHECK(contains(u.back().second, R"("status":"down")"));
   finish({caf::actor_cast<caf::actor>(s)});
 }
 
