@@ -23,12 +23,27 @@ void forget_in(self_ptr self, std::unordered_map<std::uint64_t, inbound>::iterat
 
 namespace {
 
-/// A new call from `origin`; 0 when the target is not an actor of this node
-/// (a peer names only this node's connections).
-std::uint64_t start_in(self_ptr self, const caf::actor& origin, std::uint64_t id,
-                       const caf::actor& target) {
-  if (!target || target.node() != self->node())
-    return 0;
+/// Whether `target` names a live actor of this node. A handle to a local
+/// actor that has ended arrives null (BASP finds no such actor here): the
+/// connection ended after the entry node routed the call, and its caller
+/// is owed an answer all the same. A peer names only this node's actors.
+bool is_local(self_ptr self, const caf::actor& target) {
+  return target && target.node() == self->node();
+}
+
+/// Answers the call `id` of `origin` at once, without running it.
+void refuse(self_ptr self, const caf::actor& origin, std::uint64_t id, std::string error) {
+  if (id != 0)
+    post(self, origin, gw_event{gw_event::done_failed, id, std::move(error)});
+}
+
+std::string function_gone(const std::string& function_id) {
+  return net::iii::error_object(net::iii::code::function_not_found,
+                                "Function " + function_id + " is gone: its worker disconnected");
+}
+
+/// A new call from `origin` to the local actor it names.
+std::uint64_t start_in(self_ptr self, const caf::actor& origin, std::uint64_t id) {
   auto& st = self->state;
   watch(self, origin);
   auto tag = st.next_tag++;
@@ -66,10 +81,10 @@ void accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
 }
 
 void run_call(self_ptr self, const caf::actor& origin, gw_request& r) {
-  auto tag = start_in(self, origin, r.id, r.conn);
-  if (tag == 0)
-    return;
   auto method = std::string{method_name(r.req.method)};
+  if (!is_local(self, r.conn))
+    return refuse(self, origin, r.id, manager_errors::connection_closed(r.text, method));
+  auto tag = start_in(self, origin, r.id);
   r.req.tag = tag;
   self
     ->request(caf::actor_cast<call_target_actor>(r.conn), caf::infinite, call_atom_v,
@@ -88,16 +103,14 @@ void run_call(self_ptr self, const caf::actor& origin, gw_request& r) {
 }
 
 void run_invocation(self_ptr self, const caf::actor& origin, gw_request& r) {
-  if (!r.conn || r.conn.node() != self->node())
-    return;
+  if (!is_local(self, r.conn))
+    return refuse(self, origin, r.inv.wants_reply ? r.id : 0, function_gone(r.inv.function_id));
   auto worker = caf::actor_cast<worker_connection_actor>(r.conn);
   if (r.id == 0 || !r.inv.wants_reply) {
     self->send(worker, execute_atom_v, caller_actor{}, std::uint64_t{0}, std::move(r.inv));
     return;
   }
-  auto tag = start_in(self, origin, r.id, r.conn);
-  if (tag == 0)
-    return;
+  auto tag = start_in(self, origin, r.id);
   // A request, not a send: the worker's connection may have ended after the
   // entry node routed the call here (its function set not yet withdrawn
   // there), and a message to an ended actor is dropped without a word.
@@ -107,10 +120,7 @@ void run_invocation(self_ptr self, const caf::actor& origin, gw_request& r) {
               std::move(r.inv))
     .then([] {},
           [self, tag, function_id](caf::error&) {
-            answer(self, tag, gw_event::done_failed,
-                   net::iii::error_object(net::iii::code::function_not_found,
-                                          "Function " + function_id
-                                            + " is gone: its worker disconnected"));
+            answer(self, tag, gw_event::done_failed, function_gone(function_id));
           });
 }
 

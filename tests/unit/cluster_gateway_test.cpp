@@ -315,4 +315,34 @@ CAF_TEST(an invocation that reaches a worker gone meanwhile is answered and not 
   check_no_leaks();
 }
 
+CAF_TEST(a call or invocation naming a connection that ended on its node is answered and not lost) {
+  // Over BASP a handle to an actor that has ended arrives null on its own
+  // node: the owner gateway gets a call for no connection at all.
+  auto [reg, owner, entry_gw, owner_gw, probe] = make_iii_pair(*this, "");
+  caf::anon_send(entry_gw, call_atom_v, std::string{"b"}, std::string{"rt-b"}, caf::actor{},
+                 make_call(0, "runAction", R"({"key":"/flow/echo","input":1})"),
+                 caf::actor_cast<caller_actor>(probe));
+  sched.run();
+  CAF_REQUIRE_EQUAL(events(probe).size(), 1u);
+  CAF_CHECK_EQUAL(render(events(probe)).substr(0, 11), "done 0 fail");
+  CAF_CHECK(contains(events(probe)[0].text, "Runtime rt-b connection closed"));
+  events(probe).clear();
+  invocation_request req;
+  req.function_id = "greet";
+  caf::anon_send(entry_gw, execute_atom_v, std::string{"b"}, caf::actor{},
+                 caf::actor_cast<caller_actor>(probe), std::uint64_t{11}, req);
+  sched.run();
+  CAF_REQUIRE_EQUAL(events(probe).size(), 1u);
+  CAF_CHECK_EQUAL(render(events(probe)).substr(0, 12), "done 11 fail");
+  CAF_CHECK_EQUAL(member_str(events(probe)[0].text, {"code"}), "function_not_found");
+  CAF_CHECK_EQUAL(obs::global().remote_calls_outbound.load(), 0);
+  CAF_CHECK_EQUAL(obs::global().remote_calls_inbound.load(), 0);
+  stop(probe);
+  stop(reg);
+  stop(entry_gw);
+  stop(owner_gw);
+  stop(owner);
+  check_no_leaks();
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
