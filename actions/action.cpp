@@ -47,8 +47,12 @@ const action_descriptor* action_catalog::find(std::string_view key) const {
 }
 
 std::string action_catalog::list_actions_json() const {
+  return R"({"actions":)" + actions_map_json() + "}";
+}
+
+std::string action_catalog::actions_map_json() const {
   using net::jsonrpc::quote;
-  std::string out = R"({"actions":{)";
+  std::string out = "{";
   bool first = true;
   for (auto& a : actions_) {
     if (!first)
@@ -66,14 +70,20 @@ std::string action_catalog::list_actions_json() const {
       out += R"(,"outputSchema":)" + a.output_schema;
     out += '}';
   }
-  out += "}}";
+  out += "}";
   return out;
 }
 
 std::optional<std::string> action_catalog::list_values_json(std::string_view type) const {
+  if (auto values = values_map_json(type))
+    return R"({"values":)" + *values + "}";
+  return std::nullopt;
+}
+
+std::optional<std::string> action_catalog::values_map_json(std::string_view type) const {
   if (type != "defaultModel" && type != "middleware")
     return std::nullopt;
-  std::string out = R"({"values":{)";
+  std::string out = "{";
   if (auto i = values_.find(std::string{type}); i != values_.end()) {
     bool first = true;
     for (auto& [name, json] : i->second) {
@@ -83,7 +93,7 @@ std::optional<std::string> action_catalog::list_values_json(std::string_view typ
       out += net::jsonrpc::quote(name) + ":" + json;
     }
   }
-  out += "}}";
+  out += "}";
   return out;
 }
 

@@ -139,9 +139,14 @@ public:
     return actions_;
   }
   /// {"actions":{key:{key,name,description?,metadata?,inputSchema?,outputSchema?}}}
+  /// (Reflection V2's listActions result).
   std::string list_actions_json() const;
+  /// The same map without the wrapper: Reflection V1's GET /api/actions.
+  std::string actions_map_json() const;
   /// {"values":{...}} for a supported type; nullopt for another type.
   std::optional<std::string> list_values_json(std::string_view type) const;
+  /// The same map without the wrapper: Reflection V1's GET /api/values.
+  std::optional<std::string> values_map_json(std::string_view type) const;
 
 private:
   std::vector<action_descriptor> actions_;

@@ -11,6 +11,7 @@
 #include "net/io_runtime.hpp"
 #include "obs/log.hpp"
 #include "actions/demo_actions.hpp"
+#include "config/project_root.hpp"
 #include "config/runtime_config.hpp"
 
 #include <CLI/CLI.hpp>
@@ -24,6 +25,7 @@
 #include <thread>
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
 
 #include <pthread.h>
@@ -32,6 +34,46 @@
 namespace {
 
 using namespace actor_host;
+
+// No manager to dial: Reflection V1, as a Genkit runtime started with
+// GENKIT_ENV=dev (what `genkit start -- <cmd>` sets) serves it.
+bool reflection_v1_setup(const apps::host_settings& hs, runtime_options& ro) {
+  auto env = config::process_environment();
+  auto get = [&](const char* k) {
+    auto i = env.find(k);
+    return i == env.end() ? std::string{} : i->second;
+  };
+  if (get("GENKIT_ENV") != "dev") {
+    spdlog::error("no manager to dial: give --manager ws://host:port or set "
+                  "GENKIT_REFLECTION_V2_SERVER (Reflection V2), or set GENKIT_ENV=dev to serve "
+                  "Reflection V1 over HTTP as `genkit start` expects");
+    return false;
+  }
+  auto& v1 = ro.v1;
+  v1.enabled = true;
+  if (auto port = get("GENKIT_REFLECTION_PORT"); !port.empty()) {
+    unsigned long p = 0;
+    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+    if (ec != std::errc{} || end != port.data() + port.size() || p == 0 || p > 65535) {
+      spdlog::error("invalid GENKIT_REFLECTION_PORT: '{}' is not a port number (1-65535)", port);
+      return false;
+    }
+    v1.port = static_cast<std::uint16_t>(p);
+  }
+  if (auto host = get("GENKIT_REFLECTION_HOST"); !host.empty())
+    v1.host = host;
+  v1.telemetry_url = get("GENKIT_TELEMETRY_SERVER");
+  auto& root = hs.effective.at("project_root").value;
+  v1.project_root = root.empty() ? config::find_project_root(config::current_directory()) : root;
+  // The same Origin/Host/token rules as the manager's listeners.
+  v1.access.allowed_origins = hs.manager.allowed_origins;
+  v1.access.allowed_hosts = hs.manager.allowed_hosts;
+  v1.access.token = hs.manager.auth_token;
+  v1.access.json_posts = true;
+  v1.access.open_paths = {"/api/__health"};
+  v1.max_body_bytes = hs.manager.max_body_bytes;
+  return true;
+}
 
 // Builds the runtime's catalog from --demo and --config, and fills in the
 // link settings the config file gives (flags and environment win).
@@ -68,11 +110,8 @@ bool runtime_setup(const apps::host_flags& f, const apps::host_settings& hs,
   // The client certificate shares the manager's flags (and env) by name.
   ro.tls.cert_file = hs.effective.at("tls_cert_file").value;
   ro.tls.key_file = hs.effective.at("tls_key_file").value;
-  if (ro.manager_url.empty()) {
-    spdlog::error("no manager to dial: give --manager ws://host:port or set "
-                  "GENKIT_REFLECTION_V2_SERVER");
-    return false;
-  }
+  if (ro.manager_url.empty())
+    return reflection_v1_setup(hs, ro);
   return true;
 }
 

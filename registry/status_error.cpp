@@ -8,6 +8,11 @@ namespace rpc = net::jsonrpc;
 
 std::string status_error(status_code code, std::string_view message,
                          std::initializer_list<status_detail> details) {
+  return rpc::error_object(rpc::code::server_error, message, status_json(code, message, details));
+}
+
+std::string status_json(status_code code, std::string_view message,
+                        std::initializer_list<status_detail> details) {
   std::string data = R"({"code":)" + std::to_string(static_cast<int>(code)) + R"(,"message":)"
                      + rpc::quote(message);
   bool any = false;
@@ -21,7 +26,7 @@ std::string status_error(status_code code, std::string_view message,
     data += rpc::quote(value);
   }
   data += any ? "}}" : "}";
-  return rpc::error_object(rpc::code::server_error, message, data);
+  return data;
 }
 
 } // namespace actor_host::registry

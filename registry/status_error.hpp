@@ -20,4 +20,9 @@ using status_detail = std::pair<std::string_view, std::string_view>;
 std::string status_error(status_code code, std::string_view message,
                          std::initializer_list<status_detail> details = {});
 
+/// The Status alone, {code, message[, details]}: what Reflection V1 and the
+/// tools server's routes send as `{"error": Status}`.
+std::string status_json(status_code code, std::string_view message,
+                        std::initializer_list<status_detail> details = {});
+
 } // namespace actor_host::registry

@@ -3,6 +3,7 @@
 #include "actors/common/frame_bridge.hpp"
 #include "actors/runtime/active_action.hpp"
 #include "actors/runtime/bidi_session.hpp"
+#include "actors/runtime/run_params.hpp"
 #include "net/jsonrpc.hpp"
 #include "net/reflection_frames.hpp"
 
@@ -89,38 +90,22 @@ void maybe_finish_stop(self_ptr self) {
 
 void on_run_action(self_ptr self, const rpc::message& m) {
   auto& st = self->state;
-  rpc::object_members p;
-  std::string why, key;
-  if (m.params.empty() || !rpc::split_object(m.params, p, why))
-    return reply_error(self, m.id, rpc::code::invalid_params,
-                       "Invalid params: params must be a JSON object");
-  auto* raw_key = p.find("key");
-  if (!raw_key || !rpc::string_value(*raw_key, key))
-    return reply_error(self, m.id, rpc::code::invalid_params,
-                       "Invalid params: 'key' must be a string");
-  auto* action = st.catalog->find(key);
-  if (!action) // -32602 without Status data: what Genkit's own manager expects
-    return reply_error(self, m.id, rpc::code::invalid_params, "action " + key + " not found");
-  auto* ctx = p.find("context");
-  if (ctx && *ctx != "null" && ctx->front() != '{')
-    return reply_error(self, m.id, rpc::code::invalid_params,
-                       "Invalid params: 'context' must be a JSON object");
-  bool stream = false, stream_input = false;
-  if (auto* s = p.find("stream"))
-    rpc::is_bool(*s, stream);
-  if (auto* s = p.find("streamInput"))
-    rpc::is_bool(*s, stream_input);
+  run_params p;
+  std::string why;
+  // An unknown key: -32602 without Status data, what Genkit's own manager expects.
+  if (read_run_params(m.params, *st.catalog, p, why) != run_params_fault::none)
+    return reply_error(self, m.id, rpc::code::invalid_params, why);
+  auto* action = p.action;
+  auto key = p.key;
+  bool stream_input = p.stream_input;
   run_request req;
   req.request_id = m.id;
   req.catalog = st.catalog;
   req.action = action;
-  if (auto* x = p.find("input"))
-    req.input = *x;
-  if (auto* x = p.find("init"))
-    req.init = *x;
-  if (ctx && *ctx != "null")
-    req.context = *ctx;
-  req.stream = stream;
+  req.input = std::move(p.input);
+  req.init = std::move(p.init);
+  req.context = std::move(p.context);
+  req.stream = p.stream;
   req.cancel = std::make_shared<actions::cancel_flag>();
   manager_link_state::run r;
   r.key = key;

@@ -2,14 +2,22 @@
 
 #include "actors/common/frame_bridge.hpp"
 #include "actors/runtime/runtime_supervisor.hpp"
+#include "actors/runtime/v1_reflection.hpp"
+#include "actors/runtime/v1_routes.hpp"
 #include "net/access_policy.hpp"
 #include "net/io_runtime.hpp"
+#include "net/server.hpp"
 #include "net/ws_connect.hpp"
+#include "proc/private_file.hpp"
+#include "registry/runtime_file.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <signal.h>
 #include <unistd.h>
@@ -21,22 +29,106 @@ struct runtime::impl {
   net::io_runtime& io;
   runtime_options opts;
   actions::catalog_ptr catalog;
-  caf::actor supervisor;
+  caf::actor supervisor; // V2: the runtime_supervisor; V1: the v1_reflection actor
+  std::unique_ptr<net::server> v1_server;
+  std::string runtime_file; // V1: the file we announced ourselves in
   // Set once stop() begins: from then on the supervisor's end is expected.
   std::shared_ptr<std::atomic<bool>> stopping = std::make_shared<std::atomic<bool>>(false);
 };
 
 runtime::runtime(caf::actor_system& sys, net::io_runtime& io, runtime_options opts,
                  actions::catalog_ptr catalog)
-  : impl_(std::make_unique<impl>(impl{sys, io, std::move(opts), std::move(catalog), {}})) {
+  : impl_(std::make_unique<impl>(
+    impl{sys, io, std::move(opts), std::move(catalog), {}, nullptr, {}})) {
 }
 
 runtime::~runtime() {
   stop();
 }
 
+namespace {
+
+/// Whatever ends the process's root actor without being asked to leaves a
+/// process that serves nothing: end it the way a signal would (main is
+/// waiting for one), so that whatever runs us (systemd, Kubernetes, a shell
+/// loop, `genkit start`) can see it and start it again.
+void end_process_with(const caf::actor& root, std::shared_ptr<std::atomic<bool>> stopping,
+                      const char* what) {
+  root->attach_functor([stopping, what](const caf::error& reason) {
+    if (!reason || stopping->load())
+      return;
+    spdlog::critical("{} ended; stopping the process", what);
+    ::kill(::getpid(), SIGTERM);
+  });
+}
+
+/// Removes our runtime file, but only while it still names this process
+/// (as the JS runtime does: another process may have taken the name).
+void remove_runtime_file(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream text;
+  text << in.rdbuf();
+  registry::runtime_file f;
+  std::string why;
+  if (!in || !registry::parse_runtime_file(text.str(), f, why) || f.pid != ::getpid())
+    return;
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+}
+
+} // namespace
+
+std::string runtime::start_v1() {
+  auto& d = *impl_;
+  auto& v1 = d.opts.v1;
+  net::server_options so;
+  so.bind = v1.host;
+  so.port = v1.port;
+  if (v1.port == 0) {
+    so.range_first = 3100;
+    so.range_last = 3199;
+  }
+  so.max_body_bytes = v1.max_body_bytes;
+  so.access = v1.access;
+  so.access.bind = v1.host;
+  auto pid = static_cast<std::int64_t>(::getpid());
+  d.supervisor = d.sys.spawn(v1_reflection, d.catalog, v1.telemetry_url);
+  end_process_with(d.supervisor, d.stopping, "the Reflection V1 server's actor");
+  d.v1_server = std::make_unique<net::server>(d.io, so);
+  auto identity = std::make_shared<v1_identity>();
+  d.v1_server->on_http(make_v1_routes(d.catalog, d.supervisor, identity));
+  if (auto err = d.v1_server->listen(); !err.empty())
+    return "Reflection V1 server: " + err;
+  auto port = d.v1_server->port();
+  identity->runtime_id
+    = d.opts.id.empty() ? std::to_string(pid) + "-" + std::to_string(port) : d.opts.id;
+  identity->ready.store(true, std::memory_order_release);
+  auto id = &identity->runtime_id;
+  registry::runtime_file f;
+  f.id = *id;
+  f.pid = pid;
+  f.name = d.opts.name.empty() ? *id : d.opts.name;
+  f.reflection_server_url = "http://localhost:" + std::to_string(port);
+  auto now = std::chrono::system_clock::now();
+  f.timestamp = registry::iso_timestamp(now);
+  f.genkit_version = runtime_genkit_version;
+  auto dir = registry::runtimes_directory(v1.project_root);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  auto path = dir + "/" + *id + "-" + std::to_string(ms) + ".json";
+  if (auto err = proc::write_private_file(path, registry::runtime_file_json(f)); !err.empty())
+    return "cannot write the runtime file: " + err;
+  d.runtime_file = path;
+  spdlog::info("Runtime {} hosting {} action(s), Reflection V1 at http://{}:{} (runtime file {})",
+               *id, d.catalog->actions().size(), v1.host, port, path);
+  return {};
+}
+
 std::string runtime::start() {
   auto& d = *impl_;
+  if (d.opts.v1.enabled)
+    return start_v1();
   link_options lo;
   lo.pid = ::getpid();
   lo.runtime_id = d.opts.id.empty() ? std::to_string(lo.pid) : d.opts.id;
@@ -76,20 +168,19 @@ std::string runtime::start() {
                d.catalog->actions().size(), lo.manager_url);
   d.supervisor = d.sys.spawn(runtime_supervisor, std::move(lo), d.catalog, std::move(connect),
                              restart_limit{});
-  // A supervisor that gave up leaves a process that serves nothing: end it
-  // the way a signal would (main is waiting for one), so that whatever runs
-  // us (systemd, Kubernetes, a shell loop) can see it and start it again.
-  d.supervisor->attach_functor([stopping = d.stopping](const caf::error& reason) {
-    if (!reason || stopping->load())
-      return;
-    spdlog::critical("runtime supervisor ended; stopping the process");
-    ::kill(::getpid(), SIGTERM);
-  });
+  end_process_with(d.supervisor, d.stopping, "runtime supervisor");
   return {};
 }
 
 void runtime::stop() {
   auto& d = *impl_;
+  if (!d.runtime_file.empty()) {
+    // First, so no tool picks a runtime that is going away.
+    remove_runtime_file(d.runtime_file);
+    d.runtime_file.clear();
+  }
+  if (d.v1_server)
+    d.v1_server->stop_accepting();
   if (!d.supervisor)
     return;
   d.stopping->store(true);
