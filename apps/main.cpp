@@ -62,7 +62,6 @@ bool reflection_v1_setup(const apps::host_settings& hs, runtime_options& ro) {
   }
   if (auto host = get("GENKIT_REFLECTION_HOST"); !host.empty())
     v1.host = host;
-  v1.telemetry_url = get("GENKIT_TELEMETRY_SERVER");
   auto& root = hs.effective.at("project_root").value;
   v1.project_root = root.empty() ? config::find_project_root(config::current_directory()) : root;
   // The same Origin/Host/token rules as the manager's listeners.
@@ -104,6 +103,8 @@ bool runtime_setup(const apps::host_flags& f, const apps::host_settings& hs,
     {f.manager_url, f.runtime_id, f.runtime_name, f.tls_ca_file}, config::process_environment(),
     cfg);
   ro.manager_url = std::move(link.manager_url);
+  if (auto e = config::process_environment(); e.count("GENKIT_TELEMETRY_SERVER"))
+    ro.telemetry_url = e.at("GENKIT_TELEMETRY_SERVER");
   ro.id = std::move(link.id);
   ro.name = std::move(link.name);
   ro.tls.ca_file = std::move(link.tls_ca_file);

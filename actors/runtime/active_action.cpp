@@ -5,12 +5,15 @@
 #include "net/secure_random.hpp"
 #include "schema/json_schema.hpp"
 #include "actions/program_action.hpp"
+#include "actors/runtime/span_exporter.hpp"
+#include "traces/run_span.hpp"
 
 #include <boost/json.hpp>
 #include "obs/log.hpp"
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <string_view>
 #include <typeinfo>
 
@@ -22,6 +25,10 @@ using registry::status_code;
 
 std::string make_trace_id() {
   return net::secure_random_hex(16);
+}
+
+std::string root_span_id(const std::string& trace_id) {
+  return trace_id.substr(0, 16);
 }
 
 std::string run_failure(status_code code, const std::string& message, const std::string& trace_id,
@@ -158,10 +165,49 @@ void execute(caf::blocking_actor*, caf::actor owner, run_request req, std::strin
   caf::anon_send(owner, result_atom_v, ok, std::move(outcome));
 }
 
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+/// The run's span, for the exporter: only runs whose trace began have one.
+void export_span(self_ptr self, bool ok, const std::string& raw) {
+  auto& st = self->state;
+  if (!st.req.spans || st.trace_id.empty())
+    return;
+  traces::run_span s;
+  s.trace_id = st.trace_id;
+  s.span_id = root_span_id(st.trace_id);
+  s.action_type = st.req.action->type;
+  s.name = st.req.action->name;
+  s.input = st.req.input;
+  s.ok = ok;
+  s.start_ms = st.started_ms;
+  s.end_ms = now_ms();
+  auto copy = raw;
+  if (ok) {
+    std::string_view result;
+    if (rpc::find_members(copy, {"result"}, &result))
+      s.output = std::string{result};
+  } else {
+    std::string_view data;
+    std::string message;
+    if (rpc::find_members(copy, {"data"}, &data) && !data.empty()) {
+      std::string_view m;
+      if (rpc::find_members(copy, data, {"message"}, &m))
+        rpc::string_value(m, message);
+    }
+    s.error_message = message.empty() ? std::string{"run failed"} : message;
+  }
+  self->send(st.req.spans, span_atom_v, traces::trace_data_json(s));
+}
+
 /// Sends the final answer, once.
 void answer(self_ptr self, bool ok, std::string raw) {
   auto& st = self->state;
   st.answered = true;
+  export_span(self, ok, raw);
   self->send(st.link, action_done_atom_v, st.req.request_id, ok, std::move(raw));
 }
 
@@ -249,6 +295,7 @@ caf::behavior active_action(caf::stateful_actor<active_action_state>* self, run_
     return {};
   }
   st.trace_id = make_trace_id();
+  st.started_ms = now_ms();
   self->send(st.link, action_trace_atom_v, st.req.request_id, st.trace_id);
   self->spawn<caf::detached>(execute, caf::actor{self}, st.req, st.trace_id);
   return st.running;

@@ -23,6 +23,7 @@ struct run_request {
   bool stream = false;
   std::shared_ptr<actions::cancel_flag> cancel;
   std::shared_ptr<actions::input_queue> inputs; // bidi runs only
+  caf::actor spans; // span_exporter: the run's span goes there when it ends; null = none
 };
 
 struct active_action_state {
@@ -31,6 +32,7 @@ struct active_action_state {
   caf::actor link;
   caf::actor bidi; // our bidi_session until it is down; null for other runs
   std::string trace_id;
+  std::int64_t started_ms = 0; // wall clock, for the span
   std::optional<std::string> input_error; // a bad bidi chunk overrides the outcome
   bool answered = false;                  // done_atom sent
   caf::behavior running;
@@ -69,5 +71,10 @@ std::string run_failure(registry::status_code code, const std::string& message,
 
 /// 32 lowercase hex characters, as Genkit trace ids are.
 std::string make_trace_id();
+
+/// The id of a run's root span: the first 16 hex characters of its trace id
+/// (random, so as unique as Genkit's own), known to every actor that knows
+/// the trace id without another message.
+std::string root_span_id(const std::string& trace_id);
 
 } // namespace actor_host

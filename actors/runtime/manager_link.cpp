@@ -4,6 +4,7 @@
 #include "actors/runtime/active_action.hpp"
 #include "actors/runtime/bidi_session.hpp"
 #include "actors/runtime/run_params.hpp"
+#include "actors/runtime/span_exporter.hpp"
 #include "net/jsonrpc.hpp"
 #include "net/reflection_frames.hpp"
 
@@ -106,6 +107,7 @@ void on_run_action(self_ptr self, const rpc::message& m) {
   req.init = std::move(p.init);
   req.context = std::move(p.context);
   req.stream = p.stream;
+  req.spans = st.opts.spans;
   req.cancel = std::make_shared<actions::cancel_flag>();
   manager_link_state::run r;
   r.key = key;
@@ -196,6 +198,11 @@ void on_frame(self_ptr self, std::string& frame) {
       spdlog::warn("Failed to register with manager {}: {}", st.opts.manager_url, m.error);
     } else {
       spdlog::info("Registered with manager {} as {}", st.opts.manager_url, st.opts.runtime_id);
+      std::string_view url;
+      std::string text;
+      if (st.opts.spans && rpc::find_members(m.result, {"telemetryServerUrl"}, &url)
+          && rpc::string_value(url, text))
+        self->send(st.opts.spans, span_target_atom_v, std::move(text));
     }
     return;
   }

@@ -24,6 +24,7 @@ struct link_options {
   caf::timespan backoff_base{std::chrono::milliseconds(500)};
   caf::timespan backoff_max{std::chrono::seconds(5)};
   std::size_t max_bidi_input_bytes = 16u << 20; // unread input per bidi run; 0 = no cap
+  caf::actor spans; // span_exporter (null: no spans); told the register reply's telemetryServerUrl
 };
 
 struct manager_link_state {

@@ -2,6 +2,7 @@
 
 #include "actors/common/frame_bridge.hpp"
 #include "actors/runtime/runtime_supervisor.hpp"
+#include "actors/runtime/span_exporter.hpp"
 #include "actors/runtime/v1_reflection.hpp"
 #include "actors/runtime/v1_routes.hpp"
 #include "net/access_policy.hpp"
@@ -30,6 +31,7 @@ struct runtime::impl {
   runtime_options opts;
   actions::catalog_ptr catalog;
   caf::actor supervisor; // V2: the runtime_supervisor; V1: the v1_reflection actor
+  caf::actor spans;      // span_exporter
   std::unique_ptr<net::server> v1_server;
   std::string runtime_file; // V1: the file we announced ourselves in
   // Set once stop() begins: from then on the supervisor's end is expected.
@@ -39,7 +41,7 @@ struct runtime::impl {
 runtime::runtime(caf::actor_system& sys, net::io_runtime& io, runtime_options opts,
                  actions::catalog_ptr catalog)
   : impl_(std::make_unique<impl>(
-    impl{sys, io, std::move(opts), std::move(catalog), {}, nullptr, {}})) {
+    impl{sys, io, std::move(opts), std::move(catalog), {}, {}, nullptr, {}})) {
 }
 
 runtime::~runtime() {
@@ -92,7 +94,7 @@ std::string runtime::start_v1() {
   so.access = v1.access;
   so.access.bind = v1.host;
   auto pid = static_cast<std::int64_t>(::getpid());
-  d.supervisor = d.sys.spawn(v1_reflection, d.catalog, v1.telemetry_url);
+  d.supervisor = d.sys.spawn(v1_reflection, d.catalog, d.spans);
   end_process_with(d.supervisor, d.stopping, "the Reflection V1 server's actor");
   d.v1_server = std::make_unique<net::server>(d.io, so);
   auto identity = std::make_shared<v1_identity>();
@@ -127,6 +129,8 @@ std::string runtime::start_v1() {
 
 std::string runtime::start() {
   auto& d = *impl_;
+  d.spans = d.sys.spawn(span_exporter, d.opts.telemetry_url, http_span_poster(d.io),
+                        span_exporter_limits{});
   if (d.opts.v1.enabled)
     return start_v1();
   link_options lo;
@@ -135,6 +139,7 @@ std::string runtime::start() {
   lo.name = d.opts.name.empty() ? lo.runtime_id : d.opts.name;
   lo.manager_url = net::redact_token(d.opts.manager_url); // logs only: keep the token out
   lo.max_bidi_input_bytes = d.opts.max_bidi_input_bytes;
+  lo.spans = d.spans;
   const bool secure
     = d.opts.manager_url.starts_with("wss://") || d.opts.manager_url.starts_with("https://");
   std::string err;
@@ -181,8 +186,12 @@ void runtime::stop() {
   }
   if (d.v1_server)
     d.v1_server->stop_accepting();
-  if (!d.supervisor)
+  if (!d.supervisor) {
+    if (d.spans)
+      caf::anon_send_exit(d.spans, caf::exit_reason::user_shutdown);
+    d.spans = nullptr;
     return;
+  }
   d.stopping->store(true);
   caf::scoped_actor self{d.sys};
   self->request(d.supervisor, std::chrono::seconds(10), shutdown_atom_v)
@@ -193,6 +202,10 @@ void runtime::stop() {
                caf::anon_send_exit(d.supervisor, caf::exit_reason::kill);
              });
   d.supervisor = nullptr;
+  // Spans of the last runs may still be on their way: they go with it.
+  if (d.spans)
+    caf::anon_send_exit(d.spans, caf::exit_reason::user_shutdown);
+  d.spans = nullptr;
 }
 
 } // namespace actor_host

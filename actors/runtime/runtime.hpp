@@ -25,7 +25,6 @@ struct reflection_v1_options {
   std::string host = "127.0.0.1"; // GENKIT_REFLECTION_HOST
   std::uint16_t port = 0;          // GENKIT_REFLECTION_PORT; 0: the first free in 3100-3199
   std::string project_root;        // the runtime file goes under <root>/.genkit/runtimes
-  std::string telemetry_url;       // GENKIT_TELEMETRY_SERVER; else what /api/notify says
   net::access_policy access;       // loopback callers, JSON posts
   std::size_t max_body_bytes = 8u << 20;
 };
@@ -39,6 +38,9 @@ struct runtime_options {
   std::size_t max_unread_frames = 256;          // read window of the manager link
   std::size_t max_bidi_input_bytes = 16u << 20; // input queued per bidi run
   reflection_v1_options v1;                     // enabled: no manager_url
+  /// GENKIT_TELEMETRY_SERVER: where the runs' spans go, whatever the manager
+  /// (V2 register reply) or the CLI (V1 /api/notify) says; "" = from them.
+  std::string telemetry_url;
 };
 
 /// The runtime role as one component: a runtime_supervisor whose

@@ -2,6 +2,7 @@
 
 #include "actors/runtime/active_action.hpp"
 #include "actors/runtime/run_params.hpp"
+#include "actors/runtime/span_exporter.hpp"
 #include "net/jsonrpc.hpp"
 #include "net/secure_random.hpp"
 #include "registry/status_error.hpp"
@@ -75,6 +76,7 @@ void on_run(self_ptr self, std::string& body, bool stream, net::http_responder_p
   req.init = std::move(p.init);
   req.context = std::move(p.context);
   req.stream = stream || p.stream;
+  req.spans = st.spans;
   req.cancel = std::make_shared<actions::cancel_flag>();
   v1_reflection_state::run r;
   r.key = p.key;
@@ -140,11 +142,10 @@ v1_reflection_state::~v1_reflection_state() {
 }
 
 caf::behavior v1_reflection(caf::stateful_actor<v1_reflection_state>* self,
-                            actions::catalog_ptr catalog, std::string telemetry_url) {
+                            actions::catalog_ptr catalog, caf::actor spans) {
   auto& st = self->state;
   st.catalog = std::move(catalog);
-  st.telemetry_from_env = !telemetry_url.empty();
-  st.telemetry_url = std::move(telemetry_url);
+  st.spans = std::move(spans);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
     for (auto i = st.runs.begin(); i != st.runs.end(); ++i) {
@@ -189,12 +190,8 @@ caf::behavior v1_reflection(caf::stateful_actor<v1_reflection_state>* self,
       }
     },
     [self](v1_notify_atom, std::string& url) {
-      auto& st = self->state;
-      // GENKIT_TELEMETRY_SERVER, when set, wins (as in the JS runtime).
-      if (!st.telemetry_from_env && !url.empty() && url != st.telemetry_url) {
-        spdlog::info("telemetry server: {}", url);
-        st.telemetry_url = std::move(url);
-      }
+      if (auto& spans = self->state.spans)
+        self->send(spans, span_target_atom_v, std::move(url));
     },
     [self](action_trace_atom, const std::string& id, const std::string& trace) {
       auto& st = self->state;
@@ -211,7 +208,7 @@ caf::behavior v1_reflection(caf::stateful_actor<v1_reflection_state>* self,
       run.started = true;
       run.res->start_stream(200, run.stream ? "text/plain" : json_type,
                             {{"X-Genkit-Trace-Id", trace},
-                             {"X-Genkit-Span-Id", net::secure_random_hex(8)},
+                             {"X-Genkit-Span-Id", root_span_id(trace)},
                              {"X-Genkit-Version", runtime_genkit_version}});
     },
     [self](action_chunk_atom, const std::string& id, std::string& chunk) {

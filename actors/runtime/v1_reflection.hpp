@@ -50,8 +50,7 @@ struct v1_reflection_state {
   std::uint64_t next_run = 1;
   std::unordered_map<std::string, run> runs;           // by our request id
   std::unordered_map<std::string, std::string> by_trace; // trace id -> request id
-  std::string telemetry_url; // where spans go; from the environment or /api/notify
-  bool telemetry_from_env = false;
+  caf::actor spans; // span_exporter; null = no spans
   bool stopping = false;
   caf::response_promise stopped;
   static inline const char* name = "v1_reflection";
@@ -70,6 +69,6 @@ struct v1_reflection_state {
 ///
 /// - (shutdown_atom) -> ok: cancels every run and answers once they are down
 caf::behavior v1_reflection(caf::stateful_actor<v1_reflection_state>* self,
-                            actions::catalog_ptr catalog, std::string telemetry_url);
+                            actions::catalog_ptr catalog, caf::actor spans);
 
 } // namespace actor_host

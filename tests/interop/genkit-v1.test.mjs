@@ -94,6 +94,19 @@ describe('genkit-cli against our V1 runtime', () => {
     assert.match(plain.stdout, /Result:\s*\n\s*hi from the cli/, plain.out);
     assert.match(plain.stdout, /Trace ID: [0-9a-f]{32}/, plain.out);
 
+    // The run's span went to genkit start's telemetry server: trace:get shows it.
+    const traceId = plain.stdout.match(/Trace ID: ([0-9a-f]{32})/)[1];
+    const trace = await pollUntil(() => genkit(project, ['trace:get', traceId, '--format', 'json']),
+      (r) => r.code === 0 && r.stdout.includes('"spans"'), { timeoutMs: 15000, intervalMs: 250, what: `trace ${traceId}` });
+    const data = JSON.parse(trace.stdout.slice(trace.stdout.indexOf('{')));
+    const root = Object.values(data.spans).find((sp) => !sp.parentSpanId);
+    assert.equal(root.attributes['genkit:name'], 'echo');
+    assert.equal(root.attributes['genkit:metadata:subtype'], 'flow');
+    assert.equal(root.attributes['genkit:state'], 'success');
+    assert.equal(JSON.parse(root.attributes['genkit:output']), 'hi from the cli');
+    const shown = await genkit(project, ['trace:get', traceId]);
+    assert.match(shown.stdout, /echo \(flow\).*✔/, shown.out);
+
     const streamed = await genkit(project, ['flow:run', 'streamCount', '{"n":3}', '-s']);
     assert.equal(streamed.code, 0, streamed.out);
     const chunkAt = [0, 1, 2].map((i) => streamed.stdout.search(new RegExp(`"i": ${i}`)));

@@ -46,6 +46,30 @@ test('a Genkit runtime exports the spans of its runs to the manager, which lists
   await genkit.stop();
 });
 
+test('our C++ runtime exports the spans of its runs to the manager, failures included', async () => {
+  const { manager } = await managerWithStore();
+  await manager.startRuntime('cpp', { kind: 'cpp' });
+  const ok = await manager.post('/api/runAction', { key: '/tool/add', input: { a: 1, b: 2 } });
+  const failed = await manager.post('/api/runAction', { key: '/flow/fail', input: 'boom' });
+  for (const [run, state] of [[ok, 'success'], [failed, 'error']]) {
+    const traceId = run.json.telemetry?.traceId ?? run.json.error.data.details.traceId;
+    const trace = await manager.poll(() => manager.get(`/api/traces/${traceId}`), (r) => r.status === 200,
+      { timeoutMs: 10000, intervalMs: 50, what: `trace ${traceId}` });
+    const [root] = Object.values(trace.json.spans);
+    assert.equal(root.attributes['genkit:state'], state, JSON.stringify(root));
+    assert.equal(root.spanId, traceId.slice(0, 16));
+    assert.ok(root.endTime >= root.startTime && root.startTime > 1e12, JSON.stringify(root));
+    if (state === 'success') {
+      assert.deepEqual([root.attributes['genkit:name'], root.attributes['genkit:metadata:subtype']], ['add', 'tool']);
+      assert.equal(JSON.parse(root.attributes['genkit:output']), 3);
+      assert.deepEqual(root.status, { code: 0 });
+    } else {
+      assert.equal(root.status.code, 2);
+      assert.match(root.status.message, /boom|fail/i);
+    }
+  }
+});
+
 test('listing pages, bad documents and bad parameters get clear answers', async () => {
   const { manager } = await managerWithStore();
   const span = (traceId, spanId, parent) => ({

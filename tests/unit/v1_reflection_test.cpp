@@ -61,7 +61,7 @@ struct v1_fixture : actor_fixture {
   net::http_handler routes;
 
   v1_fixture() {
-    hub = sys.spawn(v1_reflection, catalog, std::string{});
+    hub = sys.spawn(v1_reflection, catalog, caf::actor{});
     identity->runtime_id = "rt-1";
     identity->ready = true;
     routes = make_v1_routes(catalog, hub, identity);

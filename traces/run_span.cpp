@@ -1,0 +1,44 @@
+#include "traces/run_span.hpp"
+
+#include "net/jsonrpc.hpp"
+
+namespace actor_host::traces {
+
+using net::jsonrpc::quote;
+
+std::string trace_data_json(const run_span& s) {
+  const bool root = s.parent_span_id.empty();
+  std::string attrs = R"({"genkit:type":"action","genkit:metadata:subtype":)" + quote(s.action_type)
+                      + R"(,"genkit:name":)" + quote(s.name) + R"(,"genkit:path":)"
+                      + quote("/{" + s.name + ",t:action,s:" + s.action_type + "}")
+                      + R"(,"genkit:state":)" + (s.ok ? R"("success")" : R"("error")");
+  if (root)
+    attrs += R"(,"genkit:isRoot":true)";
+  if (!s.input.empty())
+    attrs += R"(,"genkit:input":)" + quote(s.input);
+  if (!s.output.empty())
+    attrs += R"(,"genkit:output":)" + quote(s.output);
+  for (auto& [k, v] : s.attributes)
+    attrs += "," + quote(k) + ":" + quote(v);
+  attrs += "}";
+  auto start = std::to_string(s.start_ms);
+  auto end = std::to_string(s.end_ms);
+  std::string span = R"({"spanId":)" + quote(s.span_id) + R"(,"traceId":)" + quote(s.trace_id);
+  if (!root)
+    span += R"(,"parentSpanId":)" + quote(s.parent_span_id);
+  span += R"(,"startTime":)" + start + R"(,"endTime":)" + end + R"(,"attributes":)" + attrs
+          + R"(,"displayName":)" + quote(s.name)
+          + R"(,"links":[],"instrumentationLibrary":{"name":"genkit-tracer","version":"v1"})"
+            R"(,"spanKind":"INTERNAL","sameProcessAsParentSpan":{"value":true},"status":)"
+          + (s.ok ? std::string{R"({"code":0})"}
+                  : R"({"code":2,"message":)" + quote(s.error_message) + "}")
+          + R"(,"timeEvents":{"timeEvent":[]}})";
+  std::string out = R"({"traceId":)" + quote(s.trace_id);
+  if (root)
+    out += R"(,"displayName":)" + quote(s.name) + R"(,"startTime":)" + start + R"(,"endTime":)"
+           + end;
+  out += R"(,"spans":{)" + quote(s.span_id) + ":" + span + "}}";
+  return out;
+}
+
+} // namespace actor_host::traces
