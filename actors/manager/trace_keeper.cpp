@@ -1,5 +1,7 @@
 #include "actors/manager/trace_keeper.hpp"
 
+#include "traces/otlp.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -25,6 +27,17 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
   return {
     [self](trace_save_atom, const std::string& body) -> std::string {
       return self->state.store->save(body, now_ms());
+    },
+    [self](otlp_save_atom, const std::string& body) -> std::string {
+      // Converted here, off the scheduler's threads, like every store write.
+      std::vector<std::string> docs;
+      if (auto err = traces::trace_data_from_otlp(body, docs); !err.empty())
+        return err;
+      auto now = now_ms();
+      for (auto& d : docs)
+        if (auto err = self->state.store->save(d, now); !err.empty())
+          return err;
+      return {};
     },
     [self](trace_get_atom, const std::string& id) -> caf::result<bool, std::string> {
       auto t = self->state.store->load(id);

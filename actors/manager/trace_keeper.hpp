@@ -16,6 +16,8 @@ CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_save_atom, "trace
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_get_atom, "traceget")
 // (trace_list_atom, limit, offset) -> {"traces":[...],"continuationToken"?}
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_list_atom, "tracelist")
+// (otlp_save_atom, otlp_json) -> error ("" = stored)   an OTLP/HTTP JSON export
+CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, otlp_save_atom, "otlpsave")
 // (trace_prune_atom)   its own, every minute: retention
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_prune_atom, "traceprune")
 CAF_END_TYPE_ID_BLOCK(actor_host_traces)

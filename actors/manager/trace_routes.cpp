@@ -40,8 +40,51 @@ void ask_keeper(caf::actor_system& sys, const caf::actor& keeper,
 
 } // namespace
 
+/// OTLP/HTTP JSON, as @genkit-ai/telemetry-server takes it: traces are
+/// stored; logs and metrics are accepted and not kept (no store for them).
+bool serve_otlp_route(caf::actor_system& sys, const caf::actor& keeper, net::http_request& req,
+                      const net::http_responder_ptr& res) {
+  auto& p = req.path;
+  if (p != "/api/otlp" && !p.starts_with("/api/otlp/"))
+    return false;
+  if (!keeper) {
+    respond_error(res, 404, rpc::code::method_not_found,
+                  "Not found: " + p + " (no trace store: start the manager with --trace-store)");
+    return true;
+  }
+  if (req.method != "POST") {
+    res->respond(405, json_type,
+                 R"({"error":)"
+                   + rpc::error_object(rpc::code::invalid_request,
+                                       "Invalid request: POST an OTLP/HTTP JSON export to " + p)
+                   + "}",
+                 {{"Allow", "POST"}});
+    return true;
+  }
+  if (p == "/api/otlp/v1/logs" || p == "/api/otlp/v1/metrics") {
+    res->respond(200, json_type, "{}");
+    return true;
+  }
+  if (p != "/api/otlp" && p != "/api/otlp/v1/traces") {
+    respond_error(res, 404, rpc::code::method_not_found,
+                  "Not found: " + p + " (OTLP traces go to /api/otlp/v1/traces)");
+    return true;
+  }
+  ask_keeper(sys, keeper, res,
+             [res](std::string& error) {
+               if (error.empty())
+                 res->respond(200, json_type, "{}");
+               else
+                 respond_error(res, 400, rpc::code::invalid_params, "Invalid OTLP export: " + error);
+             },
+             otlp_save_atom_v, std::move(req.body));
+  return true;
+}
+
 bool serve_trace_route(caf::actor_system& sys, const caf::actor& keeper, net::http_request& req,
                        const net::http_responder_ptr& res) {
+  if (serve_otlp_route(sys, keeper, req, res))
+    return true;
   auto& p = req.path;
   if (!p.starts_with(prefix) || (p.size() > prefix.size() && p[prefix.size()] != '/'))
     return false;

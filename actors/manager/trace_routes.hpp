@@ -12,6 +12,8 @@ namespace actor_host {
 ///   GET  /api/traces        ?limit (1-1000, default 10) &continuationToken
 ///                           → {"traces":[TraceData...],"continuationToken"?}
 ///   GET  /api/traces/<id>   → TraceData, 404 when unknown
+///   POST /api/otlp/v1/traces (and /api/otlp): OTLP/HTTP JSON → {} (stored as
+///        TraceData); /api/otlp/v1/logs and /metrics → {} (accepted, not kept)
 /// Input is checked here, on the I/O thread; each answer comes from a
 /// short-lived actor that asks the keeper. Returns false when `req` is none
 /// of these routes.

@@ -8,7 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, test } from 'node:test';
 import { spawnSync } from 'node:child_process';
-import { ACTOR_HOST_BIN, cleanup, startManager } from './lib/harness.mjs';
+import { createRequire } from 'node:module';
+import { ACTOR_HOST_BIN, cleanup, INTEROP_NODE_DIR, startManager } from './lib/harness.mjs';
+
+const requireNode = createRequire(path.join(INTEROP_NODE_DIR, 'package.json'));
 
 afterEach(cleanup);
 after(cleanup);
@@ -68,6 +71,44 @@ test('our C++ runtime exports the spans of its runs to the manager, failures inc
       assert.match(root.status.message, /boom|fail/i);
     }
   }
+});
+
+test('OpenTelemetry JS exports over OTLP/HTTP JSON: the spans are stored as TraceData; malformed exports are refused', async () => {
+  const { manager } = await managerWithStore();
+  const { OTLPTraceExporter } = requireNode('@opentelemetry/exporter-trace-otlp-http');
+  const { BasicTracerProvider, SimpleSpanProcessor } = requireNode('@opentelemetry/sdk-trace-base');
+  const { SpanKind, SpanStatusCode, context, trace } = requireNode('@opentelemetry/api');
+  const provider = new BasicTracerProvider();
+  provider.addSpanProcessor(new SimpleSpanProcessor(new OTLPTraceExporter({ url: `${manager.apiUrl}/api/otlp/v1/traces` })));
+  const tracer = provider.getTracer('otlp-test', '1.2.3');
+  const root = tracer.startSpan('checkout', { attributes: { 'genkit:name': 'checkout', 'genkit:isRoot': true, n: 7 } });
+  const child = tracer.startSpan('pay', { kind: SpanKind.SERVER, attributes: { tags: ['a', 'b'] } }, trace.setSpan(context.active(), root));
+  child.setStatus({ code: SpanStatusCode.ERROR, message: 'card declined' });
+  child.end();
+  root.end();
+  await provider.forceFlush();
+  await provider.shutdown();
+  const traceId = root.spanContext().traceId;
+  const stored = await manager.get(`/api/traces/${traceId}`);
+  assert.equal(stored.status, 200, stored.text);
+  const r = stored.json.spans[root.spanContext().spanId];
+  const c = stored.json.spans[child.spanContext().spanId];
+  assert.deepEqual([r.displayName, r.attributes['genkit:name'], r.attributes['genkit:isRoot'], r.attributes.n], ['checkout', 'checkout', true, 7]);
+  assert.deepEqual(r.instrumentationLibrary, { name: 'otlp-test', version: '1.2.3' });
+  assert.equal(r.spanKind, 'INTERNAL');
+  assert.ok(r.endTime >= r.startTime && r.startTime > 1e12);
+  assert.equal(c.parentSpanId, r.spanId);
+  assert.equal(c.spanKind, 'SERVER');
+  assert.deepEqual(c.attributes.tags, ['a', 'b']);
+  assert.deepEqual(c.status, { code: 2, message: 'card declined' });
+  // Malformed exports get the reason; logs are accepted and not kept.
+  const bad = await manager.post('/api/otlp/v1/traces', { resourceSpans: [{ scopeSpans: [{ spans: [{ spanId: 'x' }] }] }] });
+  assert.equal(bad.status, 400);
+  assert.match(bad.json.error.message, /^Invalid OTLP export: every span needs a traceId and a spanId/);
+  const notJson = await manager.post('/api/otlp/v1/traces', [1]);
+  assert.equal(notJson.status, 400);
+  assert.equal((await manager.post('/api/otlp/v1/logs', { resourceLogs: [] })).status, 200);
+  assert.equal((await manager.get('/api/otlp/v1/traces')).status, 405);
 });
 
 test('listing pages, bad documents and bad parameters get clear answers', async () => {

@@ -2,6 +2,7 @@
 
 #include "test_support.hpp"
 
+#include "traces/otlp.hpp"
 #include "traces/trace_store.hpp"
 
 #include <filesystem>
@@ -178,4 +179,43 @@ CAF_TEST(a store file keeps its traces and a symbolic link is refused) {
   CAF_CHECK(traces::trace_store::open(link, {}, error) == nullptr);
   CAF_CHECK(contains(error, "cannot open"));
   std::filesystem::remove_all(dir);
+}
+
+CAF_TEST(OTLP JSON exports become TraceData documents one per trace) {
+  std::vector<std::string> docs;
+  auto err = traces::trace_data_from_otlp(R"({"resourceSpans":[{"scopeSpans":[
+    {"scope":{"name":"lib","version":"2"},"spans":[
+      {"traceId":"t1","spanId":"s1","name":"root","kind":1,"startTimeUnixNano":"1500000000",
+       "endTimeUnixNano":2000000000,"status":{"code":0},
+       "attributes":[{"key":"a","value":{"stringValue":"x"}},{"key":"n","value":{"intValue":"7"}},
+                     {"key":"l","value":{"arrayValue":{"values":[{"boolValue":true}]}}},
+                     {"key":"skip","value":{"kvlistValue":{}}}]},
+      {"traceId":"t1","spanId":"s2","parentSpanId":"s1","name":"c","kind":3,
+       "startTimeUnixNano":"1600000000","status":{"code":2,"message":"no"}}]},
+    {"spans":[{"traceId":"t2","spanId":"s3","name":"other","startTimeUnixNano":"0"}]}]}]})",
+                                          docs);
+  CAF_CHECK_EQUAL(err, "");
+  CAF_REQUIRE_EQUAL(docs.size(), 2u);
+  auto& t1 = docs[0];
+  CAF_CHECK_EQUAL(traces::check_trace_data(t1), "");
+  CAF_CHECK_EQUAL(member(t1, {"spans", "s1", "startTime"}), "1500");
+  CAF_CHECK_EQUAL(member(t1, {"spans", "s1", "endTime"}), "2000");
+  CAF_CHECK_EQUAL(member(t1, {"spans", "s1", "spanKind"}), R"("INTERNAL")");
+  CAF_CHECK_EQUAL(member(t1, {"spans", "s1", "attributes"}), R"({"a":"x","n":"7","l":[true]})");
+  CAF_CHECK_EQUAL(member(t1, {"spans", "s1", "status"}), "<missing>");
+  CAF_CHECK_EQUAL(member(t1, {"spans", "s1", "instrumentationLibrary", "name"}), R"("lib")");
+  CAF_CHECK_EQUAL(member(t1, {"spans", "s2", "parentSpanId"}), R"("s1")");
+  CAF_CHECK_EQUAL(member(t1, {"spans", "s2", "spanKind"}), R"("CLIENT")");
+  CAF_CHECK_EQUAL(member(t1, {"spans", "s2", "status"}), R"({"code":2,"message":"no"})");
+  CAF_CHECK_EQUAL(traces::check_trace_data(docs[1]), "");
+  auto refused = [](std::string text) {
+    std::vector<std::string> out;
+    return traces::trace_data_from_otlp(text, out);
+  };
+  CAF_CHECK_EQUAL(refused("[]"), "an OTLP/HTTP JSON export must be a JSON object");
+  CAF_CHECK_EQUAL(refused("{}"), "");
+  CAF_CHECK_EQUAL(refused(R"({"resourceSpans":1})"), "resourceSpans must be an array");
+  CAF_CHECK_EQUAL(refused(R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t","spanId":"s"}]}]}]})"),
+                  "span s: startTimeUnixNano must be a count of nanoseconds");
+  CAF_CHECK_EQUAL(refused(R"({"resourceSpans":[{}]})"), "resourceSpans[].scopeSpans must be an array");
 }

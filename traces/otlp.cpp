@@ -1,0 +1,167 @@
+#include "traces/otlp.hpp"
+
+#include <boost/json.hpp>
+
+#include <charconv>
+#include <map>
+
+namespace actor_host::traces {
+
+namespace json = boost::json;
+
+namespace {
+
+/// An AnyValue unwrapped; null for kinds Genkit does not keep (kvlist,
+/// bytes). Arrays nest at most as deep as the parser allows (it is not
+/// recursive: Boost.JSON's depth limit, 32 by default, bounds this too).
+json::value from_any(const json::value& v, int depth = 0) {
+  auto* o = v.if_object();
+  if (!o || depth > 32)
+    return nullptr;
+  if (auto* x = o->if_contains("stringValue"))
+    return *x;
+  if (auto* x = o->if_contains("intValue")) {
+    // int64 travels as a string in OTLP JSON; Genkit keeps what came.
+    return *x;
+  }
+  if (auto* x = o->if_contains("boolValue"))
+    return *x;
+  if (auto* x = o->if_contains("doubleValue"))
+    return *x;
+  if (auto* x = o->if_contains("arrayValue")) {
+    json::array out;
+    if (auto* a = x->is_object() ? x->as_object().if_contains("values") : nullptr;
+        a && a->is_array())
+      for (auto& e : a->as_array())
+        out.push_back(from_any(e, depth + 1));
+    return out;
+  }
+  return nullptr;
+}
+
+/// Nanoseconds (a string or a number) to rounded milliseconds.
+bool to_millis(const json::value* v, std::int64_t& ms) {
+  if (!v)
+    return false;
+  std::int64_t ns = 0;
+  if (v->is_string()) {
+    auto& s = v->as_string();
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), ns);
+    if (ec != std::errc{} || p != s.data() + s.size())
+      return false;
+  } else if (v->is_int64()) {
+    ns = v->as_int64();
+  } else if (v->is_uint64()) {
+    ns = static_cast<std::int64_t>(v->as_uint64());
+  } else {
+    return false;
+  }
+  ms = (ns + 500000) / 1000000;
+  return true;
+}
+
+const char* kind_name(const json::value* k) {
+  switch (k && k->is_int64() ? k->as_int64() : 0) {
+    case 1: return "INTERNAL";
+    case 2: return "SERVER";
+    case 3: return "CLIENT";
+    case 4: return "PRODUCER";
+    case 5: return "CONSUMER";
+    default: return "UNSPECIFIED";
+  }
+}
+
+const json::array* array_member(const json::object& o, const char* k) {
+  auto* v = o.if_contains(k);
+  return v && v->is_array() ? &v->as_array() : nullptr;
+}
+
+std::string text(const json::object& o, const char* k) {
+  auto* v = o.if_contains(k);
+  return v && v->is_string() ? std::string{v->as_string()} : std::string{};
+}
+
+} // namespace
+
+std::string trace_data_from_otlp(std::string_view text_in, std::vector<std::string>& out) {
+  json::error_code ec;
+  auto doc = json::parse(text_in, ec);
+  if (ec || !doc.is_object())
+    return "an OTLP/HTTP JSON export must be a JSON object";
+  std::map<std::string, json::object> traces; // by trace id, in a stable order
+  auto* resources = array_member(doc.as_object(), "resourceSpans");
+  if (!resources)
+    return doc.as_object().contains("resourceSpans") ? "resourceSpans must be an array" : "";
+  for (auto& r : *resources) {
+    auto* scopes = r.is_object() ? array_member(r.as_object(), "scopeSpans") : nullptr;
+    if (!scopes)
+      return "resourceSpans[].scopeSpans must be an array";
+    for (auto& sc : *scopes) {
+      if (!sc.is_object())
+        return "scopeSpans[] must be objects";
+      auto& so = sc.as_object();
+      json::object library{{"name", ""}, {"version", ""}};
+      if (auto* scope = so.if_contains("scope"); scope && scope->is_object()) {
+        library["name"] = text(scope->as_object(), "name");
+        library["version"] = text(scope->as_object(), "version");
+      }
+      auto* spans = array_member(so, "spans");
+      if (!spans)
+        return "scopeSpans[].spans must be an array";
+      for (auto& sp : *spans) {
+        if (!sp.is_object())
+          return "spans[] must be objects";
+        auto& s = sp.as_object();
+        auto trace_id = text(s, "traceId");
+        auto span_id = text(s, "spanId");
+        if (trace_id.empty() || span_id.empty())
+          return "every span needs a traceId and a spanId";
+        std::int64_t start = 0, end = 0;
+        if (!to_millis(s.if_contains("startTimeUnixNano"), start))
+          return "span " + span_id + ": startTimeUnixNano must be a count of nanoseconds";
+        if (auto* e = s.if_contains("endTimeUnixNano"); e && !to_millis(e, end))
+          return "span " + span_id + ": endTimeUnixNano must be a count of nanoseconds";
+        json::object attrs;
+        if (auto* a = array_member(s, "attributes"))
+          for (auto& kv : *a)
+            if (kv.is_object())
+              if (auto key = text(kv.as_object(), "key"); !key.empty())
+                if (auto* v = kv.as_object().if_contains("value")) {
+                  auto val = from_any(*v);
+                  if (!val.is_null())
+                    attrs[key] = std::move(val);
+                }
+        json::object span{{"traceId", trace_id},
+                          {"spanId", span_id},
+                          {"startTime", start},
+                          {"endTime", end},
+                          {"displayName", text(s, "name")},
+                          {"attributes", std::move(attrs)},
+                          {"instrumentationLibrary", library},
+                          {"spanKind", kind_name(s.if_contains("kind"))}};
+        if (auto parent = text(s, "parentSpanId"); !parent.empty())
+          span["parentSpanId"] = parent;
+        if (auto* st = s.if_contains("status"); st && st->is_object()) {
+          auto* code = st->as_object().if_contains("code");
+          if (code && code->is_int64() && code->as_int64() != 0) {
+            json::object status{{"code", code->as_int64()}};
+            if (auto m = text(st->as_object(), "message"); !m.empty())
+              status["message"] = m;
+            span["status"] = std::move(status);
+          }
+        }
+        auto& t = traces[trace_id];
+        if (t.empty()) {
+          t["traceId"] = trace_id;
+          t["spans"] = json::object{};
+        }
+        t["spans"].as_object()[span_id] = std::move(span);
+      }
+    }
+  }
+  for (auto& [id, t] : traces)
+    out.push_back(json::serialize(t));
+  return {};
+}
+
+} // namespace actor_host::traces
