@@ -2,9 +2,14 @@
 
 #include "actors/manager/http_caller.hpp"
 #include "actors/manager/trace_routes.hpp"
+#include "actors/manager/trpc.hpp"
 #include "net/jsonrpc.hpp"
 #include "obs/metrics.hpp"
 #include "ui/embedded_assets.hpp"
+
+#include <map>
+
+#include <unistd.h>
 
 namespace actor_host {
 
@@ -37,6 +42,57 @@ void respond_asset(const net::http_request& req, const net::http_responder_ptr& 
   res->respond(200, std::string{a.content_type}, std::string{a.body}, std::move(h));
 }
 
+// The tools server's procedures (tRPC queries) that are not ours as well:
+// what each is answered with. Those actor-host does not serve answer 501.
+enum class tool_query { actions, values, runtimes, current_runtime, traces, environment, none };
+
+tool_query find_tool_query(std::string_view name) {
+  static const std::pair<std::string_view, tool_query> served[] = {
+    {"listActions", tool_query::actions},        {"listValues", tool_query::values},
+    {"getActiveRuntimes", tool_query::runtimes}, {"getCurrentRuntime", tool_query::current_runtime},
+    {"listTraces", tool_query::traces},          {"getTrace", tool_query::traces},
+    {"getGenkitEnvironment", tool_query::environment},
+  };
+  for (auto& [n, q] : served)
+    if (n == name)
+      return q;
+  return tool_query::none;
+}
+
+// Procedures of @genkit-ai/tools-common's router that belong to the Genkit
+// CLI's own project tooling (docs/API.md lists them).
+bool unserved_tool_procedure(std::string_view name) {
+  static const std::string_view names[] = {
+    "createPrompt",  "listLogs",          "addTrace",         "listEvalRunKeys",
+    "getEvalRun",    "deleteEvalRun",     "listDatasets",     "getDataset",
+    "createDataset", "updateDataset",     "deleteDataset",    "runNewEvaluation",
+    "validateDatasetSchema", "sendPageView", "sendSelectContent", "getAppProcessStatus",
+    "restartAppProcess", "killAppProcess",
+  };
+  for (auto n : names)
+    if (n == name)
+      return true;
+  return false;
+}
+
+/// getGenkitEnvironment: the manager's version and its GENKIT_* variables
+/// only (the tools server lists the whole environment; ours may hold
+/// secrets, and a page of this origin must not read them).
+std::string genkit_environment() {
+  std::map<std::string, std::string> sorted; // by name, as the tools server sorts them
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv{*e};
+    auto eq = kv.find('=');
+    if (kv.starts_with("GENKIT_") && eq != std::string_view::npos)
+      sorted.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  std::string vars;
+  for (auto& [name, value] : sorted)
+    vars += (vars.empty() ? "" : ",") + std::string{R"({"name":)"} + rpc::quote(name)
+            + R"(,"value":)" + rpc::quote(value) + "}";
+  return R"({"cliPackageVersion":")" ACTOR_HOST_VERSION R"(","environmentVars":[)" + vars + "]}";
+}
+
 } // namespace
 
 net::http_handler make_http_api(http_api_context ctx) {
@@ -67,10 +123,72 @@ net::http_handler make_http_api(http_api_context ctx) {
     // Readiness is the supervisor's to say: asked by a caller actor.
     if (get && p == "/readyz") {
       http_caller_args args{std::move(req), res, ctx.door, http_route::readiness, {},
-                            ctx.supervisor};
+                            ctx.supervisor, {}};
       auto caller = ctx.system->spawn(http_caller, std::move(args));
       caf::anon_send(ctx.supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(caller));
       return;
+    }
+    // Hands the request to a caller actor of its own; the slot is taken
+    // here, on the I/O thread, so that a flood is refused before it spawns
+    // anything (the call's state gives it back).
+    auto spawn_caller = [&](http_route kind, std::string trpc_name) {
+      auto address = address_of(req.peer);
+      if (!slots->acquire(address)) {
+        obs::global().calls_over_cap.fetch_add(1, std::memory_order_relaxed);
+        auto error = manager_errors::too_many_calls(slots->cap(), "address");
+        auto body = trpc_name.empty() ? R"({"error":)" + error + "}"
+                                      : trpc::error(error, 429, trpc_name);
+        return res->respond(429, json_type, std::move(body), {{"Retry-After", "1"}});
+      }
+      http_caller_args args{std::move(req), res, ctx.door, kind, {slots, std::move(address)},
+                            ctx.supervisor, std::move(trpc_name)};
+      auto caller = ctx.system->spawn(http_caller, std::move(args));
+      caf::anon_send(ctx.supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(caller));
+    };
+    // The Genkit tools server's tRPC queries, beside our own routes.
+    if (p.starts_with("/api/")) {
+      auto name = p.substr(5);
+      auto q = find_tool_query(name);
+      if (q != tool_query::none || unserved_tool_procedure(name)) {
+        if (q == tool_query::none)
+          return res->respond(
+            501, json_type,
+            trpc::error(rpc::error_object(rpc::code::method_not_found,
+                                          name + " is not served by actor-host's manager: "
+                                                 "datasets, evaluations, prompts, logs and the "
+                                                 "app process are the Genkit CLI's"),
+                        501, name));
+        if (!get)
+          return res->respond(405, json_type,
+                              trpc::error(rpc::error_object(rpc::code::invalid_request,
+                                                            "use GET for the query " + name),
+                                          405, name),
+                              {{"Allow", "GET"}});
+        if (req.query.count("batch"))
+          return res->respond(400, json_type,
+                              trpc::bad_request("batched calls are not supported: one "
+                                                "procedure per request",
+                                                name));
+        std::map<std::string, std::string> input;
+        std::string why;
+        if (auto i = req.query.find("input");
+            i != req.query.end() && !trpc::input_as_query(i->second, input, why))
+          return res->respond(400, json_type, trpc::bad_request(why, name));
+        switch (q) {
+          case tool_query::environment:
+            return res->respond(200, json_type, trpc::result(genkit_environment()));
+          case tool_query::traces:
+            return serve_trace_procedure(*ctx.system, ctx.traces, name, input, res);
+          default:
+            break;
+        }
+        req.query = std::move(input);
+        auto kind = q == tool_query::actions    ? http_route::actions
+                    : q == tool_query::values   ? http_route::values
+                    : q == tool_query::runtimes ? http_route::runtimes
+                                                : http_route::current_runtime;
+        return spawn_caller(kind, std::move(name));
+      }
     }
     static const std::pair<const char*, std::pair<bool, http_route>> table[] = {
       {"/api/runtimes", {false, http_route::runtimes}},
@@ -95,19 +213,7 @@ net::http_handler make_http_api(http_api_context ctx) {
         return res->respond(405, json_type, std::move(body),
                             {{"Allow", needs_post ? "POST" : "GET"}});
       }
-      // The slot is taken here, on the I/O thread, so that a flood is
-      // refused before it spawns anything; the call's state gives it back.
-      auto address = address_of(req.peer);
-      if (!slots->acquire(address)) {
-        obs::global().calls_over_cap.fetch_add(1, std::memory_order_relaxed);
-        auto body = R"({"error":)" + manager_errors::too_many_calls(slots->cap(), "address") + "}";
-        return res->respond(429, json_type, std::move(body), {{"Retry-After", "1"}});
-      }
-      http_caller_args args{std::move(req), res, ctx.door, kind, {slots, std::move(address)},
-                            ctx.supervisor};
-      auto caller = ctx.system->spawn(http_caller, std::move(args));
-      caf::anon_send(ctx.supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(caller));
-      return;
+      return spawn_caller(kind, {});
     }
     auto body = R"({"error":)"
                 + rpc::error_object(rpc::code::method_not_found, "Not found: " + p) + "}";

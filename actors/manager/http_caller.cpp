@@ -1,6 +1,13 @@
 #include "actors/manager/http_caller.hpp"
 
+#include "actors/manager/trpc.hpp"
 #include "net/jsonrpc.hpp"
+
+#include "config/project_root.hpp"
+
+#include <boost/json.hpp>
+
+#include <filesystem>
 
 namespace actor_host {
 
@@ -14,14 +21,47 @@ constexpr const char* json_type = "application/json";
 constexpr const char* ndjson_type = "application/x-ndjson";
 constexpr std::uint64_t the_call = 1;
 
+/// RuntimeInfo as the tools server lists it: with `projectName`, the base
+/// name of the project root (the Genkit CLI's, config/project_root.hpp).
+void add_project_name(boost::json::object& info) {
+  static const std::string name
+    = std::filesystem::path{config::find_project_root(config::current_directory())}
+        .filename()
+        .string();
+  info["projectName"] = name;
+}
+
+std::string tools_runtimes(const std::string& list, bool newest_only) {
+  boost::json::error_code ec;
+  auto v = boost::json::parse(list, ec);
+  auto* a = ec ? nullptr : v.if_array();
+  if (!a)
+    return newest_only ? "{}" : "[]";
+  for (auto& r : *a)
+    if (auto* o = r.if_object())
+      add_project_name(*o);
+  // Genkit's getMostRecentRuntime: the newest registration.
+  if (newest_only)
+    return a->empty() ? std::string{"{}"} : boost::json::serialize(a->back());
+  return boost::json::serialize(*a);
+}
+
 void respond_json(self_ptr self, int status, std::string body, net::http_headers extra = {}) {
-  self->state.args.res->respond(status, json_type, std::move(body), std::move(extra));
+  auto& st = self->state;
+  if (!st.args.trpc.empty() && status < 300)
+    body = trpc::result(std::move(body));
+  st.args.res->respond(status, json_type, std::move(body), std::move(extra));
   self->quit();
 }
 
 void respond_error(self_ptr self, const std::string& error_object) {
-  respond_json(self, manager_errors::http_status(error_object),
-               R"({"error":)" + error_object + "}");
+  auto& st = self->state;
+  auto status = manager_errors::http_status(error_object);
+  if (!st.args.trpc.empty()) {
+    st.args.res->respond(status, json_type, trpc::error(error_object, status, st.args.trpc));
+    return self->quit();
+  }
+  respond_json(self, status, R"({"error":)" + error_object + "}");
 }
 
 void respond_error(self_ptr self, int code, const std::string& message) {
@@ -206,11 +246,25 @@ void start(self_ptr self) {
   switch (st.args.route) {
     case http_route::runtimes:
       self->request(st.args.door.directory, internal_reply_timeout, list_atom_v)
-        .then([self](std::string& list) { respond_json(self, 200, std::move(list)); },
+        .then(
+          [self](std::string& list) {
+            respond_json(self, 200,
+                         self->state.args.trpc.empty() ? std::move(list)
+                                                       : tools_runtimes(list, false));
+          },
               [self](caf::error& err) {
                 respond_error(self,
                               manager_errors::internal("listing runtimes failed: " + to_string(err)));
               });
+      return;
+    case http_route::current_runtime:
+      self->request(st.args.door.directory, internal_reply_timeout, list_atom_v)
+        .then(
+          [self](std::string& list) { respond_json(self, 200, tools_runtimes(list, true)); },
+          [self](caf::error& err) {
+            respond_error(self,
+                          manager_errors::internal("listing runtimes failed: " + to_string(err)));
+          });
       return;
     case http_route::actions:
       return begin(self, list_actions_call(query(self, "runtimeId"), policy));

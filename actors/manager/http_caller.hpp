@@ -21,6 +21,7 @@ enum class http_route {
   send_bidi_input,
   end_bidi_input,
   readiness, // GET /readyz
+  current_runtime, // tRPC getCurrentRuntime: the newest runtime, or {}
 };
 
 struct http_caller_args {
@@ -30,6 +31,7 @@ struct http_caller_args {
   http_route route = http_route::runtimes;
   caller_slot slot; // given back when the caller ends
   caf::actor supervisor; // readiness
+  std::string trpc;      // a tools-server tRPC procedure (trpc.hpp): answers in its envelope
 };
 
 struct http_caller_state {

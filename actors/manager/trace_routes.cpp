@@ -2,6 +2,7 @@
 
 #include "actors/manager/call_path.hpp"
 #include "actors/manager/trace_keeper.hpp"
+#include "actors/manager/trpc.hpp"
 #include "net/jsonrpc.hpp"
 #include "registry/runtime_info.hpp"
 
@@ -155,6 +156,60 @@ bool serve_trace_route(caf::actor_system& sys, const caf::actor& keeper, net::ht
              },
              trace_get_atom_v, id);
   return true;
+}
+
+void serve_trace_procedure(caf::actor_system& sys, const caf::actor& keeper,
+                           const std::string& procedure,
+                           const std::map<std::string, std::string>& input,
+                           const net::http_responder_ptr& res) {
+  auto bad = [&](std::string message) {
+    res->respond(400, json_type, trpc::bad_request(message, procedure));
+  };
+  auto arg = [&](const char* k) {
+    auto i = input.find(k);
+    return i == input.end() ? std::string{} : i->second;
+  };
+  auto failed = [res, procedure](caf::error& err) {
+    auto e = rpc::error_object(rpc::code::internal_error,
+                               "the trace store did not answer: " + caf::to_string(err));
+    res->respond(500, json_type, trpc::error(e, 500, procedure));
+  };
+  if (procedure == "listTraces") {
+    std::uint64_t limit = 10;
+    std::uint64_t offset = 0;
+    if (auto l = arg("limit"); !l.empty() && (!parse_count(l, limit) || limit < 1 || limit > 1000))
+      return bad("limit must be a whole number from 1 to 1000");
+    if (auto t = arg("continuationToken"); !t.empty() && !parse_count(t, offset))
+      return bad("continuationToken must be one a listing returned");
+    if (!keeper)
+      return res->respond(200, json_type, trpc::result(R"({"traces":[]})"));
+    sys.spawn([keeper, res, limit, offset, failed](caf::event_based_actor* self) {
+      self->request(keeper, internal_reply_timeout, trace_list_atom_v, limit, offset)
+        .then([res](std::string& list) { res->respond(200, json_type, trpc::result(list)); },
+              failed);
+    });
+    return;
+  }
+  auto id = arg("traceId");
+  if (!registry::valid_trace_id(id))
+    return bad("traceId must be 1-128 of [A-Za-z0-9._-]");
+  auto not_found = [res, procedure, id] {
+    auto e = rpc::error_object(rpc::code::invalid_params, "Trace " + id + " not found");
+    res->respond(404, json_type, trpc::error(e, 404, procedure));
+  };
+  if (!keeper)
+    return not_found();
+  sys.spawn([keeper, res, id, failed, not_found](caf::event_based_actor* self) {
+    self->request(keeper, internal_reply_timeout, trace_get_atom_v, id)
+      .then(
+        [res, not_found](bool found, std::string& trace) {
+          if (found)
+            res->respond(200, json_type, trpc::result(trace));
+          else
+            not_found();
+        },
+        failed);
+  });
 }
 
 } // namespace actor_host

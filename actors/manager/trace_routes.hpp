@@ -4,6 +4,9 @@
 
 #include <caf/fwd.hpp>
 
+#include <map>
+#include <string>
+
 namespace actor_host {
 
 /// The telemetry server's routes (@genkit-ai/telemetry-server's API) on the
@@ -19,5 +22,13 @@ namespace actor_host {
 /// of these routes.
 bool serve_trace_route(caf::actor_system& sys, const caf::actor& keeper,
                        net::http_request& req, const net::http_responder_ptr& res);
+
+/// The tools server's tRPC queries on traces (trpc.hpp): `listTraces`
+/// ({limit?, continuationToken?}; no store: no traces) and `getTrace`
+/// ({traceId}). `input` is the query's input as parameters.
+void serve_trace_procedure(caf::actor_system& sys, const caf::actor& keeper,
+                           const std::string& procedure,
+                           const std::map<std::string, std::string>& input,
+                           const net::http_responder_ptr& res);
 
 } // namespace actor_host

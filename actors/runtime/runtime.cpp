@@ -118,9 +118,19 @@ std::string runtime::start_v1() {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  auto path = dir + "/" + *id + "-" + std::to_string(ms) + ".json";
-  if (auto err = proc::write_private_file(path, registry::runtime_file_json(f)); !err.empty())
+  auto name = *id + "-" + std::to_string(ms) + ".json";
+  auto path = dir + "/" + name;
+  // Written whole beside the watched directory, then renamed into it: a
+  // watcher (the Genkit CLI's chokidar) sees one complete file appear, never
+  // a temporary one or a partial write.
+  auto staged = v1.project_root + "/.genkit/" + name;
+  if (auto err = proc::write_private_file(staged, registry::runtime_file_json(f)); !err.empty())
     return "cannot write the runtime file: " + err;
+  std::filesystem::rename(staged, path, ec);
+  if (ec) {
+    std::filesystem::remove(staged, ec);
+    return "cannot write the runtime file " + path + ": " + ec.message();
+  }
   d.runtime_file = path;
   spdlog::info("Runtime {} hosting {} action(s), Reflection V1 at http://{}:{} (runtime file {})",
                *id, d.catalog->actions().size(), v1.host, port, path);

@@ -63,6 +63,7 @@ function genkit(project, args, { timeoutMs = 60000 } = {}) {
 function runtimeFiles(project) {
   const dir = path.join(project.root, '.genkit', 'runtimes');
   return fs.existsSync(dir) ? fs.readdirSync(dir).map((f) => path.join(dir, f)) : [];
+  // Every file there counts: the CLI reads whatever appears (no temporaries).
 }
 
 async function startUnderGenkit(project) {

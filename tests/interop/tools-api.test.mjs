@@ -1,0 +1,132 @@
+// The Genkit tools server's tRPC queries on the manager's API port, checked
+// differentially: the same requests go to the real tools server
+// (@genkit-ai/tools-common's startServer over its RuntimeManager, pinned,
+// bench/tools_server.mjs) and to actor-host, each with our C++ demo runtime
+// attached, and the answers must have the same shape (keys and types) and
+// the same HTTP status. Then the queries actor-host adds to it: traces from
+// its store, and clear errors for what it does not serve.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, afterEach, before, describe, test } from 'node:test';
+import {
+  Child,
+  cleanup,
+  freePort,
+  httpRequest,
+  INTEROP_NODE_DIR,
+  pollUntil,
+  startCppRuntime,
+  startManager,
+} from './lib/harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const TOOLS_SERVER = path.resolve(here, '..', '..', 'bench', 'tools_server.mjs');
+
+/** The shape of a JSON value: its type, and for objects the shapes by key (arrays: their first element's). */
+function shape(v) {
+  if (Array.isArray(v)) return v.length ? [shape(v[0])] : [];
+  if (v === null) return 'null';
+  if (typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, shape(v[k])]));
+  return typeof v;
+}
+
+const query = (base, proc, input) =>
+  httpRequest(`${base}/api/${proc}${input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`}`);
+
+describe('the tools server queries, against the real tools server', () => {
+  let tools;
+  let ours;
+  let toolsChild;
+  before(async () => {
+    const port = await freePort();
+    const httpPort = await freePort();
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-tools-home-'));
+    toolsChild = new Child('tools-server', process.execPath,
+      [TOOLS_SERVER, '--node-dir', INTEROP_NODE_DIR, '--port', String(port), '--http-port', String(httpPort), '--home', home],
+      { env: { ...process.env, GENKIT_ENV: 'dev' } });
+    await toolsChild.waitForLine(/"ready":true/, 30000);
+    tools = `http://127.0.0.1:${httpPort}`;
+    const rt = startCppRuntime(`ws://127.0.0.1:${port}`, { id: 'rt' });
+    rt.mayExit = true;
+    await pollUntil(() => query(tools, 'getActiveRuntimes').catch(() => null),
+      (r) => r?.status === 200 && r.json.result.data.length === 1, { timeoutMs: 20000, what: 'rt at the tools server' });
+    const manager = await startManager([], { env: { GENKIT_ENV: 'dev' } });
+    await manager.startRuntime('rt', { kind: 'cpp' });
+    ours = manager.apiUrl;
+  });
+  after(async () => {
+    await toolsChild?.stop();
+    await cleanup();
+  });
+
+  const cases = [
+    ['listActions', { runtimeId: 'rt' }],
+    ['listActions', undefined],
+    ['listValues', { runtimeId: 'rt', type: 'defaultModel' }],
+    ['getActiveRuntimes', undefined],
+    ['getCurrentRuntime', undefined],
+    ['getGenkitEnvironment', undefined],
+  ];
+  for (const [proc, input] of cases) {
+    test(`${proc} ${JSON.stringify(input) ?? ''} has the tools server's status and shape`, async () => {
+      const [a, b] = await Promise.all([query(tools, proc, input), query(ours, proc, input)]);
+      assert.equal(b.status, a.status, `${proc}: tools ${a.status} ${a.text.slice(0, 300)} / ours ${b.status} ${b.text.slice(0, 300)}`);
+      assert.deepEqual(shape(b.json), shape(a.json), `${proc}: tools ${a.text.slice(0, 500)}\nours ${b.text.slice(0, 500)}`);
+    });
+  }
+
+  test('listActions of the same runtime answers the same actions', async () => {
+    const [a, b] = await Promise.all([query(tools, 'listActions', { runtimeId: 'rt' }), query(ours, 'listActions', { runtimeId: 'rt' })]);
+    assert.deepEqual(Object.keys(b.json.result.data).sort(), Object.keys(a.json.result.data).sort());
+    assert.deepEqual(b.json.result.data['/flow/echo'], a.json.result.data['/flow/echo']);
+  });
+
+  test('errors have the tRPC error shape: a bad input and an unknown runtime', async () => {
+    for (const [proc, input] of [['listValues', { runtimeId: 'rt' }], ['listActions', { runtimeId: 'nope' }]]) {
+      const [a, b] = await Promise.all([query(tools, proc, input), query(ours, proc, input)]);
+      assert.ok(a.json.error && b.json.error, `${proc}: tools ${a.text.slice(0, 300)} / ours ${b.text.slice(0, 300)}`);
+      assert.deepEqual(Object.keys(b.json.error).sort(), Object.keys(a.json.error).sort());
+      assert.equal(typeof b.json.error.message, 'string');
+      assert.equal(typeof b.json.error.data.httpStatus, 'number');
+      assert.equal(b.json.error.data.path, proc);
+    }
+  });
+});
+
+describe('queries actor-host adds or refuses', () => {
+  afterEach(cleanup);
+
+  test('listTraces and getTrace read the trace store; unserved procedures, batches and POSTs get clear errors', async () => {
+    const store = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ah-tools-traces-')), 't.sqlite');
+    const manager = await startManager(['--trace-store', store]);
+    await manager.startRuntime('cpp', { kind: 'cpp' });
+    const run = await manager.post('/api/runAction', { key: '/flow/echo', input: 'traced' });
+    const traceId = run.json.telemetry.traceId;
+    const got = await manager.poll(() => query(manager.apiUrl, 'getTrace', { traceId }), (r) => r.status === 200,
+      { timeoutMs: 10000, intervalMs: 50, what: `trace ${traceId}` });
+    assert.equal(got.json.result.data.traceId, traceId);
+    const list = await query(manager.apiUrl, 'listTraces', { limit: 5 });
+    assert.ok(list.json.result.data.traces.some((t) => t.traceId === traceId));
+    const missing = await query(manager.apiUrl, 'getTrace', { traceId: 'f'.repeat(32) });
+    assert.deepEqual([missing.status, missing.json.error.data.code], [404, 'NOT_FOUND']);
+    const bad = await query(manager.apiUrl, 'listTraces', { limit: 0 });
+    assert.deepEqual([bad.status, bad.json.error.data.code], [400, 'BAD_REQUEST']);
+    const unserved = await query(manager.apiUrl, 'listDatasets');
+    assert.equal(unserved.status, 501);
+    assert.match(unserved.json.error.message, /listDatasets is not served by actor-host/);
+    const batch = await httpRequest(`${manager.apiUrl}/api/listActions,getActiveRuntimes?batch=1&input=%7B%7D`);
+    assert.equal(batch.status, 404); // a batch path names no single procedure
+    const batched = await httpRequest(`${manager.apiUrl}/api/listActions?batch=1&input=%7B%7D`);
+    assert.deepEqual([batched.status, batched.json.error.data.code], [400, 'BAD_REQUEST']);
+    const notJson = await httpRequest(`${manager.apiUrl}/api/listActions?input=%7Bnope`);
+    assert.equal(notJson.status, 400);
+    const post = await manager.post('/api/getActiveRuntimes', {});
+    assert.equal(post.status, 405);
+    // Environment: only GENKIT_* variables, never the manager's other secrets.
+    const env = await query(manager.apiUrl, 'getGenkitEnvironment');
+    assert.ok(env.json.result.data.environmentVars.every((v) => v.name.startsWith('GENKIT_')));
+  });
+});
