@@ -244,6 +244,15 @@ auto make_iii_pair(Fixture& f, const std::string& metadata) {
   return std::make_tuple(reg, owner, entry_gw, owner_gw, probe);
 }
 
+/// No call in flight either way, the actors stopped, nothing left behind.
+template <class Fixture, class... Actors>
+void expect_settled(Fixture& f, const Actors&... actors) {
+  CAF_CHECK_EQUAL(obs::global().remote_calls_outbound.load(), 0);
+  CAF_CHECK_EQUAL(obs::global().remote_calls_inbound.load(), 0);
+  (f.stop(actors), ...);
+  f.check_no_leaks();
+}
+
 } // namespace
 
 CAF_TEST(another node s iii function is invoked through both gateways and a lost node answers invocation_failed) {
@@ -306,13 +315,7 @@ CAF_TEST(an invocation that reaches a worker gone meanwhile is answered and not 
   CAF_REQUIRE_EQUAL(events(probe).size(), 1u);
   CAF_CHECK_EQUAL(render(events(probe)).substr(0, 11), "done 9 fail");
   CAF_CHECK_EQUAL(member_str(events(probe)[0].text, {"code"}), "function_not_found");
-  CAF_CHECK_EQUAL(obs::global().remote_calls_outbound.load(), 0);
-  CAF_CHECK_EQUAL(obs::global().remote_calls_inbound.load(), 0);
-  stop(probe);
-  stop(reg);
-  stop(entry_gw);
-  stop(owner_gw);
-  check_no_leaks();
+  expect_settled(*this, probe, reg, entry_gw, owner_gw);
 }
 
 CAF_TEST(a call or invocation naming a connection that ended on its node is answered and not lost) {
@@ -335,14 +338,7 @@ CAF_TEST(a call or invocation naming a connection that ended on its node is answ
   CAF_REQUIRE_EQUAL(events(probe).size(), 1u);
   CAF_CHECK_EQUAL(render(events(probe)).substr(0, 12), "done 11 fail");
   CAF_CHECK_EQUAL(member_str(events(probe)[0].text, {"code"}), "function_not_found");
-  CAF_CHECK_EQUAL(obs::global().remote_calls_outbound.load(), 0);
-  CAF_CHECK_EQUAL(obs::global().remote_calls_inbound.load(), 0);
-  stop(probe);
-  stop(reg);
-  stop(entry_gw);
-  stop(owner_gw);
-  stop(owner);
-  check_no_leaks();
+  expect_settled(*this, probe, reg, entry_gw, owner_gw, owner);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -90,6 +90,13 @@ struct v1_fixture : actor_fixture {
     return res;
   }
 
+  /// The status alone (a value: a CAF check must not keep a reference into
+  /// a temporary response).
+  int status(std::string method, std::string path, std::string body = {},
+             std::map<std::string, std::string> query = {}) {
+    return call(std::move(method), std::move(path), std::move(body), std::move(query))->status;
+  }
+
   void finish_handlers() {
     handlers->open();
     sys.await_detached_threads();
@@ -115,7 +122,7 @@ CAF_TEST(the cheap routes answer with the JS runtime shapes) {
   CAF_CHECK_EQUAL(health->status, 200);
   CAF_CHECK_EQUAL(health->body, "OK");
   CAF_CHECK_EQUAL(health->header("X-Genkit-Version"), runtime_genkit_version);
-  CAF_CHECK_EQUAL(call("GET", "/api/__health", {}, {{"id", "rt-1"}})->status, 200);
+  CAF_CHECK_EQUAL(status("GET", "/api/__health", {}, {{"id", "rt-1"}}), 200);
   auto other = call("GET", "/api/__health", {}, {{"id", "rt-2"}});
   CAF_CHECK_EQUAL(other->status, 503);
   CAF_CHECK_EQUAL(other->body, "Invalid runtime ID");
@@ -127,13 +134,13 @@ CAF_TEST(the cheap routes answer with the JS runtime shapes) {
   auto no_type = call("GET", "/api/values");
   CAF_CHECK_EQUAL(no_type->status, 400);
   CAF_CHECK_EQUAL(no_type->body, R"(Query parameter "type" is required.)");
-  CAF_CHECK_EQUAL(call("GET", "/api/values", {}, {{"type", "model"}})->status, 400);
+  CAF_CHECK_EQUAL(status("GET", "/api/values", {}, {{"type", "model"}}), 400);
   auto envs = call("GET", "/api/envs");
   CAF_CHECK_EQUAL(envs->body, R"(["dev"])");
-  CAF_CHECK_EQUAL(call("GET", "/api/nothing")->status, 404);
+  CAF_CHECK_EQUAL(status("GET", "/api/nothing"), 404);
   // Before the port (and so the default id) is known, nothing is served.
   identity->ready = false;
-  CAF_CHECK_EQUAL(call("GET", "/api/actions")->status, 503);
+  CAF_CHECK_EQUAL(status("GET", "/api/actions"), 503);
   identity->ready = true;
   stop_hub();
   check_no_leaks();
@@ -209,7 +216,7 @@ CAF_TEST(cancelAction by trace id ends the run with CANCELLED and answers like J
   CAF_CHECK(run->body.starts_with(R"({"error":{"code":1,"message":"Action was cancelled")"));
   CAF_CHECK(contains(run->body, trace));
   // Finished: its trace id no longer cancels anything.
-  CAF_CHECK_EQUAL(call("POST", "/api/cancelAction", R"({"traceId":")" + trace + R"("})")->status,
+  CAF_CHECK_EQUAL(status("POST", "/api/cancelAction", R"({"traceId":")" + trace + R"("})"),
                   404);
   stop_hub();
   check_no_leaks();
