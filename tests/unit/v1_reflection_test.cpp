@@ -234,7 +234,7 @@ CAF_TEST(a client that goes away cancels its run and shutdown waits for the runs
   CAF_CHECK(!run->finished); // nobody to write to
   // A run in flight at shutdown is cancelled and answered.
   auto second = call("POST", "/api/runAction", R"({"key":"/flow/wait"})");
-  auto rp = self->request(hub, caf::infinite, shutdown_atom_v);
+  self->request(hub, caf::infinite, shutdown_atom_v); // answered once the runs are down
   sched.run();
   sys.await_detached_threads();
   sched.run();
