@@ -19,6 +19,7 @@ import {
   ndjsonStream,
   pollUntil,
   startCppRuntime,
+  startManager,
   TRACE_ID_RE,
 } from './lib/harness.mjs';
 
@@ -136,6 +137,25 @@ describe('genkit-cli against our V1 runtime', () => {
     await pollUntil(() => runtimeFiles(project), (files) => files.length === 0, { timeoutMs: 10000, what: 'the runtime file removed' });
     await pollUntil(() => { try { process.kill(info.pid, 0); return true; } catch { return false; } }, (alive) => !alive,
       { timeoutMs: 10000, what: `runtime pid ${info.pid} gone` });
+  });
+});
+
+describe('genkit-cli against our manager as its telemetry server', () => {
+  test('genkit trace:get shows a run routed through the manager, from its trace store', async () => {
+    const project = makeProject();
+    assert.equal((await genkit(project, ['config', 'set', 'analyticsOptOut', 'true'])).code, 0);
+    const store = path.join(project.root, 'traces.sqlite');
+    const manager = await startManager(['--trace-store', store]);
+    await manager.startRuntime('cpp', { kind: 'cpp' });
+    const run = await manager.post('/api/runAction', { key: '/tool/add', input: { a: 20, b: 22 } });
+    const traceId = run.json.telemetry.traceId;
+    await manager.poll(() => manager.get(`/api/traces/${traceId}`), (r) => r.status === 200,
+      { timeoutMs: 10000, intervalMs: 50, what: `trace ${traceId}` });
+    const withServer = { ...project, env: { ...project.env, GENKIT_TELEMETRY_SERVER: manager.apiUrl } };
+    const shown = await genkit(withServer, ['trace:get', traceId]);
+    assert.equal(shown.code, 0, shown.out);
+    assert.match(shown.stdout, /add \(tool\).*✔/, shown.out);
+    assert.match(shown.stdout, /42/, shown.out);
   });
 });
 
