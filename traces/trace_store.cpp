@@ -1,5 +1,7 @@
 #include "traces/trace_store.hpp"
 
+#include "traces/trace_filter.hpp"
+
 #include "net/jsonrpc.hpp"
 #include "registry/runtime_info.hpp"
 
@@ -291,6 +293,42 @@ std::optional<std::string> trace_store::load(std::string_view trace_id) {
     }
   }
   return out + "}}";
+}
+
+std::string trace_store::list(std::size_t limit, std::size_t offset,
+                              const trace_filter& filter) {
+  if (filter.empty())
+    return list(limit, offset);
+  limit = std::clamp<std::size_t>(limit, 1, 1000);
+  constexpr std::int64_t max_scanned = 10000;
+  statement q{db_, "SELECT trace_id FROM traces WHERE has_root=1 "
+                   "ORDER BY updated_ms DESC, trace_id LIMIT ?"};
+  std::vector<std::string> ids;
+  if (q) {
+    q.bind(1, max_scanned);
+    while (q.step() == SQLITE_ROW)
+      ids.push_back(q.text(0));
+  }
+  std::string out = R"({"traces":[)";
+  std::size_t matched = 0;
+  std::size_t taken = 0;
+  bool more = false;
+  for (auto& id : ids) {
+    auto t = load(id);
+    if (!t || !filter.matches(*t))
+      continue;
+    if (matched++ < offset)
+      continue;
+    if (taken == limit) {
+      more = true;
+      break;
+    }
+    out += (taken++ ? "," : "") + *t;
+  }
+  out += "]";
+  if (more)
+    out += R"(,"continuationToken":")" + std::to_string(offset + limit) + "\"";
+  return out + "}";
 }
 
 std::string trace_store::list(std::size_t limit, std::size_t offset) {

@@ -15,6 +15,8 @@ struct sqlite3;
 /// (the manager's trace_keeper, off the scheduler's threads).
 namespace actor_host::traces {
 
+class trace_filter;
+
 struct retention {
   /// Traces not updated for this long are dropped; 0 = no age limit.
   std::chrono::milliseconds max_age = std::chrono::hours(24 * 7);
@@ -47,6 +49,10 @@ public:
   /// their root span, most recently updated first, from `offset`; the token
   /// (the next offset) only when more follow.
   std::string list(std::size_t limit, std::size_t offset);
+  /// The same, of the traces `filter` passes (trace_filter.hpp); offsets
+  /// count matches. At most the 10,000 most recently updated traces are
+  /// looked at (a filter reads each one's root span).
+  std::string list(std::size_t limit, std::size_t offset, const trace_filter& filter);
 
   /// Drops the traces over the age and size limits; returns how many.
   std::size_t prune(std::int64_t now_ms);

@@ -1,6 +1,7 @@
 #include "actors/manager/trace_keeper.hpp"
 
 #include "traces/otlp.hpp"
+#include "traces/trace_filter.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -43,8 +44,12 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
       auto t = self->state.store->load(id);
       return {t.has_value(), t ? std::move(*t) : std::string{}};
     },
-    [self](trace_list_atom, std::uint64_t limit, std::uint64_t offset) -> std::string {
-      return self->state.store->list(limit, offset);
+    [self](trace_list_atom, std::uint64_t limit, std::uint64_t offset,
+           const std::string& filter_json) -> std::string {
+      traces::trace_filter filter;
+      if (!filter_json.empty() && !traces::trace_filter::parse(filter_json, filter).empty())
+        return R"({"traces":[]})"; // checked by the route already
+      return self->state.store->list(limit, offset, filter);
     },
     [self](trace_prune_atom) {
       if (auto n = self->state.store->prune(now_ms()); n > 0)

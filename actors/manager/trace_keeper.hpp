@@ -14,7 +14,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(actor_host_traces, caf::first_custom_type_id + 500)
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_save_atom, "tracesave")
 // (trace_get_atom, trace_id) -> (found, trace_data_json)
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_get_atom, "traceget")
-// (trace_list_atom, limit, offset) -> {"traces":[...],"continuationToken"?}
+// (trace_list_atom, limit, offset, filter_json) -> {"traces":[...],"continuationToken"?}
+//                                                ("" = no filter; trace_filter.hpp)
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_list_atom, "tracelist")
 // (otlp_save_atom, otlp_json) -> error ("" = stored)   an OTLP/HTTP JSON export
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, otlp_save_atom, "otlpsave")

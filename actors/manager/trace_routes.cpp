@@ -3,6 +3,7 @@
 #include "actors/manager/call_path.hpp"
 #include "actors/manager/trace_keeper.hpp"
 #include "actors/manager/trpc.hpp"
+#include "traces/trace_filter.hpp"
 #include "net/jsonrpc.hpp"
 #include "registry/runtime_info.hpp"
 
@@ -131,14 +132,18 @@ bool serve_trace_route(caf::actor_system& sys, const caf::actor& keeper, net::ht
                       "Invalid params: continuationToken must be one a listing returned");
         return true;
       }
-    if (req.query.count("filter")) {
-      respond_error(res, 400, rpc::code::invalid_params,
-                    "Invalid params: filter is not supported by actor-host's trace store yet");
-      return true;
+    std::string filter;
+    if (auto i = req.query.find("filter"); i != req.query.end()) {
+      traces::trace_filter f;
+      if (auto why = traces::trace_filter::parse(i->second, f); !why.empty()) {
+        respond_error(res, 400, rpc::code::invalid_params, "Invalid params: " + why);
+        return true;
+      }
+      filter = i->second;
     }
     ask_keeper(sys, keeper, res,
                [res](std::string& list) { res->respond(200, json_type, std::move(list)); },
-               trace_list_atom_v, limit, offset);
+               trace_list_atom_v, limit, offset, std::move(filter));
     return true;
   }
   auto id = p.substr(prefix.size() + 1);
@@ -181,10 +186,14 @@ void serve_trace_procedure(caf::actor_system& sys, const caf::actor& keeper,
       return bad("limit must be a whole number from 1 to 1000");
     if (auto t = arg("continuationToken"); !t.empty() && !parse_count(t, offset))
       return bad("continuationToken must be one a listing returned");
+    auto filter = arg("filter");
+    if (traces::trace_filter f; !filter.empty())
+      if (auto why = traces::trace_filter::parse(filter, f); !why.empty())
+        return bad(why);
     if (!keeper)
       return res->respond(200, json_type, trpc::result(R"({"traces":[]})"));
-    sys.spawn([keeper, res, limit, offset, failed](caf::event_based_actor* self) {
-      self->request(keeper, internal_reply_timeout, trace_list_atom_v, limit, offset)
+    sys.spawn([keeper, res, limit, offset, filter, failed](caf::event_based_actor* self) {
+      self->request(keeper, internal_reply_timeout, trace_list_atom_v, limit, offset, filter)
         .then([res](std::string& list) { res->respond(200, json_type, trpc::result(list)); },
               failed);
     });

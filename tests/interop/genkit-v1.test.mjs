@@ -156,6 +156,10 @@ describe('genkit-cli against our manager as its telemetry server', () => {
     assert.equal(shown.code, 0, shown.out);
     assert.match(shown.stdout, /add \(tool\).*✔/, shown.out);
     assert.match(shown.stdout, /42/, shown.out);
+    // trace:list sends a filter (neq genkitx:ignore-trace) the store applies.
+    const listed = await genkit(withServer, ['trace:list']);
+    assert.equal(listed.code, 0, listed.out);
+    assert.ok(listed.out.includes(traceId), listed.out);
   });
 });
 

@@ -134,7 +134,12 @@ test('listing pages, bad documents and bad parameters get clear answers', async 
   assert.equal(bad.status, 400);
   assert.equal(bad.json.error.message, "Invalid TraceData: spans['s'].spanKind must be a string");
   assert.equal((await manager.get('/api/traces?limit=0')).status, 400);
-  assert.equal((await manager.get('/api/traces?filter=%7B%7D')).status, 400);
+  const badFilter = await manager.get(`/api/traces?filter=${encodeURIComponent('{"like":{}}')}`);
+  assert.equal(badFilter.status, 400);
+  assert.match(badFilter.json.error.message, /unknown operator 'like'/);
+  const one = `${'a'.repeat(31)}1`;
+  const filtered = await manager.get(`/api/traces?limit=5&filter=${encodeURIComponent(JSON.stringify({ eq: { id: one } }))}`);
+  assert.deepEqual(filtered.json.traces.map((t) => t.traceId), [one]);
   assert.equal((await manager.get(`/api/traces/${'f'.repeat(32)}`)).status, 404);
   assert.equal((await manager.get('/api/traces/..%2f..%2fetc')).status, 400);
   assert.equal((await manager.post('/api/traces/abc', {})).status, 405);

@@ -3,6 +3,7 @@
 #include "test_support.hpp"
 
 #include "traces/otlp.hpp"
+#include "traces/trace_filter.hpp"
 #include "traces/trace_store.hpp"
 
 #include <filesystem>
@@ -218,4 +219,39 @@ CAF_TEST(OTLP JSON exports become TraceData documents one per trace) {
   CAF_CHECK_EQUAL(refused(R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t","spanId":"s"}]}]}]})"),
                   "span s: startTimeUnixNano must be a count of nanoseconds");
   CAF_CHECK_EQUAL(refused(R"({"resourceSpans":[{}]})"), "resourceSpans[].scopeSpans must be an array");
+}
+
+CAF_TEST(a trace filter judges the root span as the telemetry server indexes it) {
+  auto trace = [](std::string id, std::string attrs, std::string status = "") {
+    return R"({"traceId":")" + id + R"(","spans":{"r":{"spanId":"r","traceId":")" + id
+           + R"(","startTime":100,"endTime":200,"displayName":"echo","attributes":{)" + attrs
+           + "}" + status + R"(},"c":{"spanId":"c","traceId":")" + id
+           + R"(","parentSpanId":"r","startTime":1,"attributes":{"genkitx:ignore-trace":true}}}})";
+  };
+  auto plain = trace("t1", R"("genkit:type":"action","genkit:metadata:subtype":"flow")");
+  auto ignored = trace("t2", R"("genkit:type":"util","genkitx:ignore-trace":true)",
+                       R"(,"status":{"code":2})");
+  auto passes = [](std::string filter, const std::string& t) {
+    traces::trace_filter f;
+    CAF_REQUIRE_EQUAL(traces::trace_filter::parse(filter, f), "");
+    return f.matches(t);
+  };
+  // What `genkit trace:list` always sends.
+  auto cli = R"({"neq":{"genkitx:ignore-trace":["true"]}})";
+  CAF_CHECK(passes(cli, plain));
+  CAF_CHECK(!passes(cli, ignored));
+  CAF_CHECK(passes(R"({"eq":{"type":"flow"}})", plain));
+  CAF_CHECK(!passes(R"({"eq":{"type":["tool","util"]}})", plain));
+  CAF_CHECK(passes(R"({"eq":{"type":"util","status":2}})", ignored));
+  CAF_CHECK(passes(R"({"eq":{"status":"UNKNOWN"}})", plain));
+  CAF_CHECK(passes(R"({"gte":{"start":100},"lt":{"end":201}})", plain));
+  CAF_CHECK(!passes(R"({"gt":{"start":100}})", plain));
+  CAF_CHECK(passes(R"({"contains":{"name":["xx","ECH"]}})", plain));
+  CAF_CHECK(!passes(R"({"contains":{"missing":"a"}})", plain));
+  traces::trace_filter f;
+  CAF_CHECK_EQUAL(traces::trace_filter::parse("[1]", f), "filter must be a JSON object");
+  CAF_CHECK_EQUAL(traces::trace_filter::parse(R"({"like":{}})", f),
+                  "filter: unknown operator 'like' (eq, neq, gt, gte, lt, lte, contains)");
+  CAF_CHECK_EQUAL(traces::trace_filter::parse(R"({"gt":{"start":"1"}})", f),
+                  "filter.gt.start must be a number");
 }
