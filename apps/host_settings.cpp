@@ -3,6 +3,7 @@
 #include "net/access_policy.hpp"
 #include "net/tls.hpp"
 #include "config/duration.hpp"
+#include "config/project_root.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -278,6 +279,8 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.write_env_file = eff.at("write_env_file").value;
   if (auto& t = eff.at("trace_store").value; t != "none")
     m.trace_store = t;
+  auto& root = eff.at("project_root").value;
+  m.project_root = root.empty() ? config::find_project_root(config::current_directory()) : root;
   m.trace_retention.max_age = std::chrono::milliseconds{ms(eff, "trace_max_age")};
   m.trace_retention.max_bytes = num(eff, "trace_max_bytes");
   if (f.role == "manager" && eff.at("cluster_port").value != "off")

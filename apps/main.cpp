@@ -11,7 +11,6 @@
 #include "net/io_runtime.hpp"
 #include "obs/log.hpp"
 #include "actions/demo_actions.hpp"
-#include "config/project_root.hpp"
 #include "config/runtime_config.hpp"
 
 #include <CLI/CLI.hpp>
@@ -62,8 +61,7 @@ bool reflection_v1_setup(const apps::host_settings& hs, runtime_options& ro) {
   }
   if (auto host = get("GENKIT_REFLECTION_HOST"); !host.empty())
     v1.host = host;
-  auto& root = hs.effective.at("project_root").value;
-  v1.project_root = root.empty() ? config::find_project_root(config::current_directory()) : root;
+  v1.project_root = hs.manager.project_root;
   // The same Origin/Host/token rules as the manager's listeners.
   v1.access.allowed_origins = hs.manager.allowed_origins;
   v1.access.allowed_hosts = hs.manager.allowed_hosts;

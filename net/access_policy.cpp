@@ -1,6 +1,7 @@
 #include "net/access_policy.hpp"
 
 #include "net/secure_random.hpp"
+#include "net/url.hpp"
 
 #include <boost/asio/ip/address.hpp>
 
@@ -180,20 +181,7 @@ std::string_view bearer_token(std::string_view authorization) {
 }
 
 std::string url_with_token(const std::string& url, std::string_view token) {
-  static constexpr char hex[] = "0123456789ABCDEF";
-  std::string out = url;
-  out += url.find('?') == std::string::npos ? "?token=" : "&token=";
-  for (char c : token) {
-    auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    }
-  }
-  return out;
+  return with_query(url, "token", token);
 }
 
 std::string redact_token(std::string url) {

@@ -152,4 +152,22 @@ void split_target(std::string_view target, std::string& path,
       query[p.key] = p.value;
 }
 
+std::string with_query(std::string url, std::string_view key, std::string_view value) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  url += url.find('?') == std::string::npos ? '?' : '&';
+  url += key;
+  url += '=';
+  for (char c : value) {
+    auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') {
+      url += c;
+    } else {
+      url += '%';
+      url += hex[u >> 4];
+      url += hex[u & 15];
+    }
+  }
+  return url;
+}
+
 } // namespace actor_host::net

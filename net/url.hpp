@@ -36,4 +36,8 @@ std::string host_header(const parsed_url& url);
 void split_target(std::string_view target, std::string& path,
                   std::map<std::string, std::string>& query);
 
+/// `url` with `key=<percent-encoded value>` added to its query (`key` is
+/// taken as it is: callers pass literal names).
+std::string with_query(std::string url, std::string_view key, std::string_view value);
+
 } // namespace actor_host::net

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include <ctime>
+#include <fstream>
 
 namespace actor_host::registry {
 
@@ -96,6 +97,18 @@ bool parse_runtime_file(std::string_view text, runtime_file& out, std::string& e
   if (auto* s = o.if_contains("reflectionApiSpecVersion"); s && s->is_int64())
     out.reflection_api_spec_version = static_cast<int>(s->as_int64());
   return true;
+}
+
+bool read_runtime_file(const std::string& path, runtime_file& out, std::string& error) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in) {
+    error = "cannot be read";
+    return false;
+  }
+  std::string text(max_file_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return parse_runtime_file(text, out, error);
 }
 
 std::string iso_timestamp(std::chrono::system_clock::time_point t) {

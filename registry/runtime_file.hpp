@@ -29,6 +29,10 @@ std::string runtime_file_json(const runtime_file& f);
 /// are refused before parsing. Returns false with a reason a person can act on.
 bool parse_runtime_file(std::string_view text, runtime_file& out, std::string& error);
 
+/// Reads the file at `path` (at most 64 KiB + 1 bytes: a larger one is
+/// refused unread) and parses it as above.
+bool read_runtime_file(const std::string& path, runtime_file& out, std::string& error);
+
 /// `t` as 2026-12-04T19:33:00.123Z.
 std::string iso_timestamp(std::chrono::system_clock::time_point t);
 

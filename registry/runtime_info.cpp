@@ -29,6 +29,8 @@ std::string runtime_info::to_json() const {
   }
   o["reflectionServerUrl"] = reflection_server_url;
   o["timestamp"] = timestamp;
+  if (!protocol.empty())
+    o["protocol"] = protocol;
   return json::serialize(o);
 }
 

@@ -17,6 +17,7 @@ struct runtime_info {
   std::optional<double> spec_version;
   std::string reflection_server_url; // the manager's own URL (virtual, as Genkit does)
   std::string timestamp;             // ISO 8601, time of registration
+  std::string protocol;              // "v1" for a Reflection V1 runtime; "" = left out (V2)
 
   /// RuntimeInfo JSON as the Genkit tools API returns it.
   std::string to_json() const;

@@ -221,6 +221,9 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, snapshot_atom, "snapshot")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, service_atom, "service")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, sample_atom, "sample")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, feed_atom, "feed")
+// Reflection V1 runtimes found through their files (v1_discovery):
+//   (scan_atom)                                 [v1_discovery] its own: read the folder again
+CAF_ADD_ATOM(actor_host, actor_host::atoms, scan_atom, "scan")
 
 CAF_END_TYPE_ID_BLOCK(actor_host)
 

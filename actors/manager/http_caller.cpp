@@ -3,11 +3,9 @@
 #include "actors/manager/trpc.hpp"
 #include "net/jsonrpc.hpp"
 
-#include "config/project_root.hpp"
 
 #include <boost/json.hpp>
 
-#include <filesystem>
 
 namespace actor_host {
 
@@ -22,16 +20,9 @@ constexpr const char* ndjson_type = "application/x-ndjson";
 constexpr std::uint64_t the_call = 1;
 
 /// RuntimeInfo as the tools server lists it: with `projectName`, the base
-/// name of the project root (the Genkit CLI's, config/project_root.hpp).
-void add_project_name(boost::json::object& info) {
-  static const std::string name
-    = std::filesystem::path{config::find_project_root(config::current_directory())}
-        .filename()
-        .string();
-  info["projectName"] = name;
-}
-
-std::string tools_runtimes(const std::string& list, bool newest_only) {
+/// name of the project root.
+std::string tools_runtimes(const std::string& list, bool newest_only,
+                           const std::string& project_name) {
   boost::json::error_code ec;
   auto v = boost::json::parse(list, ec);
   auto* a = ec ? nullptr : v.if_array();
@@ -39,7 +30,7 @@ std::string tools_runtimes(const std::string& list, bool newest_only) {
     return newest_only ? "{}" : "[]";
   for (auto& r : *a)
     if (auto* o = r.if_object())
-      add_project_name(*o);
+      (*o)["projectName"] = project_name;
   // Genkit's getMostRecentRuntime: the newest registration.
   if (newest_only)
     return a->empty() ? std::string{"{}"} : boost::json::serialize(a->back());
@@ -250,7 +241,7 @@ void start(self_ptr self) {
           [self](std::string& list) {
             respond_json(self, 200,
                          self->state.args.trpc.empty() ? std::move(list)
-                                                       : tools_runtimes(list, false));
+                                                       : tools_runtimes(list, false, self->state.args.door.project_name));
           },
               [self](caf::error& err) {
                 respond_error(self,
@@ -260,7 +251,8 @@ void start(self_ptr self) {
     case http_route::current_runtime:
       self->request(st.args.door.directory, internal_reply_timeout, list_atom_v)
         .then(
-          [self](std::string& list) { respond_json(self, 200, tools_runtimes(list, true)); },
+          [self](std::string& list) { respond_json(self, 200, tools_runtimes(list, true, self->state.args.door.project_name));
+          },
           [self](caf::error& err) {
             respond_error(self,
                           manager_errors::internal("listing runtimes failed: " + to_string(err)));

@@ -16,9 +16,11 @@
 #include "actors/manager/routing.hpp"
 #include "actors/manager/runtime_directory.hpp"
 #include "actors/manager/trace_keeper.hpp"
+#include "actors/manager/v1_discovery.hpp"
 #include "actors/manager/worker_connection.hpp"
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
+#include "net/v1_runtime_link.hpp"
 #include "obs/metrics.hpp"
 #include "obs/metrics_page.hpp"
 #include "proc/private_file.hpp"
@@ -29,6 +31,7 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <filesystem>
 #include <unistd.h>
 
 namespace actor_host {
@@ -112,7 +115,42 @@ struct manager::impl {
   }
 
   std::string start_cluster();
+  void start_v1_discovery(const connection_options& base, const std::string& telemetry_url);
 };
+
+// Reflection V1 runtimes (Genkit apps started the V1 way, GENKIT_ENV=dev) are
+// found through their runtime files and reached through a link that speaks
+// V1 to them and V2 to the runtime connection above it: the rest of the
+// manager sees one kind of runtime.
+void manager::impl::start_v1_discovery(const connection_options& base,
+                                       const std::string& telemetry_url) {
+  v1_discovery_options o;
+  o.runtimes_dir = registry::runtimes_directory(opts.project_root);
+  o.connect = [spawn = spawner(), dir = directory, io = &io, base, telemetry_url,
+               policy = opts.policy, cap = opts.max_frame_bytes](const registry::runtime_file& f) {
+    net::v1_link_options lo;
+    lo.runtime_id = f.id;
+    lo.url = f.reflection_server_url;
+    lo.register_params = registry::runtime_file_json(f);
+    lo.telemetry_url = telemetry_url;
+    lo.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+      policy.request_timeout);
+    lo.max_answer_bytes = cap;
+    lo.max_exchanges = std::max<std::size_t>(policy.max_calls_per_caller, 1);
+    auto link = net::v1_runtime_link::make(*io, std::move(lo));
+    auto copts = base;
+    copts.reflection_url = f.reflection_server_url;
+    copts.protocol = "v1";
+    copts.telemetry_url.clear(); // V1 runtimes hear of it through /api/notify
+    auto t = with_read_window(link, policy.max_unread_frames);
+    auto conn = spawn(runtime_connection, t, dir, copts);
+    link->start(std::make_shared<frame_bridge>(conn, t));
+    return v1_connection{caf::actor_cast<caf::actor>(conn), link};
+  };
+  spdlog::info("Watching {} for Reflection V1 runtimes", o.runtimes_dir);
+  // It reads the disk: a thread of its own.
+  caf::anon_send(supervisor, adopt_atom_v, sys.spawn<caf::detached>(v1_discovery, std::move(o)));
+}
 
 namespace {
 
@@ -235,7 +273,8 @@ std::string manager::start() {
     feed_cfg.cluster_json = [view = d.cluster_view] { return view->current()->json; };
   auto feed = d.spawn_child(dashboard_feed, std::move(feed_cfg), d.directory, d.functions);
   d.door = front_door{routes, d.directory, d.functions, d.opts.policy,
-                      d.opts.cluster ? d.cluster_view : nullptr, feed};
+                      d.opts.cluster ? d.cluster_view : nullptr, feed,
+                      std::filesystem::path{d.opts.project_root}.filename().string()};
   function_registry_options fopts;
   fopts.channels = d.opts.channels;
   if (d.opts.worker_rbac_port)
@@ -282,7 +321,7 @@ std::string manager::start() {
   if (auto err = d.reflection.listen(); !err.empty())
     return "reflection server: " + err;
   connection_options conn_opts{ws + "://localhost:" + std::to_string(d.reflection.port()),
-                               d.opts.policy.max_bidi_input_bytes, telemetry_url};
+                               d.opts.policy.max_bidi_input_bytes, telemetry_url, ""};
   // Every socket that feeds an actor gets a read window (max_unread_frames).
   auto unread = d.opts.policy.max_unread_frames;
   d.reflection.on_websocket("", [spawn = d.spawner(), dir = d.directory, conn_opts,
@@ -291,6 +330,8 @@ std::string manager::start() {
     auto a = spawn(runtime_connection, t, dir, conn_opts);
     return std::make_shared<frame_bridge>(std::move(a), std::move(t));
   });
+  if (!d.opts.project_root.empty())
+    d.start_v1_discovery(conn_opts, telemetry_url);
   d.api.on_websocket("/api/ws", [spawn = d.spawner(), door = d.door,
                                  unread](net::transport_ptr t) -> net::frame_handler_ptr {
     t = with_read_window(std::move(t), unread);

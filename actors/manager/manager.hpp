@@ -79,6 +79,9 @@ struct manager_options {
   /// telemetry server of its runtimes (docs/API.md, "Traces").
   std::string trace_store;
   traces::retention trace_retention;
+  /// The Genkit project root: Reflection V1 runtimes announce themselves in
+  /// its .genkit/runtimes (v1_discovery); "" = none watched.
+  std::string project_root;
   /// A service ended for good (exited without restart, or never got ready):
   /// (exit code, why). Used by main to end the process with an attached
   /// `-- <command>`.

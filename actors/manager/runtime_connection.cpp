@@ -40,6 +40,7 @@ void on_register(self_ptr self, const rpc::message& m) {
     return;
   }
   info.reflection_server_url = st.opts.reflection_url;
+  info.protocol = st.opts.protocol;
   info.timestamp = registry::iso_timestamp_now();
   // The directory decides: an id held by another live socket is refused, one
   // whose socket is dead is handed over (it may probe the holder first).

@@ -18,6 +18,7 @@ struct connection_options {
   std::string reflection_url;      // ws://localhost:<port>, reported in RuntimeInfo
   std::size_t max_bidi_input_bytes = 0; // held per run before it starts; 0 = no cap
   std::string telemetry_url; // the register answer's telemetryServerUrl; "" = left out
+  std::string protocol;      // listed as RuntimeInfo's `protocol` ("v1"); "" = left out (V2)
 };
 
 struct connection_state {

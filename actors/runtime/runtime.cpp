@@ -17,8 +17,6 @@
 #include <atomic>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <signal.h>
 #include <unistd.h>
@@ -67,12 +65,9 @@ void end_process_with(const caf::actor& root, std::shared_ptr<std::atomic<bool>>
 /// Removes our runtime file, but only while it still names this process
 /// (as the JS runtime does: another process may have taken the name).
 void remove_runtime_file(const std::string& path) {
-  std::ifstream in{path};
-  std::stringstream text;
-  text << in.rdbuf();
   registry::runtime_file f;
   std::string why;
-  if (!in || !registry::parse_runtime_file(text.str(), f, why) || f.pid != ::getpid())
+  if (!registry::read_runtime_file(path, f, why) || f.pid != ::getpid())
     return;
   std::error_code ec;
   std::filesystem::remove(path, ec);
