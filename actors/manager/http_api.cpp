@@ -42,6 +42,26 @@ void respond_asset(const net::http_request& req, const net::http_responder_ptr& 
   res->respond(200, std::string{a.content_type}, std::string{a.body}, std::move(h));
 }
 
+// A file of --ui-assets (the Genkit Dev UI): its own scripts decide what it
+// loads, so no CSP of ours; it is not to be framed by other sites.
+void respond_app_file(const net::http_request& req, const net::http_responder_ptr& res,
+                      const ui::asset_dir::file& f) {
+  net::http_headers h{
+    {"X-Content-Type-Options", "nosniff"},
+    {"X-Frame-Options", "DENY"},
+    {"Cache-Control", "no-cache"},
+    {"ETag", f.etag},
+  };
+  if (auto* inm = req.header("if-none-match"); inm && *inm == f.etag)
+    return res->respond(304, f.content_type, {}, std::move(h));
+  res->respond(200, f.content_type, f.body, std::move(h));
+}
+
+bool operator_path(std::string_view p) {
+  return p.starts_with("/api/") || p.starts_with("/ui/") || p == "/metrics" || p == "/healthz"
+         || p == "/readyz";
+}
+
 // The tools server's procedures (tRPC queries) that are not ours as well:
 // what each is answered with. Those actor-host does not serve answer 501.
 enum class tool_query { actions, values, runtimes, current_runtime, traces, environment, none };
@@ -112,6 +132,9 @@ net::http_handler make_http_api(http_api_context ctx) {
     if (get && p == "/api/cluster")
       return res->respond(200, json_type,
                           cluster_json(ctx.door));
+    if (get && ctx.ui_assets && !operator_path(p))
+      if (auto* f = ctx.ui_assets->find(p))
+        return respond_app_file(req, res, *f);
     if (get && (p == "/" || p.starts_with("/ui/"))) {
       if (auto* a = ui::find_asset(p == "/" ? "/ui/index.html" : p))
         return respond_asset(req, res, *a);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "ui/asset_dir.hpp"
+
 #include "actors/manager/call_path.hpp"
 #include "net/http_exchange.hpp"
 
@@ -15,6 +17,7 @@ struct http_api_context {
   std::function<std::string()> stats_json;
   std::function<std::string()> metrics_text;      // GET /metrics
   caf::actor traces; // trace_keeper: /api/traces (trace_routes.hpp); null = no trace store
+  std::shared_ptr<const ui::asset_dir> ui_assets; // --ui-assets: served at /; null = the dashboard
 };
 
 /// The front door's HTTP routes (shapes of the Genkit Dev UI server). Cheap

@@ -302,6 +302,14 @@ std::string manager::start() {
   api_ctx.door = d.door;
   api_ctx.supervisor = d.supervisor;
   api_ctx.traces = d.traces;
+  if (!d.opts.ui_assets.empty()) {
+    std::string err;
+    api_ctx.ui_assets = ui::asset_dir::load(d.opts.ui_assets, err);
+    if (!api_ctx.ui_assets)
+      return "ui assets: " + err;
+    spdlog::info("Serving the web app in {} at / ({} files); the dashboard is at /ui/index.html",
+                 d.opts.ui_assets, api_ctx.ui_assets->size());
+  }
   api_ctx.stats_json = [this] { return stats_json(); };
   api_ctx.metrics_text = [&d] {
     return obs::metrics_page(live_actor_snapshot(),

@@ -82,6 +82,8 @@ struct manager_options {
   /// The Genkit project root: Reflection V1 runtimes announce themselves in
   /// its .genkit/runtimes (v1_discovery); "" = none watched.
   std::string project_root;
+  /// A web app's folder served at / (the Genkit Dev UI build); "" = the dashboard.
+  std::string ui_assets;
   /// A service ended for good (exited without restart, or never got ready):
   /// (exit code, why). Used by main to end the process with an attached
   /// `-- <command>`.
