@@ -8,9 +8,10 @@ using net::jsonrpc::quote;
 
 std::string trace_data_json(const run_span& s) {
   const bool root = s.parent_span_id.empty();
-  std::string attrs = R"({"genkit:type":"action","genkit:metadata:subtype":)" + quote(s.action_type)
+  std::string attrs = R"({"genkit:type":)" + quote(s.kind) + R"(,"genkit:metadata:subtype":)"
+                      + quote(s.action_type)
                       + R"(,"genkit:name":)" + quote(s.name) + R"(,"genkit:path":)"
-                      + quote("/{" + s.name + ",t:action,s:" + s.action_type + "}")
+                      + quote("/{" + s.name + ",t:" + s.kind + ",s:" + s.action_type + "}")
                       + R"(,"genkit:state":)" + (s.ok ? R"("success")" : R"("error")");
   if (root)
     attrs += R"(,"genkit:isRoot":true)";

@@ -13,6 +13,7 @@ struct run_span {
   std::string trace_id;
   std::string span_id;
   std::string parent_span_id; // "" for a root span
+  std::string kind = "action"; // genkit:type
   std::string action_type;    // "flow", "tool", ...
   std::string name;           // "echo"
   std::string input;          // raw JSON; "" = none
@@ -26,7 +27,7 @@ struct run_span {
 };
 
 /// A TraceData document with the one span, attributes named as Genkit's JS
-/// tracer names them: genkit:type "action", genkit:metadata:subtype (the
+/// tracer names them: genkit:type (`kind`), genkit:metadata:subtype (the
 /// action type), genkit:name, genkit:path "/{name,t:action,s:type}",
 /// genkit:isRoot, genkit:input / genkit:output (JSON as strings),
 /// genkit:state "success" | "error"; status code 0, or 2 with the message.

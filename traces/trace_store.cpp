@@ -210,7 +210,8 @@ std::unique_ptr<trace_store> trace_store::open(const std::string& path, retentio
   return std::unique_ptr<trace_store>{new trace_store(db, r)};
 }
 
-std::string trace_store::save(std::string_view text, std::int64_t now_ms) {
+std::string trace_store::save(std::string_view text, std::int64_t now_ms,
+                              std::string* saved_trace) {
   json::value doc;
   std::string error;
   if (!parse(text, doc, error))
@@ -268,6 +269,8 @@ std::string trace_store::save(std::string_view text, std::int64_t now_ms) {
     exec(db_, "ROLLBACK");
     return "trace store: " + why;
   }
+  if (saved_trace)
+    *saved_trace = std::move(trace_id);
   return {};
 }
 
@@ -293,6 +296,14 @@ std::optional<std::string> trace_store::load(std::string_view trace_id) {
     }
   }
   return out + "}}";
+}
+
+std::optional<std::string> trace_store::root_span_id(std::string_view trace_id) {
+  statement q{db_, "SELECT span_id FROM spans WHERE trace_id=? "
+                   "AND json_extract(json, '$.parentSpanId') IS NULL LIMIT 1"};
+  if (!q || q.bind(1, trace_id).step() != SQLITE_ROW)
+    return std::nullopt;
+  return q.text(0);
 }
 
 std::string trace_store::list(std::size_t limit, std::size_t offset,

@@ -39,11 +39,16 @@ public:
   /// span replaces the stored one of its id, except that a span still in
   /// progress (endTime 0) never replaces one that has ended (exporters send
   /// starts and ends in any order). Trace-level fields are updated only when
-  /// given. Returns "" or why the document was refused, for a person.
-  std::string save(std::string_view trace_data, std::int64_t now_ms);
+  /// given. Returns "" or why the document was refused, for a person;
+  /// `saved_trace` (when given) gets the trace id of a stored document.
+  std::string save(std::string_view trace_data, std::int64_t now_ms,
+                   std::string* saved_trace = nullptr);
 
   /// The trace as TraceData JSON, or nothing.
   std::optional<std::string> load(std::string_view trace_id);
+
+  /// The id of the trace's root span (one without parentSpanId), if stored.
+  std::optional<std::string> root_span_id(std::string_view trace_id);
 
   /// `{"traces":[TraceData...],"continuationToken":"n"}`: traces that have
   /// their root span, most recently updated first, from `offset`; the token

@@ -329,7 +329,8 @@ std::string manager::start() {
   if (auto err = d.reflection.listen(); !err.empty())
     return "reflection server: " + err;
   connection_options conn_opts{ws + "://localhost:" + std::to_string(d.reflection.port()),
-                               d.opts.policy.max_bidi_input_bytes, telemetry_url, ""};
+                               d.opts.policy.max_bidi_input_bytes, telemetry_url, "",
+                               d.traces, d.opts.cluster ? d.opts.cluster->node_name : ""};
   // Every socket that feeds an actor gets a read window (max_unread_frames).
   auto unread = d.opts.policy.max_unread_frames;
   d.reflection.on_websocket("", [spawn = d.spawner(), dir = d.directory, conn_opts,

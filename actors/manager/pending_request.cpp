@@ -1,7 +1,9 @@
 #include "actors/manager/pending_request.hpp"
 
 #include "actors/manager/errors.hpp"
+#include "actors/manager/trace_keeper.hpp"
 #include "net/jsonrpc.hpp"
+#include "net/secure_random.hpp"
 #include "obs/log.hpp"
 #include "obs/metrics.hpp"
 #include "actions/action_list.hpp"
@@ -23,10 +25,43 @@ obs::scoped_log_fields call_fields(self_ptr self) {
                                  .action = st.args.action_key}};
 }
 
+std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+// The manager's own span of a run: which runtime (and node) it was routed
+// to, how long it took here, how it ended.
+void send_route_span(self_ptr self, bool ok, int code, const std::string& raw) {
+  auto& st = self->state;
+  auto& a = st.args;
+  traces::run_span s;
+  s.trace_id = st.trace_id;
+  s.span_id = net::secure_random_hex(8);
+  s.kind = "actor-host";
+  s.action_type = "route";
+  s.name = "actor-host " + a.runtime_id;
+  s.ok = ok;
+  if (!ok) {
+    s.error_message = std::string{registry::status_name(code)};
+    std::string_view m[1];
+    std::string copy = raw, text;
+    if (rpc::find_members(copy, {"message"}, m) && rpc::string_value(m[0], text))
+      s.error_message += ": " + text;
+  }
+  s.start_ms = epoch_ms(st.started_wall);
+  s.end_ms = epoch_ms(std::chrono::system_clock::now());
+  s.attributes = {{"actor-host:runtime", a.runtime_id}, {"actor-host:action", a.action_key}};
+  if (!a.node.empty())
+    s.attributes.emplace_back("actor-host:node", a.node);
+  caf::anon_send(a.traces, route_span_atom_v, std::move(s));
+}
+
 void finish(self_ptr self, bool ok, std::string raw) {
   auto& a = self->state.args;
   auto took = std::chrono::steady_clock::now() - self->state.started;
   auto code = ok ? 0 : manager_errors::status_code_of(raw);
+  if (a.traces && a.method == "runAction" && !self->state.trace_id.empty())
+    send_route_span(self, ok, code, raw);
   obs::global().record_request(obs::method_from_name(a.method), code, took);
   if (spdlog::should_log(spdlog::level::debug)) {
     auto fields = call_fields(self);

@@ -23,6 +23,8 @@ struct pending_args {
   caf::timespan timeout{0};       // 0 = none
   // Bidi input held before the run reports its trace id; 0 = no cap.
   std::size_t max_held_input_bytes = 0;
+  caf::actor traces; // trace_keeper: gets the manager's span of each run; null = none
+  std::string node;  // this manager's node name in a cluster, for that span
 };
 
 struct pending_state {
@@ -35,6 +37,7 @@ struct pending_state {
   std::vector<std::string> held_input;
   std::size_t held_bytes = 0;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::chrono::system_clock::time_point started_wall = std::chrono::system_clock::now();
   static inline const char* name = "pending_request";
 };
 

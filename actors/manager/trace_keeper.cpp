@@ -19,6 +19,33 @@ std::int64_t now_ms() {
 
 constexpr auto prune_interval = std::chrono::minutes(1);
 
+// Route spans waiting at once; beyond it the oldest is stored at once.
+constexpr std::size_t max_waiting = 4096;
+
+using self_ptr = caf::stateful_actor<trace_keeper_state>*;
+
+void store_span(self_ptr self, const traces::run_span& span) {
+  if (auto err = self->state.store->save(traces::trace_data_json(span), now_ms()); !err.empty())
+    spdlog::warn("trace store: the route span of trace {} was not stored: {}", span.trace_id,
+                 err);
+}
+
+// Under the run's root span if it is in; false if not yet.
+bool try_attach(self_ptr self, traces::run_span& span) {
+  auto root = self->state.store->root_span_id(span.trace_id);
+  if (!root || *root == span.span_id)
+    return false;
+  span.parent_span_id = std::move(*root);
+  store_span(self, span);
+  return true;
+}
+
+// After a save of `trace`: its waiting spans, if its root is now in.
+void attach_waiting(self_ptr self, const std::string& trace) {
+  auto& w = self->state.waiting;
+  std::erase_if(w, [&](auto& e) { return e.second.trace_id == trace && try_attach(self, e.second); });
+}
+
 } // namespace
 
 caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
@@ -27,7 +54,11 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
   self->send(self, trace_prune_atom_v);
   return {
     [self](trace_save_atom, const std::string& body) -> std::string {
-      return self->state.store->save(body, now_ms());
+      std::string trace;
+      auto err = self->state.store->save(body, now_ms(), &trace);
+      if (err.empty() && !self->state.waiting.empty())
+        attach_waiting(self, trace);
+      return err;
     },
     [self](otlp_save_atom, const std::string& body) -> std::string {
       // Converted here, off the scheduler's threads, like every store write.
@@ -35,10 +66,39 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
       if (auto err = traces::trace_data_from_otlp(body, docs); !err.empty())
         return err;
       auto now = now_ms();
-      for (auto& d : docs)
-        if (auto err = self->state.store->save(d, now); !err.empty())
+      std::string trace;
+      for (auto& d : docs) {
+        if (auto err = self->state.store->save(d, now, &trace); !err.empty())
           return err;
+        if (!self->state.waiting.empty())
+          attach_waiting(self, trace);
+      }
       return {};
+    },
+    [self](route_span_atom, traces::run_span& span) {
+      if (try_attach(self, span))
+        return;
+      auto& w = self->state.waiting;
+      if (w.empty())
+        self->delayed_send(self, route_span_wait, route_flush_atom_v);
+      if (w.size() == max_waiting) {
+        store_span(self, w.front().second);
+        w.pop_front();
+      }
+      w.emplace_back(self->clock().now(), std::move(span));
+    },
+    [self](route_flush_atom) {
+      // No root came: the manager's span is the trace's root.
+      auto& w = self->state.waiting;
+      // The actor's clock: the deterministic tests move it.
+      auto now = self->clock().now();
+      auto due = now - route_span_wait;
+      while (!w.empty() && w.front().first <= due) {
+        store_span(self, w.front().second);
+        w.pop_front();
+      }
+      if (!w.empty())
+        self->delayed_send(self, w.front().first + route_span_wait - now, route_flush_atom_v);
     },
     [self](trace_get_atom, const std::string& id) -> caf::result<bool, std::string> {
       auto t = self->state.store->load(id);

@@ -1,9 +1,12 @@
 #pragma once
 
+#include "traces/run_span.hpp"
 #include "traces/trace_store.hpp"
 
 #include <caf/all.hpp>
 
+#include <chrono>
+#include <deque>
 #include <memory>
 #include <string>
 
@@ -21,14 +24,38 @@ CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_list_atom, "trace
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, otlp_save_atom, "otlpsave")
 // (trace_prune_atom)   its own, every minute: retention
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_prune_atom, "traceprune")
+// (route_span_atom, run_span)   the manager's span of one routed run: stored
+// under the run's root span once the runtime's spans are in, else as the
+// trace's root after route_span_wait
+CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_span_atom, "routespan")
+// (route_flush_atom)   its own: route spans whose wait is over
+CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_flush_atom, "routeflush")
+CAF_ADD_TYPE_ID(actor_host_traces, (actor_host::traces::run_span))
 CAF_END_TYPE_ID_BLOCK(actor_host_traces)
+
+namespace actor_host::traces {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_span& x) {
+  return f(caf::meta::type_name("run_span"), x.trace_id, x.span_id, x.parent_span_id, x.kind,
+           x.action_type, x.name, x.input, x.output, x.ok, x.error_message, x.start_ms, x.end_ms,
+           x.attributes);
+}
+
+} // namespace actor_host::traces
 
 namespace actor_host {
 
 using namespace trace_atoms;
 
+/// How long a route span waits for its run's root span before it is stored
+/// as the root itself (the runtime exports no spans, or not here).
+inline constexpr auto route_span_wait = std::chrono::seconds(10);
+
 struct trace_keeper_state {
   std::shared_ptr<traces::trace_store> store; // the keeper's alone once spawned
+  // Route spans waiting for their root, oldest first; bounded.
+  std::deque<std::pair<caf::actor_clock::time_point, traces::run_span>> waiting;
   static inline const char* name = "trace_keeper";
 };
 

@@ -58,7 +58,7 @@ test('our C++ runtime exports the spans of its runs to the manager, failures inc
     const traceId = run.json.telemetry?.traceId ?? run.json.error.data.details.traceId;
     const trace = await manager.poll(() => manager.get(`/api/traces/${traceId}`), (r) => r.status === 200,
       { timeoutMs: 10000, intervalMs: 50, what: `trace ${traceId}` });
-    const [root] = Object.values(trace.json.spans);
+    const root = Object.values(trace.json.spans).find((s) => !s.parentSpanId);
     assert.equal(root.attributes['genkit:state'], state, JSON.stringify(root));
     assert.equal(root.spanId, traceId.slice(0, 16));
     assert.ok(root.endTime >= root.startTime && root.startTime > 1e12, JSON.stringify(root));
@@ -70,6 +70,16 @@ test('our C++ runtime exports the spans of its runs to the manager, failures inc
       assert.equal(root.status.code, 2);
       assert.match(root.status.message, /boom|fail/i);
     }
+    // The manager's own span of the run: under the runtime's root, naming
+    // the runtime it was routed to.
+    const withRoute = await manager.poll(() => manager.get(`/api/traces/${traceId}`),
+      (r) => Object.values(r.json.spans ?? {}).some((s) => s.attributes?.['genkit:type'] === 'actor-host'),
+      { timeoutMs: 10000, intervalMs: 50, what: `the manager's span in trace ${traceId}` });
+    const route = Object.values(withRoute.json.spans).find((s) => s.attributes['genkit:type'] === 'actor-host');
+    assert.equal(route.parentSpanId, root.spanId, JSON.stringify(route));
+    assert.equal(route.attributes['actor-host:runtime'], 'cpp');
+    assert.equal(route.status.code, state === 'success' ? 0 : 2, JSON.stringify(route));
+    assert.ok(route.endTime >= route.startTime, JSON.stringify(route));
   }
 });
 

@@ -1,0 +1,96 @@
+#define CAF_SUITE trace_keeper
+
+#include "test_support.hpp"
+
+#include "actors/manager/trace_keeper.hpp"
+
+// The manager's own span of a routed run: stored under the run's root span
+// once the runtime's spans are in (before or after it), or as the trace's
+// root when none comes within route_span_wait.
+
+using namespace actor_host;
+using namespace actor_host::testing;
+
+namespace {
+
+constexpr auto trace_t = "00112233445566778899aabbccddeeff";
+
+std::string root_doc() {
+  return std::string{R"({"traceId":")"} + trace_t
+         + R"(","displayName":"echo","spans":{"aaaaaaaaaaaaaaaa":{"spanId":"aaaaaaaaaaaaaaaa","traceId":")" + trace_t
+         + R"(","startTime":1700000000000,"endTime":1700000000100,"attributes":{"genkit:name":"echo"},"displayName":"echo","instrumentationLibrary":{"name":"genkit-tracer","version":"v1"},"spanKind":"INTERNAL"}}})";
+}
+
+traces::run_span route_span() {
+  traces::run_span s;
+  s.trace_id = trace_t;
+  s.span_id = "bbbbbbbbbbbbbbbb";
+  s.kind = "actor-host";
+  s.action_type = "route";
+  s.name = "actor-host rt";
+  s.start_ms = 1700000000000;
+  s.end_ms = 1700000000200;
+  s.attributes = {{"actor-host:runtime", "rt"}, {"actor-host:node", "a"}};
+  return s;
+}
+
+struct fixture : actor_fixture {
+  caf::actor keeper;
+  fixture() {
+    std::string error;
+    std::shared_ptr<traces::trace_store> store = traces::trace_store::open(":memory:", {}, error);
+    keeper = sys.spawn(trace_keeper, store);
+    sched.run();
+  }
+  ~fixture() {
+    stop(keeper);
+  }
+  std::string load() {
+    auto [found, doc] = ask<bool, std::string>(keeper, trace_get_atom_v, std::string{trace_t});
+    return found ? doc : "<none>";
+  }
+  void save_root() {
+    auto [err] = ask<std::string>(keeper, trace_save_atom_v, root_doc());
+    CAF_CHECK_EQUAL(err, "");
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(trace_keeper_tests, fixture)
+
+CAF_TEST(a route span after the root is stored under it) {
+  save_root();
+  caf::anon_send(keeper, route_span_atom_v, route_span());
+  sched.run();
+  auto doc = load();
+  CAF_CHECK_EQUAL(member_str(doc, {"spans", "bbbbbbbbbbbbbbbb", "parentSpanId"}), "aaaaaaaaaaaaaaaa");
+  CAF_CHECK_EQUAL(member_str(doc, {"spans", "bbbbbbbbbbbbbbbb", "attributes", "actor-host:node"}), "a");
+  CAF_CHECK_EQUAL(member_str(doc, {"displayName"}), "echo");
+}
+
+CAF_TEST(a route span before the root waits for it) {
+  caf::anon_send(keeper, route_span_atom_v, route_span());
+  sched.run();
+  CAF_CHECK_EQUAL(load(), "<none>");
+  save_root();
+  auto doc = load();
+  CAF_CHECK_EQUAL(member_str(doc, {"spans", "bbbbbbbbbbbbbbbb", "parentSpanId"}), "aaaaaaaaaaaaaaaa");
+  // Only one root: the trace keeps the runtime's name.
+  CAF_CHECK_EQUAL(member_str(doc, {"displayName"}), "echo");
+  CAF_CHECK_EQUAL(member(doc, {"spans", "bbbbbbbbbbbbbbbb", "attributes", "genkit:isRoot"}), "<missing>");
+}
+
+CAF_TEST(a route span whose root never comes becomes the root after the wait) {
+  caf::anon_send(keeper, route_span_atom_v, route_span());
+  sched.run();
+  advance_time(route_span_wait - std::chrono::seconds(1));
+  CAF_CHECK_EQUAL(load(), "<none>");
+  advance_time(std::chrono::seconds(1));
+  auto doc = load();
+  CAF_CHECK_EQUAL(member(doc, {"spans", "bbbbbbbbbbbbbbbb", "parentSpanId"}), "<missing>");
+  CAF_CHECK_EQUAL(member(doc, {"spans", "bbbbbbbbbbbbbbbb", "attributes", "genkit:isRoot"}), "true");
+  CAF_CHECK_EQUAL(member_str(doc, {"displayName"}), "actor-host rt");
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
