@@ -280,6 +280,7 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   if (auto& t = eff.at("trace_store").value; t != "none")
     m.trace_store = t;
   m.ui_assets = eff.at("ui_assets").value;
+  m.otlp_endpoint = eff.at("otlp_endpoint").value;
   auto& root = eff.at("project_root").value;
   m.project_root = root.empty() ? config::find_project_root(config::current_directory()) : root;
   m.trace_retention.max_age = std::chrono::milliseconds{ms(eff, "trace_max_age")};

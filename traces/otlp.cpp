@@ -164,4 +164,100 @@ std::string trace_data_from_otlp(std::string_view text_in, std::vector<std::stri
   return {};
 }
 
+namespace {
+
+json::object any_value(const json::value& v) {
+  json::object o;
+  if (v.is_string())
+    o["stringValue"] = v.as_string();
+  else if (v.is_bool())
+    o["boolValue"] = v.as_bool();
+  else if (v.is_int64())
+    o["intValue"] = std::to_string(v.as_int64());
+  else if (v.is_uint64())
+    o["intValue"] = std::to_string(v.as_uint64());
+  else if (v.is_double())
+    o["doubleValue"] = v.as_double();
+  else
+    o["stringValue"] = json::serialize(v);
+  return o;
+}
+
+std::string nanos(const json::value* ms) {
+  if (!ms || !ms->is_number())
+    return "0";
+  auto v = ms->is_double() ? static_cast<std::int64_t>(ms->as_double())
+           : ms->is_int64() ? ms->as_int64()
+                            : static_cast<std::int64_t>(ms->as_uint64());
+  return std::to_string(v) + "000000";
+}
+
+int kind_number(const json::value* name) {
+  static const std::pair<std::string_view, int> kinds[] = {
+    {"INTERNAL", 1}, {"SERVER", 2}, {"CLIENT", 3}, {"PRODUCER", 4}, {"CONSUMER", 5}};
+  if (name && name->is_string())
+    for (auto& [n, k] : kinds)
+      if (name->as_string() == n)
+        return k;
+  return 1;
+}
+
+} // namespace
+
+std::string otlp_from_trace_data(std::string_view trace_data, std::string& out) {
+  out.clear();
+  json::error_code ec;
+  auto doc = json::parse(trace_data, ec);
+  auto* spans = !ec && doc.is_object() ? doc.as_object().if_contains("spans") : nullptr;
+  if (!spans || !spans->is_object())
+    return "not TraceData: no spans object";
+  json::array list;
+  for (auto& [id, v] : spans->as_object()) {
+    auto* s = v.if_object();
+    if (!s)
+      return "not TraceData: span " + std::string{id} + " is not an object";
+    auto* end = s->if_contains("endTime");
+    if (!end || !end->is_number() || end->to_number<double>() <= 0)
+      continue; // still running: exported once it has ended
+    json::object o;
+    for (auto* k : {"traceId", "spanId", "parentSpanId"})
+      if (auto* x = s->if_contains(k); x && x->is_string())
+        o[k] = x->as_string();
+    auto* name = s->if_contains("displayName");
+    o["name"] = name && name->is_string() ? name->as_string() : json::string{"span"};
+    o["kind"] = kind_number(s->if_contains("spanKind"));
+    o["startTimeUnixNano"] = nanos(s->if_contains("startTime"));
+    o["endTimeUnixNano"] = nanos(end);
+    json::array attrs;
+    if (auto* a = s->if_contains("attributes"); a && a->is_object())
+      for (auto& [k, av] : a->as_object())
+        attrs.push_back(json::object{{"key", k}, {"value", any_value(av)}});
+    o["attributes"] = std::move(attrs);
+    json::object status;
+    auto* st = s->if_contains("status");
+    auto* code = st && st->is_object() ? st->as_object().if_contains("code") : nullptr;
+    if (code && code->is_number() && code->to_number<double>() == 2) {
+      status["code"] = 2;
+      if (auto* m = st->as_object().if_contains("message"); m && m->is_string())
+        status["message"] = m->as_string();
+    } else {
+      status["code"] = 0;
+    }
+    o["status"] = std::move(status);
+    list.push_back(std::move(o));
+  }
+  if (list.empty())
+    return {};
+  json::object resource{{"attributes",
+                         json::array{json::object{
+                           {"key", "service.name"},
+                           {"value", json::object{{"stringValue", "actor-host"}}}}}}};
+  json::object scope_spans{{"scope", json::object{{"name", "actor-host"}}},
+                           {"spans", std::move(list)}};
+  json::object rs{{"resource", std::move(resource)},
+                  {"scopeSpans", json::array{std::move(scope_spans)}}};
+  out = json::serialize(json::object{{"resourceSpans", json::array{std::move(rs)}}});
+  return {};
+}
+
 } // namespace actor_host::traces

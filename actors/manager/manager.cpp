@@ -4,6 +4,7 @@
 #include "actors/cluster/gateway.hpp"
 #include "actors/common/frame_bridge.hpp"
 #include "actors/common/live_counts.hpp"
+#include "actors/common/span_exporter.hpp"
 #include "actors/manager/api_session.hpp"
 #include "actors/manager/channel.hpp"
 #include "actors/manager/child_runtime.hpp"
@@ -20,6 +21,7 @@
 #include "actors/manager/worker_connection.hpp"
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
+#include "net/url.hpp"
 #include "net/v1_runtime_link.hpp"
 #include "obs/metrics.hpp"
 #include "obs/metrics_page.hpp"
@@ -283,14 +285,33 @@ std::string manager::start() {
     fopts.front_door = std::make_shared<const registry::worker_access>(registry::worker_access{
       std::make_shared<const registry::worker_rbac_config>(d.opts.rbac), {}});
   caf::anon_send(d.functions, iii_options_atom_v, std::move(fopts));
+  if (!d.opts.otlp_endpoint.empty() && d.opts.trace_store.empty())
+    return "otlp_endpoint: spans reach the collector through the trace store; set trace_store "
+           "too (--trace-store FILE)";
   if (!d.opts.trace_store.empty()) {
     std::string err;
     auto store = traces::trace_store::open(d.opts.trace_store, d.opts.trace_retention, err);
     if (!store)
       return "trace store: " + err;
+    caf::actor exporter;
+    if (!d.opts.otlp_endpoint.empty()) {
+      auto u = net::parse_url(d.opts.otlp_endpoint);
+      if (!u || u->scheme != "http")
+        return "otlp_endpoint: '" + d.opts.otlp_endpoint
+               + "' is not an http:// URL (OTLP/HTTP JSON, e.g. http://collector:4318)";
+      span_exporter_options eo;
+      eo.max_queued = 1024;
+      eo.path = "/v1/traces";
+      auto base = d.opts.otlp_endpoint;
+      while (!base.empty() && base.back() == '/')
+        base.pop_back();
+      exporter = d.spawn_child(span_exporter, base, http_span_poster(d.io), eo);
+      spdlog::info("Spans are exported to the OpenTelemetry collector at {}/v1/traces", base);
+    }
     // SQLite waits on the disk: the keeper gets a thread of its own.
     d.traces = d.sys.spawn<caf::detached>(trace_keeper,
-                                         std::shared_ptr<traces::trace_store>{std::move(store)});
+                                         std::shared_ptr<traces::trace_store>{std::move(store)},
+                                         exporter);
     caf::anon_send(d.supervisor, adopt_atom_v, d.traces);
   }
   if (d.opts.cluster)

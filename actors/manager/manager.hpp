@@ -79,6 +79,9 @@ struct manager_options {
   /// telemetry server of its runtimes (docs/API.md, "Traces").
   std::string trace_store;
   traces::retention trace_retention;
+  /// An OpenTelemetry collector (OTLP/HTTP JSON base URL) every stored span
+  /// also goes to; "" = none. Needs trace_store.
+  std::string otlp_endpoint;
   /// The Genkit project root: Reflection V1 runtimes announce themselves in
   /// its .genkit/runtimes (v1_discovery); "" = none watched.
   std::string project_root;

@@ -1,5 +1,6 @@
 #include "actors/manager/trace_keeper.hpp"
 
+#include "actors/common/span_exporter.hpp"
 #include "traces/otlp.hpp"
 #include "traces/trace_filter.hpp"
 
@@ -24,8 +25,26 @@ constexpr std::size_t max_waiting = 4096;
 
 using self_ptr = caf::stateful_actor<trace_keeper_state>*;
 
+// What was stored goes on to the collector too (its ended spans).
+void export_doc(self_ptr self, std::string_view doc) {
+  if (!self->state.exporter)
+    return;
+  std::string otlp;
+  if (traces::otlp_from_trace_data(doc, otlp).empty() && !otlp.empty())
+    caf::anon_send(self->state.exporter, span_atom_v, std::move(otlp));
+}
+
+// Stores one document and exports it; "" or why not.
+std::string save(self_ptr self, std::string_view doc, std::int64_t now,
+                 std::string* trace = nullptr) {
+  auto err = self->state.store->save(doc, now, trace);
+  if (err.empty())
+    export_doc(self, doc);
+  return err;
+}
+
 void store_span(self_ptr self, const traces::run_span& span) {
-  if (auto err = self->state.store->save(traces::trace_data_json(span), now_ms()); !err.empty())
+  if (auto err = save(self, traces::trace_data_json(span), now_ms()); !err.empty())
     spdlog::warn("trace store: the route span of trace {} was not stored: {}", span.trace_id,
                  err);
 }
@@ -49,13 +68,14 @@ void attach_waiting(self_ptr self, const std::string& trace) {
 } // namespace
 
 caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
-                           std::shared_ptr<traces::trace_store> store) {
+                           std::shared_ptr<traces::trace_store> store, caf::actor exporter) {
   self->state.store = std::move(store);
+  self->state.exporter = std::move(exporter);
   self->send(self, trace_prune_atom_v);
   return {
     [self](trace_save_atom, const std::string& body) -> std::string {
       std::string trace;
-      auto err = self->state.store->save(body, now_ms(), &trace);
+      auto err = save(self, body, now_ms(), &trace);
       if (err.empty() && !self->state.waiting.empty())
         attach_waiting(self, trace);
       return err;
@@ -68,7 +88,7 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
       auto now = now_ms();
       std::string trace;
       for (auto& d : docs) {
-        if (auto err = self->state.store->save(d, now, &trace); !err.empty())
+        if (auto err = save(self, d, now, &trace); !err.empty())
           return err;
         if (!self->state.waiting.empty())
           attach_waiting(self, trace);

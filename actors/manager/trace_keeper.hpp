@@ -54,6 +54,7 @@ inline constexpr auto route_span_wait = std::chrono::seconds(10);
 
 struct trace_keeper_state {
   std::shared_ptr<traces::trace_store> store; // the keeper's alone once spawned
+  caf::actor exporter; // span_exporter to an OpenTelemetry collector; null = none
   // Route spans waiting for their root, oldest first; bounded.
   std::deque<std::pair<caf::actor_clock::time_point, traces::run_span>> waiting;
   static inline const char* name = "trace_keeper";
@@ -62,7 +63,10 @@ struct trace_keeper_state {
 /// Owns the trace store. SQLite blocks on disk, so this actor is spawned
 /// detached (its own thread), never on the scheduler's threads; everything
 /// else asks it. Prunes by the store's retention every minute.
+/// With an `exporter` (--otlp-endpoint), every span it stores is also sent
+/// there once ended, as OTLP JSON.
 caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
-                           std::shared_ptr<traces::trace_store> store);
+                           std::shared_ptr<traces::trace_store> store,
+                           caf::actor exporter);
 
 } // namespace actor_host

@@ -5,7 +5,7 @@
 #include "net/secure_random.hpp"
 #include "schema/json_schema.hpp"
 #include "actions/program_action.hpp"
-#include "actors/runtime/span_exporter.hpp"
+#include "actors/common/span_exporter.hpp"
 #include "traces/run_span.hpp"
 
 #include <boost/json.hpp>

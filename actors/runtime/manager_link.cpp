@@ -4,7 +4,7 @@
 #include "actors/runtime/active_action.hpp"
 #include "actors/runtime/bidi_session.hpp"
 #include "actors/runtime/run_params.hpp"
-#include "actors/runtime/span_exporter.hpp"
+#include "actors/common/span_exporter.hpp"
 #include "net/jsonrpc.hpp"
 #include "net/reflection_frames.hpp"
 

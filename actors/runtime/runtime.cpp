@@ -2,7 +2,7 @@
 
 #include "actors/common/frame_bridge.hpp"
 #include "actors/runtime/runtime_supervisor.hpp"
-#include "actors/runtime/span_exporter.hpp"
+#include "actors/common/span_exporter.hpp"
 #include "actors/runtime/v1_reflection.hpp"
 #include "actors/runtime/v1_routes.hpp"
 #include "net/access_policy.hpp"
@@ -135,7 +135,7 @@ std::string runtime::start_v1() {
 std::string runtime::start() {
   auto& d = *impl_;
   d.spans = d.sys.spawn(span_exporter, d.opts.telemetry_url, http_span_poster(d.io),
-                        span_exporter_limits{});
+                        span_exporter_options{});
   if (d.opts.v1.enabled)
     return start_v1();
   link_options lo;

@@ -2,7 +2,7 @@
 
 #include "actors/runtime/active_action.hpp"
 #include "actors/runtime/run_params.hpp"
-#include "actors/runtime/span_exporter.hpp"
+#include "actors/common/span_exporter.hpp"
 #include "net/jsonrpc.hpp"
 #include "net/secure_random.hpp"
 #include "registry/status_error.hpp"

@@ -83,6 +83,43 @@ test('our C++ runtime exports the spans of its runs to the manager, failures inc
   }
 });
 
+test('--otlp-endpoint: every stored span also goes to an OpenTelemetry collector as OTLP/HTTP JSON', async () => {
+  // The collector is another manager's OTLP receiver (itself checked against
+  // the OpenTelemetry JS exporter below): what arrives there is compared
+  // with what the exporting manager stored.
+  const { manager: collector } = await managerWithStore();
+  const { manager } = await managerWithStore(['--otlp-endpoint', `${collector.apiUrl}/api/otlp/`]);
+  await manager.child.waitForLine(/exported to the OpenTelemetry collector at .*\/api\/otlp\/v1\/traces/, 5000);
+  await manager.startRuntime('cpp', { kind: 'cpp' });
+  const run = await manager.post('/api/runAction', { key: '/tool/add', input: { a: 2, b: 3 } });
+  assert.equal(run.status, 200, run.text);
+  const traceId = run.json.telemetry.traceId;
+  const done = (r) => r.status === 200 && Object.keys(r.json.spans).length === 2;
+  const here = await manager.poll(() => manager.get(`/api/traces/${traceId}`), done,
+    { timeoutMs: 15000, intervalMs: 50, what: 'both spans stored' });
+  const there = await collector.poll(() => collector.get(`/api/traces/${traceId}`), done,
+    { timeoutMs: 15000, intervalMs: 50, what: 'both spans at the collector' });
+  for (const [id, span] of Object.entries(here.json.spans)) {
+    const got = there.json.spans[id];
+    assert.ok(got, `span ${id} reached the collector`);
+    for (const k of ['traceId', 'spanId', 'parentSpanId', 'startTime', 'endTime', 'displayName'])
+      assert.equal(got[k], span[k], `${k} of span ${id}`);
+    assert.equal(got.attributes['genkit:name'] ?? null, span.attributes['genkit:name'] ?? null);
+    assert.equal(got.attributes['actor-host:runtime'] ?? null, span.attributes['actor-host:runtime'] ?? null);
+  }
+});
+
+test('--otlp-endpoint without a trace store, or not http, stops the start with the reason', async () => {
+  const run = (args) => spawnSync(ACTOR_HOST_BIN, ['--role', 'manager', '--port', '0', '--http-port', '0', '--worker-port', '0', ...args],
+    { encoding: 'utf8', timeout: 20000 });
+  let r = run(['--otlp-endpoint', 'http://127.0.0.1:4318']);
+  assert.notEqual(r.status, 0);
+  assert.match(r.stdout + r.stderr, /set trace_store too/);
+  r = run(['--otlp-endpoint', 'grpc://127.0.0.1:4317', '--trace-store', path.join(tmp, 'x.sqlite')]);
+  assert.notEqual(r.status, 0);
+  assert.match(r.stdout + r.stderr, /not an http:\/\/ URL/);
+});
+
 test('OpenTelemetry JS exports over OTLP/HTTP JSON: the spans are stored as TraceData; malformed exports are refused', async () => {
   const { manager } = await managerWithStore();
   const { OTLPTraceExporter } = requireNode('@opentelemetry/exporter-trace-otlp-http');

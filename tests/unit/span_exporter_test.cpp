@@ -2,7 +2,7 @@
 
 #include "test_support.hpp"
 
-#include "actors/runtime/span_exporter.hpp"
+#include "actors/common/span_exporter.hpp"
 #include "traces/run_span.hpp"
 #include "traces/trace_store.hpp"
 
@@ -74,7 +74,7 @@ CAF_TEST_FIXTURE_SCOPE(span_exporter_tests, actor_fixture)
 CAF_TEST(spans go to the telemetry server with at most max_in_flight posts and a bounded queue) {
   recorder rec;
   auto exporter = sys.spawn(span_exporter, std::string{}, rec.poster(),
-                            span_exporter_limits{3, 2});
+                            span_exporter_options{3, 2});
   sched.run();
   // No server yet: dropped quietly.
   caf::anon_send(exporter, span_atom_v, std::string{"{}"});
@@ -115,7 +115,7 @@ CAF_TEST(spans go to the telemetry server with at most max_in_flight posts and a
 CAF_TEST(a telemetry server from the environment is not replaced by what peers say) {
   recorder rec;
   auto exporter = sys.spawn(span_exporter, std::string{"http://env:1"}, rec.poster(),
-                            span_exporter_limits{});
+                            span_exporter_options{});
   sched.run();
   caf::anon_send(exporter, span_target_atom_v, std::string{"http://manager:2"});
   caf::anon_send(exporter, span_atom_v, std::string{"s"});

@@ -39,7 +39,7 @@ struct fixture : actor_fixture {
   fixture() {
     std::string error;
     std::shared_ptr<traces::trace_store> store = traces::trace_store::open(":memory:", {}, error);
-    keeper = sys.spawn(trace_keeper, store);
+    keeper = sys.spawn(trace_keeper, store, caf::actor{});
     sched.run();
   }
   ~fixture() {

@@ -221,6 +221,34 @@ CAF_TEST(OTLP JSON exports become TraceData documents one per trace) {
   CAF_CHECK_EQUAL(refused(R"({"resourceSpans":[{}]})"), "resourceSpans[].scopeSpans must be an array");
 }
 
+CAF_TEST(TraceData goes to a collector as OTLP JSON and comes back the same) {
+  auto data = doc(entry("r1", R"({"spanId":"r1","traceId":"0123456789abcdef0123456789abcdef","startTime":1700000000000,"endTime":1700000000250,"attributes":{"genkit:name":"echo","genkit:isRoot":true,"n":3,"x":1.5},"displayName":"echo","spanKind":"SERVER","status":{"code":2,"message":"boom"}})")
+                  + "," + entry("c1", span("c1", "r1", 1700000000100, "child")) + ","
+                  + entry("open", span("open", "r1", 0, "running")));
+  std::string otlp;
+  CAF_CHECK_EQUAL(traces::otlp_from_trace_data(data, otlp), "");
+  CAF_CHECK_EQUAL(member(otlp, {"resourceSpans"}).find("service.name") != std::string::npos, true);
+  std::vector<std::string> back;
+  CAF_REQUIRE_EQUAL(traces::trace_data_from_otlp(otlp, back), "");
+  CAF_REQUIRE_EQUAL(back.size(), 1u);
+  auto& t = back[0];
+  CAF_CHECK_EQUAL(member(t, {"spans", "r1", "startTime"}), "1700000000000");
+  CAF_CHECK_EQUAL(member(t, {"spans", "r1", "endTime"}), "1700000000250");
+  CAF_CHECK_EQUAL(member(t, {"spans", "r1", "spanKind"}), R"("SERVER")");
+  CAF_CHECK_EQUAL(member(t, {"spans", "r1", "displayName"}), R"("echo")");
+  CAF_CHECK_EQUAL(member(t, {"spans", "r1", "attributes", "genkit:name"}), R"("echo")");
+  CAF_CHECK_EQUAL(member(t, {"spans", "r1", "attributes", "genkit:isRoot"}), "true");
+  CAF_CHECK_EQUAL(member(t, {"spans", "r1", "attributes", "x"}), "1.5E0");
+  CAF_CHECK_EQUAL(member(t, {"spans", "r1", "status"}), R"({"code":2,"message":"boom"})");
+  CAF_CHECK_EQUAL(member(t, {"spans", "c1", "parentSpanId"}), R"("r1")");
+  // A span still running is not exported (it goes once it has ended).
+  CAF_CHECK_EQUAL(member(t, {"spans", "open"}), "<missing>");
+  std::string none;
+  CAF_CHECK_EQUAL(traces::otlp_from_trace_data(doc(entry("open", span("open", "", 0))), none), "");
+  CAF_CHECK_EQUAL(none, "");
+  CAF_CHECK(!traces::otlp_from_trace_data("[]", none).empty());
+}
+
 CAF_TEST(a trace filter judges the root span as the telemetry server indexes it) {
   auto trace = [](std::string id, std::string attrs, std::string status = "") {
     return R"({"traceId":")" + id + R"(","spans":{"r":{"spanId":"r","traceId":")" + id

@@ -30,16 +30,19 @@ using span_poster
   = std::function<void(const std::string& url, std::string body,
                        std::function<void(net::post_outcome)> done)>;
 
-struct span_exporter_limits {
+struct span_exporter_options {
   std::size_t max_queued = 256; // spans waiting; beyond, new ones are dropped
   unsigned max_in_flight = 4;   // POSTs at once
+  /// Appended to the server's URL: Genkit's telemetry server, or "/v1/traces"
+  /// of an OpenTelemetry collector (OTLP/HTTP JSON).
+  std::string path = "/api/traces";
 };
 
 struct span_exporter_state {
   std::string url; // the telemetry server; "" = spans are dropped quietly
   bool pinned = false; // given by the environment: what the peers say is ignored
   span_poster post;
-  span_exporter_limits limits;
+  span_exporter_options limits;
   std::deque<std::string> queued;
   unsigned in_flight = 0;
   std::uint64_t sent = 0;
@@ -50,14 +53,16 @@ struct span_exporter_state {
 
 /// Exports the spans of the runtime's runs to the telemetry server, as
 /// Genkit runtimes do (POST <url>/api/traces, one TraceData each): the
-/// manager's trace store, or `genkit start`'s telemetry server. Bounded:
+/// manager's trace store, or `genkit start`'s telemetry server; and the
+/// manager's spans to an OpenTelemetry collector (`--otlp-endpoint`, the
+/// bodies OTLP JSON, path /v1/traces). Bounded:
 /// at most `max_in_flight` POSTs and `max_queued` waiting; past that, and
 /// when the server fails, spans are dropped with a log line (the first and
 /// every 100th), never retried, never waited for by a run. A `url` given at
 /// spawn (GENKIT_TELEMETRY_SERVER) wins over later span_target_atoms, as in
 /// the JS runtime.
 caf::behavior span_exporter(caf::stateful_actor<span_exporter_state>* self, std::string url,
-                            span_poster post, span_exporter_limits limits);
+                            span_poster post, span_exporter_options limits);
 
 /// The process's poster: net::http_post with a 10 s timeout.
 span_poster http_span_poster(net::io_runtime& io);

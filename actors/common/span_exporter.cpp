@@ -1,4 +1,4 @@
-#include "actors/runtime/span_exporter.hpp"
+#include "actors/common/span_exporter.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -18,7 +18,7 @@ void pump(self_ptr self) {
     ++st.in_flight;
     auto body = std::move(st.queued.front());
     st.queued.pop_front();
-    st.post(st.url + "/api/traces", std::move(body),
+    st.post(st.url + st.limits.path, std::move(body),
             [hdl = caf::actor{self}](net::post_outcome o) {
               caf::anon_send(hdl, span_sent_atom_v, o.status, std::move(o.error));
             });
@@ -28,7 +28,7 @@ void pump(self_ptr self) {
 } // namespace
 
 caf::behavior span_exporter(caf::stateful_actor<span_exporter_state>* self, std::string url,
-                            span_poster post, span_exporter_limits limits) {
+                            span_poster post, span_exporter_options limits) {
   auto& st = self->state;
   st.url = std::move(url);
   st.pinned = !st.url.empty();
