@@ -69,6 +69,7 @@ bool reflection_v1_setup(const apps::host_settings& hs, runtime_options& ro) {
   v1.access.json_posts = true;
   v1.access.open_paths = {"/api/__health"};
   v1.max_body_bytes = hs.manager.max_body_bytes;
+  v1.max_runs = std::max<std::size_t>(hs.manager.policy.max_calls_per_caller, 1);
   return true;
 }
 

@@ -116,20 +116,19 @@ std::string trace_filter::parse(std::string_view text, trace_filter& out) {
       if (ordered && !f.is_number())
         return "filter." + std::string{op} + "." + std::string{k} + " must be a number";
   }
-  out.json_ = std::string{text};
+  out.filter_ = std::make_shared<const json::object>(std::move(v.as_object()));
   return {};
 }
 
 bool trace_filter::matches(std::string_view trace_data) const {
-  if (json_.empty())
+  if (!filter_)
     return true;
   json::error_code ec;
   auto trace = json::parse(trace_data, ec);
-  auto filter = json::parse(json_, ec);
-  if (!trace.is_object() || !filter.is_object())
+  if (ec || !trace.is_object())
     return false;
   auto d = index_record(trace.as_object());
-  for (auto& [op, fields] : filter.as_object()) {
+  for (auto& [op, fields] : *filter_) {
     for (auto& [k, f] : fields.as_object()) {
       auto* val = d.if_contains(k);
       if (op == "eq" && !includes(f, val))

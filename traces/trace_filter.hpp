@@ -1,7 +1,12 @@
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
+
+namespace boost::json {
+class object;
+}
 
 namespace actor_host::traces {
 
@@ -15,14 +20,15 @@ public:
   static std::string parse(std::string_view json, trace_filter& out);
 
   bool empty() const {
-    return json_.empty();
+    return !filter_;
   }
 
   /// Whether the trace (TraceData JSON) passes.
   bool matches(std::string_view trace_data) const;
 
 private:
-  std::string json_; // validated
+  // Parsed once and shared: a listing judges up to 10,000 traces with it.
+  std::shared_ptr<const boost::json::object> filter_; // validated; null = no filter
 };
 
 } // namespace actor_host::traces

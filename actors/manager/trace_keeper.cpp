@@ -2,6 +2,7 @@
 
 #include "actors/common/span_exporter.hpp"
 #include "traces/otlp.hpp"
+#include "traces/span_events.hpp"
 #include "traces/trace_filter.hpp"
 
 #include <spdlog/spdlog.h>
@@ -34,12 +35,31 @@ void export_doc(self_ptr self, std::string_view doc) {
     caf::anon_send(self->state.exporter, span_atom_v, std::move(otlp));
 }
 
-// Stores one document and exports it; "" or why not.
+// The watchers of the trace hear of its spans as the telemetry server tells them.
+void tell_watchers(self_ptr self, const std::string& trace, std::string_view doc) {
+  auto i = self->state.watchers.find(trace);
+  if (i == self->state.watchers.end())
+    return;
+  std::string merged;
+  if (traces::has_running_span(doc))
+    merged = self->state.store->load(trace).value_or(std::string{});
+  for (auto& event : traces::span_events(doc, merged))
+    for (auto& w : i->second)
+      self->send(w, trace_event_atom_v, event);
+}
+
+// Stores one document, exports it and tells its watchers; "" or why not.
 std::string save(self_ptr self, std::string_view doc, std::int64_t now,
                  std::string* trace = nullptr) {
-  auto err = self->state.store->save(doc, now, trace);
-  if (err.empty())
-    export_doc(self, doc);
+  std::string id;
+  auto err = self->state.store->save(doc, now, &id);
+  if (!err.empty())
+    return err;
+  export_doc(self, doc);
+  if (!self->state.watchers.empty())
+    tell_watchers(self, id, doc);
+  if (trace)
+    *trace = std::move(id);
   return err;
 }
 
@@ -71,6 +91,13 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
                            std::shared_ptr<traces::trace_store> store, caf::actor exporter) {
   self->state.store = std::move(store);
   self->state.exporter = std::move(exporter);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    for (auto i = st.watchers.begin(); i != st.watchers.end();) {
+      st.watcher_count -= std::erase_if(i->second, [&](auto& w) { return w.address() == dm.source; });
+      i = i->second.empty() ? st.watchers.erase(i) : std::next(i);
+    }
+  });
   self->send(self, trace_prune_atom_v);
   return {
     [self](trace_save_atom, const std::string& body) -> std::string {
@@ -119,6 +146,16 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
       }
       if (!w.empty())
         self->delayed_send(self, w.front().first + route_span_wait - now, route_flush_atom_v);
+    },
+    [self](trace_watch_atom, const std::string& id,
+           caf::actor& watcher) -> caf::result<bool, std::string> {
+      auto& st = self->state;
+      if (st.watcher_count >= max_trace_watchers)
+        return {false, std::string{}};
+      self->monitor(watcher);
+      st.watchers[id].push_back(std::move(watcher));
+      ++st.watcher_count;
+      return {true, st.store->load(id).value_or(std::string{})};
     },
     [self](trace_get_atom, const std::string& id) -> caf::result<bool, std::string> {
       auto t = self->state.store->load(id);

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <unordered_map>
+#include <vector>
 #include <string>
 
 // The trace keeper's messages: its own type ID block (after actor_host's),
@@ -30,6 +32,11 @@ CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_prune_atom, "trac
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_span_atom, "routespan")
 // (route_flush_atom)   its own: route spans whose wait is over
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_flush_atom, "routeflush")
+// (trace_watch_atom, trace_id, watcher) -> (accepted, snapshot)   the watcher
+// gets (trace_event_atom, event_json) for every span of the trace stored from
+// now on; snapshot = the trace so far ("" = none yet); not accepted: too many
+CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_watch_atom, "tracewatch")
+CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_event_atom, "traceevent")
 CAF_ADD_TYPE_ID(actor_host_traces, (actor_host::traces::run_span))
 CAF_END_TYPE_ID_BLOCK(actor_host_traces)
 
@@ -48,6 +55,10 @@ namespace actor_host {
 
 using namespace trace_atoms;
 
+/// Watchers of traces (GET /api/traces/<id>/stream, POST /api/streamTrace)
+/// at once; more are refused.
+inline constexpr std::size_t max_trace_watchers = 256;
+
 /// How long a route span waits for its run's root span before it is stored
 /// as the root itself (the runtime exports no spans, or not here).
 inline constexpr auto route_span_wait = std::chrono::seconds(10);
@@ -57,6 +68,8 @@ struct trace_keeper_state {
   caf::actor exporter; // span_exporter to an OpenTelemetry collector; null = none
   // Route spans waiting for their root, oldest first; bounded.
   std::deque<std::pair<caf::actor_clock::time_point, traces::run_span>> waiting;
+  std::unordered_map<std::string, std::vector<caf::actor>> watchers; // by trace id
+  std::size_t watcher_count = 0;
   static inline const char* name = "trace_keeper";
 };
 

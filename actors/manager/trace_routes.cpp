@@ -2,6 +2,7 @@
 
 #include "actors/manager/call_path.hpp"
 #include "actors/manager/trace_keeper.hpp"
+#include "actors/manager/trace_stream.hpp"
 #include "actors/manager/trpc.hpp"
 #include "traces/trace_filter.hpp"
 #include "net/jsonrpc.hpp"
@@ -38,6 +39,27 @@ void ask_keeper(caf::actor_system& sys, const caf::actor& keeper,
                       "the trace store did not answer: " + caf::to_string(err));
       });
   });
+}
+
+// The tools server's POST /api/streamTrace {traceId}: the trace and its
+// span events as JSON lines, the trace id in X-Genkit-Trace-Id.
+void serve_stream_trace(caf::actor_system& sys, const caf::actor& keeper, net::http_request& req,
+                        const net::http_responder_ptr& res) {
+  if (req.method != "POST")
+    return res->respond(405, json_type, R"({"error":"POST {\"traceId\": ...} to stream a trace"})",
+                        {{"Allow", "POST"}});
+  rpc::object_members m;
+  std::string why, id;
+  auto* t = rpc::split_object(req.body, m, why) ? m.find("traceId") : nullptr;
+  if (!t || !rpc::string_value(*t, id) || id.empty())
+    return res->respond(400, json_type, R"({"error":"traceId is required"})");
+  if (!registry::valid_trace_id(id))
+    return res->respond(400, json_type, R"({"error":"traceId must be 1-128 of [A-Za-z0-9._-]"})");
+  if (!keeper)
+    return res->respond(500, json_type,
+                        R"({"error":{"message":"Telemetry server URL not configured. Cannot stream )"
+                        R"(trace updates (start the manager with --trace-store)."}})");
+  start_trace_stream(sys, keeper, std::move(id), res, trace_stream_format::ndjson);
 }
 
 } // namespace
@@ -88,6 +110,8 @@ bool serve_trace_route(caf::actor_system& sys, const caf::actor& keeper, net::ht
   if (serve_otlp_route(sys, keeper, req, res))
     return true;
   auto& p = req.path;
+  if (p == "/api/streamTrace")
+    return serve_stream_trace(sys, keeper, req, res), true;
   if (!p.starts_with(prefix) || (p.size() > prefix.size() && p[prefix.size()] != '/'))
     return false;
   if (!keeper) {
@@ -147,9 +171,16 @@ bool serve_trace_route(caf::actor_system& sys, const caf::actor& keeper, net::ht
     return true;
   }
   auto id = p.substr(prefix.size() + 1);
+  bool stream = id.ends_with("/stream");
+  if (stream)
+    id.resize(id.size() - 7);
   if (!registry::valid_trace_id(id)) {
     respond_error(res, 400, rpc::code::invalid_params,
                   "Invalid params: a trace id is 1-128 of [A-Za-z0-9._-]");
+    return true;
+  }
+  if (stream) {
+    start_trace_stream(sys, keeper, id, res, trace_stream_format::sse);
     return true;
   }
   ask_keeper(sys, keeper, res,

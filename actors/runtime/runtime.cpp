@@ -89,7 +89,7 @@ std::string runtime::start_v1() {
   so.access = v1.access;
   so.access.bind = v1.host;
   auto pid = static_cast<std::int64_t>(::getpid());
-  d.supervisor = d.sys.spawn(v1_reflection, d.catalog, d.spans);
+  d.supervisor = d.sys.spawn(v1_reflection, d.catalog, d.spans, d.opts.v1.max_runs);
   end_process_with(d.supervisor, d.stopping, "the Reflection V1 server's actor");
   d.v1_server = std::make_unique<net::server>(d.io, so);
   auto identity = std::make_shared<v1_identity>();

@@ -27,6 +27,7 @@ struct reflection_v1_options {
   std::string project_root;        // the runtime file goes under <root>/.genkit/runtimes
   net::access_policy access;       // loopback callers, JSON posts
   std::size_t max_body_bytes = 8u << 20;
+  std::size_t max_runs = 1024; // runs in flight; more get 429 RESOURCE_EXHAUSTED
 };
 
 struct runtime_options {

@@ -67,6 +67,15 @@ void on_run(self_ptr self, std::string& body, bool stream, net::http_responder_p
                             "Invalid params: bidi input (streamInput) needs Reflection V2")
                           + "}",
                         version_header());
+  if (st.runs.size() >= st.max_runs)
+    return res->respond(429, json_type,
+                        R"({"error":)"
+                          + registry::status_json(registry::status_code::resource_exhausted,
+                                                  "this runtime already has "
+                                                    + std::to_string(st.runs.size())
+                                                    + " runs in flight (max_calls_per_caller)")
+                          + "}",
+                        version_header());
   auto id = "v1-" + std::to_string(st.next_run++);
   run_request req;
   req.request_id = id;
@@ -142,8 +151,10 @@ v1_reflection_state::~v1_reflection_state() {
 }
 
 caf::behavior v1_reflection(caf::stateful_actor<v1_reflection_state>* self,
-                            actions::catalog_ptr catalog, caf::actor spans) {
+                            actions::catalog_ptr catalog, caf::actor spans,
+                            std::size_t max_runs) {
   auto& st = self->state;
+  st.max_runs = max_runs;
   st.catalog = std::move(catalog);
   st.spans = std::move(spans);
   self->set_down_handler([self](caf::down_msg& dm) {

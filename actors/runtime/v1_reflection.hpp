@@ -51,6 +51,7 @@ struct v1_reflection_state {
   std::unordered_map<std::string, run> runs;           // by our request id
   std::unordered_map<std::string, std::string> by_trace; // trace id -> request id
   caf::actor spans; // span_exporter; null = no spans
+  std::size_t max_runs = 1024;
   bool stopping = false;
   caf::response_promise stopped;
   static inline const char* name = "v1_reflection";
@@ -68,7 +69,11 @@ struct v1_reflection_state {
 /// telemetry} or {error: Status}). A client that goes away cancels its run.
 ///
 /// - (shutdown_atom) -> ok: cancels every run and answers once they are down
+/// At most `max_runs` runs at once: more are answered 429 with a
+/// RESOURCE_EXHAUSTED Status (each is one HTTP connection, but the cap does
+/// not rest on the listener's).
 caf::behavior v1_reflection(caf::stateful_actor<v1_reflection_state>* self,
-                            actions::catalog_ptr catalog, caf::actor spans);
+                            actions::catalog_ptr catalog, caf::actor spans,
+                            std::size_t max_runs);
 
 } // namespace actor_host

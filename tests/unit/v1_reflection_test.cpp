@@ -56,12 +56,13 @@ actions::catalog_ptr make_catalog(const gate_ptr& g) {
 struct v1_fixture : actor_fixture {
   gate_ptr handlers = std::make_shared<gate>();
   actions::catalog_ptr catalog = make_catalog(handlers);
+  static constexpr std::size_t max_runs = 2;
   caf::actor hub;
   std::shared_ptr<v1_identity> identity = std::make_shared<v1_identity>();
   net::http_handler routes;
 
   v1_fixture() {
-    hub = sys.spawn(v1_reflection, catalog, caf::actor{});
+    hub = sys.spawn(v1_reflection, catalog, caf::actor{}, max_runs);
     identity->runtime_id = "rt-1";
     identity->ready = true;
     routes = make_v1_routes(catalog, hub, identity);
@@ -241,6 +242,34 @@ CAF_TEST(a client that goes away cancels its run and shutdown waits for the runs
   CAF_CHECK(second->finished);
   CAF_CHECK(contains(second->body, "Action was cancelled"));
   CAF_CHECK_EQUAL(live_delta(actor_kind::active_action), 0);
+  hub = nullptr;
+  check_no_leaks();
+}
+
+CAF_TEST(runs in flight are capped and one more is answered RESOURCE_EXHAUSTED) {
+  auto a = call("POST", "/api/runAction", R"({"key":"/flow/wait"})");
+  auto b = call("POST", "/api/runAction", R"({"key":"/flow/wait"})");
+  CAF_CHECK_EQUAL(live_delta(actor_kind::active_action), 2);
+  auto over = call("POST", "/api/runAction", R"({"key":"/flow/wait"})");
+  int over_status = over->status;
+  CAF_CHECK_EQUAL(over_status, 429);
+  CAF_CHECK(contains(over->body, R"({"error":{"code":8,)"));
+  CAF_CHECK_EQUAL(live_delta(actor_kind::active_action), 2);
+  // Runs that end free their slots for the next ones.
+  for (auto* run : {&a, &b}) {
+    auto trace = (*run)->header("X-Genkit-Trace-Id");
+    CAF_CHECK_EQUAL(status("POST", "/api/cancelAction", R"({"traceId":")" + trace + R"("})"), 200);
+  }
+  sys.await_detached_threads();
+  sched.run();
+  CAF_CHECK(a->finished && b->finished);
+  auto next = call("POST", "/api/runAction", R"({"key":"/flow/wait"})");
+  CAF_CHECK(!next->header("X-Genkit-Trace-Id").empty());
+  self->request(hub, caf::infinite, shutdown_atom_v); // answered once the run is down
+  sched.run();
+  sys.await_detached_threads();
+  sched.run();
+  CAF_CHECK(next->finished);
   hub = nullptr;
   check_no_leaks();
 }
