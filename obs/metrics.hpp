@@ -95,6 +95,11 @@ struct metrics {
   std::atomic<std::uint64_t> read_pauses_long{0};
   std::atomic<std::int64_t> read_paused_sockets{0};
 
+  // The manager's route spans (one per run with a trace store): on their
+  // way to the trace keeper, and dropped because too many were.
+  std::atomic<std::int64_t> route_spans_queued{0};
+  std::atomic<std::uint64_t> route_spans_dropped{0};
+
   // iii workers: invocations routed to workers, by outcome; telemetry frames
   // received on /otel (dropped: no sink is configured).
   std::array<std::atomic<std::uint64_t>, static_cast<int>(invocation_outcome::count_)>

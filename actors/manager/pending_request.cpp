@@ -34,6 +34,14 @@ std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
 void send_route_span(self_ptr self, bool ok, int code, const std::string& raw) {
   auto& st = self->state;
   auto& a = st.args;
+  auto& m = obs::global();
+  if (m.route_spans_queued.fetch_add(1, std::memory_order_relaxed) >= max_route_spans_queued) {
+    m.route_spans_queued.fetch_sub(1, std::memory_order_relaxed);
+    auto n = m.route_spans_dropped.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (n == 1 || n % 1000 == 0)
+      spdlog::warn("trace store falls behind: {} route span(s) dropped so far", n);
+    return;
+  }
   traces::run_span s;
   s.trace_id = st.trace_id;
   s.span_id = net::secure_random_hex(8);

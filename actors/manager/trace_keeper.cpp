@@ -1,6 +1,7 @@
 #include "actors/manager/trace_keeper.hpp"
 
 #include "actors/common/span_exporter.hpp"
+#include "obs/metrics.hpp"
 #include "traces/otlp.hpp"
 #include "traces/span_events.hpp"
 #include "traces/trace_filter.hpp"
@@ -123,6 +124,7 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
       return {};
     },
     [self](route_span_atom, traces::run_span& span) {
+      obs::global().route_spans_queued.fetch_sub(1, std::memory_order_relaxed);
       if (try_attach(self, span))
         return;
       auto& w = self->state.waiting;

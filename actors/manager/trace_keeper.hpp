@@ -59,6 +59,11 @@ using namespace trace_atoms;
 /// at once; more are refused.
 inline constexpr std::size_t max_trace_watchers = 256;
 
+/// Route spans sent to the keeper and not yet taken (obs route_spans_queued):
+/// past this, pending requests drop theirs (counted and logged) rather than
+/// grow the keeper's mailbox when SQLite falls behind the call rate.
+inline constexpr std::int64_t max_route_spans_queued = 10000;
+
 /// How long a route span waits for its run's root span before it is stored
 /// as the root itself (the runtime exports no spans, or not here).
 inline constexpr auto route_span_wait = std::chrono::seconds(10);

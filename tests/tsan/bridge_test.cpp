@@ -567,6 +567,8 @@ void child_processes() {
 
 } // namespace
 
+int v1_link_traffic(); // v1_link_traffic.cpp
+
 int main() {
   std::signal(SIGPIPE, SIG_IGN);
   websocket_traffic();
@@ -574,6 +576,7 @@ int main() {
   windowed_traffic();
   client_sessions();
   child_processes();
+  failures += v1_link_traffic();
   if (failures == 0)
     std::puts("bridge_tsan_test: ok");
   return failures == 0 ? 0 : 1;
