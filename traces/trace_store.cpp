@@ -210,16 +210,8 @@ std::unique_ptr<trace_store> trace_store::open(const std::string& path, retentio
   return std::unique_ptr<trace_store>{new trace_store(db, r)};
 }
 
-std::string trace_store::save(std::string_view text, std::int64_t now_ms,
-                              std::string* saved_trace) {
-  json::value doc;
-  std::string error;
-  if (!parse(text, doc, error))
-    return error;
-  auto& o = doc.as_object();
-  std::string trace_id{o.at("traceId").as_string()};
-  if (!exec(db_, "BEGIN IMMEDIATE"))
-    return std::string{"trace store busy: "} + sqlite3_errmsg(db_);
+bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
+                            std::int64_t now_ms) {
   statement put_span{db_, "INSERT INTO spans(trace_id, span_id, ended, json) VALUES(?,?,?,?) "
                           "ON CONFLICT(trace_id, span_id) DO UPDATE SET ended=excluded.ended, "
                           "json=excluded.json WHERE NOT (spans.ended=1 AND excluded.ended=0)"};
@@ -259,19 +251,58 @@ std::string trace_store::save(std::string_view text, std::int64_t now_ms,
     ok = put_trace.step() == SQLITE_DONE;
     ok = ok && sum.bind(1, trace_id).step() == SQLITE_DONE;
   }
-  if (!ok) {
-    std::string why = sqlite3_errmsg(db_);
-    exec(db_, "ROLLBACK");
-    return "trace store: " + why;
-  }
-  if (!exec(db_, "COMMIT")) {
-    std::string why = sqlite3_errmsg(db_);
-    exec(db_, "ROLLBACK");
-    return "trace store: " + why;
-  }
+  return ok;
+}
+
+std::string trace_store::commit_or_rollback(bool ok) {
+  if (ok && exec(db_, "COMMIT"))
+    return {};
+  std::string why = sqlite3_errmsg(db_);
+  exec(db_, "ROLLBACK");
+  return "trace store: " + why;
+}
+
+std::string trace_store::save(std::string_view text, std::int64_t now_ms,
+                              std::string* saved_trace) {
+  json::value doc;
+  std::string error;
+  if (!parse(text, doc, error))
+    return error;
+  auto& o = doc.as_object();
+  std::string trace_id{o.at("traceId").as_string()};
+  if (!exec(db_, "BEGIN IMMEDIATE"))
+    return std::string{"trace store busy: "} + sqlite3_errmsg(db_);
+  if (auto err = commit_or_rollback(write_doc(o, trace_id, now_ms)); !err.empty())
+    return err;
   if (saved_trace)
     *saved_trace = std::move(trace_id);
   return {};
+}
+
+std::string trace_store::save_many(const std::vector<std::string>& docs, std::int64_t now_ms) {
+  std::vector<json::value> parsed;
+  parsed.reserve(docs.size());
+  std::string first_error;
+  for (auto& text : docs) {
+    json::value doc;
+    std::string error;
+    if (parse(text, doc, error))
+      parsed.push_back(std::move(doc));
+    else if (first_error.empty())
+      first_error = std::move(error);
+  }
+  if (parsed.empty())
+    return first_error;
+  if (!exec(db_, "BEGIN IMMEDIATE"))
+    return std::string{"trace store busy: "} + sqlite3_errmsg(db_);
+  bool ok = true;
+  for (auto& doc : parsed) {
+    auto& o = doc.as_object();
+    ok = ok && write_doc(o, std::string{o.at("traceId").as_string()}, now_ms);
+  }
+  if (auto err = commit_or_rollback(ok); !err.empty())
+    return err;
+  return first_error;
 }
 
 std::optional<std::string> trace_store::load(std::string_view trace_id) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 struct sqlite3;
 
@@ -13,6 +14,10 @@ struct sqlite3;
 /// database with Genkit's TraceData shapes (the telemetry server's API,
 /// @genkit-ai/telemetry-server). Plain data, no actors: one owner uses it
 /// (the manager's trace_keeper, off the scheduler's threads).
+namespace boost::json {
+class object;
+}
+
 namespace actor_host::traces {
 
 class trace_filter;
@@ -44,6 +49,12 @@ public:
   std::string save(std::string_view trace_data, std::int64_t now_ms,
                    std::string* saved_trace = nullptr);
 
+  /// Several documents in one transaction (one commit instead of one per
+  /// document: what a busy keeper writes in bulk). Documents that are not
+  /// TraceData are skipped; returns "" or the first such reason, or why
+  /// none was stored.
+  std::string save_many(const std::vector<std::string>& docs, std::int64_t now_ms);
+
   /// The trace as TraceData JSON, or nothing.
   std::optional<std::string> load(std::string_view trace_id);
 
@@ -67,6 +78,10 @@ public:
 
 private:
   explicit trace_store(sqlite3* db, retention r);
+  // One document's spans and trace row, inside an open transaction.
+  bool write_doc(const boost::json::object& doc, const std::string& trace_id,
+                 std::int64_t now_ms);
+  std::string commit_or_rollback(bool ok);
   sqlite3* db_;
   retention retention_;
 };

@@ -70,6 +70,41 @@ void store_span(self_ptr self, const traces::run_span& span) {
                  err);
 }
 
+// Route spans that waited long enough (or were pushed out), as roots, in one
+// transaction: under load this is most of the keeper's writes.
+void store_spans(self_ptr self, std::vector<traces::run_span> spans) {
+  if (spans.empty())
+    return;
+  std::vector<std::string> docs;
+  docs.reserve(spans.size());
+  for (auto& s : spans)
+    docs.push_back(traces::trace_data_json(s));
+  if (auto err = self->state.store->save_many(docs, now_ms()); !err.empty()) {
+    spdlog::warn("trace store: {} route span(s) were not stored: {}", docs.size(), err);
+    return;
+  }
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    export_doc(self, docs[i]);
+    if (!self->state.watchers.empty())
+      tell_watchers(self, spans[i].trace_id, docs[i]);
+  }
+}
+
+// The oldest waiting spans, `n` at most, or those due by `due`.
+std::vector<traces::run_span> take_waiting(self_ptr self, std::size_t n,
+                                           caf::actor_clock::time_point due) {
+  std::vector<traces::run_span> out;
+  auto& w = self->state.waiting;
+  while (!w.empty() && (out.size() < n || w.front().first <= due)) {
+    out.push_back(std::move(w.front().second));
+    w.pop_front();
+  }
+  return out;
+}
+
+// Spans pushed out of a full wait list go in batches of this many.
+constexpr std::size_t evict_batch = 256;
+
 // Under the run's root span if it is in; false if not yet.
 bool try_attach(self_ptr self, traces::run_span& span) {
   auto root = self->state.store->root_span_id(span.trace_id);
@@ -130,10 +165,8 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
       auto& w = self->state.waiting;
       if (w.empty())
         self->delayed_send(self, route_span_wait, route_flush_atom_v);
-      if (w.size() == max_waiting) {
-        store_span(self, w.front().second);
-        w.pop_front();
-      }
+      if (w.size() == max_waiting)
+        store_spans(self, take_waiting(self, evict_batch, caf::actor_clock::time_point{}));
       w.emplace_back(self->clock().now(), std::move(span));
     },
     [self](route_flush_atom) {
@@ -141,11 +174,7 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
       auto& w = self->state.waiting;
       // The actor's clock: the deterministic tests move it.
       auto now = self->clock().now();
-      auto due = now - route_span_wait;
-      while (!w.empty() && w.front().first <= due) {
-        store_span(self, w.front().second);
-        w.pop_front();
-      }
+      store_spans(self, take_waiting(self, 0, now - route_span_wait));
       if (!w.empty())
         self->delayed_send(self, w.front().first + route_span_wait - now, route_flush_atom_v);
     },
