@@ -1,0 +1,129 @@
+#pragma once
+
+// Private to the manager's own sources (manager.cpp, manager_traces.cpp): the
+// state behind manager's pimpl, and its wiring steps.
+#include "actors/manager/manager.hpp"
+
+#include "actors/cluster/cluster_node.hpp"
+#include "actors/cluster/gateway.hpp"
+#include "actors/common/frame_bridge.hpp"
+#include "actors/common/live_counts.hpp"
+#include "actors/common/span_exporter.hpp"
+#include "actors/manager/api_session.hpp"
+#include "actors/manager/channel.hpp"
+#include "actors/manager/child_runtime.hpp"
+#include "actors/manager/dashboard_feed.hpp"
+#include "actors/manager/function_registry.hpp"
+#include "actors/manager/http_api.hpp"
+#include "actors/manager/listener_access.hpp"
+#include "actors/manager/manager_supervisor.hpp"
+#include "actors/manager/runtime_connection.hpp"
+#include "actors/manager/routing.hpp"
+#include "actors/manager/runtime_directory.hpp"
+#include "actors/manager/trace_keeper.hpp"
+#include "actors/manager/v1_discovery.hpp"
+#include "actors/manager/worker_connection.hpp"
+#include "net/io_runtime.hpp"
+#include "net/server.hpp"
+#include "net/url.hpp"
+#include "net/v1_runtime_link.hpp"
+#include "obs/metrics.hpp"
+#include "obs/metrics_page.hpp"
+#include "proc/private_file.hpp"
+
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
+#include <caf/openssl/publish.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <filesystem>
+#include <unistd.h>
+
+namespace actor_host {
+
+namespace detail {
+
+// The TLS context is loaded before the listeners exist; a bad file is
+// reported by start(), through tls_error.
+inline net::tls_server_context_ptr load_tls(const manager_options& o, std::string& error) {
+  return o.tls ? net::tls_server_context::load(*o.tls, error) : nullptr;
+}
+
+} // namespace detail
+
+struct manager::impl {
+  impl(caf::actor_system& sys, net::io_runtime& io, manager_options o)
+    : sys(sys), opts(std::move(o)), tls(detail::load_tls(opts, tls_error)), io(io),
+      reflection(io, listener_options(listener::reflection, opts.port, 3200, 3400)),
+      api(io, listener_options(listener::api, opts.http_port)),
+      workers(io, listener_options(listener::workers, opts.worker_port)),
+      rbac_workers(io, listener_options(listener::rbac_workers, opts.worker_rbac_port.value_or(0))) {
+  }
+
+  net::server_options listener_options(listener l, std::uint16_t port, std::uint16_t first = 0,
+                                       std::uint16_t last = 0) const {
+    net::server_options so;
+    so.bind = opts.bind;
+    so.port = port;
+    so.range_first = first;
+    so.range_last = last;
+    so.max_frame_bytes = opts.max_frame_bytes;
+    so.max_body_bytes = opts.max_body_bytes;
+    so.max_write_queue_bytes = opts.max_write_queue_bytes;
+    so.max_connections = opts.max_connections;
+    so.tls = tls;
+    so.access = access_for(opts, l);
+    return so;
+  }
+
+  caf::actor_system& sys;
+  manager_options opts;
+  std::string tls_error;
+  net::tls_server_context_ptr tls; // null: plaintext listeners
+  net::io_runtime& io;
+  net::server reflection;
+  net::server api;
+  net::server workers;
+  net::server rbac_workers; // listens only with opts.worker_rbac_port
+  caf::actor supervisor;
+  directory_actor directory;
+  caf::actor functions; // function_registry
+  front_door door;      // what every caller starts calls with
+  caf::actor cluster;   // cluster_node; null outside a cluster
+  caf::actor gateway;   // cluster_gateway: every call between this node and the others
+  caf::actor traces;    // trace_keeper; null without a trace store
+  cluster_board_ptr cluster_view = std::make_shared<cluster_board>();
+  std::uint16_t cluster_port = 0;
+
+  /// Spawns actors the supervisor adopts.
+  struct adopting_spawner {
+    caf::actor_system* sys;
+    caf::actor supervisor;
+    template <class F, class... Ts>
+    auto operator()(F fun, Ts&&... xs) const {
+      auto a = sys->spawn(fun, std::forward<Ts>(xs)...);
+      // Typed or not, the supervisor watches actors by their plain handle.
+      caf::anon_send(supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(a));
+      return a;
+    }
+  };
+
+  /// Listeners' handlers run on I/O threads and outlive stop(): they get
+  /// their own copies of the handles they use, never these members.
+  adopting_spawner spawner() const {
+    return {&sys, supervisor};
+  }
+
+  template <class F, class... Ts>
+  auto spawn_child(F fun, Ts&&... xs) {
+    return spawner()(fun, std::forward<Ts>(xs)...);
+  }
+
+  std::string start_cluster();
+  /// The trace store (and its OTLP exporter) when configured; "" or why not.
+  std::string start_traces();
+  void start_v1_discovery(const connection_options& base, const std::string& telemetry_url);
+};
+
+} // namespace actor_host

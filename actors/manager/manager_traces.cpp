@@ -1,0 +1,73 @@
+#include "actors/manager/manager_impl.hpp"
+
+namespace actor_host {
+
+std::string manager::impl::start_traces() {
+  auto& d = *this;
+  if (!d.opts.otlp_endpoint.empty() && d.opts.trace_store.empty())
+    return "otlp_endpoint: spans reach the collector through the trace store; set trace_store "
+           "too (--trace-store FILE)";
+  if (!d.opts.trace_store.empty()) {
+    std::string err;
+    auto store = traces::trace_store::open(d.opts.trace_store, d.opts.trace_retention, err);
+    if (!store)
+      return "trace store: " + err;
+    caf::actor exporter;
+    if (!d.opts.otlp_endpoint.empty()) {
+      auto u = net::parse_url(d.opts.otlp_endpoint);
+      if (!u || u->scheme != "http")
+        return "otlp_endpoint: '" + d.opts.otlp_endpoint
+               + "' is not an http:// URL (OTLP/HTTP JSON, e.g. http://collector:4318)";
+      span_exporter_options eo;
+      eo.max_queued = 1024;
+      eo.path = "/v1/traces";
+      auto base = d.opts.otlp_endpoint;
+      while (!base.empty() && base.back() == '/')
+        base.pop_back();
+      exporter = d.spawn_child(span_exporter, base, http_span_poster(d.io), eo);
+      spdlog::info("Spans are exported to the OpenTelemetry collector at {}/v1/traces", base);
+    }
+    // SQLite waits on the disk: the keeper gets a thread of its own.
+    d.traces = d.sys.spawn<caf::detached>(trace_keeper,
+                                         std::shared_ptr<traces::trace_store>{std::move(store)},
+                                         exporter);
+    caf::anon_send(d.supervisor, adopt_atom_v, d.traces);
+  }
+  return {};
+}
+
+// Reflection V1 runtimes (Genkit apps started the V1 way, GENKIT_ENV=dev) are
+// found through their runtime files and reached through a link that speaks
+// V1 to them and V2 to the runtime connection above it: the rest of the
+// manager sees one kind of runtime.
+void manager::impl::start_v1_discovery(const connection_options& base,
+                                       const std::string& telemetry_url) {
+  v1_discovery_options o;
+  o.runtimes_dir = registry::runtimes_directory(opts.project_root);
+  o.connect = [spawn = spawner(), dir = directory, io = &io, base, telemetry_url,
+               policy = opts.policy, cap = opts.max_frame_bytes](const registry::runtime_file& f) {
+    net::v1_link_options lo;
+    lo.runtime_id = f.id;
+    lo.url = f.reflection_server_url;
+    lo.register_params = registry::runtime_file_json(f);
+    lo.telemetry_url = telemetry_url;
+    lo.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+      policy.request_timeout);
+    lo.max_answer_bytes = cap;
+    lo.max_exchanges = std::max<std::size_t>(policy.max_calls_per_caller, 1);
+    auto link = net::v1_runtime_link::make(*io, std::move(lo));
+    auto copts = base;
+    copts.reflection_url = f.reflection_server_url;
+    copts.protocol = "v1";
+    copts.telemetry_url.clear(); // V1 runtimes hear of it through /api/notify
+    auto t = with_read_window(link, policy.max_unread_frames);
+    auto conn = spawn(runtime_connection, t, dir, copts);
+    link->start(std::make_shared<frame_bridge>(conn, t));
+    return v1_connection{caf::actor_cast<caf::actor>(conn), link};
+  };
+  spdlog::info("Watching {} for Reflection V1 runtimes", o.runtimes_dir);
+  // It reads the disk: a thread of its own.
+  caf::anon_send(supervisor, adopt_atom_v, sys.spawn<caf::detached>(v1_discovery, std::move(o)));
+}
+
+} // namespace actor_host
