@@ -6,6 +6,7 @@
 #include "net/jsonrpc.hpp"
 #include "net/reflection_v1_bridge.hpp"
 #include "net/url.hpp"
+#include "registry/runtime_info.hpp"
 #include "registry/status_error.hpp"
 
 #include <boost/asio/dispatch.hpp>
@@ -239,9 +240,16 @@ private:
     r->status = head.status;
     if (r->plan.what != v1::http_plan::kind::run || head.status != 200)
       return;
-    r->trace = std::string{head.field("x-genkit-trace-id")};
-    if (!r->trace.empty())
+    // It is matched against cancels and written into a log line: only a
+    // well-formed id is kept (the connection checks it again).
+    auto trace = head.field("x-genkit-trace-id");
+    if (registry::valid_trace_id(trace)) {
+      r->trace = std::string{trace};
       deliver(v1::run_state_frame(id, r->trace));
+    } else if (!trace.empty()) {
+      spdlog::warn("runtime {} sent an invalid X-Genkit-Trace-Id ({} bytes); ignored",
+                   opts_.runtime_id, trace.size());
+    }
   }
 
   void on_data(const std::string& id, std::string_view piece) {

@@ -88,6 +88,10 @@ void scan(self_ptr self) {
       break;
     }
     auto name = entry.path().filename().string();
+    // Names reach log lines: one with control characters is not looked at
+    // (and cannot be named in a warning either).
+    if (!registry::peer_text_problem(name, registry::max_peer_text_bytes).empty())
+      continue;
     present.insert(name);
     auto mtime = entry.last_write_time(sec);
     auto i = st.files.find(name);
