@@ -68,6 +68,10 @@ std::string action_catalog::actions_map_json() const {
       out += R"(,"inputSchema":)" + a.input_schema;
     if (!a.output_schema.empty())
       out += R"(,"outputSchema":)" + a.output_schema;
+    // Genkit's JS runtime leaves it out; its tools keep it, and it is how
+    // the gRPC door knows a streaming action (server-streaming method).
+    if (!a.stream_schema.empty())
+      out += R"(,"streamSchema":)" + a.stream_schema;
     out += '}';
   }
   out += "}";

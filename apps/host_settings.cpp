@@ -47,6 +47,28 @@ std::string host_name() {
 // The cluster settings, checked: a node name fit for `node/id`, seeds as
 // host:port, all three TLS files or none (each loadable: caf-openssl would
 // abort on a bad one), and no plaintext endpoint off loopback unless asked.
+/// The gRPC listener: its own TLS files, else the other listeners'.
+std::string resolve_grpc(const std::map<std::string, config::setting_value>& eff,
+                         manager_options& m) {
+  grpc_listener_options g;
+  g.port = static_cast<std::uint16_t>(num(eff, "grpc_port"));
+  auto pick = [&](const char* own, const char* shared) {
+    auto& v = eff.at(own).value;
+    return v.empty() ? eff.at(shared).value : v;
+  };
+  g.tls.cert_file = pick("grpc_auth_cert_file", "tls_cert_file");
+  g.tls.key_file = pick("grpc_auth_key_file", "tls_key_file");
+  g.tls.client_ca_file = pick("grpc_client_ca_file", "tls_client_ca_file");
+  g.tls.skip_client_verify = eff.at("insecure_skip_grpc_client_verify").value == "true"
+                             || eff.at("insecure_skip_client_verify").value == "true";
+  if (g.tls.cert_file.empty() != g.tls.key_file.empty())
+    return "the gRPC listener's TLS needs both grpc_auth_cert_file and grpc_auth_key_file";
+  if (g.tls.cert_file.empty() && !g.tls.client_ca_file.empty())
+    return "grpc_client_ca_file needs grpc_auth_cert_file and grpc_auth_key_file";
+  m.grpc = std::move(g);
+  return {};
+}
+
 std::string resolve_cluster(const std::map<std::string, config::setting_value>& eff,
                             manager_options& m) {
   manager_cluster_options c;
@@ -270,6 +292,9 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
              "(callers, runtimes and workers then need the token) or tls_client_ca_file (mTLS; "
              "with tls_cert_file and tls_key_file), or pass --insecure to serve anyone who can "
              "reach the port (docs/SECURITY.md)";
+  if (f.role == "manager" && eff.at("grpc_port").value != "off")
+    if (auto err = resolve_grpc(eff, m); !err.empty())
+      return err;
   m.policy.request_timeout = span(ms(eff, "request_timeout"));
   m.policy.run_timeout = span(ms(eff, "run_timeout"));
   m.policy.max_calls_per_caller = num(eff, "max_calls_per_caller");

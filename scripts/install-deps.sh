@@ -11,6 +11,7 @@ pkgs=(
   libcli11-dev libyaml-cpp-dev
   libre2-dev
   libsqlite3-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler
   libmimalloc-dev libjemalloc-dev
   curl procps
   chromium

@@ -216,6 +216,9 @@ std::string manager::start() {
     if (auto err = d.rbac_workers.listen(); !err.empty())
       return "worker endpoint (RBAC): " + err;
   }
+  if (d.opts.grpc)
+    if (auto err = d.start_grpc(); !err.empty())
+      return "gRPC front door: " + err;
   if (d.tls)
     spdlog::info("TLS on every listener: certificate {}, client certificates {}",
                  d.tls->files().cert_file,
@@ -284,6 +287,9 @@ void manager::stop(int stop_signal) {
   d.api.stop_accepting();
   d.workers.stop_accepting();
   d.rbac_workers.stop_accepting();
+  // In-flight gRPC calls get the drain time, then CANCELLED.
+  if (d.grpc)
+    d.grpc->shutdown(d.opts.drain_timeout);
   // The drain and the services' stop are the supervisor's; main only waits
   // for its answer (bounded: its own steps all have deadlines).
   caf::scoped_actor self{d.sys};
@@ -337,6 +343,10 @@ std::uint16_t manager::worker_port() const {
 
 std::uint16_t manager::worker_rbac_port() const {
   return impl_->opts.worker_rbac_port ? impl_->rbac_workers.port() : 0;
+}
+
+std::uint16_t manager::grpc_port() const {
+  return impl_->grpc ? impl_->grpc->port() : 0;
 }
 
 std::string manager::stats_json() const {

@@ -42,6 +42,13 @@ struct manager_cluster_options {
   std::chrono::milliseconds heartbeat_timeout{5000};
 };
 
+/// The gRPC front door (grpc_door/, docs/GRPC.md).
+struct grpc_listener_options {
+  std::uint16_t port = 0; // 0: any free port
+  /// Empty cert_file: plaintext.
+  net::tls_server_files tls;
+};
+
 struct manager_options {
   std::string bind = "127.0.0.1";
   std::uint16_t port = 0;        // 0: first free port in 3200-3400
@@ -91,6 +98,8 @@ struct manager_options {
   /// (exit code, why). Used by main to end the process with an attached
   /// `-- <command>`.
   std::function<void(int, std::string)> on_service_exit;
+  /// Set: the gRPC front door listens (same bind, token and caps).
+  std::optional<grpc_listener_options> grpc;
   /// Set: this manager is a node of a cluster.
   std::optional<manager_cluster_options> cluster;
 };
@@ -120,6 +129,8 @@ public:
   std::uint16_t worker_port() const;
   /// 0 when there is no RBAC worker endpoint.
   std::uint16_t worker_rbac_port() const;
+  /// 0 when there is no gRPC front door.
+  std::uint16_t grpc_port() const;
 
   /// Live actors and sockets as JSON (GET /api/__stats).
   std::string stats_json() const;

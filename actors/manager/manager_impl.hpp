@@ -23,6 +23,7 @@
 #include "actors/manager/trace_keeper.hpp"
 #include "actors/manager/v1_discovery.hpp"
 #include "actors/manager/worker_connection.hpp"
+#include "grpc_door/server.hpp"
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
 #include "net/url.hpp"
@@ -94,6 +95,7 @@ struct manager::impl {
   caf::actor gateway;   // cluster_gateway: every call between this node and the others
   caf::actor traces;    // trace_keeper; null without a trace store
   cluster_board_ptr cluster_view = std::make_shared<cluster_board>();
+  std::shared_ptr<grpc_door::server> grpc; // null without --grpc-port
   std::uint16_t cluster_port = 0;
 
   /// Spawns actors the supervisor adopts.
@@ -123,6 +125,8 @@ struct manager::impl {
   std::string start_cluster();
   /// The trace store (and its OTLP exporter) when configured; "" or why not.
   std::string start_traces();
+  /// The gRPC front door and its catalog keeper; "" or why not.
+  std::string start_grpc();
   void start_v1_discovery(const connection_options& base, const std::string& telemetry_url);
 };
 

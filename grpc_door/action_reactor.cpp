@@ -1,0 +1,406 @@
+// One call of a catalog method: reads the request (or, bidi, the input
+// stream), hands the call to the actor side as JSON and writes what comes
+// back. gRPC calls OnX on its threads and the actor calls the sink on CAF's;
+// the state both touch is under one mutex, and every gRPC operation is
+// started after it is released (decided under the lock, so there is one
+// writer and Finish comes once, after the last write).
+
+#include "grpc_door/detail/door_state.hpp"
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
+#include <grpcpp/grpcpp.h>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
+
+#include <chrono>
+#include <deque>
+#include <optional>
+
+namespace actor_host::grpc_door::detail {
+
+namespace {
+
+constexpr std::size_t max_runtime_id = 256;
+constexpr std::size_t max_context_bytes = 64 << 10;
+
+std::string json_string(std::string_view s) {
+  return boost::json::serialize(boost::json::string{s});
+}
+
+std::optional<std::string> metadata(grpc::GenericCallbackServerContext* ctx,
+                                    std::string_view key) {
+  auto& md = ctx->client_metadata();
+  auto it = md.find(grpc::string_ref{key.data(), key.size()});
+  if (it == md.end())
+    return std::nullopt;
+  return std::string{it->second.data(), it->second.size()};
+}
+
+class action_call;
+class sink_impl;
+
+template <class F>
+void with_call(sink_impl& s, F f);
+
+/// The actor's handle on the call: forwards to the reactor while it lives.
+class sink_impl final : public call_sink {
+public:
+  explicit sink_impl(action_call* call) : call_(call) {
+  }
+  void trace(std::string trace_id) override;
+  void chunk(std::string json) override;
+  void output(std::string json) override;
+  void fail(int code, std::string message) override;
+
+  std::mutex mtx; // guards the reactor's state too
+  action_call* call_;
+};
+
+class action_call final : public counted_reactor {
+public:
+  action_call(door_ptr door, std::shared_ptr<const catalog> cat, const catalog_method* m,
+              grpc::GenericCallbackServerContext* ctx)
+    : counted_reactor(std::move(door)),
+      catalog_(std::move(cat)),
+      method_(m),
+      ctx_(ctx),
+      sink_(std::make_shared<sink_impl>(this)) {
+    door_->action_started();
+    StartRead(&in_);
+  }
+
+  ~action_call() override {
+    door_->action_ended();
+  }
+
+  // --- gRPC's side ---
+
+  void OnReadDone(bool ok) override {
+    bool bidi = method_->kind == method_kind::bidi_streaming;
+    if (!started_) {
+      started_ = true;
+      if (!bidi && !ok)
+        return fail_here(grpc::StatusCode::INVALID_ARGUMENT, "the call sent no request message");
+      std::string input;
+      if (ok && !read_input(input))
+        return;
+      if (!start(bidi ? std::string{} : input))
+        return;
+      if (!bidi)
+        return;
+      if (ok)
+        source_->input(std::move(input));
+    } else if (ok) {
+      std::string input;
+      if (!read_input(input))
+        return;
+      source_->input(std::move(input));
+    }
+    if (!ok) {
+      source_->end_input();
+      return;
+    }
+    if (bidi)
+      StartRead(&in_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      std::lock_guard<std::mutex> guard{sink_->mtx};
+      queued_bytes_ -= out_.front().Length();
+      out_.pop_front();
+      writing_ = false;
+      if (!ok) {
+        // The client is gone; OnCancel follows.
+        drop_queue();
+        if (!finish_)
+          finish_ = grpc::Status{grpc::StatusCode::CANCELLED, "the client left"};
+      }
+    }
+    pump();
+  }
+
+  void OnCancel() override {
+    std::shared_ptr<call_source> src;
+    {
+      std::lock_guard<std::mutex> guard{sink_->mtx};
+      drop_queue();
+      if (!ended_)
+        src = source_;
+      ended_ = true;
+      if (!finish_)
+        finish_ = grpc::Status{grpc::StatusCode::CANCELLED, "the call was cancelled"};
+    }
+    if (src)
+      src->cancelled();
+    pump();
+  }
+
+  void OnDone() override {
+    std::shared_ptr<call_source> src;
+    {
+      std::lock_guard<std::mutex> guard{sink_->mtx};
+      sink_->call_ = nullptr;
+      if (!ended_)
+        src = source_;
+    }
+    if (src)
+      src->cancelled();
+    delete this;
+  }
+
+  // --- the actor's side (under sink_->mtx) ---
+
+  void on_trace(std::string id) {
+    if (!writes_begun_ && !finish_)
+      ctx_->AddInitialMetadata("x-genkit-trace-id", id);
+    trace_ = std::move(id);
+  }
+
+  void on_chunk(std::string json) {
+    if (ended_)
+      return;
+    enqueue_json(R"({"chunk":)" + json + "}");
+  }
+
+  void on_output(std::string json) {
+    if (ended_)
+      return;
+    ended_ = true;
+    if (method_->kind == method_kind::unary)
+      enqueue_json(json);
+    else
+      enqueue_json(R"({"output":)" + json + "}");
+    if (!finish_)
+      finish_ = grpc::Status::OK;
+  }
+
+  void on_fail(int code, std::string message) {
+    if (ended_)
+      return;
+    ended_ = true;
+    if (code <= 0 || code > 16)
+      code = grpc::StatusCode::UNKNOWN;
+    if (!finish_)
+      finish_ = grpc::Status{static_cast<grpc::StatusCode>(code), std::move(message)};
+  }
+
+  /// Under the lock: what to start next, the next write or Finish once
+  /// nothing is left to write. Whatever is decided keeps the reactor alive
+  /// until it is started (one writer; Finish only from here).
+  enum class next_op { none, write, finish };
+  next_op decide(grpc::ByteBuffer*& buf, grpc::Status& status) {
+    if (writing_ || finished_)
+      return next_op::none;
+    if (!out_.empty()) {
+      writing_ = writes_begun_ = true;
+      buf = &out_.front();
+      return next_op::write;
+    }
+    if (!finish_)
+      return next_op::none;
+    finished_ = true;
+    status = *finish_;
+    if (!trace_.empty())
+      ctx_->AddTrailingMetadata("x-genkit-trace-id", trace_);
+    return next_op::finish;
+  }
+
+  void start_op(next_op op, grpc::ByteBuffer* buf, const grpc::Status& status) {
+    if (op == next_op::write)
+      StartWrite(buf);
+    else if (op == next_op::finish)
+      Finish(status);
+  }
+
+  void pump();
+
+private:
+  bool read_input(std::string& json) {
+    auto msg = catalog_->new_message(method_->request);
+    if (!from_buffer(in_, *msg)) {
+      fail_here(grpc::StatusCode::INVALID_ARGUMENT,
+                "the request does not parse as " + method_->request->full_name());
+      return false;
+    }
+    json = catalog_->to_json(*msg);
+    return true;
+  }
+
+  /// Builds the run's params as the HTTP front door takes them and hands
+  /// the call to the actor side.
+  bool start(const std::string& input) {
+    std::string params = R"({"key":)" + json_string(method_->key);
+    if (method_->kind != method_kind::bidi_streaming)
+      params += R"(,"input":)" + input;
+    if (auto id = metadata(ctx_, "runtime-id")) {
+      if (id->empty() || id->size() > max_runtime_id) {
+        fail_here(grpc::StatusCode::INVALID_ARGUMENT,
+                  "runtime-id metadata must be 1 to 256 characters");
+        return false;
+      }
+      params += R"(,"runtimeId":)" + json_string(*id);
+    }
+    if (auto context = metadata(ctx_, "genkit-context")) {
+      // Boost.JSON's parser stops at depth 32: no deep recursion here.
+      boost::system::error_code ec;
+      auto v = context->size() <= max_context_bytes ? boost::json::parse(*context, ec)
+                                                     : boost::json::value{};
+      if (ec || !v.is_object()) {
+        fail_here(grpc::StatusCode::INVALID_ARGUMENT,
+                  "genkit-context metadata must be one JSON object of at most 64 KiB");
+        return false;
+      }
+      params += R"(,"context":)" + boost::json::serialize(v);
+    }
+    auto deadline = ctx_->deadline();
+    if (deadline < std::chrono::system_clock::now() + std::chrono::hours(24 * 365)) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::system_clock::now());
+      params += R"(,"timeoutMs":)" + std::to_string(std::max<long long>(1, left.count()));
+    }
+    params += "}";
+    call_start cs;
+    cs.key = method_->key;
+    cs.params = std::move(params);
+    cs.stream = method_->kind != method_kind::unary;
+    cs.stream_input = method_->kind == method_kind::bidi_streaming;
+    cs.peer = ctx_->peer();
+    auto src = door_->opts.start_call(std::move(cs), sink_);
+    std::lock_guard<std::mutex> guard{sink_->mtx};
+    source_ = std::move(src);
+    return true;
+  }
+
+  /// Ends the call from gRPC's side (bad request): no run was started, or
+  /// the one started is cancelled.
+  void fail_here(grpc::StatusCode code, std::string message) {
+    std::shared_ptr<call_source> src;
+    {
+      std::lock_guard<std::mutex> guard{sink_->mtx};
+      if (!ended_)
+        src = source_;
+      ended_ = true;
+      drop_queue();
+      if (!finish_)
+        finish_ = grpc::Status{code, std::move(message)};
+    }
+    if (src)
+      src->cancelled();
+    pump();
+  }
+
+  /// Under the lock: one response message from the runtime's JSON.
+  void enqueue_json(const std::string& json) {
+    auto msg = catalog_->new_message(method_->response);
+    std::string why;
+    grpc::ByteBuffer buf;
+    if (!json_to_message(json, *msg, why) || !to_buffer(*msg, buf)) {
+      drop_queue();
+      ended_ = true;
+      finish_ = grpc::Status{grpc::StatusCode::INTERNAL,
+                             "the runtime's answer does not fit "
+                               + method_->response->full_name() + ": " + why};
+      return;
+    }
+    queued_bytes_ += buf.Length();
+    if (queued_bytes_ > door_->opts.max_write_queue_bytes) {
+      drop_queue();
+      cancel_source_ = !ended_;
+      ended_ = true;
+      finish_ = grpc::Status{grpc::StatusCode::RESOURCE_EXHAUSTED,
+                             "the client does not read its responses: over "
+                               + std::to_string(door_->opts.max_write_queue_bytes)
+                               + " bytes queued (max_write_queue_bytes)"};
+      return;
+    }
+    out_.push_back(std::move(buf));
+  }
+
+  /// Under the lock: forgets the responses not being written.
+  void drop_queue() {
+    while (out_.size() > (writing_ ? 1u : 0u)) {
+      queued_bytes_ -= out_.back().Length();
+      out_.pop_back();
+    }
+  }
+
+  friend class sink_impl;
+  template <class F>
+  friend void with_call(sink_impl& s, F f);
+
+  std::shared_ptr<const catalog> catalog_;
+  const catalog_method* method_;
+  grpc::GenericCallbackServerContext* ctx_;
+  std::shared_ptr<sink_impl> sink_;
+  std::shared_ptr<call_source> source_;
+  grpc::ByteBuffer in_;
+  bool started_ = false; // gRPC's thread only
+
+  // Under sink_->mtx:
+  std::deque<grpc::ByteBuffer> out_;
+  std::size_t queued_bytes_ = 0;
+  bool writing_ = false;
+  bool writes_begun_ = false;
+  bool finished_ = false;
+  bool ended_ = false;         // the run is over (answered, failed, cancelled)
+  bool cancel_source_ = false; // the run is to be cancelled (over the write cap)
+  std::optional<grpc::Status> finish_;
+  std::string trace_;
+};
+
+/// Runs `f` on the reactor if it still lives, then starts what follows. The
+/// reactor is not touched after the lock is released unless an operation
+/// was decided under it (which keeps the reactor alive).
+template <class F>
+void with_call(sink_impl& s, F f) {
+  std::shared_ptr<call_source> cancel;
+  action_call* call = nullptr;
+  auto op = action_call::next_op::none;
+  grpc::ByteBuffer* buf = nullptr;
+  grpc::Status status;
+  {
+    std::lock_guard<std::mutex> guard{s.mtx};
+    if (!s.call_)
+      return;
+    call = s.call_;
+    f(*call);
+    if (call->cancel_source_) {
+      call->cancel_source_ = false;
+      cancel = call->source_;
+    }
+    op = call->decide(buf, status);
+  }
+  if (cancel)
+    cancel->cancelled();
+  if (op != action_call::next_op::none)
+    call->start_op(op, buf, status);
+}
+
+void action_call::pump() {
+  with_call(*sink_, [](action_call&) {});
+}
+
+void sink_impl::trace(std::string id) {
+  with_call(*this, [&](action_call& c) { c.on_trace(std::move(id)); });
+}
+void sink_impl::chunk(std::string json) {
+  with_call(*this, [&](action_call& c) { c.on_chunk(std::move(json)); });
+}
+void sink_impl::output(std::string json) {
+  with_call(*this, [&](action_call& c) { c.on_output(std::move(json)); });
+}
+void sink_impl::fail(int code, std::string message) {
+  with_call(*this, [&](action_call& c) { c.on_fail(code, std::move(message)); });
+}
+
+} // namespace
+
+generic_reactor* action_reactor(door_ptr door, std::shared_ptr<const catalog> cat,
+                                const catalog_method* m, grpc::GenericCallbackServerContext* ctx) {
+  return new action_call(std::move(door), std::move(cat), m, ctx);
+}
+
+} // namespace actor_host::grpc_door::detail

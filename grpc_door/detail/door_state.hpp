@@ -1,0 +1,118 @@
+#pragma once
+
+// Private to grpc_door/*.cpp: includes gRPC's headers.
+
+#include "grpc_door/catalog.hpp"
+#include "grpc_door/server.hpp"
+
+#include <grpcpp/generic/async_generic_service.h>
+#include <grpcpp/support/server_callback.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+namespace actor_host::grpc_door::detail {
+
+using generic_reactor = grpc::ServerGenericBidiReactor;
+
+class health_watch;
+
+/// What the listener's reactors share: the options, the current catalog and
+/// the Health.Watch streams to tell when it changes.
+struct door_state {
+  server_options opts;
+  std::atomic<std::size_t> open_calls{0};
+  std::atomic<bool> serving{true};
+
+  /// Calls of catalog methods open now: shutdown() lets them finish within
+  /// its grace (reflection and health streams are cancelled at once).
+  void action_started() {
+    std::lock_guard<std::mutex> guard{calls_mtx_};
+    ++action_calls_;
+  }
+  void action_ended() {
+    std::lock_guard<std::mutex> guard{calls_mtx_};
+    if (--action_calls_ == 0)
+      calls_cv_.notify_all();
+  }
+  /// False when calls were still open at `deadline`.
+  bool wait_for_actions(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock{calls_mtx_};
+    return calls_cv_.wait_until(lock, deadline, [this] { return action_calls_ == 0; });
+  }
+
+  std::shared_ptr<const catalog> current() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return catalog_;
+  }
+  /// Swaps the catalog; returns the watches to notify (outside the lock).
+  std::set<std::shared_ptr<health_watch>> publish(std::shared_ptr<const catalog> c) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    catalog_ = std::move(c);
+    return watches_;
+  }
+  void add_watch(std::shared_ptr<health_watch> w) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    watches_.insert(std::move(w));
+  }
+  void remove_watch(const std::shared_ptr<health_watch>& w) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    watches_.erase(w);
+  }
+  std::set<std::shared_ptr<health_watch>> watches() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return watches_;
+  }
+
+private:
+  std::mutex calls_mtx_;
+  std::condition_variable calls_cv_;
+  std::size_t action_calls_ = 0;
+  mutable std::mutex mtx_;
+  std::shared_ptr<const catalog> catalog_;
+  std::set<std::shared_ptr<health_watch>> watches_;
+};
+
+using door_ptr = std::shared_ptr<door_state>;
+
+/// Every reactor of the listener counts as an open call while it lives
+/// (server_options::max_calls).
+class counted_reactor : public generic_reactor {
+public:
+  explicit counted_reactor(door_ptr door) : door_(std::move(door)) {
+    ++door_->open_calls;
+  }
+  ~counted_reactor() override {
+    --door_->open_calls;
+  }
+
+protected:
+  door_ptr door_;
+};
+
+/// The reactors of the generic service, by method (server.cpp picks).
+generic_reactor* action_reactor(door_ptr door, std::shared_ptr<const catalog> cat,
+                                const catalog_method* m, grpc::GenericCallbackServerContext* ctx);
+generic_reactor* reflection_reactor(door_ptr door);
+generic_reactor* health_check_reactor(door_ptr door);
+generic_reactor* health_watch_reactor(door_ptr door);
+/// Every health watch hears the new state (catalog or serving changed).
+void notify_health_watches(const door_ptr& door);
+
+/// A reactor that only finishes with `status` (unknown method, refusals).
+generic_reactor* refusal(grpc::Status status);
+
+/// Whether the well-known services (reflection, health) name `service`.
+bool is_builtin_service(std::string_view service);
+
+/// Serializes `msg` into a ByteBuffer / parses one; false when it does not
+/// parse (or is larger than max bytes).
+bool to_buffer(const google::protobuf::Message& msg, grpc::ByteBuffer& out);
+bool from_buffer(const grpc::ByteBuffer& in, google::protobuf::Message& msg);
+
+} // namespace actor_host::grpc_door::detail

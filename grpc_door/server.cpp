@@ -1,0 +1,212 @@
+#include "grpc_door/server.hpp"
+
+#include "grpc_door/detail/door_state.hpp"
+#include "net/access_policy.hpp"
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
+#include <spdlog/spdlog.h>
+
+#include <string_view>
+
+namespace actor_host::grpc_door {
+
+namespace {
+
+/// The IP of a gRPC peer string ("ipv4:127.0.0.1:5000", "ipv6:[::1]:5000").
+std::string peer_ip(std::string_view peer) {
+  auto colon = peer.find(':');
+  if (colon == std::string_view::npos)
+    return {};
+  auto kind = peer.substr(0, colon);
+  auto rest = peer.substr(colon + 1);
+  if (kind == "ipv6") {
+    if (rest.size() > 1 && rest.front() == '[') {
+      auto close = rest.find(']');
+      if (close != std::string_view::npos)
+        return std::string{rest.substr(1, close - 1)};
+    }
+    return {};
+  }
+  if (kind != "ipv4")
+    return {};
+  auto last = rest.rfind(':');
+  return std::string{rest.substr(0, last)};
+}
+
+/// A method name as it may appear in a message or a log line: printable
+/// ASCII, capped.
+std::string printable(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 200))
+    out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (s.size() > 200)
+    out += "...";
+  return out;
+}
+
+class generic_service final : public grpc::CallbackGenericService {
+public:
+  explicit generic_service(detail::door_ptr door) : door_(std::move(door)) {
+  }
+
+  grpc::ServerGenericBidiReactor*
+  CreateReactor(grpc::GenericCallbackServerContext* ctx) override {
+    auto& opts = door_->opts;
+    if (!door_->serving.load())
+      return detail::refusal({grpc::StatusCode::UNAVAILABLE, "the manager is shutting down"});
+    if (auto refused = admit(ctx); !refused.ok())
+      return detail::refusal(refused);
+    if (door_->open_calls.load() >= opts.max_calls)
+      return detail::refusal({grpc::StatusCode::RESOURCE_EXHAUSTED,
+                              "too many calls open on this listener (max_connections)"});
+    const auto& method = ctx->method();
+    if (method == "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+        || method == "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
+      return detail::reflection_reactor(door_);
+    if (method == "/grpc.health.v1.Health/Check")
+      return detail::health_check_reactor(door_);
+    if (method == "/grpc.health.v1.Health/Watch")
+      return detail::health_watch_reactor(door_);
+    auto cat = door_->current();
+    if (const auto* m = cat ? cat->find_method(method) : nullptr)
+      return detail::action_reactor(door_, std::move(cat), m, ctx);
+    return detail::refusal({grpc::StatusCode::UNIMPLEMENTED,
+                            "unknown method " + printable(method)
+                              + " (list the services with server reflection)"});
+  }
+
+private:
+  /// The token, or a loopback peer; client certificates verified by the
+  /// handshake or --insecure stand in for both.
+  grpc::Status admit(grpc::GenericCallbackServerContext* ctx) const {
+    auto& opts = door_->opts;
+    if (!opts.token.empty()) {
+      auto& md = ctx->client_metadata();
+      auto it = md.find("authorization");
+      auto token = it == md.end() ? std::string_view{}
+                                  : net::bearer_token({it->second.data(), it->second.size()});
+      if (token.empty())
+        return {grpc::StatusCode::UNAUTHENTICATED,
+                "this listener needs 'authorization: Bearer <token>' metadata"};
+      // Same length first, then every byte: no early exit on the content.
+      unsigned diff = token.size() != opts.token.size();
+      for (std::size_t i = 0; i < token.size() && i < opts.token.size(); ++i)
+        diff |= static_cast<unsigned char>(token[i] ^ opts.token[i]);
+      if (diff != 0)
+        return {grpc::StatusCode::UNAUTHENTICATED, "the token does not match"};
+      return grpc::Status::OK;
+    }
+    bool verified = !opts.tls.cert_file.empty() && !opts.tls.client_ca_file.empty()
+                    && !opts.tls.skip_client_verify;
+    if (verified || opts.insecure || net::is_loopback_address(peer_ip(ctx->peer())))
+      return grpc::Status::OK;
+    return {grpc::StatusCode::PERMISSION_DENIED,
+            "only loopback peers may call without a token (--auth-token-file)"};
+  }
+
+  detail::door_ptr door_;
+};
+
+std::shared_ptr<grpc::ServerCredentials> credentials(const net::tls_server_files& tls,
+                                                     std::string& error) {
+  if (tls.cert_file.empty())
+    return grpc::InsecureServerCredentials();
+  if (tls.key_file.empty()) {
+    error = "--grpc-auth-cert-file needs --grpc-auth-key-file";
+    return nullptr;
+  }
+  // The files are read again every 10 s (a renewed certificate is used for
+  // new handshakes; open connections stay).
+  auto provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+    tls.key_file, tls.cert_file, tls.client_ca_file, 10);
+  grpc::experimental::TlsServerCredentialsOptions options{provider};
+  options.watch_identity_key_cert_pairs();
+  if (!tls.client_ca_file.empty()) {
+    options.watch_root_certs();
+    options.set_cert_request_type(
+      tls.skip_client_verify ? GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_BUT_DONT_VERIFY
+                             : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  } else {
+    options.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  }
+  return grpc::experimental::TlsServerCredentials(options);
+}
+
+} // namespace
+
+struct server::impl {
+  detail::door_ptr door;
+  std::unique_ptr<generic_service> service;
+  std::unique_ptr<grpc::Server> grpc_server;
+  int port = 0;
+};
+
+server::server(std::unique_ptr<impl> p) : impl_(std::move(p)) {
+}
+
+server::~server() {
+  shutdown();
+}
+
+std::unique_ptr<server> server::start(server_options opts, std::string& error) {
+  auto p = std::make_unique<impl>();
+  p->door = std::make_shared<detail::door_state>();
+  p->door->opts = std::move(opts);
+  auto& o = p->door->opts;
+  auto creds = credentials(o.tls, error);
+  if (!creds)
+    return nullptr;
+  // The TLS files must be readable now: the watcher only logs later.
+  for (const auto* f : {&o.tls.cert_file, &o.tls.key_file, &o.tls.client_ca_file}) {
+    if (f->empty())
+      continue;
+    std::FILE* fp = std::fopen(f->c_str(), "r");
+    if (!fp) {
+      error = "cannot read " + *f;
+      return nullptr;
+    }
+    std::fclose(fp);
+  }
+  p->service = std::make_unique<generic_service>(p->door);
+  grpc::ServerBuilder builder;
+  auto host = o.bind.find(':') != std::string::npos ? "[" + o.bind + "]" : o.bind;
+  builder.AddListeningPort(host + ":" + std::to_string(o.port), creds, &p->port);
+  builder.RegisterCallbackGenericService(p->service.get());
+  builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
+  builder.SetMaxSendMessageSize(-1);
+  p->grpc_server = builder.BuildAndStart();
+  if (!p->grpc_server || p->port == 0) {
+    error = "cannot listen on " + host + ":" + std::to_string(o.port);
+    return nullptr;
+  }
+  return std::unique_ptr<server>{new server(std::move(p))};
+}
+
+std::uint16_t server::port() const {
+  return static_cast<std::uint16_t>(impl_->port);
+}
+
+void server::set_catalog(std::shared_ptr<const catalog> c) {
+  impl_->door->publish(std::move(c));
+  detail::notify_health_watches(impl_->door);
+}
+
+void server::shutdown(std::chrono::milliseconds grace) {
+  if (!impl_->grpc_server)
+    return;
+  impl_->door->serving = false;
+  detail::notify_health_watches(impl_->door);
+  // Runs in flight may finish within the grace; then everything still open
+  // (reflection and health streams at once) gets CANCELLED, and the
+  // reactors of runs cancel them.
+  if (!impl_->door->wait_for_actions(std::chrono::steady_clock::now() + grace))
+    spdlog::info("gRPC: calls still running after the drain time are cancelled");
+  impl_->grpc_server->Shutdown(std::chrono::system_clock::now());
+  impl_->grpc_server->Wait();
+  impl_->grpc_server.reset();
+}
+
+} // namespace actor_host::grpc_door
