@@ -3,6 +3,8 @@
 // Private to grpc_door/: JSON Schemas as protobuf message types. Includes
 // protobuf's descriptor.pb.h.
 
+#include "grpc_door/naming.hpp"
+
 #include <boost/json/value.hpp>
 #include <google/protobuf/descriptor.pb.h>
 
@@ -15,16 +17,9 @@
 
 namespace actor_host::grpc_door::detail {
 
-/// `s` as a proto identifier: [A-Za-z0-9_] kept, anything else '_', a
-/// leading digit prefixed with '_', "" -> "_".
-std::string proto_identifier(std::string_view s);
-
-/// "order_item-x" -> "OrderItemX": a message or enum name for a field.
-std::string camel_name(std::string_view s);
-
-/// `base`, or `base_2`, `base_3`, ... whichever is not in `taken`; the
-/// result is added to it.
-std::string unique_name(const std::string& base, std::set<std::string>& taken);
+using grpc_door::camel_name;
+using grpc_door::proto_identifier;
+using grpc_door::unique_name;
 
 /// The message types of one action's schemas, added to one file. Caps what
 /// one action may generate (a schema comes from an untrusted runtime).

@@ -90,6 +90,13 @@ void on_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) 
   if (c->pending)
     self->demonitor(c->pending.address());
   auto& t = self->state.transport;
+  if (ok && c->describe) {
+    std::string out;
+    auto err = describe_from_listing(raw, *c->describe, c->describe_runtime, out);
+    t->send_text(err.empty() ? rpc::result_response(c->caller_id, out)
+                             : rpc::error_response(c->caller_id, err));
+    return forget(self, tag);
+  }
   t->send_text(ok ? rpc::result_response(c->caller_id, raw)
                   : rpc::error_response(c->caller_id, raw));
   forget(self, tag);
@@ -115,7 +122,8 @@ bool under_call_cap(self_ptr self, const rpc::message& m) {
   return false;
 }
 
-void begin(self_ptr self, const rpc::message& m, call_request req, bool events) {
+void begin(self_ptr self, const rpc::message& m, call_request req, bool events,
+           std::optional<describe_target> describe = std::nullopt, std::string runtime_id = {}) {
   auto& st = self->state;
   if (!under_call_cap(self, m))
     return;
@@ -128,6 +136,8 @@ void begin(self_ptr self, const rpc::message& m, call_request req, bool events) 
   auto& c = st.calls[tag];
   c.caller_id = m.id;
   c.events = events;
+  c.describe = std::move(describe);
+  c.describe_runtime = std::move(runtime_id);
   st.by_id.emplace(m.id, tag);
   req.tag = tag;
   start_call(
@@ -300,6 +310,18 @@ void on_frame(self_ptr self, std::string& frame) {
     return on_watch(self, m, p);
   if (m.method == "listActions")
     return begin(self, m, list_actions_call(std::move(runtime_id), policy), false);
+  if (m.method == "describe") {
+    std::string symbol;
+    auto* raw = p.find("symbol");
+    if (raw && !rpc::string_value(*raw, symbol))
+      return send_error(self, m.id, rpc::code::invalid_params,
+                        "Invalid params: 'symbol' must be a string");
+    describe_target t;
+    if (auto err = parse_describe_symbol(symbol, t); !err.empty())
+      return send_error(self, m.id, std::move(err));
+    auto call = describe_call(t, runtime_id, policy);
+    return begin(self, m, std::move(call), false, std::move(t), std::move(runtime_id));
+  }
   if (m.method == "listValues") {
     std::string type;
     auto* raw = p.find("type");

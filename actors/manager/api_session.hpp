@@ -2,9 +2,11 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/manager/describe.hpp"
 #include "actors/manager/call_path.hpp"
 #include "net/transport.hpp"
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -19,6 +21,8 @@ struct api_session_state {
     std::size_t early_bytes = 0;
     bool input_ended = false;
     bool events = false;   // relay runActionState / streamChunk (runAction)
+    std::optional<describe_target> describe; // `describe`: the listing becomes its answer
+    std::string describe_runtime;
   };
 
   live_count live{actor_kind::caller_session};

@@ -216,6 +216,7 @@ net::http_handler make_http_api(http_api_context ctx) {
     static const std::pair<const char*, std::pair<bool, http_route>> table[] = {
       {"/api/runtimes", {false, http_route::runtimes}},
       {"/api/actions", {false, http_route::actions}},
+      {"/api/describe", {false, http_route::describe}},
       {"/api/values", {false, http_route::values}},
       {"/api/runAction", {true, http_route::run_action}},
       {"/api/streamAction", {true, http_route::stream_action}},

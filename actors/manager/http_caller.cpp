@@ -145,6 +145,15 @@ void on_done(self_ptr self, bool ok, std::string& raw) {
     st.trace_id = trace_from_result(raw);
   auto& res = st.args.res;
   switch (st.args.route) {
+    case http_route::describe: {
+      if (!ok)
+        return respond_error(self, raw);
+      std::string out;
+      if (auto err = describe_from_listing(raw, st.described, query(self, "runtimeId"), out);
+          !err.empty())
+        return respond_error(self, err);
+      return respond_json(self, 200, std::move(out));
+    }
     case http_route::actions:
     case http_route::values: {
       if (!ok)
@@ -260,6 +269,10 @@ void start(self_ptr self) {
       return;
     case http_route::actions:
       return begin(self, list_actions_call(query(self, "runtimeId"), policy));
+    case http_route::describe:
+      if (auto err = parse_describe_symbol(query(self, "symbol"), st.described); !err.empty())
+        return respond_error(self, err);
+      return begin(self, describe_call(st.described, query(self, "runtimeId"), policy));
     case http_route::values: {
       auto type = query(self, "type");
       if (type.empty())

@@ -3,6 +3,7 @@
 #include "actors/common/live_counts.hpp"
 #include "actors/manager/call_path.hpp"
 #include "actors/manager/caller_slots.hpp"
+#include "actors/manager/describe.hpp"
 #include "actors/manager/interfaces.hpp"
 #include "net/http_exchange.hpp"
 
@@ -22,6 +23,7 @@ enum class http_route {
   end_bidi_input,
   readiness, // GET /readyz
   current_runtime, // tRPC getCurrentRuntime: the newest runtime, or {}
+  describe,        // GET /api/describe?symbol=&runtimeId=
 };
 
 struct http_caller_args {
@@ -42,6 +44,7 @@ struct http_caller_state {
   std::string trace_id;
   bool head_sent = false; // streamAction: the 200 head is out
   bool bidi_registered = false;
+  describe_target described; // http_route::describe
   static inline const char* name = "http_caller";
 };
 

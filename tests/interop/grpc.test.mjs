@@ -224,6 +224,33 @@ describe('gRPC front door with the demo runtime', () => {
     t.close();
   });
 
+  test('the same self-description over HTTP and /api/ws: describe, refs resolved', async () => {
+    const byKey = await manager.get('/api/describe?symbol=/flow/createOrder');
+    assert.equal(byKey.status, 200, byKey.text);
+    assert.equal(byKey.json.key, '/flow/createOrder');
+    assert.deepEqual(byKey.json.inputSchema.required, ['customer', 'items']);
+    const byGrpc = await manager.get(`/api/describe?symbol=${encodeURIComponent('genkit.flow.Flows/createOrder')}&runtimeId=rt`);
+    assert.equal(byGrpc.status, 200, byGrpc.text);
+    assert.deepEqual(byGrpc.json.inputSchema, byKey.json.inputSchema);
+    assert.equal(byGrpc.json.runtimeId, 'rt');
+    const missing = await manager.get('/api/describe?symbol=/flow/nope');
+    assert.equal(missing.status, 404, missing.text);
+    assert.equal(missing.json.error.data.code, 5);
+    for (const bad of ['', 'echo', 'a%20b']) {
+      const r = await manager.get(`/api/describe?symbol=${bad}`);
+      assert.equal(r.status, 400, `${bad}: ${r.text}`);
+    }
+    const api = await manager.api();
+    const ws = await api.call('describe', { symbol: 'genkit.tool.Tools.add' });
+    assert.equal(ws.key, '/tool/add');
+    assert.equal(ws.outputSchema.type, 'number');
+    const wsMissing = await api.request('describe', { symbol: '/tool/nope' });
+    assert.equal(wsMissing.error.data.code, 5);
+    const wsBad = await api.request('describe', { symbol: 'nope' });
+    assert.equal(wsBad.error.code, -32602);
+    await api.close();
+  });
+
   test('health: the listener, each service, unknown ones', async () => {
     const h = healthClient(address);
     const check = (service) => new Promise((resolve) => h.Check({ service }, (err, res) => resolve(err ?? res)));

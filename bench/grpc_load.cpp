@@ -1,0 +1,197 @@
+// bench_grpc_load: closed-loop load on the gRPC front door, the gRPC twin of
+// `bench_load --scenario echo` (same action, same input {"i": n}, same JSON
+// line), so bench/grpc_vs_ws.sh can put the two side by side.
+//
+//   bench_grpc_load --target 127.0.0.1:PORT --callers N --inflight K
+//                   --seconds S --warmup W [--watch NAME=PID ...] [--system S --round R]
+//
+// N channels (one HTTP/2 connection each, like N WebSocket callers), K unary
+// calls of /genkit.flow.Flows/echo in flight on each; the request is a
+// google.protobuf.Value {"i": n} in wire bytes (no protoc needed). One JSON
+// line on stdout: rate, latency percentiles, CPU per call of the watched
+// processes.
+
+#include "bench/measure.hpp"
+
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+using bench::clock;
+
+/// google.protobuf.Value{struct_value: {fields: {"i": {number_value: n}}}}.
+std::string echo_request(double n) {
+  std::string number(1, '\x11');
+  number.append(reinterpret_cast<const char*>(&n), 8); // little-endian fixed64
+  std::string entry = std::string{"\x0a\x01i\x12", 4} + static_cast<char>(number.size()) + number;
+  std::string fields = std::string(1, '\x0a') + static_cast<char>(entry.size()) + entry;
+  return std::string(1, '\x2a') + static_cast<char>(fields.size()) + fields;
+}
+
+struct options {
+  std::string target;
+  std::string method = "/genkit.flow.Flows/echo";
+  int callers = 1;
+  int inflight = 1;
+  double seconds = 5;
+  double warmup = 1;
+  std::string system = "ours-grpc";
+  int round = 1;
+  std::map<std::string, int> watch;
+};
+
+struct shared_state {
+  std::atomic<bool> measuring{false};
+  std::atomic<bool> stopping{false};
+  std::atomic<long> errors{0};
+  std::atomic<long> open{0};
+  std::mutex mtx;
+  std::condition_variable drained;
+  std::vector<double> lat_us; // under mtx
+  long ops = 0;               // under mtx
+};
+
+/// One call slot: sends the next call when the previous one ends.
+class slot {
+public:
+  slot(grpc::GenericStub& stub, const options& o, shared_state& s, int id)
+    : stub_(stub), o_(o), s_(s), id_(id) {
+  }
+  void send() {
+    if (s_.stopping) {
+      if (--s_.open == 0)
+        s_.drained.notify_all();
+      return;
+    }
+    ctx_ = std::make_unique<grpc::ClientContext>();
+    auto bytes = echo_request(++n_ + id_ * 1e6);
+    grpc::Slice slice{bytes};
+    req_ = grpc::ByteBuffer{&slice, 1};
+    t0_ = clock::now();
+    stub_.UnaryCall(ctx_.get(), o_.method, grpc::StubOptions{}, &req_, &res_,
+                    [this](grpc::Status st) { done(st); });
+  }
+
+private:
+  void done(const grpc::Status& st) {
+    if (!st.ok()) {
+      if (s_.errors++ < 3)
+        std::fprintf(stderr, "bench_grpc_load: %d %s\n", st.error_code(), st.error_message().c_str());
+    } else if (s_.measuring) {
+      auto us = std::chrono::duration<double, std::micro>(clock::now() - t0_).count();
+      std::lock_guard<std::mutex> g{s_.mtx};
+      s_.lat_us.push_back(us);
+      ++s_.ops;
+    }
+    send();
+  }
+
+  grpc::GenericStub& stub_;
+  const options& o_;
+  shared_state& s_;
+  int id_;
+  double n_ = 0;
+  std::unique_ptr<grpc::ClientContext> ctx_;
+  grpc::ByteBuffer req_;
+  grpc::ByteBuffer res_;
+  clock::time_point t0_;
+};
+
+double pct(std::vector<double>& v, double p) {
+  if (v.empty())
+    return 0;
+  auto i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(i), v.end());
+  return v[i];
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--target") o.target = v;
+    else if (k == "--method") o.method = v;
+    else if (k == "--callers") o.callers = std::stoi(v);
+    else if (k == "--inflight") o.inflight = std::stoi(v);
+    else if (k == "--seconds") o.seconds = std::stod(v);
+    else if (k == "--warmup") o.warmup = std::stod(v);
+    else if (k == "--system") o.system = v;
+    else if (k == "--round") o.round = std::stoi(v);
+    else if (k == "--watch") {
+      auto eq = v.find('=');
+      if (eq == std::string::npos) { std::fprintf(stderr, "--watch NAME=PID\n"); return 2; }
+      o.watch[v.substr(0, eq)] = std::stoi(v.substr(eq + 1));
+    } else { std::fprintf(stderr, "bench_grpc_load: unknown option %s\n", k.c_str()); return 2; }
+  }
+  if (o.target.empty()) {
+    std::fprintf(stderr, "usage: bench_grpc_load --target HOST:PORT [--callers N --inflight K ...]\n");
+    return 2;
+  }
+  shared_state s;
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
+  std::vector<std::unique_ptr<slot>> slots;
+  for (int c = 0; c < o.callers; ++c) {
+    grpc::ChannelArguments args;
+    args.SetInt("grpc.use_local_subchannel_pool", 1); // one connection per caller
+    channels.push_back(grpc::CreateCustomChannel(o.target, grpc::InsecureChannelCredentials(), args));
+    stubs.push_back(std::make_unique<grpc::GenericStub>(channels.back()));
+    for (int k = 0; k < o.inflight; ++k)
+      slots.push_back(std::make_unique<slot>(*stubs.back(), o, s, c * o.inflight + k));
+  }
+  s.open = static_cast<long>(slots.size());
+  for (auto& sl : slots)
+    sl->send();
+  std::this_thread::sleep_for(std::chrono::duration<double>(o.warmup));
+  std::map<std::string, double> cpu0;
+  for (auto& [name, pid] : o.watch)
+    cpu0[name] = bench::proc_cpu_ms(pid);
+  auto self0 = bench::proc_cpu_ms(getpid());
+  auto t0 = clock::now();
+  s.measuring = true;
+  std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
+  s.measuring = false;
+  auto wall = bench::ms_since(t0);
+  std::map<std::string, double> cpu;
+  for (auto& [name, pid] : o.watch)
+    cpu[name] = bench::proc_cpu_ms(pid) - cpu0[name];
+  auto self_cpu = bench::proc_cpu_ms(getpid()) - self0;
+  s.stopping = true;
+  {
+    std::unique_lock<std::mutex> lock{s.mtx};
+    s.drained.wait_for(lock, std::chrono::seconds(30), [&] { return s.open.load() == 0; });
+  }
+  std::lock_guard<std::mutex> g{s.mtx};
+  auto ops = s.ops;
+  std::string procs;
+  auto add = [&](const std::string& name, int pid, double ms) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, R"(%s"%s":{"pid":%d,"cpu_pct":%.1f,"cpu_us_per_op":%.3f,"rss_kb":%ld})",
+                  procs.empty() ? "" : ",", name.c_str(), pid, 100 * ms / wall,
+                  ops ? ms * 1000 / static_cast<double>(ops) : 0.0, bench::proc_rss_kb(pid));
+    procs += buf;
+  };
+  for (auto& [name, pid] : o.watch)
+    add(name, pid, cpu[name]);
+  add("caller", getpid(), self_cpu);
+  auto& lat = s.lat_us;
+  std::printf(R"({"system":"%s","scenario":"echo","round":%d,"callers":%d,"inflight":%d,"wall_ms":%.1f,"ops":%ld,"unit":"calls","rate":%.1f,"errors":%ld,"lat_us":{"n":%zu,"p50":%.1f,"p99":%.1f},"procs":{%s},"ok":%s})"
+              "\n",
+              o.system.c_str(), o.round, o.callers, o.inflight, wall, ops,
+              static_cast<double>(ops) * 1000 / wall, s.errors.load(), lat.size(), pct(lat, 0.5),
+              pct(lat, 0.99), procs.c_str(), s.errors == 0 && ops > 0 ? "true" : "false");
+  return 0;
+}

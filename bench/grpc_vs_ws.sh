@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The gRPC front door beside /api/ws, side by side in one run (issue 16's
+# target: gRPC >= 0.7x the /api/ws rate at <= 1.5x its manager CPU per call).
+# One manager (--grpc-port 0) with one fake runtime; every round runs, in
+# alternating order, /api/ws echo 64 callers x 1 (bench_load) and gRPC echo
+# 64 channels x 1 and 1 channel x 64 (bench_grpc_load), the same action and
+# input. JSON lines to bench/runs/<date>-grpc-vs-ws.jsonl, medians and ratios
+# on stdout.
+#
+#   bench/grpc_vs_ws.sh [--build-dir build] [--rounds 5] [--seconds 5] [--out FILE]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build
+rounds=5
+secs=5
+out=$root/bench/runs/$(date -u +%F)-grpc-vs-ws.jsonl
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build-dir) build=$2; shift ;;
+    --rounds) rounds=$2; shift ;;
+    --seconds) secs=$2; shift ;;
+    --out) out=$2; shift ;;
+    *) echo "grpc_vs_ws.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+for b in actor-host bench/bench_load bench/bench_grpc_load bench/bench_fake_runtime; do
+  [ -x "$build/$b" ] || { echo "grpc_vs_ws.sh: $build/$b is missing (build with -DACTOR_HOST_BENCH=ON)" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+# Waits for a line matching $2 in file $1; prints its first group.
+wait_line() {
+  for _ in $(seq 200); do
+    local m
+    m=$(grep -a -oP "$2" "$1" 2>/dev/null | head -1 || true)
+    [ -n "$m" ] && { echo "$m"; return 0; }
+    sleep 0.05
+  done
+  echo "grpc_vs_ws.sh: no '$2' in $1:" >&2; tail -5 "$1" >&2; return 1
+}
+
+"$build/actor-host" --role manager --port 0 --http-port 0 --worker-port 0 --grpc-port 0 \
+  --project-root "$tmp" >"$tmp/manager.log" 2>&1 &
+mpid=$!
+pids+=("$mpid")
+refl=$(wait_line "$tmp/manager.log" 'reflection server: ws://localhost:\K\d+')
+http=$(wait_line "$tmp/manager.log" 'API server: http://localhost:\K\d+')
+grpc=$(wait_line "$tmp/manager.log" 'gRPC front door: \S+:\K\d+')
+"$build/bench/bench_fake_runtime" --url "ws://127.0.0.1:$refl" --n 1 --prefix bench-rt --lifetime 7200 \
+  >"$tmp/fake.out" 2>"$tmp/fake.err" &
+pids+=("$!")
+fpid=$(wait_line "$tmp/fake.out" '"pid":\K\d+')
+# The gRPC catalog follows the runtime's registration: wait for the method.
+for _ in $(seq 100); do
+  "$build/bench/bench_grpc_load" --target "127.0.0.1:$grpc" --seconds 0.1 --warmup 0 2>/dev/null \
+    | grep -q '"ok":true' && break
+  sleep 0.1
+done
+
+ws() {
+  "$build/bench/bench_load" --url "ws://127.0.0.1:$http/api/ws" --scenario echo --callers 64 --inflight 1 \
+    --seconds "$secs" --warmup 1 --watch "sut=$mpid" --watch "runtime=$fpid" --system ours-ws --round "$1"
+}
+grpc_run() { # round callers inflight system
+  "$build/bench/bench_grpc_load" --target "127.0.0.1:$grpc" --callers "$2" --inflight "$3" \
+    --seconds "$secs" --warmup 1 --watch "sut=$mpid" --watch "runtime=$fpid" --system "$4" --round "$1"
+}
+mkdir -p "$(dirname "$out")"
+: >"$out"
+for r in $(seq "$rounds"); do
+  if [ $((r % 2)) = 1 ]; then
+    ws "$r" >>"$out"; grpc_run "$r" 64 1 ours-grpc >>"$out"; grpc_run "$r" 1 64 ours-grpc-1ch >>"$out"
+  else
+    grpc_run "$r" 1 64 ours-grpc-1ch >>"$out"; grpc_run "$r" 64 1 ours-grpc >>"$out"; ws "$r" >>"$out"
+  fi
+done
+echo "raw: $out"
+python3 - "$out" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip().startswith('{')]
+by = {}
+for r in rows:
+    by.setdefault(r['system'], {}).setdefault(r['round'], r)
+def med(sys_, f):
+    return statistics.median(f(r) for r in by[sys_].values())
+rate = lambda r: r['rate']
+cpu = lambda r: r['procs']['sut']['cpu_us_per_op']
+for s in sorted(by):
+    print(f"{s:14s} rate {med(s, rate):9.0f} calls/s   manager {med(s, cpu):7.1f} us CPU/call   errors {sum(r.get('errors', 0) for r in by[s].values())}")
+for g in ('ours-grpc', 'ours-grpc-1ch'):
+    ratios = [by[g][k]['rate'] / by['ours-ws'][k]['rate'] for k in by[g] if k in by['ours-ws']]
+    cpus = [cpu(by[g][k]) / cpu(by['ours-ws'][k]) for k in by[g] if k in by['ours-ws']]
+    print(f"{g}/ours-ws: rate {statistics.median(ratios):.2f}x (target >= 0.7x), manager CPU per call {statistics.median(cpus):.2f}x (target <= 1.5x), paired by round")
+PY
