@@ -97,12 +97,25 @@ static void plan_file(const service_plan& plan, pb::FileDescriptorProto& file,
   svc->set_name(plan.service);
   std::set<std::string> method_names;
   std::set<std::string> taken{plan.service};
+  // Names first, the actions' own before their streaming twins', so a twin
+  // never takes an action's name.
+  std::vector<std::string> names, twins;
   for (const auto* a : plan.actions) {
-    if (skip.count(a))
-      continue;
     std::string type, name;
     plan_for(*a, type, name);
-    auto method = detail::unique_name(detail::proto_identifier(name), method_names);
+    names.push_back(skip.count(a) ? std::string{}
+                                  : detail::unique_name(detail::proto_identifier(name), method_names));
+  }
+  for (std::size_t i = 0; i < plan.actions.size(); ++i) {
+    const auto* a = plan.actions[i];
+    bool twin = !names[i].empty() && !a->bidi && a->stream_schema.empty() && plan.package != "iii";
+    twins.push_back(twin ? detail::unique_name(names[i] + "_stream", method_names) : std::string{});
+  }
+  for (std::size_t i = 0; i < plan.actions.size(); ++i) {
+    const auto* a = plan.actions[i];
+    if (names[i].empty())
+      continue;
+    const auto& method = names[i];
     auto prefix = detail::camel_name(method);
     if (!method.empty() && method[0] == '_')
       prefix = "M" + prefix;
@@ -130,6 +143,23 @@ static void plan_file(const service_plan& plan, pb::FileDescriptorProto& file,
     m->set_server_streaming(streaming);
     m->set_client_streaming(a->bidi);
     keys[method] = a->key;
+    if (twins[i].empty())
+      continue;
+    // Genkit's JS runtime lists no streamSchema, yet its flows and models
+    // may stream: a server-streaming twin with untyped chunks.
+    auto twin_prefix = detail::camel_name(twins[i]);
+    detail::schema_mapper twin_mapper{file, twin_prefix, taken};
+    auto twin_response = twin_mapper.stream_response({}, a->output_schema, error);
+    if (!error.empty())
+      continue; // the same schema mapped above; cannot fail differently
+    required_repeated.insert(twin_mapper.required_repeated().begin(),
+                             twin_mapper.required_repeated().end());
+    auto* t = file.mutable_service(0)->add_method();
+    t->set_name(twins[i]);
+    t->set_input_type(request);
+    t->set_output_type(twin_response);
+    t->set_server_streaming(true);
+    keys[twins[i]] = a->key;
   }
 }
 

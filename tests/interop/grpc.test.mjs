@@ -122,6 +122,10 @@ describe('gRPC front door with the demo runtime', () => {
     assert.deepEqual(messages.slice(0, 5).map((m) => m.result === 'chunk' && (m.chunk.i ?? 0)), [0, 1, 2, 3, 4]);
     assert.equal(messages.length, 6);
     assert.deepEqual(messages[5].output, { count: 5, sum: 10 });
+    // An action without a streamSchema has a streaming twin: here no chunks, then the output.
+    const twin = await collect(flows.echo_stream({ string_value: 'hi' }));
+    assert.equal(twin.messages.length, 1);
+    assert.equal(twin.messages[0].output.string_value, 'hi');
   });
 
   test('bidi: every client message is input, chunks as they come, the output at the end', async () => {

@@ -79,6 +79,22 @@ CAF_TEST(services per action type with methods named after the actions) {
   CAF_REQUIRE(gemini != nullptr);
   CAF_CHECK_EQUAL(gemini->key, "/model/googleai/gemini-2.0");
   CAF_CHECK(c->find_method("/genkit.flow.Flows/nope") == nullptr);
+  // Actions without a streamSchema also get a server-streaming twin (not iii functions).
+  auto* twin = c->find_method("/genkit.flow.Flows/echo_stream");
+  CAF_REQUIRE(twin != nullptr);
+  CAF_CHECK(twin->kind == method_kind::server_streaming);
+  CAF_CHECK_EQUAL(twin->key, "/flow/echo");
+  CAF_CHECK_EQUAL(twin->response->FindFieldByName("chunk")->message_type()->full_name(),
+                  "google.protobuf.Value");
+  CAF_CHECK(c->find_method("/iii.Functions/math__add_stream") == nullptr);
+}
+
+CAF_TEST(a twin never takes an action name) {
+  auto c = build({action("/flow/x"), action("/flow/x_stream")});
+  CAF_CHECK_EQUAL(c->find_method("/genkit.flow.Flows/x_stream")->key, "/flow/x_stream");
+  CAF_CHECK(c->find_method("/genkit.flow.Flows/x_stream")->kind == method_kind::unary);
+  CAF_CHECK_EQUAL(c->find_method("/genkit.flow.Flows/x_stream_2")->key, "/flow/x");
+  CAF_CHECK_EQUAL(c->find_method("/genkit.flow.Flows/x_stream_stream")->key, "/flow/x_stream");
 }
 
 CAF_TEST(name clashes get suffixes in key order whatever the input order) {
@@ -95,7 +111,7 @@ CAF_TEST(name clashes get suffixes in key order whatever the input order) {
 CAF_TEST(an action offered twice keeps the schemas of the first) {
   auto c = build({action("/flow/x", R"({"type":"object","properties":{"a":{"type":"string"}}})"),
                   action("/flow/x", R"({"type":"object","properties":{"b":{"type":"string"}}})")});
-  CAF_CHECK_EQUAL(c->methods().size(), 1u);
+  CAF_CHECK_EQUAL(c->methods().size(), 2u); // the action and its streaming twin
   auto* req = c->find_method("/genkit.flow.Flows/x")->request;
   CAF_CHECK(req->FindFieldByName("a") != nullptr);
   CAF_CHECK(req->FindFieldByName("b") == nullptr);
