@@ -7,6 +7,8 @@
 
 #include "grpc_door/schema_to_proto.hpp"
 
+#include "schema/ref_closure.hpp"
+
 #include <boost/json/parse.hpp>
 
 #include <cctype>
@@ -46,42 +48,6 @@ const json::value* member(const json::object& o, std::string_view key) {
 std::string string_member(const json::object& o, std::string_view key) {
   auto* v = member(o, key);
   return v && v->is_string() ? std::string{v->get_string()} : std::string{};
-}
-
-/// "#/definitions/A~1B" against `doc`; nullptr when it names nothing.
-const json::value* pointer(const json::value* doc, std::string_view ref) {
-  if (ref == "#")
-    return doc;
-  if (ref.substr(0, 2) != "#/")
-    return nullptr;
-  const json::value* cur = doc;
-  std::size_t pos = 2;
-  while (cur && pos <= ref.size()) {
-    auto end = ref.find('/', pos);
-    auto raw = ref.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-    std::string token;
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
-        token += raw[i + 1] == '0' ? '~' : '/';
-        ++i;
-      } else {
-        token += raw[i];
-      }
-    }
-    if (auto* o = cur->if_object()) {
-      cur = member(*o, token);
-    } else if (auto* a = cur->if_array()) {
-      char* stop = nullptr;
-      auto idx = std::strtoul(token.c_str(), &stop, 10);
-      cur = (!token.empty() && *stop == '\0' && idx < a->size()) ? &(*a)[idx] : nullptr;
-    } else {
-      cur = nullptr;
-    }
-    if (end == std::string_view::npos)
-      break;
-    pos = end + 1;
-  }
-  return cur;
 }
 
 const std::string value_type = ".google.protobuf.Value";
@@ -133,7 +99,7 @@ const json::object* schema_mapper::resolve(const json::value* v, const json::val
       return nullptr;
     if (ref)
       *ref = std::string{r->get_string()};
-    v = pointer(doc, r->get_string());
+    v = schema::json_pointer(*doc, r->get_string());
   }
   return nullptr; // a ref loop, or unresolvable
 }

@@ -26,7 +26,9 @@ struct ref_chain {
   }
 };
 
-const json::value* pointer(const json::value& doc, std::string_view ref) {
+} // namespace
+
+const json::value* json_pointer(const json::value& doc, std::string_view ref) {
   if (ref == "#")
     return &doc;
   if (ref.substr(0, 2) != "#/")
@@ -61,6 +63,8 @@ const json::value* pointer(const json::value& doc, std::string_view ref) {
   }
   return cur;
 }
+
+namespace {
 
 struct frame {
   const json::value* src;
@@ -105,7 +109,7 @@ std::string resolve_refs(const json::value& schema, json::value& out, const ref_
             name = base + "_" + std::to_string(n);
           d->second = name;
           auto& slot = defs[name];
-          work.push_back({pointer(schema, ref), &slot, refs});
+          work.push_back({json_pointer(schema, ref), &slot, refs});
         }
         json::object o2;
         o2["$ref"] = "#/$defs/" + d->second;
@@ -113,7 +117,7 @@ std::string resolve_refs(const json::value& schema, json::value& out, const ref_
         src = nullptr;
         break;
       }
-      const auto* target = pointer(schema, ref);
+      const auto* target = json_pointer(schema, ref);
       if (!target)
         return "the $ref '" + ref + "' names nothing in the schema";
       refs = std::make_shared<const ref_chain>(ref_chain{ref, refs});

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace actor_host::schema {
 
@@ -12,6 +13,10 @@ struct ref_limits {
   std::size_t max_nodes = 200000;     // JSON values in the result
   std::size_t max_bytes = 8u << 20;   // string bytes in the result
 };
+
+/// What a local `$ref` ("#", "#/definitions/A~1B", ~0 ~1 escapes, array
+/// indexes) names in `doc`; nullptr when nothing, or when the ref is not local.
+const boost::json::value* json_pointer(const boost::json::value& doc, std::string_view ref);
 
 /// `schema` with every local `$ref` ("#", "#/definitions/X", "#/$defs/X",
 /// any JSON pointer, ~0 ~1 escapes) replaced by a copy of what it names,

@@ -3,47 +3,29 @@
 // certificates made here by the openssl CLI (no key is committed), and the
 // token: @grpc/grpc-js clients over real sockets.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { CertDir, CLIENT_EXT, SERVER_EXT } from './lib/certs.mjs';
 import { ACTOR_HOST_BIN, cleanup } from './lib/harness.mjs';
 import { grpc, healthClient, startGrpcManager } from './lib/grpc.mjs';
 
-let dir;
-const file = (name) => path.join(dir, name);
-const read = (name) => fs.readFileSync(file(name));
-
-function openssl(...args) {
-  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
-function makeCa(name) {
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '2', '-subj', `/CN=${name}`);
-}
-
-function makeLeaf(name, ca, cn, ext) {
-  fs.writeFileSync(file(`${name}.ext`), ext);
-  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-  openssl('x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`,
-    '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`);
-}
+let certs;
+const file = (name) => certs.file(name);
+const read = (name) => certs.read(name);
 
 before(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-grpc-tls-'));
-  makeCa('ca');
-  makeCa('other-ca');
-  makeLeaf('server', 'ca', 'localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
-  makeLeaf('client', 'ca', 'client', 'extendedKeyUsage=clientAuth\n');
-  makeLeaf('stranger', 'other-ca', 'stranger', 'extendedKeyUsage=clientAuth\n');
+  certs = new CertDir('actor-host-grpc-tls-');
+  certs.ca('ca');
+  certs.ca('other-ca');
+  certs.leaf('server', 'ca', 'localhost', SERVER_EXT);
+  certs.leaf('client', 'ca', 'client', CLIENT_EXT);
+  certs.leaf('stranger', 'other-ca', 'stranger', CLIENT_EXT);
 });
 
 after(async () => {
   await cleanup();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  certs?.remove();
 });
 
 /** Health.Check('') with `creds`: the status name, or the error's code. */

@@ -9,54 +9,35 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import os from 'node:os';
-import path from 'node:path';
 import tls from 'node:tls';
 import { after, afterEach, before, test } from 'node:test';
+import { CertDir, CLIENT_EXT, SERVER_EXT } from './lib/certs.mjs';
 import { cleanup, RpcSocket, startCppRuntime, startGenkitRuntime, startIiiWorker, startManager } from './lib/harness.mjs';
 
 afterEach(cleanup);
 after(cleanup);
 
-let dir;
+let certs;
+const file = (name) => certs.file(name);
 const pem = {};
-const file = (name) => path.join(dir, name);
-
-function openssl(...args) {
-  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
-function makeCa(name) {
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '2', '-subj', `/CN=${name}`);
-}
-
-function makeLeaf(name, ca, cn, ext) {
-  fs.writeFileSync(file(`${name}.ext`), ext);
-  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-  openssl('x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`,
-    '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`);
-}
 
 before(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-tls-'));
-  makeCa('ca');
-  makeCa('other-ca');
-  const serverExt = 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n';
-  makeLeaf('server', 'ca', 'localhost', serverExt);
-  makeLeaf('server2', 'ca', 'localhost-2', serverExt);
-  makeLeaf('client', 'ca', 'client', 'extendedKeyUsage=clientAuth\n');
-  makeLeaf('stranger', 'other-ca', 'stranger', 'extendedKeyUsage=clientAuth\n');
+  certs = new CertDir('actor-host-tls-');
+  certs.ca('ca');
+  certs.ca('other-ca');
+  certs.leaf('server', 'ca', 'localhost', SERVER_EXT);
+  certs.leaf('server2', 'ca', 'localhost-2', SERVER_EXT);
+  certs.leaf('client', 'ca', 'client', CLIENT_EXT);
+  certs.leaf('stranger', 'other-ca', 'stranger', CLIENT_EXT);
   for (const n of ['ca', 'server', 'server2', 'client', 'stranger']) {
-    pem[n] = { cert: fs.readFileSync(file(`${n}.crt`)), key: fs.existsSync(file(`${n}.key`)) ? fs.readFileSync(file(`${n}.key`)) : undefined };
+    pem[n] = { cert: certs.read(`${n}.crt`), key: fs.existsSync(file(`${n}.key`)) ? certs.read(`${n}.key`) : undefined };
   }
   // The listener's files live at fixed paths that the reload test rewrites.
   fs.copyFileSync(file('server.crt'), file('live.crt'));
   fs.copyFileSync(file('server.key'), file('live.key'));
 });
 
-after(() => dir && fs.rmSync(dir, { recursive: true, force: true }));
+after(() => certs?.remove());
 
 /** One HTTPS request; resolves {status, text} or rejects with the TLS error. */
 function httpsRequest(url, { method = 'GET', body, cert, key, ca = pem.ca.cert } = {}) {
