@@ -108,7 +108,9 @@ CAF_TEST(describe symbols) {
   describe_target i;
   CAF_CHECK_EQUAL(parse_describe_symbol("iii.Functions.math__add", i), "");
   CAF_CHECK_EQUAL(i.type, "iii");
-  for (auto bad : {"", "echo", "a b", "genkit", "other.Service.m", std::string(2000, 'a').c_str()}) {
+  const std::string too_long(2000, 'a');
+  for (const std::string bad : {std::string{}, std::string{"echo"}, std::string{"a b"},
+                                std::string{"genkit"}, std::string{"other.Service.m"}, too_long}) {
     describe_target x;
     CAF_CHECK_NOT_EQUAL(parse_describe_symbol(bad, x), "");
   }
