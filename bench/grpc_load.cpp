@@ -1,15 +1,20 @@
 // bench_grpc_load: closed-loop load on the gRPC front door, the gRPC twin of
-// `bench_load --scenario echo` (same action, same input {"i": n}, same JSON
+// `bench_load --scenario echo|stream` (same actions, same inputs, same JSON
 // line), so bench/grpc_vs_ws.sh can put the two side by side.
 //
-//   bench_grpc_load --target 127.0.0.1:PORT --callers N --inflight K
-//                   --seconds S --warmup W [--watch NAME=PID ...] [--system S --round R]
+//   bench_grpc_load --target 127.0.0.1:PORT [--scenario echo|stream] [--stream-n N]
+//                   --callers N --inflight K --seconds S --warmup W
+//                   [--watch NAME=PID ...] [--system S --round R]
 //
-// N channels (one HTTP/2 connection each, like N WebSocket callers), K unary
-// calls of /genkit.flow.Flows/echo in flight on each; the request is a
-// google.protobuf.Value {"i": n} in wire bytes (no protoc needed). One JSON
-// line on stdout: rate, latency percentiles, CPU per call of the watched
-// processes.
+// N channels (one HTTP/2 connection each, like N WebSocket callers), K calls
+// in flight on each:
+//   echo    unary /genkit.flow.Flows/echo with {"i": n}; rate = calls/s
+//   stream  server-streaming /genkit.flow.Flows/streamCount_stream with
+//           {"n": N}: N chunk messages, then the output; rate = chunks/s,
+//           latency = time to the first chunk
+// Requests are google.protobuf.Value in wire bytes (no protoc needed). One
+// JSON line on stdout: rate, latency percentiles, CPU per operation of the
+// watched processes.
 
 #include "bench/measure.hpp"
 
@@ -20,6 +25,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,18 +36,21 @@ namespace {
 
 using bench::clock;
 
-/// google.protobuf.Value{struct_value: {fields: {"i": {number_value: n}}}}.
-std::string echo_request(double n) {
+/// google.protobuf.Value{struct_value: {fields: {key: {number_value: n}}}},
+/// key one character.
+std::string value_request(char key, double n) {
   std::string number(1, '\x11');
   number.append(reinterpret_cast<const char*>(&n), 8); // little-endian fixed64
-  std::string entry = std::string{"\x0a\x01i\x12", 4} + static_cast<char>(number.size()) + number;
+  std::string entry = std::string{"\x0a\x01", 2} + key + '\x12' + static_cast<char>(number.size()) + number;
   std::string fields = std::string(1, '\x0a') + static_cast<char>(entry.size()) + entry;
   return std::string(1, '\x2a') + static_cast<char>(fields.size()) + fields;
 }
 
 struct options {
   std::string target;
-  std::string method = "/genkit.flow.Flows/echo";
+  std::string scenario = "echo";
+  std::string method; // default per scenario
+  long stream_n = 1000;
   int callers = 1;
   int inflight = 1;
   double seconds = 5;
@@ -59,7 +68,68 @@ struct shared_state {
   std::mutex mtx;
   std::condition_variable drained;
   std::vector<double> lat_us; // under mtx
-  long ops = 0;               // under mtx
+  long ops = 0;               // under mtx: calls (echo) or chunks (stream)
+};
+
+/// Under s.mtx: one operation's latency and how many operations it counts.
+void count(shared_state& s, double us, long ops) {
+  std::lock_guard<std::mutex> g{s.mtx};
+  s.lat_us.push_back(us);
+  s.ops += ops;
+}
+
+void report_error(shared_state& s, const std::string& what) {
+  if (s.errors++ < 3)
+    std::fprintf(stderr, "bench_grpc_load: %s\n", what.c_str());
+}
+
+/// One server-streaming call: the request, then reads until the status.
+/// Deletes itself when gRPC is done with it and tells its slot.
+class stream_call final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+public:
+  stream_call(grpc::GenericStub& stub, const options& o, shared_state& s,
+              std::function<void()> next)
+    : o_(o), s_(s), next_(std::move(next)) {
+    auto bytes = value_request('n', static_cast<double>(o.stream_n));
+    grpc::Slice slice{bytes};
+    req_ = grpc::ByteBuffer{&slice, 1};
+    t0_ = clock::now();
+    stub.PrepareBidiStreamingCall(&ctx_, o.method, grpc::StubOptions{}, this);
+    StartWriteLast(&req_, grpc::WriteOptions{});
+    StartRead(&res_);
+    StartCall();
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok)
+      return;
+    if (got_++ == 0)
+      first_us_ = std::chrono::duration<double, std::micro>(clock::now() - t0_).count();
+    StartRead(&res_);
+  }
+  void OnDone(const grpc::Status& st) override {
+    // Every message but the last (the output) is a chunk.
+    auto chunks = got_ - 1;
+    if (!st.ok())
+      report_error(s_, std::to_string(st.error_code()) + " " + st.error_message());
+    else if (chunks != o_.stream_n)
+      report_error(s_, "stream ended after " + std::to_string(chunks) + " chunks");
+    else if (s_.measuring)
+      count(s_, first_us_, chunks);
+    auto next = std::move(next_);
+    delete this;
+    next();
+  }
+
+private:
+  const options& o_;
+  shared_state& s_;
+  std::function<void()> next_;
+  grpc::ClientContext ctx_;
+  grpc::ByteBuffer req_;
+  grpc::ByteBuffer res_;
+  clock::time_point t0_;
+  long got_ = 0;
+  double first_us_ = 0;
 };
 
 /// One call slot: sends the next call when the previous one ends.
@@ -74,8 +144,12 @@ public:
         s_.drained.notify_all();
       return;
     }
+    if (o_.scenario == "stream") {
+      new stream_call(stub_, o_, s_, [this] { send(); });
+      return;
+    }
     ctx_ = std::make_unique<grpc::ClientContext>();
-    auto bytes = echo_request(++n_ + id_ * 1e6);
+    auto bytes = value_request('i', ++n_ + id_ * 1e6);
     grpc::Slice slice{bytes};
     req_ = grpc::ByteBuffer{&slice, 1};
     t0_ = clock::now();
@@ -85,15 +159,10 @@ public:
 
 private:
   void done(const grpc::Status& st) {
-    if (!st.ok()) {
-      if (s_.errors++ < 3)
-        std::fprintf(stderr, "bench_grpc_load: %d %s\n", st.error_code(), st.error_message().c_str());
-    } else if (s_.measuring) {
-      auto us = std::chrono::duration<double, std::micro>(clock::now() - t0_).count();
-      std::lock_guard<std::mutex> g{s_.mtx};
-      s_.lat_us.push_back(us);
-      ++s_.ops;
-    }
+    if (!st.ok())
+      report_error(s_, std::to_string(st.error_code()) + " " + st.error_message());
+    else if (s_.measuring)
+      count(s_, std::chrono::duration<double, std::micro>(clock::now() - t0_).count(), 1);
     send();
   }
 
@@ -124,6 +193,8 @@ int main(int argc, char** argv) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--target") o.target = v;
     else if (k == "--method") o.method = v;
+    else if (k == "--scenario") o.scenario = v;
+    else if (k == "--stream-n") o.stream_n = std::stol(v);
     else if (k == "--callers") o.callers = std::stoi(v);
     else if (k == "--inflight") o.inflight = std::stoi(v);
     else if (k == "--seconds") o.seconds = std::stod(v);
@@ -140,6 +211,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_grpc_load --target HOST:PORT [--callers N --inflight K ...]\n");
     return 2;
   }
+  if (o.scenario != "echo" && o.scenario != "stream") {
+    std::fprintf(stderr, "bench_grpc_load: --scenario echo|stream\n");
+    return 2;
+  }
+  if (o.method.empty())
+    o.method = o.scenario == "echo" ? "/genkit.flow.Flows/echo"
+                                    : "/genkit.flow.Flows/streamCount_stream";
   shared_state s;
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
@@ -188,9 +266,10 @@ int main(int argc, char** argv) {
     add(name, pid, cpu[name]);
   add("caller", getpid(), self_cpu);
   auto& lat = s.lat_us;
-  std::printf(R"({"system":"%s","scenario":"echo","round":%d,"callers":%d,"inflight":%d,"wall_ms":%.1f,"ops":%ld,"unit":"calls","rate":%.1f,"errors":%ld,"lat_us":{"n":%zu,"p50":%.1f,"p99":%.1f},"procs":{%s},"ok":%s})"
+  std::printf(R"({"system":"%s","scenario":"%s","round":%d,"callers":%d,"inflight":%d,"wall_ms":%.1f,"ops":%ld,"unit":"%s","rate":%.1f,"errors":%ld,"lat_us":{"n":%zu,"p50":%.1f,"p99":%.1f},"procs":{%s},"ok":%s})"
               "\n",
-              o.system.c_str(), o.round, o.callers, o.inflight, wall, ops,
+              o.system.c_str(), o.scenario.c_str(), o.round, o.callers, o.inflight, wall, ops,
+              o.scenario == "echo" ? "calls" : "chunks",
               static_cast<double>(ops) * 1000 / wall, s.errors.load(), lat.size(), pct(lat, 0.5),
               pct(lat, 0.99), procs.c_str(), s.errors == 0 && ops > 0 ? "true" : "false");
   return 0;

@@ -190,11 +190,14 @@ public:
   /// Under the lock: what to start next, the next write or Finish once
   /// nothing is left to write. Whatever is decided keeps the reactor alive
   /// until it is started (one writer; Finish only from here).
-  enum class next_op { none, write, finish };
+  /// The last response goes out with the status in one operation (a unary
+  /// call's only one): a separate Finish would cost another round through
+  /// gRPC's threads per call.
+  enum class next_op { none, write, finish, write_and_finish };
   next_op decide(grpc::ByteBuffer*& buf, grpc::Status& status) {
     if (writing_ || finished_)
       return next_op::none;
-    if (!out_.empty()) {
+    if (out_.size() > 1 || (!out_.empty() && !finish_)) {
       writing_ = writes_begun_ = true;
       buf = &out_.front();
       return next_op::write;
@@ -205,7 +208,12 @@ public:
     status = *finish_;
     if (!trace_.empty())
       ctx_->AddTrailingMetadata("x-genkit-trace-id", trace_);
-    return next_op::finish;
+    if (out_.empty())
+      return next_op::finish;
+    // No OnWriteDone follows: the buffer stays queued until the reactor goes.
+    writing_ = writes_begun_ = true;
+    buf = &out_.front();
+    return next_op::write_and_finish;
   }
 
   void start_op(next_op op, grpc::ByteBuffer* buf, const grpc::Status& status) {
@@ -213,6 +221,8 @@ public:
       StartWrite(buf);
     else if (op == next_op::finish)
       Finish(status);
+    else if (op == next_op::write_and_finish)
+      StartWriteAndFinish(buf, grpc::WriteOptions{}, status);
   }
 
   void pump();

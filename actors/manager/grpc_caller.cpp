@@ -10,62 +10,112 @@ namespace {
 
 using self_ptr = grpc_caller_actor::stateful_pointer<grpc_caller_state>;
 
-constexpr std::uint64_t the_call = 1;
-
-class actor_source final : public grpc_door::call_source {
+/// The door's end of one call: messages to its hub, tagged with the call.
+class hub_source final : public grpc_door::call_source {
 public:
-  explicit actor_source(grpc_caller_actor hdl) : hdl_(std::move(hdl)) {
+  hub_source(grpc_caller_actor hub, std::uint64_t tag) : hub_(std::move(hub)), tag_(tag) {
   }
   void input(std::string json) override {
-    caf::anon_send(hdl_, input_atom_v, std::move(json));
+    caf::anon_send(hub_, input_atom_v, tag_, std::move(json));
   }
   void end_input() override {
-    caf::anon_send(hdl_, end_input_atom_v);
+    caf::anon_send(hub_, end_input_atom_v, tag_);
   }
   void cancelled() override {
-    caf::anon_send_exit(hdl_, caf::exit_reason::user_shutdown);
+    caf::anon_send(hub_, cancel_atom_v, tag_);
   }
 
 private:
-  grpc_caller_actor hdl_;
+  grpc_caller_actor hub_;
+  std::uint64_t tag_;
 };
 
-void fail(self_ptr self, const std::string& error_object) {
-  auto [code, message] = grpc_status_of(error_object);
-  self->state.sink->fail(code, std::move(message));
-  self->quit();
+grpc_call* find_call(self_ptr self, std::uint64_t tag) {
+  auto i = self->state.calls.find(tag);
+  return i == self->state.calls.end() ? nullptr : &i->second;
 }
 
-void on_done(self_ptr self, bool ok, const std::string& raw) {
+void forget(self_ptr self, std::uint64_t tag) {
   auto& st = self->state;
-  if (st.pending)
-    self->demonitor(st.pending.address());
+  auto i = st.calls.find(tag);
+  if (i == st.calls.end())
+    return;
+  if (auto& p = i->second.pending) {
+    self->demonitor(p.address());
+    st.by_pending.erase(p.address());
+  }
+  st.calls.erase(i);
+}
+
+void fail(self_ptr self, std::uint64_t tag, const std::string& error_object) {
+  if (auto* c = find_call(self, tag)) {
+    auto [code, message] = grpc_status_of(error_object);
+    c->sink->fail(code, std::move(message));
+  }
+  forget(self, tag);
+}
+
+void on_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) {
+  auto* c = find_call(self, tag);
+  if (!c)
+    return;
   if (!ok)
-    return fail(self, raw);
+    return fail(self, tag, raw);
   rpc::object_members o;
   std::string why;
   const std::string* result = nullptr;
   if (rpc::split_object(raw, o, why))
     result = o.find("result");
   if (!result)
-    return fail(self, manager_errors::internal("the runtime answered without a result"));
-  st.sink->output(*result);
-  self->quit();
+    return fail(self, tag, manager_errors::internal("the runtime answered without a result"));
+  c->sink->output(*result);
+  forget(self, tag);
 }
 
-void on_accepted(self_ptr self, call_actor pending) {
-  auto& st = self->state;
-  st.pending = pending;
+void on_accepted(self_ptr self, std::uint64_t tag, const call_actor& pending) {
+  auto* c = find_call(self, tag);
+  if (!c) {
+    // Its client left before we learned who runs it: nobody waits for it.
+    self->send(pending, abort_atom_v);
+    return;
+  }
+  c->pending = pending;
   self->monitor(pending);
-  for (auto& in : st.held)
+  self->state.by_pending.emplace(pending.address(), tag);
+  for (auto& in : c->held)
     self->send(pending, input_atom_v, std::move(in));
-  st.held.clear();
-  st.held_bytes = 0;
-  if (st.input_ended)
+  c->held.clear();
+  c->held_bytes = 0;
+  if (c->input_ended)
     self->send(pending, end_input_atom_v);
 }
 
+void start(self_ptr self, std::uint64_t tag, grpc_door::call_start& start,
+           std::shared_ptr<grpc_door::call_sink>& sink) {
+  auto& st = self->state;
+  auto [it, fresh] = st.calls.try_emplace(tag);
+  if (!fresh)
+    return; // tags are unique per hub; a repeat is a bug upstream, not a second call
+  it->second.sink = std::move(sink);
+  call_request req;
+  auto error = parse_run_action(std::move(start.params), st.door.policy,
+                                {start.stream, start.stream_input}, req);
+  if (!error.empty())
+    return fail(self, tag, error);
+  req.tag = tag;
+  start_call(
+    self, st.door, std::move(req), self,
+    [self, tag](call_actor pending) { on_accepted(self, tag, pending); },
+    [self, tag](bool ok, std::string raw) { on_done(self, tag, ok, raw); });
+}
+
 } // namespace
+
+grpc_caller_state::~grpc_caller_state() {
+  for (auto& [tag, c] : calls)
+    if (c.sink)
+      c.sink->fail(14, "the manager is shutting down"); // UNAVAILABLE
+}
 
 std::pair<int, std::string> grpc_status_of(const std::string& error_object) {
   int code = manager_errors::status_code_of(error_object);
@@ -86,65 +136,85 @@ std::pair<int, std::string> grpc_status_of(const std::string& error_object) {
   return {code, message.empty() ? std::string{"the call failed"} : std::move(message)};
 }
 
-grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door,
-                                             grpc_door::call_start start,
-                                             std::shared_ptr<grpc_door::call_sink> sink) {
-  auto& st = self->state;
-  st.door = std::move(door);
-  st.sink = std::move(sink);
+grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
+  self->state.door = std::move(door);
   self->set_down_handler([self](caf::down_msg& dm) {
-    if (dm.source != self->state.pending.address())
+    auto& st = self->state;
+    auto i = st.by_pending.find(dm.source);
+    if (i == st.by_pending.end())
       return;
-    on_done(self, false,
+    auto tag = i->second;
+    st.by_pending.erase(i);
+    if (auto* c = find_call(self, tag))
+      c->pending = nullptr; // already gone: nothing to demonitor
+    on_done(self, tag, false,
             dm.reason == caf::exit_reason::user_shutdown
               ? manager_errors::shutting_down()
               : manager_errors::internal("the request ended unexpectedly"));
   });
-  call_request req;
-  auto error = parse_run_action(std::move(start.params), st.door.policy,
-                                {start.stream, start.stream_input}, req);
-  if (!error.empty()) {
-    fail(self, error);
-  } else {
-    req.tag = the_call;
-    start_call(
-      self, st.door, std::move(req), self,
-      [self](call_actor pending) { on_accepted(self, pending); },
-      [self](bool ok, std::string raw) { on_done(self, ok, raw); });
-  }
   return {
-    [self](trace_atom, std::uint64_t, std::string& trace) { self->state.sink->trace(std::move(trace)); },
-    [self](chunk_atom, std::uint64_t, std::string& chunk) { self->state.sink->chunk(std::move(chunk)); },
-    [self](done_atom, std::uint64_t, bool ok, std::string& raw) { on_done(self, ok, raw); },
-    [self](input_atom, std::string& json) {
-      auto& st = self->state;
-      if (st.pending)
-        return self->send(st.pending, input_atom_v, std::move(json));
+    [self](call_atom, std::uint64_t tag, grpc_door::call_start& cs,
+           std::shared_ptr<grpc_door::call_sink>& sink) { start(self, tag, cs, sink); },
+    [self](trace_atom, std::uint64_t tag, std::string& trace) {
+      if (auto* c = find_call(self, tag))
+        c->sink->trace(std::move(trace));
+    },
+    [self](chunk_atom, std::uint64_t tag, std::string& chunk) {
+      if (auto* c = find_call(self, tag))
+        c->sink->chunk(std::move(chunk));
+    },
+    [self](done_atom, std::uint64_t tag, bool ok, std::string& raw) {
+      on_done(self, tag, ok, raw);
+    },
+    [self](input_atom, std::uint64_t tag, std::string& json) {
+      auto* c = find_call(self, tag);
+      if (!c)
+        return;
+      if (c->pending)
+        return self->send(c->pending, input_atom_v, std::move(json));
       // Before the call is accepted the input waits here, capped like the
       // input a pending request holds for a run not started yet.
-      auto cap = st.door.policy.max_bidi_input_bytes;
-      st.held_bytes += json.size();
-      if (cap != 0 && st.held_bytes > cap)
-        return fail(self, manager_errors::bidi_input_overflow(cap));
-      st.held.push_back(std::move(json));
+      auto cap = self->state.door.policy.max_bidi_input_bytes;
+      c->held_bytes += json.size();
+      if (cap != 0 && c->held_bytes > cap)
+        return fail(self, tag, manager_errors::bidi_input_overflow(cap));
+      c->held.push_back(std::move(json));
     },
-    [self](end_input_atom) {
-      auto& st = self->state;
-      if (st.pending)
-        self->send(st.pending, end_input_atom_v);
+    [self](end_input_atom, std::uint64_t tag) {
+      auto* c = find_call(self, tag);
+      if (!c)
+        return;
+      if (c->pending)
+        self->send(c->pending, end_input_atom_v);
       else
-        st.input_ended = true;
+        c->input_ended = true;
+    },
+    [self](cancel_atom, std::uint64_t tag) {
+      // The client left: nothing reaches its sink any more; the run is
+      // abandoned (an accepted call's pending request cancels it; one not
+      // accepted yet is aborted in on_accepted).
+      auto* c = find_call(self, tag);
+      if (!c)
+        return;
+      if (c->pending)
+        self->send(c->pending, abort_atom_v);
+      c->sink = nullptr;
+      forget(self, tag);
     },
   };
 }
 
-std::shared_ptr<grpc_door::call_source> start_grpc_call(caf::actor_system& sys,
-                                                        caf::actor supervisor, front_door door,
-                                                        grpc_door::call_start start,
-                                                        std::shared_ptr<grpc_door::call_sink> sink) {
-  auto caller = sys.spawn(grpc_caller, std::move(door), std::move(start), std::move(sink));
-  caf::anon_send(supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(caller));
-  return std::make_shared<actor_source>(std::move(caller));
+grpc_call_starter::grpc_call_starter(std::vector<grpc_caller_actor> hubs)
+  : hubs_(std::move(hubs)) {
+}
+
+std::shared_ptr<grpc_door::call_source>
+grpc_call_starter::operator()(grpc_door::call_start start,
+                              std::shared_ptr<grpc_door::call_sink> sink) {
+  auto tag = next_.fetch_add(1, std::memory_order_relaxed);
+  auto& hub = hubs_[tag % hubs_.size()];
+  caf::anon_send(hub, call_atom_v, tag, std::move(start), std::move(sink));
+  return std::make_shared<hub_source>(hub, tag);
 }
 
 } // namespace actor_host

@@ -1,5 +1,5 @@
 // The manager's gRPC front door: the listener (grpc_door::server), the
-// catalog keeper that feeds it, and a grpc_caller per call.
+// catalog keeper that feeds it, and the grpc_caller hubs that make its calls.
 
 #include "actors/manager/grpc_caller.hpp"
 #include "actors/manager/grpc_catalog.hpp"
@@ -19,10 +19,16 @@ std::string manager::impl::start_grpc() {
   so.max_write_queue_bytes = opts.max_write_queue_bytes;
   so.max_message_bytes = opts.max_body_bytes;
   so.max_calls = opts.max_connections;
+  // One hub per scheduler thread keeps every worker busy under load; a
+  // hub's work per call is a few map operations.
+  std::vector<grpc_caller_actor> hubs;
+  auto n = std::max<std::size_t>(2, sys.scheduler().num_workers());
+  for (std::size_t i = 0; i < n; ++i)
+    hubs.push_back(spawn_child(grpc_caller, door));
   // Runs on gRPC's threads: holds its own copies of the handles.
-  so.start_call = [sys = &sys, supervisor = supervisor, door = door](
+  so.start_call = [starter = std::make_shared<grpc_call_starter>(std::move(hubs))](
                     grpc_door::call_start start, std::shared_ptr<grpc_door::call_sink> sink) {
-    return start_grpc_call(*sys, supervisor, door, std::move(start), std::move(sink));
+    return (*starter)(std::move(start), std::move(sink));
   };
   std::string error;
   auto srv = grpc_door::server::start(std::move(so), error);
