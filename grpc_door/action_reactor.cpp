@@ -194,12 +194,15 @@ public:
   /// call's only one): a separate Finish would cost another round through
   /// gRPC's threads per call.
   enum class next_op { none, write, finish, write_and_finish };
-  next_op decide(grpc::ByteBuffer*& buf, grpc::Status& status) {
+  next_op decide(grpc::ByteBuffer*& buf, grpc::Status& status, bool& more) {
     if (writing_ || finished_)
       return next_op::none;
     if (out_.size() > 1 || (!out_.empty() && !finish_)) {
       writing_ = writes_begun_ = true;
       buf = &out_.front();
+      // More is queued behind it: gRPC may hold this one back and send
+      // them together (fewer frames and syscalls for a fast stream).
+      more = out_.size() > 1;
       return next_op::write;
     }
     if (!finish_)
@@ -216,9 +219,9 @@ public:
     return next_op::write_and_finish;
   }
 
-  void start_op(next_op op, grpc::ByteBuffer* buf, const grpc::Status& status) {
+  void start_op(next_op op, grpc::ByteBuffer* buf, const grpc::Status& status, bool more) {
     if (op == next_op::write)
-      StartWrite(buf);
+      StartWrite(buf, more ? grpc::WriteOptions{}.set_buffer_hint() : grpc::WriteOptions{});
     else if (op == next_op::finish)
       Finish(status);
     else if (op == next_op::write_and_finish)
@@ -304,10 +307,8 @@ private:
 
   /// Under the lock: one response message from the runtime's JSON.
   void enqueue_json(const std::string& json) {
-    auto msg = catalog_->new_message(method_->response);
-    std::string why;
-    grpc::ByteBuffer buf;
-    if (!json_to_message(json, *msg, why) || !to_buffer(*msg, buf)) {
+    std::string why, wire;
+    if (!catalog_->json_to_wire(method_->response, json, wire, why)) {
       drop_queue();
       ended_ = true;
       finish_ = grpc::Status{grpc::StatusCode::INTERNAL,
@@ -315,6 +316,7 @@ private:
                                + method_->response->full_name() + ": " + why};
       return;
     }
+    grpc::ByteBuffer buf = wire_buffer(wire);
     queued_bytes_ += buf.Length();
     if (queued_bytes_ > door_->opts.max_write_queue_bytes) {
       drop_queue();
@@ -371,6 +373,7 @@ void with_call(sink_impl& s, F f) {
   auto op = action_call::next_op::none;
   grpc::ByteBuffer* buf = nullptr;
   grpc::Status status;
+  bool more = false;
   {
     std::lock_guard<std::mutex> guard{s.mtx};
     if (!s.call_)
@@ -381,12 +384,12 @@ void with_call(sink_impl& s, F f) {
       call->cancel_source_ = false;
       cancel = call->source_;
     }
-    op = call->decide(buf, status);
+    op = call->decide(buf, status, more);
   }
   if (cancel)
     cancel->cancelled();
   if (op != action_call::next_op::none)
-    call->start_op(op, buf, status);
+    call->start_op(op, buf, status, more);
 }
 
 void action_call::pump() {

@@ -21,6 +21,10 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/dynamic_message.h>
 #include <google/protobuf/struct.pb.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/type_resolver.h>
+#include <google/protobuf/util/type_resolver_util.h>
 
 #include <algorithm>
 #include <map>
@@ -31,6 +35,10 @@ namespace actor_host::grpc_door {
 namespace pb = google::protobuf;
 
 namespace {
+
+constexpr const char* type_url_prefix = "type.googleapis.com";
+/// Larger answers are refused before protobuf's converter sees them.
+constexpr std::size_t max_runtime_json = 64u << 20;
 
 struct service_plan {
   std::string package;   // "genkit.flow"
@@ -76,9 +84,13 @@ struct catalog::impl {
   std::map<std::string, std::size_t, std::less<>> by_path;
   std::vector<std::string> services;
   std::set<std::string> required_repeated; // full field names
+  /// For protobuf's JSON converter, made once (JsonStringToMessage would
+  /// make one per call for a pool that is not the generated one).
+  std::unique_ptr<pb::util::TypeResolver> resolver;
 
   impl() {
     pool.BuildFile(struct_file());
+    resolver.reset(pb::util::NewTypeResolverForDescriptorPool(type_url_prefix, &pool));
   }
 };
 
@@ -286,6 +298,38 @@ const pb::DescriptorPool& catalog::pool() const {
 
 std::unique_ptr<pb::Message> catalog::new_message(const pb::Descriptor* type) const {
   return std::unique_ptr<pb::Message>{impl_->factory->GetPrototype(type)->New()};
+}
+
+bool catalog::json_to_wire(const pb::Descriptor* type, std::string_view json, std::string& out,
+                           std::string& why) const {
+  if (json.size() > max_runtime_json) {
+    why = "over 64 MiB";
+    return false;
+  }
+  pb::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true; // schemas allow more than they name
+  // The converter's input stream reads the text in place.
+  pb::io::ArrayInputStream in{json.data(), static_cast<int>(json.size())};
+  pb::io::StringOutputStream sink{&out};
+  auto status = pb::util::JsonToBinaryStream(
+    impl_->resolver.get(), std::string{type_url_prefix} + "/" + type->full_name(), &in, &sink,
+    options);
+  if (!status.ok()) {
+    why = std::string{status.message()};
+    return false;
+  }
+  return true;
+}
+
+bool catalog::from_json(std::string_view json, pb::Message& msg, std::string& why) const {
+  std::string wire;
+  if (!json_to_wire(msg.GetDescriptor(), json, wire, why))
+    return false;
+  if (!msg.ParseFromString(wire)) {
+    why = "the converted message does not parse";
+    return false;
+  }
+  return true;
 }
 
 bool catalog::repeated_required(const pb::FieldDescriptor* f) const {

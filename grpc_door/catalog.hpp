@@ -78,6 +78,16 @@ public:
   /// Struct / ListValue as plain JSON.
   std::string to_json(const google::protobuf::Message& msg) const;
 
+  /// The wire bytes of a message of `type` (a descriptor from this pool)
+  /// from the JSON a runtime answered: keys the message does not know are
+  /// ignored (schemas allow more); a type mismatch fails with a message in
+  /// `why`. No message object is built (the answer path of every call).
+  bool json_to_wire(const google::protobuf::Descriptor* type, std::string_view json,
+                    std::string& out, std::string& why) const;
+
+  /// The same into `msg` (a message of this catalog).
+  bool from_json(std::string_view json, google::protobuf::Message& msg, std::string& why) const;
+
 private:
   /// A repeated field whose property is required (sent even when empty).
   bool repeated_required(const google::protobuf::FieldDescriptor* f) const;
@@ -91,10 +101,5 @@ private:
   /// names as the schema spells them, integers as numbers, unset optional
   /// fields and empty optional arrays left out, google.protobuf.Value /
   /// Struct / ListValue as plain JSON.
-
-/// Fills `msg` from the JSON a runtime answered. Keys the message does not
-/// know are ignored (schemas allow more); a type mismatch fails with a
-/// message in `why`.
-bool json_to_message(std::string_view json, google::protobuf::Message& msg, std::string& why);
 
 } // namespace actor_host::grpc_door

@@ -20,7 +20,6 @@ namespace pb = google::protobuf;
 
 namespace {
 
-constexpr std::size_t max_runtime_json = 64u << 20;
 
 void put_string(std::string& out, const std::string& s) {
   out += boost::json::serialize(boost::json::string_view{s});
@@ -190,19 +189,5 @@ std::string catalog::to_json(const pb::Message& msg) const {
   return out;
 }
 
-bool json_to_message(std::string_view json, pb::Message& msg, std::string& why) {
-  if (json.size() > max_runtime_json) {
-    why = "over 64 MiB";
-    return false;
-  }
-  pb::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true; // schemas allow more than they name
-  auto status = pb::util::JsonStringToMessage(std::string{json}, &msg, options);
-  if (!status.ok()) {
-    why = std::string{status.message()};
-    return false;
-  }
-  return true;
-}
 
 } // namespace actor_host::grpc_door

@@ -81,12 +81,16 @@ const google::protobuf::DescriptorPool& builtin_descriptors() {
   return p.pool;
 }
 
+grpc::ByteBuffer wire_buffer(std::string_view bytes) {
+  grpc::Slice slice{bytes.data(), bytes.size()};
+  return grpc::ByteBuffer{&slice, 1};
+}
+
 bool to_buffer(const google::protobuf::Message& msg, grpc::ByteBuffer& out) {
   std::string bytes;
   if (!msg.SerializeToString(&bytes))
     return false;
-  grpc::Slice slice{bytes};
-  out = grpc::ByteBuffer{&slice, 1};
+  out = wire_buffer(bytes);
   return true;
 }
 

@@ -112,6 +112,8 @@ bool is_builtin_service(std::string_view service);
 
 /// Serializes `msg` into a ByteBuffer / parses one; false when it does not
 /// parse (or is larger than max bytes).
+/// One message's wire bytes as a gRPC buffer.
+grpc::ByteBuffer wire_buffer(std::string_view bytes);
 bool to_buffer(const google::protobuf::Message& msg, grpc::ByteBuffer& out);
 bool from_buffer(const grpc::ByteBuffer& in, google::protobuf::Message& msg);
 

@@ -12,7 +12,6 @@
 
 using actor_host::grpc_door::catalog;
 using actor_host::grpc_door::catalog_action;
-using actor_host::grpc_door::json_to_message;
 using actor_host::grpc_door::method_kind;
 namespace pb = google::protobuf;
 
@@ -56,7 +55,7 @@ std::shared_ptr<const catalog> build(const std::vector<catalog_action>& actions,
 std::string round_trip(const catalog& c, const pb::Descriptor* type, const std::string& json) {
   auto msg = c.new_message(type);
   std::string why;
-  if (!json_to_message(json, *msg, why))
+  if (!c.from_json(json, *msg, why))
     CAF_FAIL("does not parse: " << why);
   return c.to_json(*msg);
 }
@@ -169,9 +168,9 @@ CAF_TEST(a type mismatch from the runtime is an error) {
   auto c = build({action("/flow/x", {}, R"({"type":"object","properties":{"n":{"type":"integer"}}})")});
   auto msg = c->new_message(c->find_method("/genkit.flow.Flows/x")->response);
   std::string why;
-  CAF_CHECK(!json_to_message(R"({"n":"many"})", *msg, why));
+  CAF_CHECK(!c->from_json(R"({"n":"many"})", *msg, why));
   CAF_CHECK(!why.empty());
-  CAF_CHECK(json_to_message(R"({"n":4,"more":"ignored"})", *msg, why));
+  CAF_CHECK(c->from_json(R"({"n":4,"more":"ignored"})", *msg, why));
   CAF_CHECK_EQUAL(c->to_json(*msg), R"({"n":4})");
 }
 
