@@ -94,6 +94,8 @@ public:
     grpc::Slice slice{bytes};
     req_ = grpc::ByteBuffer{&slice, 1};
     t0_ = clock::now();
+    // A stalled stream fails the run instead of hanging it.
+    ctx_.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
     stub.PrepareBidiStreamingCall(&ctx_, o.method, grpc::StubOptions{}, this);
     StartWriteLast(&req_, grpc::WriteOptions{});
     StartRead(&res_);
@@ -149,6 +151,7 @@ public:
       return;
     }
     ctx_ = std::make_unique<grpc::ClientContext>();
+    ctx_->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
     auto bytes = value_request('i', ++n_ + id_ * 1e6);
     grpc::Slice slice{bytes};
     req_ = grpc::ByteBuffer{&slice, 1};

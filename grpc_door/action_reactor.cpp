@@ -194,15 +194,12 @@ public:
   /// call's only one): a separate Finish would cost another round through
   /// gRPC's threads per call.
   enum class next_op { none, write, finish, write_and_finish };
-  next_op decide(grpc::ByteBuffer*& buf, grpc::Status& status, bool& more) {
+  next_op decide(grpc::ByteBuffer*& buf, grpc::Status& status) {
     if (writing_ || finished_)
       return next_op::none;
     if (out_.size() > 1 || (!out_.empty() && !finish_)) {
       writing_ = writes_begun_ = true;
       buf = &out_.front();
-      // More is queued behind it: gRPC may hold this one back and send
-      // them together (fewer frames and syscalls for a fast stream).
-      more = out_.size() > 1;
       return next_op::write;
     }
     if (!finish_)
@@ -219,9 +216,12 @@ public:
     return next_op::write_and_finish;
   }
 
-  void start_op(next_op op, grpc::ByteBuffer* buf, const grpc::Status& status, bool more) {
+  void start_op(next_op op, grpc::ByteBuffer* buf, const grpc::Status& status) {
+    // No buffer_hint on writes with more queued: gRPC then holds the write
+    // and its completion until a later unhinted one, which we only start
+    // after that completion (a stream stalled in the grpc_vs_ws bench).
     if (op == next_op::write)
-      StartWrite(buf, more ? grpc::WriteOptions{}.set_buffer_hint() : grpc::WriteOptions{});
+      StartWrite(buf);
     else if (op == next_op::finish)
       Finish(status);
     else if (op == next_op::write_and_finish)
@@ -373,7 +373,6 @@ void with_call(sink_impl& s, F f) {
   auto op = action_call::next_op::none;
   grpc::ByteBuffer* buf = nullptr;
   grpc::Status status;
-  bool more = false;
   {
     std::lock_guard<std::mutex> guard{s.mtx};
     if (!s.call_)
@@ -384,12 +383,12 @@ void with_call(sink_impl& s, F f) {
       call->cancel_source_ = false;
       cancel = call->source_;
     }
-    op = call->decide(buf, status, more);
+    op = call->decide(buf, status);
   }
   if (cancel)
     cancel->cancelled();
   if (op != action_call::next_op::none)
-    call->start_op(op, buf, status, more);
+    call->start_op(op, buf, status);
 }
 
 void action_call::pump() {
