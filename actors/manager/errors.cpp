@@ -1,5 +1,7 @@
 #include "actors/manager/errors.hpp"
 
+#include <boost/json.hpp>
+
 #include <optional>
 
 #include "net/jsonrpc.hpp"
@@ -128,6 +130,34 @@ int http_status(std::string_view error_object) {
 int status_code_of(std::string_view error_object) {
   auto c = classify(error_object);
   return c.status ? *c.status : static_cast<int>(c.meaning.status);
+}
+
+std::string tools_error(std::string_view error_object) {
+  namespace json = boost::json;
+  // Error objects come from runtimes too: parsed with Boost.JSON's depth cap.
+  json::error_code ec;
+  auto v = json::parse(error_object, ec);
+  json::object status;
+  if (auto* o = ec ? nullptr : v.if_object()) {
+    if (auto* d = o->if_contains("data"); d && d->is_object())
+      status = d->as_object();
+    else if (auto* m = o->if_contains("message"); m && m->is_string())
+      status["message"] = *m;
+  }
+  if (!status.contains("code") || !status["code"].is_number())
+    status["code"] = status_code_of(error_object);
+  if (!status.contains("message") || !status["message"].is_string())
+    status["message"] = "the call failed";
+  json::object data;
+  data["genkitErrorMessage"] = status["message"];
+  if (auto* d = status.if_contains("details")) {
+    data["genkitErrorDetails"] = *d;
+    if (auto* dd = d->if_object())
+      if (auto* stack = dd->if_contains("stack"))
+        status["stack"] = *stack;
+  }
+  status["data"] = std::move(data);
+  return json::serialize(status);
 }
 
 } // namespace actor_host::manager_errors

@@ -38,4 +38,11 @@ int http_status(std::string_view error_object);
 /// from the JSON-RPC code (UNKNOWN when neither says).
 int status_code_of(std::string_view error_object);
 
+/// An error object as the Genkit tools server puts it in `{"error": ...}`
+/// for runAction and streamAction: the Status (`data`, else one made from
+/// the code and message) with `stack` (its details' stack) and
+/// `data.genkitErrorMessage` / `data.genkitErrorDetails` beside it, the
+/// shape the Dev UI reads.
+std::string tools_error(std::string_view error_object);
+
 } // namespace actor_host::manager_errors

@@ -154,7 +154,7 @@ net::http_handler make_http_api(http_api_context ctx) {
     // Hands the request to a caller actor of its own; the slot is taken
     // here, on the I/O thread, so that a flood is refused before it spawns
     // anything (the call's state gives it back).
-    auto spawn_caller = [&](http_route kind, std::string trpc_name) {
+    auto spawn_caller = [&](http_route kind, std::string trpc_name, bool tools_shape = false) {
       auto address = address_of(req.peer);
       if (!slots->acquire(address)) {
         obs::global().calls_over_cap.fetch_add(1, std::memory_order_relaxed);
@@ -164,7 +164,7 @@ net::http_handler make_http_api(http_api_context ctx) {
         return res->respond(429, json_type, std::move(body), {{"Retry-After", "1"}});
       }
       http_caller_args args{std::move(req), res, ctx.door, kind, {slots, std::move(address)},
-                            ctx.supervisor, std::move(trpc_name)};
+                            ctx.supervisor, std::move(trpc_name), tools_shape};
       auto caller = ctx.system->spawn(http_caller, std::move(args));
       caf::anon_send(ctx.supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(caller));
     };
@@ -213,21 +213,33 @@ net::http_handler make_http_api(http_api_context ctx) {
         return spawn_caller(kind, std::move(name));
       }
     }
-    static const std::pair<const char*, std::pair<bool, http_route>> table[] = {
-      {"/api/runtimes", {false, http_route::runtimes}},
-      {"/api/actions", {false, http_route::actions}},
-      {"/api/describe", {false, http_route::describe}},
-      {"/api/values", {false, http_route::values}},
-      {"/api/runAction", {true, http_route::run_action}},
-      {"/api/streamAction", {true, http_route::stream_action}},
-      {"/api/cancelAction", {true, http_route::cancel_action}},
-      {"/api/sendBidiInput", {true, http_route::send_bidi_input}},
-      {"/api/endBidiInput", {true, http_route::end_bidi_input}},
+    // The tools server's paths answer in its shapes (runAction and
+    // streamAction errors as the Dev UI reads them, cancelAction as a tRPC
+    // mutation); /api/rpc/ has the same calls with JSON-RPC error objects.
+    enum class shape { ours, tools, trpc };
+    struct route_spec {
+      const char* path;
+      bool needs_post;
+      http_route kind;
+      shape answers;
     };
-    for (auto& [path, spec] : table) {
+    static const route_spec table[] = {
+      {"/api/runtimes", false, http_route::runtimes, shape::ours},
+      {"/api/actions", false, http_route::actions, shape::ours},
+      {"/api/describe", false, http_route::describe, shape::ours},
+      {"/api/values", false, http_route::values, shape::ours},
+      {"/api/runAction", true, http_route::run_action, shape::tools},
+      {"/api/streamAction", true, http_route::stream_action, shape::tools},
+      {"/api/cancelAction", true, http_route::cancel_action, shape::trpc},
+      {"/api/sendBidiInput", true, http_route::send_bidi_input, shape::tools},
+      {"/api/endBidiInput", true, http_route::end_bidi_input, shape::tools},
+      {"/api/rpc/runAction", true, http_route::run_action, shape::ours},
+      {"/api/rpc/streamAction", true, http_route::stream_action, shape::ours},
+      {"/api/rpc/cancelAction", true, http_route::cancel_action, shape::ours},
+    };
+    for (auto& [path, needs_post, kind, answers] : table) {
       if (p != path)
         continue;
-      auto [needs_post, kind] = spec;
       if ((needs_post && !post) || (!needs_post && !get)) {
         auto body = R"({"error":)"
                     + rpc::error_object(rpc::code::invalid_request,
@@ -237,7 +249,8 @@ net::http_handler make_http_api(http_api_context ctx) {
         return res->respond(405, json_type, std::move(body),
                             {{"Allow", needs_post ? "POST" : "GET"}});
       }
-      return spawn_caller(kind, {});
+      return spawn_caller(kind, answers == shape::trpc ? std::string{"cancelAction"} : std::string{},
+                          answers == shape::tools);
     }
     auto body = R"({"error":)"
                 + rpc::error_object(rpc::code::method_not_found, "Not found: " + p) + "}";

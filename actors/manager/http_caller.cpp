@@ -45,6 +45,14 @@ void respond_json(self_ptr self, int status, std::string body, net::http_headers
   self->quit();
 }
 
+/// `{"error": ...}` in the shape of the route (tools server or JSON-RPC).
+std::string error_body(self_ptr self, const std::string& error_object) {
+  return R"({"error":)"
+         + (self->state.args.tools_shape ? manager_errors::tools_error(error_object)
+                                         : error_object)
+         + "}";
+}
+
 void respond_error(self_ptr self, const std::string& error_object) {
   auto& st = self->state;
   auto status = manager_errors::http_status(error_object);
@@ -52,7 +60,7 @@ void respond_error(self_ptr self, const std::string& error_object) {
     st.args.res->respond(status, json_type, trpc::error(error_object, status, st.args.trpc));
     return self->quit();
   }
-  respond_json(self, status, R"({"error":)" + error_object + "}");
+  respond_json(self, status, error_body(self, error_object));
 }
 
 void respond_error(self_ptr self, int code, const std::string& message) {
@@ -166,11 +174,11 @@ void on_done(self_ptr self, bool ok, std::string& raw) {
     }
     case http_route::stream_action:
       if (!ok && !st.head_sent) {
-        res->respond(manager_errors::http_status(raw), ndjson_type, R"({"error":)" + raw + "}\n");
+        res->respond(manager_errors::http_status(raw), ndjson_type, error_body(self, raw) + "\n");
         return self->quit();
       }
       send_head(self);
-      res->write(ok ? raw + "\n" : R"({"error":)" + raw + "}\n");
+      res->write(ok ? raw + "\n" : error_body(self, raw) + "\n");
       res->finish();
       return self->quit();
     default:

@@ -34,6 +34,9 @@ struct http_caller_args {
   caller_slot slot; // given back when the caller ends
   caf::actor supervisor; // readiness
   std::string trpc;      // a tools-server tRPC procedure (trpc.hpp): answers in its envelope
+  /// runAction / streamAction as the tools server answers them: errors as
+  /// `{"error": tools_error(...)}` (errors.hpp); else JSON-RPC error objects.
+  bool tools_shape = false;
 };
 
 struct http_caller_state {

@@ -170,7 +170,7 @@ test('api/ws: ids keep their JSON type', async () => {
 test('http: malformed JSON body is 400 / -32700', async () => {
   const manager = await startManager();
   await withFakeRuntime(manager);
-  const res = await manager.post('/api/runAction', '{"key": "/flow/x", ');
+  const res = await manager.post('/api/rpc/runAction', '{"key": "/flow/x", ');
   assert.equal(res.status, 400, res.text);
   assert.equal(res.json.error.code, -32700);
   assert.match(res.json.error.message, /^Parse error/);
@@ -180,7 +180,7 @@ test('http: malformed JSON body is 400 / -32700', async () => {
 test('http: runAction without key is 400 / -32602', async () => {
   const manager = await startManager();
   await withFakeRuntime(manager);
-  const res = await manager.post('/api/runAction', { input: 1 });
+  const res = await manager.post('/api/rpc/runAction', { input: 1 });
   assert.equal(res.status, 400, res.text);
   assert.equal(res.json.error.code, -32602);
   await manager.assertHealthy();
@@ -189,10 +189,10 @@ test('http: runAction without key is 400 / -32602', async () => {
 test('http: a body over --max-body-bytes is 413', async () => {
   const manager = await startManager(['--max-body-bytes', '65536']);
   await withFakeRuntime(manager);
-  const res = await manager.post('/api/runAction', { key: '/flow/x', input: 'z'.repeat(100 * 1024) });
+  const res = await manager.post('/api/rpc/runAction', { key: '/flow/x', input: 'z'.repeat(100 * 1024) });
   assert.equal(res.status, 413, res.text);
   // Just under the limit is fine.
-  const ok = await manager.post('/api/runAction', { key: '/flow/x', input: 'z'.repeat(60 * 1024) });
+  const ok = await manager.post('/api/rpc/runAction', { key: '/flow/x', input: 'z'.repeat(60 * 1024) });
   assert.equal(ok.status, 200, ok.text);
   await manager.assertHealthy();
 });

@@ -81,7 +81,7 @@ test('exit codes: action error 1, usage 2, unreachable 3, no runtime 4, timeout 
 test('cancel stops a running action by trace id', async () => {
   const { manager } = await startManagerWithRuntime('rt-cancel', { runtime: { kind: 'cpp' } });
   const m = ['--manager', manager.apiUrl];
-  const s = await manager.stream('/api/streamAction', { key: '/flow/slow', input: { ms: 30000 } });
+  const s = await manager.stream('/api/rpc/streamAction', { key: '/flow/slow', input: { ms: 30000 } });
   assert.match(s.traceId ?? '', TRACE_ID_RE);
   const cancel = await cli(['cancel', s.traceId, ...m]);
   assert.equal(cancel.code, 0, cancel.stderr);

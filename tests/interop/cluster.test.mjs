@@ -74,7 +74,7 @@ function misbehave(m, payload, sockets) {
 }
 
 function runAction(m, runtimeId, key, input, extra = {}) {
-  return m.post('/api/runAction', { key, input, runtimeId, ...extra });
+  return m.post('/api/rpc/runAction', { key, input, runtimeId, ...extra });
 }
 
 describe('a cluster of three', () => {
@@ -111,7 +111,7 @@ describe('a cluster of three', () => {
       }
     }
     // Streaming from another node keeps the order.
-    const s = await c.stream('/api/streamAction', { key: '/flow/streamCount', input: { n: 50 }, runtimeId: 'js-a' });
+    const s = await c.stream('/api/rpc/streamAction', { key: '/flow/streamCount', input: { n: 50 }, runtimeId: 'js-a' });
     assert.equal(s.status, 200);
     const lines = await s.lines.drain(10000);
     assert.deepEqual(lines.slice(0, -1).map((l) => l.i), Array.from({ length: 50 }, (_, i) => i));
@@ -202,7 +202,7 @@ describe('a cluster of three', () => {
     await waitForListed(a, ['b/cpp-b']);
     await waitForListed(c, ['b/cpp-b']);
 
-    const s = await a.stream('/api/streamAction', { key: '/flow/streamCount', input: { n: 100000, delayMs: 2 }, runtimeId: 'cpp-b' });
+    const s = await a.stream('/api/rpc/streamAction', { key: '/flow/streamCount', input: { n: 100000, delayMs: 2 }, runtimeId: 'cpp-b' });
     for (let i = 0; i < 5; i++) assert.deepEqual((await s.lines.next(10000, `chunk ${i}`)).value, { i });
     b.child.kill('SIGKILL');
     const t0 = Date.now();
@@ -238,7 +238,7 @@ describe('a cluster of three', () => {
     await waitForMembers(a, ['b']);
     await b.startRuntime('cpp-b', { kind: 'cpp' });
     await waitForListed(a, ['b/cpp-b']);
-    const s = await a.stream('/api/streamAction', { key: '/flow/streamCount', input: { n: 100000, delayMs: 2 }, runtimeId: 'cpp-b' });
+    const s = await a.stream('/api/rpc/streamAction', { key: '/flow/streamCount', input: { n: 100000, delayMs: 2 }, runtimeId: 'cpp-b' });
     await s.lines.next(10000, 'first chunk');
     b.child.kill('SIGSTOP');
     try {

@@ -32,7 +32,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
 
   test('runtime killed mid-stream: HTTP streamAction ends with an error promptly', async () => {
     const { manager, runtime } = await withRuntime('rt-kill');
-    const s = await manager.stream('/api/streamAction', { key: '/flow/streamCount', input: { n: 100000, delayMs: 1 } });
+    const s = await manager.stream('/api/rpc/streamAction', { key: '/flow/streamCount', input: { n: 100000, delayMs: 1 } });
     assert.equal(s.status, 200);
     for (let i = 0; i < 5; i++) {
       assert.deepEqual((await s.lines.next(10000, `chunk ${i}`)).value, { i });
@@ -79,7 +79,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
     // Learn that the run started on the runtime before killing it.
     const run = api.request('runAction', { key: '/flow/slow', input: { ms: 30000 } }, { id: 'probe', timeoutMs: 20000 });
     await api.waitFor((m) => m.method === 'runActionState' && m.params?.requestId === 'probe', 10000, 'runActionState');
-    const http = manager.post('/api/runAction', { key: '/flow/slow', input: { ms: 30000 } });
+    const http = manager.post('/api/rpc/runAction', { key: '/flow/slow', input: { ms: 30000 } });
     await manager.waitForStats({ 'actors.pending_request': (n) => n >= 2 }, 10000);
 
     runtime.kill('SIGKILL');
@@ -96,7 +96,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
   test('runAction timeoutMs bounds a run: DEADLINE_EXCEEDED / HTTP 504', async () => {
     const { manager } = await withRuntime('rt-slow');
     const t0 = Date.now();
-    const res = await manager.post('/api/runAction', { key: '/flow/slow', input: { ms: 30000 }, timeoutMs: 300 });
+    const res = await manager.post('/api/rpc/runAction', { key: '/flow/slow', input: { ms: 30000 }, timeoutMs: 300 });
     const elapsed = Date.now() - t0;
     assert.equal(res.status, 504, res.text);
     assert.equal(res.json.error.data?.code, 4);
@@ -107,7 +107,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
 
   test('SIGTERM stops the manager with exit code 0 while a runtime is connected', async () => {
     const { manager, runtime } = await withRuntime('rt-term');
-    assert.match((await manager.post('/api/runAction', { key: '/flow/echo', input: 1 })).json.telemetry.traceId, TRACE_ID_RE);
+    assert.match((await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: 1 })).json.telemetry.traceId, TRACE_ID_RE);
     // Stop a genkit runtime first: it is not meant to outlive its manager. A
     // cpp runtime is: it stays up and keeps trying to reconnect.
     if (kind === 'genkit') await runtime.stop();
@@ -128,7 +128,7 @@ test('no runtime registered: 503 UNAVAILABLE', async () => {
     message: 'No runtimes found: no runtime is registered with this manager',
   };
   for (const [method, path, body] of [
-    ['POST', '/api/runAction', { key: '/flow/echo', input: 1 }],
+    ['POST', '/api/rpc/runAction', { key: '/flow/echo', input: 1 }],
     ['GET', '/api/actions'],
     ['GET', '/api/values?type=defaultModel'],
   ]) {
@@ -216,7 +216,7 @@ test('an HTTP caller disconnecting from streamAction cancels the run', async () 
   };
   await fake.register('rt-fake');
 
-  const s = await manager.stream('/api/streamAction', { key: '/flow/whatever', input: {} });
+  const s = await manager.stream('/api/rpc/streamAction', { key: '/flow/whatever', input: {} });
   assert.equal(s.status, 200);
   assert.equal(s.traceId, traceId);
   assert.deepEqual((await s.lines.next(5000)).value, { first: true });
@@ -235,7 +235,7 @@ test('SIGTERM with --drain-timeout 0: runs in flight are cancelled at once, call
   await fake.register('rt-fake');
   const api = await manager.api();
   const viaWs = api.request('runAction', { key: '/flow/never', input: 1 }, { id: 'w1' });
-  const viaHttp = manager.post('/api/runAction', { key: '/flow/never', input: 2 });
+  const viaHttp = manager.post('/api/rpc/runAction', { key: '/flow/never', input: 2 });
   await fake.waitForCount((m) => m.method === 'runAction', 2, 5000, 'runAction requests');
 
   manager.child.kill('SIGTERM');

@@ -290,14 +290,14 @@ test('one catalog: an iii worker calls a Genkit flow, the front door and the CLI
 
   // Genkit-side callers -> iii: the front door and the CLI.
   await waitForFunction(client, 'greet');
-  const run = await manager.post('/api/runAction', { key: '/iii/greet', input: { name: 'http' } });
+  const run = await manager.post('/api/rpc/runAction', { key: '/iii/greet', input: { name: 'http' } });
   assert.equal(run.status, 200, run.text);
   assert.equal(run.json.result.greeting, 'Hello, http!');
   assert.ok(run.json.telemetry.traceId);
   assert.equal(run.headers['x-genkit-trace-id'], run.json.telemetry.traceId);
-  const missing = await manager.post('/api/runAction', { key: '/iii/nope', input: 1 });
+  const missing = await manager.post('/api/rpc/runAction', { key: '/iii/nope', input: 1 });
   assert.equal(missing.status, 404, missing.text);
-  const threw = await manager.post('/api/runAction', { key: '/iii/fail', input: { message: 'boom' } });
+  const threw = await manager.post('/api/rpc/runAction', { key: '/iii/fail', input: { message: 'boom' } });
   assert.equal(threw.status, 500, threw.text);
   assert.equal(threw.json.error.data.message, 'boom');
   assert.equal(threw.json.error.data.details.iiiCode, 'invocation_failed');

@@ -83,12 +83,12 @@ test('a V1 runtime is found by its file and listed as protocol v1 beside V2 runt
 
 test('unary, streaming and failing runs of a V1 runtime through the manager', async () => {
   const { manager, id } = await setup();
-  const echo = await manager.post('/api/runAction', { key: '/flow/echo', input: { hi: 1 }, runtimeId: id });
+  const echo = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: { hi: 1 }, runtimeId: id });
   assert.equal(echo.status, 200, echo.text);
   assert.deepEqual(echo.json.result, { hi: 1 });
   assert.match(echo.json.telemetry.traceId, TRACE_ID_RE);
 
-  const s = await manager.stream('/api/streamAction', { key: '/flow/streamCount', input: { n: 4, delayMs: 5 }, runtimeId: id });
+  const s = await manager.stream('/api/rpc/streamAction', { key: '/flow/streamCount', input: { n: 4, delayMs: 5 }, runtimeId: id });
   assert.equal(s.status, 200);
   assert.match(s.traceId ?? '', TRACE_ID_RE, 'the trace id comes early, from the V1 head');
   const lines = await s.lines.drain(10000);
@@ -96,17 +96,17 @@ test('unary, streaming and failing runs of a V1 runtime through the manager', as
   assert.deepEqual(lines.at(-1).result, { count: 4, sum: 6 });
   assert.equal(lines.at(-1).telemetry.traceId, s.traceId);
 
-  const fail = await manager.post('/api/runAction', { key: '/flow/fail', input: { status: 'FAILED_PRECONDITION', message: 'not yet' }, runtimeId: id });
+  const fail = await manager.post('/api/rpc/runAction', { key: '/flow/fail', input: { status: 'FAILED_PRECONDITION', message: 'not yet' }, runtimeId: id });
   assert.notEqual(fail.status, 200);
   assert.equal(fail.json.error.data.code, 9, fail.text);
   assert.match(fail.json.error.message, /not yet/); // as over V2: 'FAILED_PRECONDITION: not yet'
 
-  const unknown = await manager.post('/api/runAction', { key: '/flow/nope', input: 1, runtimeId: id });
+  const unknown = await manager.post('/api/rpc/runAction', { key: '/flow/nope', input: 1, runtimeId: id });
   assert.notEqual(unknown.status, 200);
   assert.match(unknown.text, /nope/);
 
   // Bidi input exists only in V2: refused at once, with the reason.
-  const bidi = await manager.stream('/api/streamAction?bidi=true', { key: '/flow/chat', runtimeId: id });
+  const bidi = await manager.stream('/api/rpc/streamAction?bidi=true', { key: '/flow/chat', runtimeId: id });
   const bidiText = bidi.text ?? JSON.stringify(await bidi.lines.drain(10000));
   assert.match(bidiText, /UNIMPLEMENTED|"code":12|Reflection V2/, bidiText);
   await manager.assertHealthy();
@@ -120,14 +120,14 @@ test('cancelAction through the manager cancels a V1 run, which ends CANCELLED', 
   const traceId = state.params.state.traceId;
   assert.match(traceId, TRACE_ID_RE);
   const t0 = Date.now();
-  const cancelled = await manager.post('/api/cancelAction', { traceId, runtimeId: id });
+  const cancelled = await manager.post('/api/rpc/cancelAction', { traceId, runtimeId: id });
   assert.equal(cancelled.status, 200, cancelled.text);
   assert.deepEqual(cancelled.json, { message: 'Action cancelled' });
   const reply = await run;
   assert.equal(reply.error?.data?.code, 1, JSON.stringify(reply));
   assert.ok(Date.now() - t0 < 3000, 'the run ended soon after its cancel');
   // A finished run: the same answer as a V2 runtime's (-32602, HTTP 400 on this route).
-  const again = await manager.post('/api/cancelAction', { traceId, runtimeId: id });
+  const again = await manager.post('/api/rpc/cancelAction', { traceId, runtimeId: id });
   assert.equal(again.status, 400, again.text);
   assert.equal(again.json.error.message, 'Action not found or already completed');
   await manager.waitForStats({ 'actors.pending_request': 0 });
@@ -138,7 +138,7 @@ test('our own runtime role in V1 mode is driven by the manager too', async () =>
   const manager = await startManager(['--project-root', root]);
   const rt = startCppRuntime(null, { id: 'cpp-v1', cwd: root, env: { GENKIT_ENV: 'dev' } });
   await manager.waitForRuntime('cpp-v1', { timeoutMs: 20000, child: rt });
-  const echo = await manager.post('/api/runAction', { key: '/flow/echo', input: 'hi', runtimeId: 'cpp-v1' });
+  const echo = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: 'hi', runtimeId: 'cpp-v1' });
   assert.equal(echo.status, 200, echo.text);
   assert.equal(echo.json.result, 'hi');
   // It stops: its file goes, and so does its listing.
@@ -160,7 +160,7 @@ test('a V1 runtime that dies without removing its file disappears at its next he
 test('with a trace store the V1 runtime is told of it through /api/notify and its spans arrive', async () => {
   const store = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ah-mgr-v1-store-')), 'traces.db');
   const { manager, id } = await setup({ managerArgs: ['--trace-store', store] });
-  const echo = await manager.post('/api/runAction', { key: '/flow/echo', input: 'traced', runtimeId: id });
+  const echo = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: 'traced', runtimeId: id });
   assert.equal(echo.status, 200, echo.text);
   const traceId = echo.json.telemetry.traceId;
   const trace = await manager.poll(() => manager.get(`/api/traces/${traceId}`), (r) => r.status === 200,

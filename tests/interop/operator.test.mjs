@@ -77,7 +77,7 @@ async function terminate(manager, timeoutMs = 15000) {
 }
 
 function run(manager, key, input) {
-  return manager.post('/api/runAction', { key, input });
+  return manager.post('/api/rpc/runAction', { key, input });
 }
 
 test('-- <command>: our runtime is started with the Genkit variables, --write-env-file, stopped on SIGTERM', async () => {
@@ -162,7 +162,7 @@ services:
   assert.ok(manager.child.lines.some((l) => /service crasher: restarting in 50 ms \(restart 1 of 2\)/.test(l)));
   assert.ok(manager.child.lines.some((l) => /service crasher: restarting in 100 ms \(restart 2 of 2\)/.test(l)));
   for (const key of ['demo', 'genkit-app']) {
-    const res = await manager.post('/api/runAction', { key: '/flow/echo', input: key, runtimeId: key });
+    const res = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: key, runtimeId: key });
     assert.equal(res.json.result, key);
   }
   assert.deepEqual(await terminate(manager), { code: 0, signal: null });
@@ -198,7 +198,7 @@ test('a service that crashes after registering is restarted and registers again;
 test('SIGTERM during a streaming call: the call finishes within the drain timeout, then children stop', async () => {
   const manager = await startManager(['--demo', '--drain-timeout', '10s']);
   const demo = await manager.waitForRuntime('demo');
-  const s = await manager.stream('/api/streamAction', { key: '/flow/streamCount', input: { n: 20, delayMs: 50 } });
+  const s = await manager.stream('/api/rpc/streamAction', { key: '/flow/streamCount', input: { n: 20, delayMs: 50 } });
   assert.deepEqual((await s.lines.next(5000, 'first chunk')).value, { i: 0 });
   manager.child.kill('SIGTERM');
   const rest = await s.lines.drain(5000);
@@ -212,7 +212,7 @@ test('SIGTERM during a streaming call: the call finishes within the drain timeou
 test('SIGTERM: a call that outlives --drain-timeout is cancelled (CANCELLED), and the manager exits 0', async () => {
   const manager = await startManager(['--demo', '--drain-timeout', '300ms']);
   const demo = await manager.waitForRuntime('demo');
-  const s = await manager.stream('/api/streamAction', { key: '/flow/streamCount', input: { n: 200, delayMs: 50 } });
+  const s = await manager.stream('/api/rpc/streamAction', { key: '/flow/streamCount', input: { n: 200, delayMs: 50 } });
   assert.deepEqual((await s.lines.next(5000, 'first chunk')).value, { i: 0 });
   manager.child.kill('SIGTERM');
   const rest = await s.lines.drain(5000);
@@ -233,7 +233,7 @@ test('/metrics, /healthz and /readyz reflect what was done', async () => {
   for (const x of [1, 2, 3]) assert.equal((await run(manager, '/flow/echo', x)).json.result, x);
   const failed = await run(manager, '/flow/fail', { status: 'NOT_FOUND', message: 'nope' });
   assert.equal(failed.status, 404);
-  const s = await manager.stream('/api/streamAction', { key: '/flow/streamCount', input: { n: 5 } });
+  const s = await manager.stream('/api/rpc/streamAction', { key: '/flow/streamCount', input: { n: 5 } });
   assert.equal((await s.lines.drain(5000)).length, 6);
   const m = await waitForMetric(manager, 'actor_host_pending_requests', 0);
   assert.equal(m['actor_host_requests_total{method="runAction",outcome="ok"}'], 4);

@@ -95,7 +95,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
   test('unary runAction returns the result and the trace id', async () => {
     const { manager } = await withRuntime();
     const input = { hello: 'world', n: [1, 2, 3], nested: { ok: true, nothing: null } };
-    const res = await manager.post('/api/runAction', { key: '/flow/echo', input });
+    const res = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input });
     assert.equal(res.status, 200, res.text);
     const body = res.json;
     assert.deepEqual(body.result, input);
@@ -105,7 +105,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
 
   test('createOrder with valid input returns the computed order', async () => {
     const { manager } = await withRuntime();
-    const res = await manager.post('/api/runAction', { key: '/flow/createOrder', input: ORDER });
+    const res = await manager.post('/api/rpc/runAction', { key: '/flow/createOrder', input: ORDER });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.json.result, {
       orderId: 'ord-ada-2',
@@ -121,7 +121,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
     const bad = structuredClone(ORDER);
     bad.customer.address.zip = 'abc';
     delete bad.items;
-    const res = await manager.post('/api/runAction', { key: '/flow/createOrder', input: bad });
+    const res = await manager.post('/api/rpc/runAction', { key: '/flow/createOrder', input: bad });
     assert.equal(res.status, 400, res.text);
     const { error } = res.json;
     assert.equal(error.code, -32000);
@@ -131,7 +131,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
 
   test('a failing action is INTERNAL / HTTP 500 with its message', async () => {
     const { manager } = await withRuntime();
-    const res = await manager.post('/api/runAction', { key: '/flow/fail', input: { message: 'kaboom 42' } });
+    const res = await manager.post('/api/rpc/runAction', { key: '/flow/fail', input: { message: 'kaboom 42' } });
     assert.equal(res.status, 500, res.text);
     const { error } = res.json;
     assert.equal(error.code, -32000);
@@ -143,7 +143,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
 
   test('a failure with status NOT_FOUND maps to HTTP 404', async () => {
     const { manager } = await withRuntime();
-    const res = await manager.post('/api/runAction', {
+    const res = await manager.post('/api/rpc/runAction', {
       key: '/flow/fail',
       input: { status: 'NOT_FOUND', message: 'no such thing' },
     });
@@ -154,7 +154,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
 
   test('an unknown action key is the runtime error -32602', async () => {
     const { manager } = await withRuntime();
-    const res = await manager.post('/api/runAction', { key: '/flow/does-not-exist', input: 1 });
+    const res = await manager.post('/api/rpc/runAction', { key: '/flow/does-not-exist', input: 1 });
     assert.equal(res.status, 400, res.text);
     assert.equal(res.json.error.code, -32602);
     assert.match(res.json.error.message, /\/flow\/does-not-exist/);
@@ -162,7 +162,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
 
   test('streamAction streams 50 chunks in order, then the result', async () => {
     const { manager } = await withRuntime();
-    const s = await manager.stream('/api/streamAction', { key: '/flow/streamCount', input: { n: 50 } });
+    const s = await manager.stream('/api/rpc/streamAction', { key: '/flow/streamCount', input: { n: 50 } });
     assert.equal(s.status, 200);
     assert.match(s.headers['content-type'] ?? '', /^application\/x-ndjson/);
     const lines = await s.lines.drain(10000);
@@ -205,7 +205,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
     const traceId = state.params.state.traceId;
     assert.match(traceId, TRACE_ID_RE);
 
-    const cancelled = await manager.post('/api/cancelAction', { traceId });
+    const cancelled = await manager.post('/api/rpc/cancelAction', { traceId });
     assert.equal(cancelled.status, 200, cancelled.text);
     assert.deepEqual(cancelled.json, { message: 'Action cancelled' });
     const t0 = Date.now();
@@ -215,7 +215,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
     assert.ok(elapsed < 1000, `run ended ${elapsed} ms after the cancel`);
 
     // The trace is finished now: cancelling again is the runtime's -32602.
-    const again = await manager.post('/api/cancelAction', { traceId });
+    const again = await manager.post('/api/rpc/cancelAction', { traceId });
     assert.equal(again.status, 400, again.text);
     assert.equal(again.json.error.code, -32602);
     await manager.assertHealthy();
@@ -235,7 +235,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
 
   test('context reaches the action', async () => {
     const { manager } = await withRuntime();
-    const res = await manager.post('/api/runAction', {
+    const res = await manager.post('/api/rpc/runAction', {
       key: '/flow/whoami',
       input: { q: 1 },
       context: { auth: { uid: 'u1' } },
@@ -246,7 +246,7 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
 
   test('bidi over HTTP: streamAction?bidi=true with sendBidiInput/endBidiInput', async () => {
     const { manager } = await withRuntime();
-    const s = await manager.stream('/api/streamAction?bidi=true', { key: '/flow/chat' });
+    const s = await manager.stream('/api/rpc/streamAction?bidi=true', { key: '/flow/chat' });
     assert.equal(s.status, 200);
     const traceId = s.traceId;
     assert.match(traceId ?? '', TRACE_ID_RE, 'X-Genkit-Trace-Id header');
@@ -322,13 +322,13 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
     assert.deepEqual((await manager.runtimes()).map((r) => r.id), ['rt-a', 'rt-b']);
 
     for (const runtimeId of ['rt-a', 'rt-b']) {
-      const res = await manager.post('/api/runAction', { key: '/flow/echo', input: runtimeId, runtimeId });
+      const res = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: runtimeId, runtimeId });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.json.result, runtimeId);
       assert.equal((await manager.get(`/api/actions?runtimeId=${runtimeId}`)).status, 200);
     }
 
-    const nope = await manager.post('/api/runAction', { key: '/flow/echo', input: 1, runtimeId: 'nope' });
+    const nope = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: 1, runtimeId: 'nope' });
     assert.equal(nope.status, 404, nope.text);
     assert.equal(nope.json.error.code, -32000);
     assert.equal(nope.json.error.message, 'Runtime nope not found');
@@ -337,13 +337,13 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
 
     b.kill('SIGKILL');
     await manager.waitForRuntimeGone('rt-b');
-    const gone = await manager.post('/api/runAction', { key: '/flow/echo', input: 1, runtimeId: 'rt-b' });
+    const gone = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: 1, runtimeId: 'rt-b' });
     assert.equal(gone.status, 404, gone.text);
     assert.equal(gone.json.error.message, 'Runtime rt-b not found');
-    const stillA = await manager.post('/api/runAction', { key: '/flow/echo', input: 'a', runtimeId: 'rt-a' });
+    const stillA = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: 'a', runtimeId: 'rt-a' });
     assert.equal(stillA.status, 200, stillA.text);
     assert.equal(stillA.json.result, 'a');
-    const byDefault = await manager.post('/api/runAction', { key: '/flow/echo', input: 'default' });
+    const byDefault = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: 'default' });
     assert.equal(byDefault.status, 200, byDefault.text);
     assert.equal(byDefault.json.result, 'default');
   });
@@ -361,16 +361,16 @@ for (const kind of RUNTIMES) describe(`${kind} runtime`, () => {
     assert.deepEqual((await manager.runtimes()).map((r) => r.id), ['rt-a', 'rt-fake']);
 
     assert.deepEqual(Object.keys(await manager.json('/api/actions')), ['/flow/fakeOnly']);
-    const toFake = await manager.post('/api/runAction', { key: '/flow/echo', input: 1 });
+    const toFake = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: 1 });
     assert.equal(toFake.status, 200, toFake.text);
     assert.deepEqual(toFake.json.result, { from: 'fake', key: '/flow/echo' });
 
-    const toA = await manager.post('/api/runAction', { key: '/flow/echo', input: 1, runtimeId: 'rt-a' });
+    const toA = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: 1, runtimeId: 'rt-a' });
     assert.equal(toA.json.result, 1);
 
     await fake.close();
     await manager.waitForRuntimeGone('rt-fake');
-    const fallback = await manager.post('/api/runAction', { key: '/flow/echo', input: 'back to a' });
+    const fallback = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: 'back to a' });
     assert.equal(fallback.status, 200, fallback.text);
     assert.equal(fallback.json.result, 'back to a');
   });
@@ -401,7 +401,7 @@ test('a genkit and a cpp runtime on one manager: each is reached by its runtimeI
   // is what cancelAction must be routed with.
   const run = api.request('runAction', { key: '/flow/slow', input: { ms: 30000 } }, { id: 'slow-cpp', timeoutMs: 20000 });
   const state = await api.waitFor((m) => m.method === 'runActionState' && m.params?.requestId === 'slow-cpp', 10000, 'runActionState');
-  const wrong = await manager.post('/api/cancelAction', { traceId: state.params.state.traceId, runtimeId: 'rt-js' });
+  const wrong = await manager.post('/api/rpc/cancelAction', { traceId: state.params.state.traceId, runtimeId: 'rt-js' });
   assert.equal(wrong.status, 400, `cancelling at the other runtime: ${wrong.text}`);
   assert.equal(wrong.json.error.code, -32602);
   assert.deepEqual(await api.call('cancelAction', { traceId: state.params.state.traceId }), { message: 'Action cancelled' });

@@ -46,7 +46,7 @@ describe('configuration', () => {
     assert.equal(info.reflectionApiSpecVersion, 1);
     const m = await waitForRegistered(runtime);
     assert.deepEqual([m[1], m[2]], [manager.reflectionUrl, 'rt-env']);
-    const res = await manager.post('/api/runAction', { key: '/tool/add', input: { a: 2, b: 40 } });
+    const res = await manager.post('/api/rpc/runAction', { key: '/tool/add', input: { a: 2, b: 40 } });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.json.result, 42);
   });
@@ -75,10 +75,10 @@ describe('reconnecting', () => {
     assert.equal(info.pid, runtime.pid, 'the same process registered again');
     await waitForRegistered(runtime, { count: 2, timeoutMs: 2000 });
 
-    const res = await second.post('/api/runAction', { key: '/flow/echo', input: 'again' });
+    const res = await second.post('/api/rpc/runAction', { key: '/flow/echo', input: 'again' });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.json.result, 'again');
-    const s = await second.stream('/api/streamAction', { key: '/flow/streamCount', input: { n: 3 } });
+    const s = await second.stream('/api/rpc/streamAction', { key: '/flow/streamCount', input: { n: 3 } });
     assert.deepEqual(await s.lines.drain(5000).then((l) => l.slice(0, 3)), [{ i: 0 }, { i: 1 }, { i: 2 }]);
   });
 
@@ -108,7 +108,7 @@ describe('reconnecting', () => {
     assert.ok(gaps[1] >= 950 && gaps[1] < 2500, `second retry after ~1000 ms, was ${gaps[1]} ms`);
     if (gaps.length > 2) assert.ok(gaps[2] >= 1950, `third retry after ~2000 ms, was ${gaps[2]} ms`);
 
-    const res = await manager.post('/api/runAction', { key: '/flow/echo', input: 1 });
+    const res = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: 1 });
     assert.equal(res.status, 200, res.text);
   });
 });
@@ -135,7 +135,7 @@ describe('program actions from examples/runtime.yaml', () => {
 
   test('wordcount (python) over /api/streamAction: a chunk per word, then the result', async () => {
     const { manager } = await withExamples();
-    const s = await manager.stream('/api/streamAction', { key: '/flow/wordcount', input: { text: 'the quick  brown fox' } });
+    const s = await manager.stream('/api/rpc/streamAction', { key: '/flow/wordcount', input: { text: 'the quick  brown fox' } });
     assert.equal(s.status, 200);
     const lines = await s.lines.drain(10000);
     assert.deepEqual(lines.slice(0, -1), ['the', 'quick', 'brown', 'fox'].map((word) => ({ word })));
@@ -145,12 +145,12 @@ describe('program actions from examples/runtime.yaml', () => {
     assert.equal(s.traceId, last.telemetry.traceId);
 
     // Unary: the same result, no chunks.
-    const res = await manager.post('/api/runAction', { key: '/flow/wordcount', input: { text: 'one two' } });
+    const res = await manager.post('/api/rpc/runAction', { key: '/flow/wordcount', input: { text: 'one two' } });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.json.result, { words: 2 });
 
     // The input schema is checked before the program starts.
-    const bad = await manager.post('/api/runAction', { key: '/flow/wordcount', input: { words: 1 } });
+    const bad = await manager.post('/api/rpc/runAction', { key: '/flow/wordcount', input: { words: 1 } });
     assert.equal(bad.status, 400, bad.text);
     assert.equal(bad.json.error.data?.code, 3);
     assert.match(bad.json.error.message, /INVALID_ARGUMENT/);
@@ -184,7 +184,7 @@ describe('program actions from examples/runtime.yaml', () => {
 
   test('upper over HTTP: streamAction?bidi=true with sendBidiInput/endBidiInput', async () => {
     const { manager } = await withExamples();
-    const s = await manager.stream('/api/streamAction?bidi=true', { key: '/flow/upper' });
+    const s = await manager.stream('/api/rpc/streamAction?bidi=true', { key: '/flow/upper' });
     assert.equal(s.status, 200);
     assert.match(s.traceId ?? '', TRACE_ID_RE);
     const send = await manager.post('/api/sendBidiInput', { traceId: s.traceId, chunk: { text: 'abc' } });
@@ -197,18 +197,18 @@ describe('program actions from examples/runtime.yaml', () => {
 
   test('check (sh): a result, a Status error line, a non-zero exit', async () => {
     const { manager } = await withExamples();
-    const ok = await manager.post('/api/runAction', { key: '/flow/check', input: { same: ['json', 1, null] } });
+    const ok = await manager.post('/api/rpc/runAction', { key: '/flow/check', input: { same: ['json', 1, null] } });
     assert.equal(ok.status, 200, ok.text);
     assert.deepEqual(ok.json.result, { same: ['json', 1, null] });
 
-    const missing = await manager.post('/api/runAction', { key: '/flow/check', input: 'missing' });
+    const missing = await manager.post('/api/rpc/runAction', { key: '/flow/check', input: 'missing' });
     assert.equal(missing.status, 404, missing.text);
     assert.equal(missing.json.error.code, -32000);
     assert.equal(missing.json.error.data?.code, 5);
     assert.match(missing.json.error.message, /nothing called missing/);
     assert.match(missing.json.error.data?.details?.traceId ?? '', TRACE_ID_RE);
 
-    const crash = await manager.post('/api/runAction', { key: '/flow/check', input: 'crash' });
+    const crash = await manager.post('/api/rpc/runAction', { key: '/flow/check', input: 'crash' });
     assert.equal(crash.status, 500, crash.text);
     assert.equal(crash.json.error.data?.code, 13);
     assert.match(crash.json.error.message, /program exited with status 3/);
@@ -260,7 +260,7 @@ describe('stopping program runs', () => {
     assert.ok(childPids(runtime.pid).length > 0, 'the program is a child of the runtime');
 
     const t0 = Date.now();
-    const cancelled = await manager.post('/api/cancelAction', { traceId });
+    const cancelled = await manager.post('/api/rpc/cancelAction', { traceId });
     assert.equal(cancelled.status, 200, cancelled.text);
     assert.deepEqual(cancelled.json, { message: 'Action cancelled' });
     const reply = await run;
@@ -278,7 +278,7 @@ describe('stopping program runs', () => {
     const { run, traceId } = await startRun(manager, '/flow/stubborn', 'st-1');
     await programsUp(marker);
     const t0 = Date.now();
-    assert.equal((await manager.post('/api/cancelAction', { traceId })).status, 200);
+    assert.equal((await manager.post('/api/rpc/cancelAction', { traceId })).status, 200);
     const reply = await run;
     const elapsed = Date.now() - t0;
     assert.equal(reply.error?.data?.code, 1, JSON.stringify(reply));
@@ -290,7 +290,7 @@ describe('stopping program runs', () => {
   test('a program over its timeout ends with DEADLINE_EXCEEDED / HTTP 504', async () => {
     const { manager, runtime, marker } = await withSleepers();
     const t0 = Date.now();
-    const res = await manager.post('/api/runAction', { key: '/flow/napper', input: {} });
+    const res = await manager.post('/api/rpc/runAction', { key: '/flow/napper', input: {} });
     const elapsed = Date.now() - t0;
     assert.equal(res.status, 504, res.text);
     assert.equal(res.json.error.data?.code, 4);

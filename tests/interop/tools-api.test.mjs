@@ -96,6 +96,84 @@ describe('the tools server queries, against the real tools server', () => {
   });
 });
 
+const post = (base, route, body) => httpRequest(`${base}${route}`, {
+  method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' },
+});
+
+/** The last NDJSON line of a streamAction answer, parsed. */
+const lastLine = (r) => JSON.parse(r.text.trim().split('\n').pop());
+
+describe('the tools server routes runAction, streamAction and cancelAction, against the real tools server', () => {
+  let tools;
+  let ours;
+  let toolsChild;
+  before(async () => {
+    const port = await freePort();
+    const httpPort = await freePort();
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-tools-home-'));
+    toolsChild = new Child('tools-server', process.execPath,
+      [TOOLS_SERVER, '--node-dir', INTEROP_NODE_DIR, '--port', String(port), '--http-port', String(httpPort), '--home', home],
+      { env: { ...process.env, GENKIT_ENV: 'dev' } });
+    await toolsChild.waitForLine(/"ready":true/, 30000);
+    tools = `http://127.0.0.1:${httpPort}`;
+    const rt = startCppRuntime(`ws://127.0.0.1:${port}`, { id: 'rt' });
+    rt.mayExit = true;
+    await pollUntil(() => query(tools, 'getActiveRuntimes').catch(() => null),
+      (r) => r?.status === 200 && r.json.result.data.length === 1, { timeoutMs: 20000, what: 'rt at the tools server' });
+    const manager = await startManager([], { env: { GENKIT_ENV: 'dev' } });
+    await manager.startRuntime('rt', { kind: 'cpp' });
+    ours = manager.apiUrl;
+  });
+  after(async () => {
+    await toolsChild?.stop();
+    await cleanup();
+  });
+
+  test('a run that succeeds has the same shape', async () => {
+    const body = { key: '/flow/echo', input: 'same' };
+    const [a, b] = await Promise.all([post(tools, '/api/runAction', body), post(ours, '/api/runAction', body)]);
+    assert.deepEqual([b.status, shape(b.json)], [a.status, shape(a.json)], `tools ${a.text}\nours ${b.text}`);
+    assert.deepEqual(b.json.result, a.json.result);
+  });
+
+  test('a run that fails: the error the Dev UI reads, with the Status inside', async () => {
+    const body = { key: '/flow/fail', input: { status: 'PERMISSION_DENIED', message: 'no' } };
+    const [a, b] = await Promise.all([post(tools, '/api/runAction', body), post(ours, '/api/runAction', body)]);
+    assert.ok(a.json.error && b.json.error, `tools ${a.text}\nours ${b.text}`);
+    assert.deepEqual(shape(b.json), shape(a.json), `tools ${a.text}\nours ${b.text}`);
+    assert.equal(b.json.error.code, a.json.error.code); // the Status code, 7
+    assert.equal(b.json.error.message, a.json.error.message);
+    assert.equal(b.json.error.data.genkitErrorMessage, a.json.error.data.genkitErrorMessage);
+    // The same call on /api/rpc/ keeps our JSON-RPC error object.
+    const rpc = await post(ours, '/api/rpc/runAction', body);
+    assert.equal(rpc.json.error.code, -32000);
+    assert.equal(rpc.json.error.data.code, 7);
+  });
+
+  test('a stream that fails ends with the same error line', async () => {
+    const body = { key: '/flow/fail', input: { message: 'stream no' } };
+    const [a, b] = await Promise.all([post(tools, '/api/streamAction', body), post(ours, '/api/streamAction', body)]);
+    const [ea, eb] = [lastLine(a), lastLine(b)];
+    assert.deepEqual(shape(eb), shape(ea), `tools ${a.text}\nours ${b.text}`);
+    assert.equal(eb.error.message, ea.error.message);
+    const rpc = await post(ours, '/api/rpc/streamAction', body);
+    assert.equal(lastLine(rpc).error.code, -32000);
+  });
+
+  test('cancelAction is a tRPC mutation: an unknown trace id is a tRPC error', async () => {
+    const body = { traceId: 'f'.repeat(32) };
+    const [a, b] = await Promise.all([post(tools, '/api/cancelAction', body), post(ours, '/api/cancelAction', body)]);
+    assert.ok(a.json.error && b.json.error, `tools ${a.text}\nours ${b.text}`);
+    assert.deepEqual(Object.keys(b.json.error).sort(), Object.keys(a.json.error).sort());
+    assert.equal(typeof b.json.error.data.httpStatus, 'number');
+    assert.equal(b.json.error.data.path, 'cancelAction');
+    // /api/rpc/ relays the runtime's JSON-RPC error as it is.
+    const rpc = await post(ours, '/api/rpc/cancelAction', body);
+    assert.deepEqual([rpc.status, rpc.json.error.code, rpc.json.error.message],
+      [400, -32602, 'Action not found or already completed']);
+  });
+});
+
 describe('queries actor-host adds or refuses', () => {
   afterEach(cleanup);
 

@@ -29,7 +29,7 @@ async function managerWithStore(args = []) {
 test('a Genkit runtime exports the spans of its runs to the manager, which lists and loads them', async () => {
   const { manager } = await managerWithStore();
   const genkit = await manager.startRuntime('gk', { kind: 'genkit' });
-  const run = await manager.post('/api/runAction', { key: '/flow/echo', input: { hello: 'traces' } });
+  const run = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: { hello: 'traces' } });
   assert.equal(run.status, 200, run.text);
   const traceId = run.json.telemetry.traceId;
   // The exporter sends on its own schedule: wait for the ended root span.
@@ -52,8 +52,8 @@ test('a Genkit runtime exports the spans of its runs to the manager, which lists
 test('our C++ runtime exports the spans of its runs to the manager, failures included', async () => {
   const { manager } = await managerWithStore();
   await manager.startRuntime('cpp', { kind: 'cpp' });
-  const ok = await manager.post('/api/runAction', { key: '/tool/add', input: { a: 1, b: 2 } });
-  const failed = await manager.post('/api/runAction', { key: '/flow/fail', input: 'boom' });
+  const ok = await manager.post('/api/rpc/runAction', { key: '/tool/add', input: { a: 1, b: 2 } });
+  const failed = await manager.post('/api/rpc/runAction', { key: '/flow/fail', input: 'boom' });
   for (const [run, state] of [[ok, 'success'], [failed, 'error']]) {
     const traceId = run.json.telemetry?.traceId ?? run.json.error.data.details.traceId;
     const trace = await manager.poll(() => manager.get(`/api/traces/${traceId}`), (r) => r.status === 200,
@@ -91,7 +91,7 @@ test('--otlp-endpoint: every stored span also goes to an OpenTelemetry collector
   const { manager } = await managerWithStore(['--otlp-endpoint', `${collector.apiUrl}/api/otlp/`]);
   await manager.child.waitForLine(/exported to the OpenTelemetry collector at .*\/api\/otlp\/v1\/traces/, 5000);
   await manager.startRuntime('cpp', { kind: 'cpp' });
-  const run = await manager.post('/api/runAction', { key: '/tool/add', input: { a: 2, b: 3 } });
+  const run = await manager.post('/api/rpc/runAction', { key: '/tool/add', input: { a: 2, b: 3 } });
   assert.equal(run.status, 200, run.text);
   const traceId = run.json.telemetry.traceId;
   const done = (r) => r.status === 200 && Object.keys(r.json.spans).length === 2;
