@@ -281,6 +281,31 @@ CAF_TEST(read_timeout) {
   }
 }
 
+CAF_TEST(errors in the tools servers shape carry the Status and what the Dev UI reads) {
+  auto e = manager_errors::tools_error(
+    R"({"code":-32000,"message":"m","data":{"code":7,"message":"no","details":{"stack":"s","traceId":"t"}}})");
+  CAF_CHECK_EQUAL(member(e, {"code"}), "7");
+  CAF_CHECK_EQUAL(member_str(e, {"message"}), "no");
+  CAF_CHECK_EQUAL(member_str(e, {"stack"}), "s");
+  CAF_CHECK_EQUAL(member_str(e, {"details", "traceId"}), "t");
+  CAF_CHECK_EQUAL(member_str(e, {"data", "genkitErrorMessage"}), "no");
+  CAF_CHECK_EQUAL(member_str(e, {"data", "genkitErrorDetails", "stack"}), "s");
+  // A JSON-RPC error without a Status: one from its code and message.
+  auto p = manager_errors::tools_error(R"({"code":-32602,"message":"bad key"})");
+  CAF_CHECK_EQUAL(member(p, {"code"}), "3");
+  CAF_CHECK_EQUAL(member_str(p, {"message"}), "bad key");
+  CAF_CHECK_EQUAL(member(p, {"stack"}), "<missing>");
+  CAF_CHECK_EQUAL(member(p, {"data", "genkitErrorDetails"}), "<missing>");
+  // What a peer sent that is not an error object still gives one.
+  for (std::string bad : {"garbage", "[]", R"({"data":5,"message":7})",
+                          R"({"data":{"code":"x","details":[1]}})"}) {
+    CAF_MESSAGE("error object " << bad);
+    auto g = manager_errors::tools_error(bad);
+    CAF_CHECK_EQUAL(member(g, {"code"}).find('"'), std::string::npos); // a number
+    CAF_CHECK(!member_str(g, {"message"}).empty());
+  }
+}
+
 CAF_TEST(manager error objects) {
   using namespace std::chrono_literals;
   auto t = manager_errors::timed_out("rt1", "listActions", 1500ms);
