@@ -3,6 +3,7 @@
 #include "actors/manager/http_caller.hpp"
 #include "actors/manager/trace_routes.hpp"
 #include "actors/manager/trpc.hpp"
+#include "actors/manager/trpc_batch.hpp"
 #include "net/jsonrpc.hpp"
 #include "obs/metrics.hpp"
 #include "ui/embedded_assets.hpp"
@@ -154,63 +155,100 @@ net::http_handler make_http_api(http_api_context ctx) {
     // Hands the request to a caller actor of its own; the slot is taken
     // here, on the I/O thread, so that a flood is refused before it spawns
     // anything (the call's state gives it back).
-    auto spawn_caller = [&](http_route kind, std::string trpc_name, bool tools_shape = false) {
-      auto address = address_of(req.peer);
+    auto spawn_caller = [&](net::http_request r, const net::http_responder_ptr& out,
+                            http_route kind, std::string trpc_name, bool tools_shape = false) {
+      auto address = address_of(r.peer);
       if (!slots->acquire(address)) {
         obs::global().calls_over_cap.fetch_add(1, std::memory_order_relaxed);
         auto error = manager_errors::too_many_calls(slots->cap(), "address");
         auto body = trpc_name.empty() ? R"({"error":)" + error + "}"
                                       : trpc::error(error, 429, trpc_name);
-        return res->respond(429, json_type, std::move(body), {{"Retry-After", "1"}});
+        return out->respond(429, json_type, std::move(body), {{"Retry-After", "1"}});
       }
-      http_caller_args args{std::move(req), res, ctx.door, kind, {slots, std::move(address)},
+      http_caller_args args{std::move(r), out, ctx.door, kind, {slots, std::move(address)},
                             ctx.supervisor, std::move(trpc_name), tools_shape};
       auto caller = ctx.system->spawn(http_caller, std::move(args));
       caf::anon_send(ctx.supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(caller));
     };
-    // The Genkit tools server's tRPC queries, beside our own routes.
-    if (p.starts_with("/api/")) {
-      auto name = p.substr(5);
+    // One of the tools server's tRPC queries, with its input (a JSON
+    // object, or empty), answered into `out` (alone, or a part of a batch).
+    auto serve_query = [&](const std::string& name, const std::string& raw_input,
+                           net::http_request r, const net::http_responder_ptr& out) {
       auto q = find_tool_query(name);
-      if (q != tool_query::none || unserved_tool_procedure(name)) {
-        if (q == tool_query::none)
-          return res->respond(
+      if (q == tool_query::none) {
+        if (unserved_tool_procedure(name))
+          return out->respond(
             501, json_type,
             trpc::error(rpc::error_object(rpc::code::method_not_found,
                                           name + " is not served by actor-host's manager: "
                                                  "datasets, evaluations, prompts, logs and the "
                                                  "app process are the Genkit CLI's"),
                         501, name));
+        return out->respond(404, json_type,
+                            trpc::error(rpc::error_object(rpc::code::method_not_found,
+                                                          "No query procedure " + name),
+                                        404, name));
+      }
+      std::map<std::string, std::string> input;
+      std::string why;
+      if (!raw_input.empty() && !trpc::input_as_query(raw_input, input, why))
+        return out->respond(400, json_type, trpc::bad_request(why, name));
+      switch (q) {
+        case tool_query::environment:
+          return out->respond(200, json_type, trpc::result(genkit_environment()));
+        case tool_query::traces:
+          return serve_trace_procedure(*ctx.system, ctx.traces, name, input, out);
+        default:
+          break;
+      }
+      r.query = std::move(input);
+      auto kind = q == tool_query::actions    ? http_route::actions
+                  : q == tool_query::values   ? http_route::values
+                  : q == tool_query::runtimes ? http_route::runtimes
+                                              : http_route::current_runtime;
+      spawn_caller(std::move(r), out, kind, name);
+    };
+    // The Genkit tools server's tRPC queries, beside our own routes: one
+    // per request, or a batch (`?batch=1`, names joined by commas, inputs
+    // keyed by position), as tRPC's httpBatchLink sends them.
+    if (p.starts_with("/api/")) {
+      auto tail = p.substr(5);
+      bool batched = req.query.count("batch") != 0;
+      if (batched || find_tool_query(tail) != tool_query::none || unserved_tool_procedure(tail)) {
+        auto names = batched ? trpc::batch_names(tail) : std::vector<std::string>{tail};
+        if (names.empty())
+          return res->respond(400, json_type,
+                              trpc::bad_request("a batch names 1 to "
+                                                  + std::to_string(trpc::max_batch_size)
+                                                  + " procedures, joined by commas",
+                                                tail));
         if (!get)
           return res->respond(405, json_type,
                               trpc::error(rpc::error_object(rpc::code::invalid_request,
-                                                            "use GET for the query " + name),
-                                          405, name),
+                                                            "use GET for the queries of " + tail
+                                                              + " (batched mutations are not served)"),
+                                          405, tail),
                               {{"Allow", "GET"}});
-        if (req.query.count("batch"))
-          return res->respond(400, json_type,
-                              trpc::bad_request("batched calls are not supported: one "
-                                                "procedure per request",
-                                                name));
-        std::map<std::string, std::string> input;
+        std::string raw_input;
+        if (auto i = req.query.find("input"); i != req.query.end())
+          raw_input = i->second;
+        if (!batched)
+          return serve_query(names[0], raw_input, std::move(req), res);
+        // Batch inputs: {"0": input of the first, ...}; absent = none.
+        rpc::object_members inputs;
         std::string why;
-        if (auto i = req.query.find("input");
-            i != req.query.end() && !trpc::input_as_query(i->second, input, why))
-          return res->respond(400, json_type, trpc::bad_request(why, name));
-        switch (q) {
-          case tool_query::environment:
-            return res->respond(200, json_type, trpc::result(genkit_environment()));
-          case tool_query::traces:
-            return serve_trace_procedure(*ctx.system, ctx.traces, name, input, res);
-          default:
-            break;
+        if (!raw_input.empty()
+            && (!rpc::validate(raw_input, &why) || !rpc::split_object(raw_input, inputs, why)))
+          return res->respond(400, json_type,
+                              trpc::bad_request("a batch's input must be a JSON object keyed "
+                                                "by position (\"0\", \"1\", ...)",
+                                                tail));
+        auto b = trpc::batch::make(res, names.size());
+        for (std::size_t i = 0; i < names.size(); ++i) {
+          auto* in = inputs.find(std::to_string(i));
+          serve_query(names[i], in && *in != "null" ? *in : std::string{}, req, b->part(i));
         }
-        req.query = std::move(input);
-        auto kind = q == tool_query::actions    ? http_route::actions
-                    : q == tool_query::values   ? http_route::values
-                    : q == tool_query::runtimes ? http_route::runtimes
-                                                : http_route::current_runtime;
-        return spawn_caller(kind, std::move(name));
+        return;
       }
     }
     // The tools server's paths answer in its shapes (runAction and
@@ -249,7 +287,8 @@ net::http_handler make_http_api(http_api_context ctx) {
         return res->respond(405, json_type, std::move(body),
                             {{"Allow", needs_post ? "POST" : "GET"}});
       }
-      return spawn_caller(kind, answers == shape::trpc ? std::string{"cancelAction"} : std::string{},
+      return spawn_caller(std::move(req), res, kind,
+                          answers == shape::trpc ? std::string{"cancelAction"} : std::string{},
                           answers == shape::tools);
     }
     auto body = R"({"error":)"

@@ -84,6 +84,30 @@ describe('the tools server queries, against the real tools server', () => {
     assert.deepEqual(b.json.result.data['/flow/echo'], a.json.result.data['/flow/echo']);
   });
 
+  test('batched queries (httpBatchLink): the same statuses and shapes, an answer per procedure', async () => {
+    const batches = [
+      ['listActions,getActiveRuntimes,listValues', { 0: { runtimeId: 'rt' }, 2: { runtimeId: 'rt', type: 'defaultModel' } }],
+      // A part that fails: the batch is 207 Multi-Status.
+      ['getCurrentRuntime,listValues', { 1: { runtimeId: 'rt' } }],
+      // Every part fails alike: their status.
+      ['listValues,listValues', { 0: { runtimeId: 'rt' }, 1: {} }],
+      ['nosuchProcedure,getActiveRuntimes', {}],
+    ];
+    for (const [names, input] of batches) {
+      const url = (base) => `${base}/api/${names}?batch=1&input=${encodeURIComponent(JSON.stringify(input))}`;
+      const [a, b] = await Promise.all([httpRequest(url(tools)), httpRequest(url(ours))]);
+      const what = `${names}: tools ${a.status} ${a.text.slice(0, 400)}\nours ${b.status} ${b.text.slice(0, 400)}`;
+      assert.ok(Array.isArray(a.json) && Array.isArray(b.json), what);
+      assert.equal(b.json.length, a.json.length, what);
+      b.json.forEach((part, i) => {
+        assert.deepEqual(Object.keys(part), Object.keys(a.json[i]), `${what}\npart ${i}`);
+        // Error parts: the keys (our statuses may be more precise, as alone).
+        if (!part.error) assert.deepEqual(shape(part), shape(a.json[i]), `${what}\npart ${i}`);
+      });
+      assert.equal(b.status, a.status, what);
+    }
+  });
+
   test('errors have the tRPC error shape: a bad input and an unknown runtime', async () => {
     for (const [proc, input] of [['listValues', { runtimeId: 'rt' }], ['listActions', { runtimeId: 'nope' }]]) {
       const [a, b] = await Promise.all([query(tools, proc, input), query(ours, proc, input)]);
@@ -195,10 +219,20 @@ describe('queries actor-host adds or refuses', () => {
     const unserved = await query(manager.apiUrl, 'listDatasets');
     assert.equal(unserved.status, 501);
     assert.match(unserved.json.error.message, /listDatasets is not served by actor-host/);
+    // Batches: an answer per procedure, in order; bad batches get one clear error.
     const batch = await httpRequest(`${manager.apiUrl}/api/listActions,getActiveRuntimes?batch=1&input=%7B%7D`);
-    assert.equal(batch.status, 404); // a batch path names no single procedure
-    const batched = await httpRequest(`${manager.apiUrl}/api/listActions?batch=1&input=%7B%7D`);
-    assert.deepEqual([batched.status, batched.json.error.data.code], [400, 'BAD_REQUEST']);
+    assert.equal(batch.status, 200);
+    assert.equal(batch.json.length, 2);
+    assert.ok(Array.isArray(batch.json[1].result.data));
+    const tooMany = Array(33).fill('getActiveRuntimes').join(',');
+    const big = await httpRequest(`${manager.apiUrl}/api/${tooMany}?batch=1`);
+    assert.deepEqual([big.status, big.json.error.data.code], [400, 'BAD_REQUEST']);
+    const emptyName = await httpRequest(`${manager.apiUrl}/api/listActions,,getTrace?batch=1`);
+    assert.equal(emptyName.status, 400);
+    const notKeyed = await httpRequest(`${manager.apiUrl}/api/listActions?batch=1&input=%5B1%5D`);
+    assert.equal(notKeyed.status, 400);
+    const postBatch = await manager.post('/api/cancelAction,cancelAction?batch=1', { 0: { traceId: 'x' } });
+    assert.equal(postBatch.status, 405);
     const notJson = await httpRequest(`${manager.apiUrl}/api/listActions?input=%7Bnope`);
     assert.equal(notJson.status, 400);
     const post = await manager.post('/api/getActiveRuntimes', {});
