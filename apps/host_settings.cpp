@@ -4,6 +4,7 @@
 #include "net/tls.hpp"
 #include "config/duration.hpp"
 #include "config/project_root.hpp"
+#include "traces/trace_store.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -302,12 +303,18 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.policy.max_unread_frames = num(eff, "max_unread_frames");
   m.drain_timeout = std::chrono::milliseconds{ms(eff, "drain_timeout")};
   m.write_env_file = eff.at("write_env_file").value;
-  if (auto& t = eff.at("trace_store").value; t != "none")
-    m.trace_store = t;
   m.ui_assets = eff.at("ui_assets").value;
   m.otlp_endpoint = eff.at("otlp_endpoint").value;
   auto& root = eff.at("project_root").value;
   m.project_root = root.empty() ? config::find_project_root(config::current_directory()) : root;
+  // Traces are on unless turned off: a manager is its runtimes' telemetry
+  // server, as `genkit start` is, with the store under the project root.
+  if (auto& t = eff.at("trace_store").value; t.empty()) {
+    m.trace_store = traces::default_store_path(m.project_root);
+    m.trace_store_default = true;
+  } else if (t != "none") {
+    m.trace_store = t;
+  }
   m.trace_retention.max_age = std::chrono::milliseconds{ms(eff, "trace_max_age")};
   m.trace_retention.max_bytes = num(eff, "trace_max_bytes");
   if (f.role == "manager" && eff.at("cluster_port").value != "off")

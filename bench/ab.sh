@@ -46,7 +46,7 @@ declare -A api mgr rt
 for sys in A B; do
   dir=$a; [ $sys = B ] && dir=$b
   p=$(free_port); h=$(free_port)
-  "$dir/actor-host" --role manager --log-level warn --port "$p" --http-port "$h" --worker-port 0 \
+  ACTOR_HOST_TRACE_STORE=${ACTOR_HOST_TRACE_STORE:-none} "$dir/actor-host" --role manager --log-level warn --port "$p" --http-port "$h" --worker-port 0 \
     >>"$out/$sys.log" 2>&1 &
   mgr[$sys]=$!; pids+=($!)
   wait_listen "$p" && wait_listen "$h" || { echo "ab.sh: manager $sys did not start" >&2; exit 1; }

@@ -45,7 +45,7 @@ wait_line() {
   echo "grpc_vs_ws.sh: no '$2' in $1:" >&2; tail -5 "$1" >&2; return 1
 }
 
-"$build/actor-host" --role manager --port 0 --http-port 0 --worker-port 0 --grpc-port 0 \
+"$build/actor-host" --role manager --port 0 --http-port 0 --worker-port 0 --grpc-port 0 --trace-store none \
   --project-root "$tmp" >"$tmp/manager.log" 2>&1 &
 mpid=$!
 pids+=("$mpid")

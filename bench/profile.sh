@@ -42,7 +42,7 @@ trap cleanup EXIT
 . "$(dirname "$0")/sh_helpers.sh"
 
 p=$(free_port); h=$(free_port)
-"$build/actor-host" --role manager --log-level warn --port "$p" --http-port "$h" --worker-port 0 \
+ACTOR_HOST_TRACE_STORE=${ACTOR_HOST_TRACE_STORE:-none} "$build/actor-host" --role manager --log-level warn --port "$p" --http-port "$h" --worker-port 0 \
   >"$out/manager.log" 2>&1 &
 mgr=$!; pids+=($mgr)
 wait_listen "$p" && wait_listen "$h" || { echo "profile.sh: the manager did not start" >&2; exit 1; }

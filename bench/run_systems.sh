@@ -55,7 +55,8 @@ start_ours() { # [ENV=VALUE...]: sets ours_pid ours_api
   p=$(free_port) && h=$(free_port) || return 1
   # --worker-port 0: two instances (ours, ours-http) must not share the
   # default worker endpoint port.
-  env "$@" "$host_bin" $ours_flags --port "$p" --http-port "$h" --worker-port 0 >>"$out/ours.log" 2>&1 &
+  # The call path alone: the trace store (on by default) is a variant of its own.
+  env ACTOR_HOST_TRACE_STORE=none "$@" "$host_bin" $ours_flags --port "$p" --http-port "$h" --worker-port 0 >>"$out/ours.log" 2>&1 &
   ours_pid=$!
   started+=("$ours_pid")
   ours_rport=$p

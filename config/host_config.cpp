@@ -58,7 +58,7 @@ constexpr auto settings = std::to_array<setting_def>({
   {"io_threads", "1", setting_type::threads, "socket I/O threads", ""},
   {"write_env_file", "", setting_type::text, "write GENKIT_* variables of the runtime(s) to this file as KEY=VALUE lines", ""},
   {"project_root", "", setting_type::text, "Genkit project root: where runtime files are written (runtime role, Reflection V1) and watched; unset = the nearest folder from the working directory with package.json, go.mod, pyproject.toml, ... (as the Genkit CLI finds it)", ""},
-  {"trace_store", "", setting_type::text, "SQLite file for the traces runtimes export; the manager is then their telemetry server (/api/traces, telemetryServerUrl, GENKIT_TELEMETRY_SERVER); unset or none = no trace store", ""},
+  {"trace_store", "", setting_type::text, "SQLite file for the traces runtimes export; the manager is their telemetry server (/api/traces, telemetryServerUrl, GENKIT_TELEMETRY_SERVER); unset = <project root>/.genkit/actor-host/traces.sqlite, none = no trace store", ""},
   {"ui_assets", "", setting_type::text, "manager: serve a web app from this folder at / (e.g. the Genkit Dev UI build in ~/.genkit/assets/<version>/ui/browser); the dashboard then stays at /ui/index.html", ""},
   {"otlp_endpoint", "", setting_type::text, "manager: also export every stored span to this OpenTelemetry collector (OTLP/HTTP JSON base URL, e.g. http://collector:4318; /v1/traces is appended); needs trace_store", ""},
   {"trace_max_age", "168h", setting_type::duration, "trace store: traces not updated for this long are dropped; 0 = no age limit", ""},

@@ -99,6 +99,9 @@ struct metrics {
   // way to the trace keeper, and dropped because too many were.
   std::atomic<std::int64_t> route_spans_queued{0};
   std::atomic<std::uint64_t> route_spans_dropped{0};
+  // 1 while the default trace store (under the project root) could not be
+  // opened and the manager runs without one.
+  std::atomic<std::int64_t> trace_store_unavailable{0};
 
   // iii workers: invocations routed to workers, by outcome; telemetry frames
   // received on /otel (dropped: no sink is configured).

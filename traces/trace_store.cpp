@@ -8,6 +8,8 @@
 #include <boost/json.hpp>
 #include <sqlite3.h>
 
+#include <filesystem>
+
 #include <vector>
 
 namespace actor_host::traces {
@@ -181,6 +183,22 @@ std::string check_trace_data(std::string_view text) {
   std::string error;
   parse(text, doc, error);
   return error;
+}
+
+std::string default_store_path(const std::string& project_root) {
+  return project_root + "/.genkit/actor-host/traces.sqlite";
+}
+
+std::string make_store_folder(const std::string& path) {
+  namespace fs = std::filesystem;
+  auto dir = fs::path{path}.parent_path();
+  std::error_code ec;
+  if (dir.empty() || fs::is_directory(dir, ec))
+    return {};
+  fs::create_directories(dir, ec);
+  if (!ec)
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  return ec ? "cannot make " + dir.string() + ": " + ec.message() : std::string{};
 }
 
 trace_store::trace_store(sqlite3* db, retention r) : db_(db), retention_(r) {

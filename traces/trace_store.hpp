@@ -29,6 +29,14 @@ struct retention {
   std::uint64_t max_bytes = 256ull << 20;
 };
 
+/// The store a manager keeps when none is configured: in the project's
+/// .genkit folder, beside the runtime files.
+std::string default_store_path(const std::string& project_root);
+
+/// Makes the folder of `path` (and its parents) private to the user when it
+/// does not exist; "" or why not.
+std::string make_store_folder(const std::string& path);
+
 class trace_store {
 public:
   /// Opens (creating it and its tables if needed) the database at `path`;

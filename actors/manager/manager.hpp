@@ -85,6 +85,10 @@ struct manager_options {
   /// The SQLite file of the trace store ("" = none): the manager is then the
   /// telemetry server of its runtimes (docs/API.md, "Traces").
   std::string trace_store;
+  /// trace_store is the default one under the project root (not configured):
+  /// its folder is made, and a store that cannot be opened is a warning and
+  /// no store, where a configured one stops the start.
+  bool trace_store_default = false;
   traces::retention trace_retention;
   /// An OpenTelemetry collector (OTLP/HTTP JSON base URL) every stored span
   /// also goes to; "" = none. Needs trace_store.

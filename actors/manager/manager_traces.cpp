@@ -9,7 +9,23 @@ std::string manager::impl::start_traces() {
            "too (--trace-store FILE)";
   if (!d.opts.trace_store.empty()) {
     std::string err;
-    auto store = traces::trace_store::open(d.opts.trace_store, d.opts.trace_retention, err);
+    if (d.opts.trace_store_default)
+      err = traces::make_store_folder(d.opts.trace_store);
+    auto store = err.empty()
+                   ? traces::trace_store::open(d.opts.trace_store, d.opts.trace_retention, err)
+                   : nullptr;
+    if (!store && d.opts.trace_store_default) {
+      // Not asked for: a read-only project is no reason not to start.
+      obs::global().trace_store_unavailable.store(1, std::memory_order_relaxed);
+      spdlog::warn("No trace store: the default one ({}) cannot be used: {}; runs are not traced "
+                   "(set --trace-store FILE, or --trace-store none to say so)",
+                   d.opts.trace_store, err);
+      d.opts.trace_store.clear();
+      if (!d.opts.otlp_endpoint.empty())
+        return "otlp_endpoint: spans reach the collector through the trace store, which "
+               "cannot be opened: " + err;
+      return {};
+    }
     if (!store)
       return "trace store: " + err;
     caf::actor exporter;

@@ -87,7 +87,7 @@ describe('gRPC over TLS', () => {
   });
 
   test('a missing certificate file is a clear start error', () => {
-    const r = spawnSync(ACTOR_HOST_BIN, ['--role', 'manager', '--port', '0', '--http-port', '0', '--worker-port', '0',
+    const r = spawnSync(ACTOR_HOST_BIN, ['--role', 'manager', '--port', '0', '--http-port', '0', '--worker-port', '0', '--trace-store', 'none',
       '--grpc-port', '0', '--grpc-auth-cert-file', file('missing.crt'), '--grpc-auth-key-file', file('server.key')],
     { encoding: 'utf8', timeout: 20000 });
     assert.notEqual(r.status, 0);

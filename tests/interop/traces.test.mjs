@@ -112,7 +112,7 @@ test('--otlp-endpoint: every stored span also goes to an OpenTelemetry collector
 test('--otlp-endpoint without a trace store, or not http, stops the start with the reason', async () => {
   const run = (args) => spawnSync(ACTOR_HOST_BIN, ['--role', 'manager', '--port', '0', '--http-port', '0', '--worker-port', '0', ...args],
     { encoding: 'utf8', timeout: 20000 });
-  let r = run(['--otlp-endpoint', 'http://127.0.0.1:4318']);
+  let r = run(['--otlp-endpoint', 'http://127.0.0.1:4318', '--trace-store', 'none']);
   assert.notEqual(r.status, 0);
   assert.match(r.stdout + r.stderr, /set trace_store too/);
   r = run(['--otlp-endpoint', 'grpc://127.0.0.1:4317', '--trace-store', path.join(tmp, 'x.sqlite')]);
@@ -217,4 +217,35 @@ test('a runtime that registers is told the telemetry server, and a bad store pat
     { encoding: 'utf8', timeout: 10000 });
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, new RegExp(`cannot start: trace store: cannot open ${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+});
+
+test('without --trace-store the manager keeps traces under the project root; a project where it cannot degrades to none', async () => {
+  const root = fs.mkdtempSync(path.join(tmp, 'project-'));
+  // `--trace-store ''` is "not set" (the harness turns the store off otherwise).
+  const manager = await startManager(['--project-root', root, '--trace-store', '']);
+  const store = path.join(root, '.genkit', 'actor-host', 'traces.sqlite');
+  assert.ok(fs.existsSync(store), `no store at ${store}`);
+  assert.equal(fs.statSync(path.dirname(store)).mode & 0o777, 0o700);
+  const rt = await manager.fakeRuntime();
+  const reply = await rt.request('register', { id: 'fake', pid: 1 });
+  assert.equal(reply.result.telemetryServerUrl, `http://localhost:${manager.apiPort}`);
+  await manager.startRuntime('cpp', { kind: 'cpp' });
+  const run = await manager.post('/api/runAction', { key: '/flow/echo', input: 'default store', runtimeId: 'cpp' });
+  const traceId = run.json.telemetry.traceId;
+  const url = `/api/getTrace?input=${encodeURIComponent(JSON.stringify({ traceId }))}`;
+  await manager.poll(() => manager.get(url), (r) => r.status === 200, { timeoutMs: 10000, intervalMs: 50, what: `trace ${traceId}` });
+
+  // .genkit is a file here: no folder for the store. The manager starts,
+  // says why, shows it in /metrics and tells no runtime to export.
+  const broken = fs.mkdtempSync(path.join(tmp, 'project-'));
+  fs.writeFileSync(path.join(broken, '.genkit'), 'not a folder');
+  const degraded = await startManager(['--project-root', broken, '--trace-store', '']);
+  await degraded.child.waitForLine(/No trace store: the default one .* cannot be used/);
+  const metrics = await degraded.get('/metrics');
+  assert.match(metrics.text, /^actor_host_trace_store_unavailable 1$/m);
+  const rt2 = await degraded.fakeRuntime();
+  const reply2 = await rt2.request('register', { id: 'fake', pid: 1 });
+  assert.equal(reply2.result.telemetryServerUrl, undefined);
+  const none = await startManager(['--project-root', broken, '--trace-store', 'none']);
+  assert.match((await none.get('/metrics')).text, /^actor_host_trace_store_unavailable 0$/m);
 });

@@ -927,6 +927,10 @@ export async function startManager(extraArgs = [], { port = 0, timeoutMs = 10000
   if (logLevel) args.push('--log-level', logLevel);
   // Tests run managers side by side: never the fixed iii default port 49134.
   if (!extraArgs.includes('--worker-port') && !('ACTOR_HOST_WORKER_PORT' in env)) args.push('--worker-port', '0');
+  // Managers side by side would share the default trace store of the
+  // project they run in: a test that wants traces names its store (or
+  // passes `--project-root` and `--trace-store ''` for the default).
+  if (!extraArgs.includes('--trace-store') && !('ACTOR_HOST_TRACE_STORE' in env)) args.push('--trace-store', 'none');
   // Its child runtimes (-- <command>, services) inherit this environment.
   // `launcher`: argv that execs the binary (e.g. sh -c 'ulimit -n 128; exec "$@"' sh).
   const [command, ...argv] = [...launcher, ACTOR_HOST_BIN, ...args, ...extraArgs];
