@@ -234,6 +234,24 @@ std::vector<std::string> split_list(std::string_view csv) {
   return out;
 }
 
+bool token_fits_path(std::string_view token) {
+  if (token.empty() || token.size() > 512)
+    return false;
+  for (char c : token)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '~'
+        && c != '+' && c != '=' && c != '-')
+      return false;
+  return true;
+}
+
+std::string loggable_path(std::string_view path) {
+  if (!path.starts_with(token_path_prefix))
+    return std::string{path.substr(0, 200)};
+  auto end = path.find('/', token_path_prefix.size());
+  auto rest = end == std::string_view::npos ? std::string_view{} : path.substr(end);
+  return std::string{token_path_prefix} + "<token>" + std::string{rest.substr(0, 200)};
+}
+
 access_verdict check_access(const access_policy& p, const access_request& req) {
   auto* host = find(req.headers, "host");
   if (!host)
@@ -257,7 +275,21 @@ access_verdict check_access(const access_policy& p, const access_request& req) {
     return ok;
   if (is_open_path(p, req.path))
     return ok;
-  if (!p.token.empty()) {
+  if (!p.token.empty() && !p.token_path_routes.empty() && req.path.starts_with(token_path_prefix)) {
+    auto rest = req.path.substr(token_path_prefix.size());
+    auto slash = rest.find('/');
+    auto given = rest.substr(0, slash);
+    auto route = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
+    bool known = false;
+    for (auto& r : p.token_path_routes)
+      known = known || r == route;
+    if (!known || req.method != "POST" || req.upgrade)
+      return refuse(404, "Not Found: a token in the path is taken for POST to the trace "
+                         "exporter routes only.");
+    if (!secrets_equal(given, p.token))
+      return refuse(401, "Unauthorized: wrong token.");
+    ok.token_path_length = token_path_prefix.size() + given.size();
+  } else if (!p.token.empty()) {
     std::string_view given;
     if (auto* auth = find(req.headers, "authorization")) {
       given = bearer_token(*auth);

@@ -36,7 +36,21 @@ struct access_policy {
   /// health probes, and WebSockets authenticated by their own key. An entry
   /// ending in '/' is a prefix, except "/" itself (the root page only).
   std::vector<std::string> open_paths;
+  /// POST routes also reachable as `/t/<token><route>`, the token in the
+  /// path, for clients that can be given a base URL and nothing else
+  /// (Genkit's trace exporter posts to GENKIT_TELEMETRY_SERVER + /api/traces).
+  std::vector<std::string> token_path_routes;
 };
+
+/// The path prefix of a route reached with the token in its path.
+inline constexpr std::string_view token_path_prefix = "/t/";
+
+/// Whether `token` can stand in a URL path as it is (what a base URL for
+/// token_path_routes needs): 1 to 512 of [A-Za-z0-9._~+=-].
+bool token_fits_path(std::string_view token);
+
+/// `path` fit for a log line: a token in it (token_path_prefix) is hidden.
+std::string loggable_path(std::string_view path);
 
 /// The request head as the policy sees it.
 struct access_request {
@@ -57,6 +71,9 @@ struct access_verdict {
   bool token_from_query = false;
   /// Origin may see our answers (CORS headers): present and admitted.
   bool cors = false;
+  /// The token came in the path (`/t/<token><route>`): the route is what
+  /// follows it.
+  std::size_t token_path_length = 0;
 };
 
 access_verdict check_access(const access_policy& policy, const access_request& req);

@@ -138,7 +138,7 @@ void http_session::on_header(error_code ec, std::size_t n) {
   auto verdict = check_access(srv_->opts.access, ar);
   if (verdict.status != 0) {
     srv_->counters->access_refused.fetch_add(1, std::memory_order_relaxed);
-    spdlog::warn("refused {} {} from {}: {} {}", method, path.substr(0, 200), peer_,
+    spdlog::warn("refused {} {} from {}: {} {}", method, loggable_path(path), peer_,
                  verdict.status, verdict.message);
     keep_alive_ = false;
     begin_exchange(false);
@@ -154,6 +154,7 @@ void http_session::on_header(error_code ec, std::size_t n) {
   if (auto i = headers.find("origin"); verdict.cors && i != headers.end())
     admitted_origin_ = i->second;
   token_from_query_ = verdict.token_from_query;
+  token_path_length_ = verdict.token_path_length;
   http::async_read(stream_, buffer_, *parser_,
                    beast::bind_front_handler(&http_session::on_read, shared_from_this()));
 }
@@ -202,6 +203,9 @@ void http_session::on_read(error_code ec, std::size_t) {
   http_request hr;
   hr.method = std::string{req.method_string()};
   split_target(req.target(), hr.path, hr.query);
+  // The token in the path has done its work: the handler sees the route.
+  if (token_path_length_ != 0)
+    hr.path.erase(0, token_path_length_);
   hr.headers = lower_case_headers(req);
   hr.body = std::move(req.body());
   hr.peer = peer_;

@@ -23,6 +23,9 @@ net::access_policy access_for(const manager_options& o, listener l) {
       // a header on a WebSocket).
       p.open_paths = {"/healthz", "/readyz", "/", "/ui/"};
       p.token_in_query = true;
+      // Genkit's exporters post to the telemetry server's base URL and can
+      // send no header: with a token, that URL carries it in its path.
+      p.token_path_routes = {"/api/traces", "/api/otlp/v1/traces"};
       break;
     case listener::rbac_workers:
       // Workers here are authenticated by the RBAC auth function (their own

@@ -163,11 +163,23 @@ std::string manager::start() {
   d.api.on_http(make_http_api(std::move(api_ctx)));
   if (auto err = d.api.listen(); !err.empty())
     return "API server: " + err;
-  // Runtimes export traces without a token (Genkit's exporter sends no
-  // header): with a token configured they are not told of the store.
-  std::string telemetry_url;
-  if (d.traces && d.opts.auth_token.empty())
-    telemetry_url = http + "://localhost:" + std::to_string(d.api.port());
+  // Genkit's exporter sends no header: with a token configured, the base
+  // URL runtimes are told carries it in its path (/t/<token>, taken for the
+  // trace routes only), as the URLs they dial carry it in their query.
+  std::string telemetry_url, telemetry_shown;
+  if (d.traces) {
+    telemetry_url = telemetry_shown = http + "://localhost:" + std::to_string(d.api.port());
+    if (!d.opts.auth_token.empty()) {
+      if (net::token_fits_path(d.opts.auth_token)) {
+        telemetry_url += std::string{net::token_path_prefix} + d.opts.auth_token;
+        telemetry_shown += std::string{net::token_path_prefix} + "<token>";
+      } else {
+        telemetry_url.clear();
+        telemetry_shown = "not advertised: the token has characters a URL path cannot carry "
+                          "as they are (use letters, digits and . _ ~ + = -)";
+      }
+    }
+  }
   if (auto err = d.reflection.listen(); !err.empty())
     return "reflection server: " + err;
   connection_options conn_opts{ws + "://localhost:" + std::to_string(d.reflection.port()),
@@ -229,9 +241,7 @@ std::string manager::start() {
   spdlog::info("Starting API server: {}://localhost:{}", http, d.api.port());
   spdlog::info("Dashboard: {}://localhost:{}/", http, d.api.port());
   if (d.traces)
-    spdlog::info("Trace store: {} (telemetry server {})", d.opts.trace_store,
-                 telemetry_url.empty() ? std::string{"not advertised: a token is configured"}
-                                       : telemetry_url);
+    spdlog::info("Trace store: {} (telemetry server {})", d.opts.trace_store, telemetry_shown);
   spdlog::info("Starting worker endpoint: {}://localhost:{}", ws, d.workers.port());
   if (d.opts.worker_rbac_port)
     spdlog::info("Starting worker endpoint (RBAC): {}://localhost:{}", ws, d.rbac_workers.port());

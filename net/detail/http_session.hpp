@@ -88,6 +88,7 @@ private:
   std::string admitted_origin_;
   bool cors_ok_ = false;
   bool token_from_query_ = false;
+  std::size_t token_path_length_ = 0; // the request came as /t/<token><route>
   bool keep_alive_ = true;
   bool active_ = false;
   bool writing_ = false;

@@ -190,8 +190,9 @@ test('token: callers need Authorization: Bearer on HTTP, /api/ws and /metrics; p
   assert.ok(!manager.child.lines.some((l) => l.includes(TOKEN)), 'token in the manager log');
 });
 
-test('token: the real Genkit JS runtime and our runtime role, children of the manager, register with it', async () => {
-  const manager = await startManager(['--auth-token-file', tokenFile, '--demo', '--id', 'genkit-app', '--', ...genkitCommand], {
+test('token: the real Genkit JS runtime and our runtime role, children of the manager, register with it and export their traces', async () => {
+  const store = path.join(tmp, 'token-traces.sqlite');
+  const manager = await startManager(['--auth-token-file', tokenFile, '--trace-store', store, '--demo', '--id', 'genkit-app', '--', ...genkitCommand], {
     cwd: path.dirname(RUNTIME_SCRIPT),
   });
   const list = await pollUntil(
@@ -207,7 +208,19 @@ test('token: the real Genkit JS runtime and our runtime role, children of the ma
       headers: bearer,
     });
     assert.equal(res.status, 200, `${runtimeId}: ${res.text}`);
+    // Both export the run's spans to the manager, whose URL (given to them
+    // as GENKIT_TELEMETRY_SERVER) carries the token in its path.
+    const traceId = res.json.telemetry.traceId;
+    await pollUntil(() => httpRequest(`${manager.apiUrl}/api/traces/${traceId}`, { headers: bearer }),
+      (r) => r.status === 200 && Object.values(r.json.spans).some((sp) => !sp.parentSpanId && sp.endTime > 0),
+      { timeoutMs: 15000, intervalMs: 100, what: `${runtimeId}'s trace ${traceId}` });
   }
+  // The token in a path is taken for the exporter routes only, and must be right.
+  const post = (p) => httpRequest(`${manager.apiUrl}${p}`, { method: 'POST', body: { key: '/flow/echo' } });
+  assert.equal((await post(`/t/${TOKEN}/api/runAction`)).status, 404);
+  assert.equal((await post('/t/wrong-token/api/traces')).status, 401);
+  assert.equal((await post(`/t/${TOKEN}/api/traces`)).status, 400); // admitted: not TraceData
+  assert.equal((await httpRequest(`${manager.apiUrl}/t/${TOKEN}/api/traces`)).status, 404); // GET
   // The CLI sends the token from the same setting.
   const denied = await runCli(['runtimes', '--manager', manager.apiUrl]);
   assert.equal(denied.code, 3, denied.stderr);
@@ -222,6 +235,8 @@ test('token: the real Genkit JS runtime and our runtime role, children of the ma
     assert.ok(!l.includes(TOKEN), l);
     assert.match(l, /token=\*\*\*/);
   }
+  assert.ok(manager.child.lines.some((l) => /Trace store: .*telemetry server http:\/\/localhost:\d+\/t\/<token>/.test(l)));
+  assert.ok(!manager.child.lines.some((l) => l.includes(TOKEN)), 'token in the manager log');
 });
 
 test('off loopback: no start without a token, mTLS or --insecure; a token guards remote peers', async (t) => {

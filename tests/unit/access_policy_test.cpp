@@ -189,6 +189,49 @@ CAF_TEST(tokens) {
   CAF_CHECK_EQUAL(h.check(p).status, 403);
 }
 
+CAF_TEST(a token in the path reaches the exporter routes only) {
+  access_policy p;
+  p.token = "s3cret";
+  p.json_posts = true;
+  head h;
+  h.peer = "10.0.0.9";
+  h.method = "POST";
+  h.headers["content-type"] = "application/json";
+  h.path = "/t/s3cret/api/traces";
+  // Without routes for it, the path is no credential.
+  CAF_CHECK_EQUAL(h.check(p).status, 401);
+  p.token_path_routes = {"/api/traces", "/api/otlp/v1/traces"};
+  auto v = h.check(p);
+  CAF_CHECK_EQUAL(v.status, 0);
+  CAF_CHECK_EQUAL(v.token_path_length, std::string{"/t/s3cret"}.size());
+  h.path = "/t/s3cret/api/otlp/v1/traces";
+  CAF_CHECK_EQUAL(h.check(p).status, 0);
+  h.path = "/t/wrong/api/traces";
+  CAF_CHECK_EQUAL(h.check(p).status, 401);
+  h.path = "/t/s3cret/api/runAction";
+  CAF_CHECK_EQUAL(h.check(p).status, 404);
+  h.path = "/t/s3cret";
+  CAF_CHECK_EQUAL(h.check(p).status, 404);
+  h.path = "/t/s3cret/api/traces";
+  h.method = "GET";
+  CAF_CHECK_EQUAL(h.check(p).status, 404);
+  // Still a JSON POST under the Origin rules.
+  h.method = "POST";
+  h.headers["content-type"] = "text/plain";
+  CAF_CHECK_EQUAL(h.check(p).status, 415);
+  h.headers["content-type"] = "application/json";
+  h.headers["origin"] = "http://evil.example";
+  CAF_CHECK_EQUAL(h.check(p).status, 403);
+  // What may stand in a path as it is, and log lines without the token.
+  CAF_CHECK(token_fits_path("abc-DEF_0.9~+="));
+  for (auto bad : {"", "a/b", "a b", "a%2F", "a?b", "a#b"})
+    CAF_CHECK(!token_fits_path(bad));
+  CAF_CHECK(!token_fits_path(std::string(513, 'a')));
+  CAF_CHECK_EQUAL(loggable_path("/t/s3cret/api/traces"), "/t/<token>/api/traces");
+  CAF_CHECK_EQUAL(loggable_path("/t/s3cret"), "/t/<token>");
+  CAF_CHECK_EQUAL(loggable_path("/api/traces"), "/api/traces");
+}
+
 CAF_TEST(json posts) {
   access_policy p;
   p.json_posts = true;
