@@ -218,3 +218,19 @@ test('the CLI calls an https:// manager with --tls-ca-file', async () => {
   assert.equal(bad.status, 3);
   assert.match(bad.stderr, /certificate verify failed/);
 });
+
+test('TLS on the RBAC worker port too: the certificate, and plaintext refused', async () => {
+  const manager = await startManager(tlsArgs('--worker-rbac-port', '0'));
+  const rbacPort = Number(new URL(manager.workerRbacUrl).port);
+  assert.equal(await peerCn(rbacPort), 'localhost');
+  const res = await new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port: rbacPort, path: '/', agent: false }, (r) => {
+      let t = '';
+      r.on('data', (c) => (t += c));
+      r.on('end', () => resolve({ status: r.statusCode, text: t }));
+    }).on('error', reject);
+  });
+  assert.equal(res.status, 400);
+  assert.match(res.text, /This port requires TLS/);
+  assert.equal((await httpsRequest(`https://localhost:${manager.apiPort}/api/__health`)).status, 200);
+});
