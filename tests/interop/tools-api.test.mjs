@@ -1,4 +1,5 @@
-// The Genkit tools server's tRPC queries on the manager's API port, checked
+// The Genkit tools server's tRPC queries (alone and batched) and its
+// runAction/streamAction/cancelAction routes on the manager's API port, checked
 // differentially: the same requests go to the real tools server
 // (@genkit-ai/tools-common's startServer over its RuntimeManager, pinned,
 // bench/tools_server.mjs) and to actor-host, each with our C++ demo runtime
@@ -36,7 +37,14 @@ function shape(v) {
 const query = (base, proc, input) =>
   httpRequest(`${base}/api/${proc}${input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`}`);
 
-describe('the tools server queries, against the real tools server', () => {
+const post = (base, route, body) => httpRequest(`${base}${route}`, {
+  method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' },
+});
+
+/** The last NDJSON line of a streamAction answer, parsed. */
+const lastLine = (r) => JSON.parse(r.text.trim().split('\n').pop());
+
+describe('the tools server queries and routes, against the real tools server', () => {
   let tools;
   let ours;
   let toolsChild;
@@ -117,40 +125,6 @@ describe('the tools server queries, against the real tools server', () => {
       assert.equal(typeof b.json.error.data.httpStatus, 'number');
       assert.equal(b.json.error.data.path, proc);
     }
-  });
-});
-
-const post = (base, route, body) => httpRequest(`${base}${route}`, {
-  method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' },
-});
-
-/** The last NDJSON line of a streamAction answer, parsed. */
-const lastLine = (r) => JSON.parse(r.text.trim().split('\n').pop());
-
-describe('the tools server routes runAction, streamAction and cancelAction, against the real tools server', () => {
-  let tools;
-  let ours;
-  let toolsChild;
-  before(async () => {
-    const port = await freePort();
-    const httpPort = await freePort();
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-tools-home-'));
-    toolsChild = new Child('tools-server', process.execPath,
-      [TOOLS_SERVER, '--node-dir', INTEROP_NODE_DIR, '--port', String(port), '--http-port', String(httpPort), '--home', home],
-      { env: { ...process.env, GENKIT_ENV: 'dev' } });
-    await toolsChild.waitForLine(/"ready":true/, 30000);
-    tools = `http://127.0.0.1:${httpPort}`;
-    const rt = startCppRuntime(`ws://127.0.0.1:${port}`, { id: 'rt' });
-    rt.mayExit = true;
-    await pollUntil(() => query(tools, 'getActiveRuntimes').catch(() => null),
-      (r) => r?.status === 200 && r.json.result.data.length === 1, { timeoutMs: 20000, what: 'rt at the tools server' });
-    const manager = await startManager([], { env: { GENKIT_ENV: 'dev' } });
-    await manager.startRuntime('rt', { kind: 'cpp' });
-    ours = manager.apiUrl;
-  });
-  after(async () => {
-    await toolsChild?.stop();
-    await cleanup();
   });
 
   test('a run that succeeds has the same shape', async () => {
