@@ -365,7 +365,7 @@ describe('mTLS between nodes', () => {
   test('bad cluster settings are refused at start with the way out', async () => {
     const run = (args) =>
       new Promise((resolve) =>
-        execFile(ACTOR_HOST_BIN, ['--role', 'manager', '--http-port', '0', '--worker-port', '0', ...args], { timeout: 20000 }, (err, stdout, stderr) =>
+        execFile(ACTOR_HOST_BIN, ['--role', 'manager', '--http-port', '0', '--worker-port', '0', '--trace-store', 'none', ...args], { timeout: 20000 }, (err, stdout, stderr) =>
           resolve({ code: err ? err.code : 0, stderr })
         )
       );

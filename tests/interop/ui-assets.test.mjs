@@ -41,7 +41,7 @@ test('the app is served at / with its files, its routes and the API beside it', 
 test('a folder that cannot be served stops the start with the reason', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-ui-empty-'));
   const r = await new Promise((resolve) =>
-    execFile(ACTOR_HOST_BIN, ['--role', 'manager', '--port', '0', '--http-port', '0', '--worker-port', '0', '--ui-assets', dir],
+    execFile(ACTOR_HOST_BIN, ['--role', 'manager', '--port', '0', '--http-port', '0', '--worker-port', '0', '--trace-store', 'none', '--ui-assets', dir],
       { timeout: 20000 }, (err, stdout, stderr) => resolve({ code: err ? err.code : 0, out: stdout + stderr })));
   assert.notEqual(r.code, 0, r.out);
   assert.match(r.out, /ui assets: .* has no index\.html/);
