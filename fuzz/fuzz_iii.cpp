@@ -11,7 +11,6 @@
 namespace iii = actor_host::net::iii;
 namespace rpc = actor_host::net::jsonrpc;
 using actor_host::fuzz::require;
-using actor_host::fuzz::strict;
 
 namespace {
 
@@ -46,16 +45,14 @@ void invoke(const iii::frame& f) {
     require(key.size() >= 2 && key.front() == '/', "a genkit key starts with '/'", key);
   auto* data = f.find("data");
   std::string payload = data ? *data : std::string{"null"};
-  if (strict())
-    require(valid(payload), "a relayed payload is valid JSON", payload);
+  require(valid(payload), "a relayed payload is valid JSON", payload);
   auto with_caller = iii::with_caller_worker_id(payload, "w-1");
   if (valid(payload))
     require(valid(with_caller), "a payload with _caller_worker_id is valid JSON", with_caller);
   auto out = iii::invoke_function(f.text("invocation_id"), function_id, payload,
                                   raw_or_empty(f, "metadata"), f.text("traceparent"),
                                   f.text("baggage"));
-  if (strict())
-    require(valid(out), "a relayed invokefunction frame is valid JSON", out);
+  require(valid(out), "a relayed invokefunction frame is valid JSON", out);
 }
 
 void result(const iii::frame& f) {
@@ -66,8 +63,7 @@ void result(const iii::frame& f) {
     require(valid(back), "genkit_error_to_iii() is valid JSON", back);
   } else if (auto* r = f.find("result")) {
     auto genkit = iii::iii_result_to_genkit(*r, f.text("invocation_id"));
-    if (strict())
-      require(valid(genkit), "iii_result_to_genkit() is valid JSON", genkit);
+    require(valid(genkit), "iii_result_to_genkit() is valid JSON", genkit);
     iii::genkit_result_to_iii(genkit);
   }
 }

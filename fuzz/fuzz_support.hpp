@@ -29,15 +29,4 @@ inline void require(bool ok, const char* what, std::string_view detail = {}) {
   std::abort();
 }
 
-/// Oracles for bugs another branch is fixing (fuzz/README.md, "Strict
-/// oracles"): on only with ACTOR_HOST_FUZZ_STRICT=1, so a fuzzer run is not
-/// stopped by a known finding before it reaches new ones.
-inline bool strict() {
-  static const bool on = [] {
-    auto* v = std::getenv("ACTOR_HOST_FUZZ_STRICT");
-    return v && *v && std::string_view{v} != "0";
-  }();
-  return on;
-}
-
 } // namespace actor_host::fuzz

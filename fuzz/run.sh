@@ -6,8 +6,7 @@
 #   fuzz/run.sh TARGET [RUNS]        e.g. fuzz/run.sh jsonrpc 1000000
 # TARGET: jsonrpc reflection_v2 iii http_head schema host_config
 # Environment: BUILD_DIR (default build-fuzz), MAX_TOTAL_TIME (seconds; stop
-# earlier), MAX_LEN (default 4096), MERGE=0 (leave fuzz/corpus alone),
-# ACTOR_HOST_FUZZ_STRICT=1 (oracles for known findings, see README), EXTRA
+# earlier), MAX_LEN (default 4096), MERGE=0 (leave fuzz/corpus alone), EXTRA
 # (more libFuzzer flags).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

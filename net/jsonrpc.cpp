@@ -4,6 +4,8 @@
 #include <simdjson.h>
 
 #include <cctype>
+#include <charconv>
+#include <cmath>
 
 namespace actor_host::net::jsonrpc {
 
@@ -191,7 +193,13 @@ bool scalar_token_ok(std::string_view s) {
     if (!digits(s, i))
       return false;
   }
-  return i == s.size();
+  if (i != s.size())
+    return false;
+  // 1e400 is JSON's syntax but no parser's number (JSON.parse makes it
+  // Infinity, simdjson refuses it): an id echoed back must read as one.
+  double d = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+  return ec == std::errc{} && end == s.data() + s.size() && std::isfinite(d);
 }
 
 // simdjson needs readable padding after the text: copy when unsure.
@@ -206,6 +214,7 @@ struct padded {
 } // namespace
 
 bool decode(std::string& frame, message& out, decode_error& err) {
+  out = message{}; // nothing of an earlier frame may pass for this one's
   if (frame.capacity() < frame.size() + simdjson::SIMDJSON_PADDING)
     frame.reserve(frame.size() + simdjson::SIMDJSON_PADDING);
   auto fail = [&](int c, std::string m) {
@@ -273,13 +282,29 @@ bool decode(std::string& frame, message& out, decode_error& err) {
       if (auto e = raw_of(v, raw))
         return fail(code::parse_error, "Parse error: " + describe(e));
       auto& dst = key == "params" ? out.params : key == "result" ? out.result : out.error;
-      if (&dst == &out.params) // find_members parses params in place
-        dst.reserve(raw.size() + simdjson::SIMDJSON_PADDING);
+      // find_members parses params in place, and the check below reads all three
+      dst.reserve(raw.size() + simdjson::SIMDJSON_PADDING);
       dst.assign(raw);
     }
   }
   if (!at_end(doc))
     return fail(code::parse_error, "Parse error: trailing content after the JSON object");
+  // The envelope's reader skipped these without reading their scalars
+  // (`tru`, `NaN` pass it), and they are relayed to other peers as they are:
+  // every one is read whole here, once the envelope's document is done with
+  // the thread's parser.
+  for (auto [name, raw] : {std::pair{"params", &out.params}, std::pair{"result", &out.result},
+                           std::pair{"error", &out.error}}) {
+    if (raw->empty())
+      continue;
+    od::document member;
+    auto e = thread_parser().iterate(raw->data(), raw->size(), raw->capacity()).get(member);
+    if (!e)
+      e = walk_document(member);
+    if (e)
+      return fail(code::parse_error,
+                  std::string{"Parse error: "} + name + " is not valid JSON: " + describe(e));
+  }
   if (!invalid.empty())
     return fail(code::invalid_request, "Invalid request: " + std::string{invalid});
   if (has_method) {

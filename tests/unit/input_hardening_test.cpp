@@ -87,6 +87,35 @@ CAF_TEST(patterns RE2 cannot run are refused when the schema compiles) {
   CAF_CHECK(!why.empty());
 }
 
+CAF_TEST(schema refs that would recurse without end are refused at compile) {
+  // Each of these overflowed the stack in valijson (fuzz/corpus/schema/ref-*).
+  for (std::string bad : {R"({"$ref":"#"})", R"({"$ref":"string"})",
+                          R"({"allOf":[{"$ref":"#"}]})",
+                          R"({"definitions":{"a":{"$ref":"#/definitions/b"},"b":{"anyOf":[{"$ref":"#/definitions/a"}]}},"$ref":"#/definitions/a"})",
+                          R"({"not":{"$ref":"#"}})", R"({"$ref":"#/definitions/missing"})",
+                          R"({"$ref":"http://example.com/s.json"})"}) {
+    CAF_MESSAGE(bad);
+    std::string why;
+    CAF_CHECK(json_schema::compile(bad, why) == nullptr);
+    CAF_CHECK(why.find("$ref") != std::string::npos);
+  }
+  // A tree type refers back through properties/items: each step validates a
+  // smaller value, so it is compiled and validated to the instance's depth.
+  auto tree = compile(R"({"definitions":{"node":{"type":"object","properties":{"v":{"type":"number"},)"
+                      R"("kids":{"type":"array","items":{"$ref":"#/definitions/node"}}}}},)"
+                      R"("$ref":"#/definitions/node"})");
+  CAF_REQUIRE(tree != nullptr);
+  auto ok = boost::json::parse(R"({"v":1,"kids":[{"v":2,"kids":[{"v":3}]}]})");
+  CAF_CHECK_EQUAL(first(errors_of(*tree, ok)), "<valid>");
+  auto bad = boost::json::parse(R"({"v":1,"kids":[{"v":2,"kids":[{"v":"x"}]}]})");
+  CAF_CHECK_NOT_EQUAL(first(errors_of(*tree, bad)), "<valid>");
+  auto root = compile(R"({"type":"object","properties":{"next":{"$ref":"#"}}})");
+  CAF_REQUIRE(root != nullptr);
+  CAF_CHECK_EQUAL(first(errors_of(*root, boost::json::parse(R"({"next":{"next":{}}})"))), "<valid>");
+  // "$ref" inside a value (enum, const, default) is data, not a reference.
+  CAF_CHECK(compile(R"({"enum":[{"$ref":"#/nowhere"}]})") != nullptr);
+}
+
 CAF_TEST(patternProperties keys are capped before std::regex sees them) {
   auto s = compile(R"({"type":"object","patternProperties":{"^k":{"type":"number"}}})");
   boost::json::object o;
@@ -103,6 +132,7 @@ CAF_TEST(ids that are not valid JSON are refused with a null id) {
   for (std::string bad : {R"({"jsonrpc":"2.0","method":"m","id":-abc})",
                           R"({"jsonrpc":"2.0","method":"m","id":1.})",
                           R"({"jsonrpc":"2.0","method":"m","id":01})",
+                          R"({"jsonrpc":"2.0","method":"m","id":640e1751757175175})",
                           R"({"jsonrpc":"2.0","method":"m","id":"a\qb"})",
                           "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":\"a\tb\"}"}) {
     CAF_MESSAGE(bad);
@@ -121,6 +151,32 @@ CAF_TEST(ids that are not valid JSON are refused with a null id) {
     rpc::decode_error err;
     CAF_CHECK(rpc::decode(good, m, err));
   }
+}
+
+CAF_TEST(params results and errors are read whole before anyone relays them) {
+  // The envelope reader skips these members; a runtime's chunk or result with
+  // a broken scalar was relayed to its caller as it was.
+  for (std::string bad : {R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"1","chunk":tru}})",
+                          R"({"jsonrpc":"2.0","method":"m","id":7,"params":[NaN]})",
+                          R"({"jsonrpc":"2.0","id":"3","result":{"a":01}})",
+                          R"({"jsonrpc":"2.0","id":"3","error":{"code":1,"message":"x\q"}})",
+                          "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"n\":1\x01}}"}) {
+    CAF_MESSAGE(bad);
+    rpc::message m;
+    rpc::decode_error err;
+    CAF_CHECK(!rpc::decode(bad, m, err));
+    CAF_CHECK_EQUAL(err.code, rpc::code::parse_error);
+    CAF_CHECK(err.message.find("not valid JSON") != std::string::npos || bad.find('\x01') != std::string::npos);
+  }
+  // The id survives, so the reply reaches the sender's call.
+  std::string frame = R"({"jsonrpc":"2.0","method":"m","id":7,"params":[NaN]})";
+  rpc::message m;
+  rpc::decode_error err;
+  CAF_CHECK(!rpc::decode(frame, m, err));
+  CAF_CHECK_EQUAL(err.id, "7");
+  std::string good = R"({"jsonrpc":"2.0","id":"3","result":{"a":[1,true,null,"\u00e9"]}})";
+  CAF_CHECK(rpc::decode(good, m, err));
+  CAF_CHECK_EQUAL(m.result, R"({"a":[1,true,null,"\u00e9"]})");
 }
 
 CAF_TEST(iii frames with invalid scalars are not decoded) {
@@ -162,7 +218,7 @@ CAF_TEST(ids and keys come from the kernel CSPRNG) {
 
 CAF_TEST(numbers that are not finite stringify as null as JSON.stringify does) {
   // 1e309 parses as infinity; results go out through json_stringify, and
-  // "inf" in a frame is not JSON (fuzz/crashes-found/schema/stringify-infinity).
+  // "inf" in a frame is not JSON (fuzz/corpus/schema/stringify-infinity).
   auto v = boost::json::parse(R"({"a":11e308,"b":-1e309,"c":[1e400],"d":1.5})");
   CAF_CHECK_EQUAL(actor_host::schema::json_stringify(v),
                   R"({"a":null,"b":null,"c":[null],"d":1.5})");
