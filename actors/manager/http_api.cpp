@@ -161,8 +161,9 @@ net::http_handler make_http_api(http_api_context ctx) {
       if (!slots->acquire(address)) {
         obs::global().calls_over_cap.fetch_add(1, std::memory_order_relaxed);
         auto error = manager_errors::too_many_calls(slots->cap(), "address");
-        auto body = trpc_name.empty() ? R"({"error":)" + error + "}"
-                                      : trpc::error(error, 429, trpc_name);
+        auto body = !trpc_name.empty() ? trpc::error(error, 429, trpc_name)
+                    : tools_shape        ? R"({"error":)" + manager_errors::tools_error(error) + "}"
+                                         : R"({"error":)" + error + "}";
         return out->respond(429, json_type, std::move(body), {{"Retry-After", "1"}});
       }
       http_caller_args args{std::move(r), out, ctx.door, kind, {slots, std::move(address)},

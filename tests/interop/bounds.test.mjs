@@ -124,8 +124,10 @@ test('max_calls_per_caller: RESOURCE_EXHAUSTED on /api/ws, HTTP 429 per peer add
   await fake.waitForCount((m) => m.method === 'runAction', 11, 5000, 'HTTP runs');
   const res = await manager.post('/api/runAction', { key: '/flow/never' });
   assert.equal(res.status, 429, res.text);
-  assert.equal(res.json.error.data?.code, 8);
+  // /api/runAction answers in the Genkit tools server's shape: {"error": <Status>}.
+  assert.equal(res.json.error.code, 8, res.text);
   assert.match(res.json.error.message, /max_calls_per_caller is 5/);
+  assert.match(res.json.error.data?.genkitErrorMessage, /max_calls_per_caller is 5/);
   await manager.child.waitForLine(/calls in flight \(max_calls_per_caller\)/, 2000);
   assert.match((await manager.get('/metrics')).text, /^actor_host_calls_over_cap_total 2$/m);
 
