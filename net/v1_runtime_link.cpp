@@ -67,7 +67,7 @@ public:
 
   void close(std::uint16_t, std::string reason) override {
     asio::dispatch(strand_, [self = shared_from_this(), reason = std::move(reason)] {
-      self->shut("closed by the manager (" + reason + ")");
+      self->shut("closed by the manager (" + reason + ")", true);
     });
   }
 
@@ -102,11 +102,16 @@ private:
       handler_->on_text(std::move(frame));
   }
 
-  void shut(const std::string& reason) {
+  // `runtime_alive`: it still answers, so the runs it started are cancelled
+  // there too (a V1 runtime keeps running an action whose client left).
+  void shut(const std::string& reason, bool runtime_alive = false) {
     if (std::exchange(closed_, true))
       return;
     health_.cancel();
     for (auto& [id, r] : runs_) {
+      if (runtime_alive && r.plan.what == v1::http_plan::kind::run && !r.trace.empty()
+          && !r.grace)
+        tell_cancel(r.trace);
       r.ex->cancel();
       if (r.grace)
         r.grace->cancel();
@@ -173,6 +178,23 @@ private:
     http_fetch(strand_, std::move(spec), std::move(h));
   }
 
+  // Fire and forget: the link is going, the answer changes nothing.
+  void tell_cancel(const std::string& trace) {
+    http_request_spec spec;
+    spec.post = true;
+    spec.url = opts_.url + "/api/cancelAction";
+    spec.body = R"({"traceId":)" + rpc::quote(trace) + "}";
+    spec.timeout = opts_.request_timeout;
+    spec.max_body_bytes = 64 * 1024;
+    http_handlers h;
+    h.on_end = [id = opts_.runtime_id, trace](http_end end) {
+      if (!end.error.empty())
+        spdlog::debug("runtime {}: cancelling run {} as its link closed failed: {}", id, trace,
+                      end.error);
+    };
+    http_fetch(strand_, std::move(spec), std::move(h));
+  }
+
   void on_manager_frame(std::string& frame) {
     if (closed_)
       return;
@@ -184,7 +206,7 @@ private:
       if (m.id != register_id)
         return;
       if (!m.error.empty())
-        return shut("register refused: " + m.error);
+        return shut("register refused: " + m.error, true);
       return notify_runtime();
     }
     auto plan = v1::plan_request(m.method, std::move(m.params));

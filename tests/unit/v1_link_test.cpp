@@ -71,6 +71,7 @@ struct fake_v1 {
   std::vector<http_responder_ptr> held;
   int health_status = 200;
   std::size_t aborted = 0;
+  std::vector<std::string> cancels; // bodies of POST /api/cancelAction
 
   explicit fake_v1(io_runtime& io) : io(io), srv(io, server_options{}) {
     srv.on_http([this](http_request req, http_responder_ptr res) { route(req, res); });
@@ -90,8 +91,12 @@ struct fake_v1 {
     }
     if (req.path == "/api/actions")
       return res->respond(200, "application/json", R"({"/flow/echo":{"key":"/flow/echo","name":"echo"}})");
-    if (req.path == "/api/cancelAction")
+    if (req.path == "/api/cancelAction") {
+      std::lock_guard g{mtx};
+      cancels.push_back(req.body);
+      cv.notify_all();
       return res->respond(200, "application/json", R"({"message":"Action cancelled"})");
+    }
     if (req.path != "/api/runAction")
       return res->respond(404, "text/plain", "not here");
     http_headers head{{"X-Genkit-Trace-Id", "0123456789abcdef0123456789abcdef"}};
@@ -122,6 +127,10 @@ struct fake_v1 {
   bool wait_held(std::size_t n) {
     std::unique_lock l{mtx};
     return cv.wait_for(l, 5s, [&] { return held.size() >= n; });
+  }
+  bool wait_cancels(std::size_t n) {
+    std::unique_lock l{mtx};
+    return cv.wait_for(l, 5s, [&] { return cancels.size() >= n; });
   }
   bool wait_aborted(std::size_t n) {
     std::unique_lock l{mtx};
@@ -220,9 +229,32 @@ CAF_TEST(requests in flight are capped and the rest answered RESOURCE_EXHAUSTED 
   auto refused = rec->next();
   CAF_CHECK(contains(refused, R"("code":8)"));
   CAF_CHECK(contains(refused, R"("id":"3")"));
-  // Closing ends both held exchanges: the runtime sees its clients go.
+  // Closing ends both held exchanges: the runtime sees its clients go, and
+  // is told to cancel each run (a V1 runtime does not stop on its own).
   link->close(1001, "going away");
   CAF_CHECK(v1.wait_aborted(2));
+  CAF_REQUIRE(v1.wait_cancels(2));
+  std::lock_guard g{v1.mtx};
+  for (auto& body : v1.cancels)
+    CAF_CHECK_EQUAL(body, R"({"traceId":"0123456789abcdef0123456789abcdef"})");
+}
+
+CAF_TEST(a link closed by a failed health check cancels nothing) {
+  auto o = options(v1);
+  o.health_interval = 20ms;
+  auto link = open(o);
+  CAF_CHECK(contains(rec->next(), "register"));
+  link->send_text(run_frame(1, "/flow/hold", false));
+  CAF_REQUIRE(v1.wait_held(1));
+  CAF_CHECK(contains(rec->next(), "runActionState"));
+  {
+    std::lock_guard g{v1.mtx};
+    v1.health_status = 500;
+  }
+  CAF_CHECK(contains(rec->wait_closed(), "health check failed"));
+  CAF_CHECK(v1.wait_aborted(1));
+  std::lock_guard g{v1.mtx};
+  CAF_CHECK(v1.cancels.empty());
 }
 
 CAF_TEST(a cancelled run the runtime does not end is answered CANCELLED after the grace) {
