@@ -201,10 +201,36 @@ std::string make_store_folder(const std::string& path) {
   return ec ? "cannot make " + dir.string() + ": " + ec.message() : std::string{};
 }
 
-trace_store::trace_store(sqlite3* db, retention r) : db_(db), retention_(r) {
+// Every route span and every exported document goes through these: preparing
+// them once saves SQLite's parse and plan of four statements per run.
+struct trace_store::statements {
+  explicit statements(sqlite3* db)
+    : put_span{db, "INSERT INTO spans(trace_id, span_id, ended, json) VALUES(?,?,?,?) "
+                   "ON CONFLICT(trace_id, span_id) DO UPDATE SET ended=excluded.ended, "
+                   "json=excluded.json WHERE NOT (spans.ended=1 AND excluded.ended=0)"},
+      put_trace{db, "INSERT INTO traces(trace_id, display_name, start_time, end_time, has_root, "
+                    "updated_ms) VALUES(?,?,?,?,?,?) ON CONFLICT(trace_id) DO UPDATE SET "
+                    "display_name=COALESCE(excluded.display_name, display_name), "
+                    "start_time=COALESCE(excluded.start_time, start_time), "
+                    "end_time=COALESCE(excluded.end_time, end_time), "
+                    "has_root=MAX(has_root, excluded.has_root), updated_ms=excluded.updated_ms"},
+      sum{db, "UPDATE traces SET bytes=(SELECT COALESCE(SUM(LENGTH(json)),0) FROM spans "
+              "WHERE trace_id=?1) WHERE trace_id=?1"},
+      root{db, "SELECT span_id FROM spans WHERE trace_id=? "
+               "AND json_extract(json, '$.parentSpanId') IS NULL LIMIT 1"} {
+  }
+  explicit operator bool() const {
+    return put_span && put_trace && sum && root;
+  }
+  statement put_span, put_trace, sum, root;
+};
+
+trace_store::trace_store(sqlite3* db, retention r)
+  : db_(db), retention_(r), stmts_(std::make_unique<statements>(db)) {
 }
 
 trace_store::~trace_store() {
+  stmts_.reset(); // finalized before the database closes
   sqlite3_close_v2(db_);
 }
 
@@ -230,18 +256,9 @@ std::unique_ptr<trace_store> trace_store::open(const std::string& path, retentio
 
 bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
                             std::int64_t now_ms) {
-  statement put_span{db_, "INSERT INTO spans(trace_id, span_id, ended, json) VALUES(?,?,?,?) "
-                          "ON CONFLICT(trace_id, span_id) DO UPDATE SET ended=excluded.ended, "
-                          "json=excluded.json WHERE NOT (spans.ended=1 AND excluded.ended=0)"};
-  statement put_trace{
-    db_, "INSERT INTO traces(trace_id, display_name, start_time, end_time, has_root, updated_ms) "
-         "VALUES(?,?,?,?,?,?) ON CONFLICT(trace_id) DO UPDATE SET "
-         "display_name=COALESCE(excluded.display_name, display_name), "
-         "start_time=COALESCE(excluded.start_time, start_time), "
-         "end_time=COALESCE(excluded.end_time, end_time), "
-         "has_root=MAX(has_root, excluded.has_root), updated_ms=excluded.updated_ms"};
-  statement sum{db_, "UPDATE traces SET bytes=(SELECT COALESCE(SUM(LENGTH(json)),0) FROM spans "
-                     "WHERE trace_id=?1) WHERE trace_id=?1"};
+  auto& put_span = stmts_->put_span;
+  auto& put_trace = stmts_->put_trace;
+  auto& sum = stmts_->sum;
   bool ok = put_span && put_trace && sum;
   bool has_root = false;
   for (auto& [key, v] : o.at("spans").as_object()) {
@@ -267,7 +284,9 @@ bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
     text_or_null(4, "endTime");
     put_trace.bind(5, std::int64_t{has_root ? 1 : 0}).bind(6, now_ms);
     ok = put_trace.step() == SQLITE_DONE;
+    put_trace.reset();
     ok = ok && sum.bind(1, trace_id).step() == SQLITE_DONE;
+    sum.reset();
   }
   return ok;
 }
@@ -348,11 +367,12 @@ std::optional<std::string> trace_store::load(std::string_view trace_id) {
 }
 
 std::optional<std::string> trace_store::root_span_id(std::string_view trace_id) {
-  statement q{db_, "SELECT span_id FROM spans WHERE trace_id=? "
-                   "AND json_extract(json, '$.parentSpanId') IS NULL LIMIT 1"};
-  if (!q || q.bind(1, trace_id).step() != SQLITE_ROW)
-    return std::nullopt;
-  return q.text(0);
+  auto& q = stmts_->root;
+  std::optional<std::string> id;
+  if (q && q.bind(1, trace_id).step() == SQLITE_ROW)
+    id = q.text(0);
+  q.reset(); // a statement left stepping would hold its read transaction open
+  return id;
 }
 
 std::string trace_store::list(std::size_t limit, std::size_t offset,

@@ -92,6 +92,9 @@ private:
   std::string commit_or_rollback(bool ok);
   sqlite3* db_;
   retention retention_;
+  // The statements of the per-run path, prepared once (trace_store.cpp).
+  struct statements;
+  std::unique_ptr<statements> stmts_;
 };
 
 /// Why `json` is not a TraceData document ("" when it is one); the checks
