@@ -6,16 +6,15 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sys/random.h>
 
 namespace actor_host::net {
 
 namespace {
 std::atomic<std::uint64_t> drawn{0};
-} // namespace
 
-void secure_random_bytes(void* out, std::size_t n) {
-  auto* p = static_cast<unsigned char*>(out);
+void from_kernel(unsigned char* p, std::size_t n) {
   std::size_t got = 0;
   while (got < n) {
     auto r = ::getrandom(p + got, n - got, 0);
@@ -26,6 +25,37 @@ void secure_random_bytes(void* out, std::size_t n) {
       std::abort();
     }
     got += static_cast<std::size_t>(r);
+  }
+}
+
+// Ids are drawn per call and span (several per call): one getrandom(2) per
+// 512 bytes instead of one per id. Each byte is handed out once and wiped
+// from the pool as it goes; the pool is per thread, so no lock.
+struct pool {
+  static constexpr std::size_t size = 512;
+  unsigned char bytes[size];
+  std::size_t left = 0;
+  ~pool() {
+    OPENSSL_cleanse(bytes, size);
+  }
+};
+
+} // namespace
+
+void secure_random_bytes(void* out, std::size_t n) {
+  auto* p = static_cast<unsigned char*>(out);
+  if (n > pool::size / 4) {
+    from_kernel(p, n);
+  } else {
+    thread_local pool pl;
+    if (pl.left < n) {
+      from_kernel(pl.bytes, pool::size);
+      pl.left = pool::size;
+    }
+    auto* from = pl.bytes + (pool::size - pl.left);
+    std::memcpy(p, from, n);
+    OPENSSL_cleanse(from, n);
+    pl.left -= n;
   }
   drawn.fetch_add(n, std::memory_order_relaxed);
 }

@@ -12,7 +12,8 @@
 /// included.
 namespace actor_host::net {
 
-/// Fills `out` with `n` bytes from getrandom(2); never returns without them
+/// Fills `out` with `n` bytes from getrandom(2) (small draws from a
+/// per-thread pool refilled 512 bytes at a time); never returns without them
 /// (a failing kernel CSPRNG aborts: there is no safe fallback for keys).
 void secure_random_bytes(void* out, std::size_t n);
 

@@ -33,4 +33,7 @@ struct run_span {
 /// genkit:state "success" | "error"; status code 0, or 2 with the message.
 std::string trace_data_json(const run_span& span);
 
+/// Its SpanData alone (what trace_data_json puts under `spans`).
+std::string span_json(const run_span& span);
+
 } // namespace actor_host::traces

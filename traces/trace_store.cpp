@@ -78,6 +78,7 @@ bool exec(sqlite3* db, const char* sql) {
 constexpr const char* schema_sql = R"sql(
 PRAGMA journal_mode=WAL;
 PRAGMA synchronous=NORMAL;
+PRAGMA mmap_size=268435456;
 CREATE TABLE IF NOT EXISTS traces(
   trace_id TEXT PRIMARY KEY,
   display_name TEXT,
@@ -202,7 +203,7 @@ std::string make_store_folder(const std::string& path) {
 }
 
 // Every route span and every exported document goes through these: preparing
-// them once saves SQLite's parse and plan of four statements per run.
+// them once saves SQLite's parse and plan of each statement per run.
 struct trace_store::statements {
   explicit statements(sqlite3* db)
     : put_span{db, "INSERT INTO spans(trace_id, span_id, ended, json) VALUES(?,?,?,?) "
@@ -216,13 +217,21 @@ struct trace_store::statements {
                     "has_root=MAX(has_root, excluded.has_root), updated_ms=excluded.updated_ms"},
       sum{db, "UPDATE traces SET bytes=(SELECT COALESCE(SUM(LENGTH(json)),0) FROM spans "
               "WHERE trace_id=?1) WHERE trace_id=?1"},
-      root{db, "SELECT span_id FROM spans WHERE trace_id=? "
-               "AND json_extract(json, '$.parentSpanId') IS NULL LIMIT 1"} {
+      // A span made here is new (a fresh id), so its bytes add up exactly
+      // without summing the trace's spans again.
+      put_trace_adding{db, "INSERT INTO traces(trace_id, display_name, start_time, end_time, "
+                           "has_root, updated_ms, bytes) VALUES(?,?,?,?,?,?,?) "
+                           "ON CONFLICT(trace_id) DO UPDATE SET "
+                           "display_name=COALESCE(excluded.display_name, display_name), "
+                           "start_time=COALESCE(excluded.start_time, start_time), "
+                           "end_time=COALESCE(excluded.end_time, end_time), "
+                           "has_root=MAX(has_root, excluded.has_root), "
+                           "updated_ms=excluded.updated_ms, bytes=bytes+excluded.bytes"} {
   }
   explicit operator bool() const {
-    return put_span && put_trace && sum && root;
+    return put_span && put_trace && sum && put_trace_adding;
   }
-  statement put_span, put_trace, sum, root;
+  statement put_span, put_trace, sum, put_trace_adding;
 };
 
 trace_store::trace_store(sqlite3* db, retention r)
@@ -255,7 +264,7 @@ std::unique_ptr<trace_store> trace_store::open(const std::string& path, retentio
 }
 
 bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
-                            std::int64_t now_ms) {
+                            std::int64_t now_ms, std::string* root_span) {
   auto& put_span = stmts_->put_span;
   auto& put_trace = stmts_->put_trace;
   auto& sum = stmts_->sum;
@@ -265,7 +274,11 @@ bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
     if (!ok)
       break;
     auto& span = v.as_object();
-    has_root = has_root || !span.contains("parentSpanId");
+    if (!span.contains("parentSpanId")) {
+      has_root = true;
+      if (root_span)
+        root_span->assign(key.data(), key.size());
+    }
     put_span.bind(1, trace_id).bind(2, std::string_view{key}).bind(3, ended(span) ? 1 : 0);
     put_span.bind(4, json::serialize(v));
     ok = put_span.step() == SQLITE_DONE;
@@ -291,6 +304,43 @@ bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
   return ok;
 }
 
+bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
+  auto& put_span = stmts_->put_span;
+  auto& put_trace = stmts_->put_trace_adding;
+  const bool root = span.parent_span_id.empty();
+  auto json = span_json(span);
+  auto bytes = static_cast<std::int64_t>(json.size());
+  put_span.bind(1, span.trace_id).bind(2, span.span_id).bind(3, std::int64_t{span.end_ms > 0});
+  put_span.bind(4, json);
+  bool ok = put_span.step() == SQLITE_DONE;
+  put_span.reset();
+  if (!ok)
+    return false;
+  put_trace.bind(1, span.trace_id);
+  if (root)
+    put_trace.bind(2, span.name).bind(3, std::to_string(span.start_ms))
+      .bind(4, std::to_string(span.end_ms));
+  else
+    put_trace.bind_null(2).bind_null(3).bind_null(4);
+  put_trace.bind(5, std::int64_t{root ? 1 : 0}).bind(6, now_ms).bind(7, bytes);
+  ok = put_trace.step() == SQLITE_DONE;
+  put_trace.reset();
+  return ok;
+}
+
+std::string trace_store::save_spans(const std::vector<run_span>& spans, std::int64_t now_ms) {
+  if (spans.empty())
+    return {};
+  if (!*stmts_)
+    return std::string{"trace store: "} + sqlite3_errmsg(db_);
+  if (!exec(db_, "BEGIN IMMEDIATE"))
+    return std::string{"trace store busy: "} + sqlite3_errmsg(db_);
+  bool ok = true;
+  for (auto& s : spans)
+    ok = ok && write_span(s, now_ms);
+  return commit_or_rollback(ok);
+}
+
 std::string trace_store::commit_or_rollback(bool ok) {
   if (ok && exec(db_, "COMMIT"))
     return {};
@@ -300,7 +350,7 @@ std::string trace_store::commit_or_rollback(bool ok) {
 }
 
 std::string trace_store::save(std::string_view text, std::int64_t now_ms,
-                              std::string* saved_trace) {
+                              std::string* saved_trace, std::string* root_span) {
   json::value doc;
   std::string error;
   if (!parse(text, doc, error))
@@ -309,7 +359,7 @@ std::string trace_store::save(std::string_view text, std::int64_t now_ms,
   std::string trace_id{o.at("traceId").as_string()};
   if (!exec(db_, "BEGIN IMMEDIATE"))
     return std::string{"trace store busy: "} + sqlite3_errmsg(db_);
-  if (auto err = commit_or_rollback(write_doc(o, trace_id, now_ms)); !err.empty())
+  if (auto err = commit_or_rollback(write_doc(o, trace_id, now_ms, root_span)); !err.empty())
     return err;
   if (saved_trace)
     *saved_trace = std::move(trace_id);
@@ -364,15 +414,6 @@ std::optional<std::string> trace_store::load(std::string_view trace_id) {
     }
   }
   return out + "}}";
-}
-
-std::optional<std::string> trace_store::root_span_id(std::string_view trace_id) {
-  auto& q = stmts_->root;
-  std::optional<std::string> id;
-  if (q && q.bind(1, trace_id).step() == SQLITE_ROW)
-    id = q.text(0);
-  q.reset(); // a statement left stepping would hold its read transaction open
-  return id;
 }
 
 std::string trace_store::list(std::size_t limit, std::size_t offset,

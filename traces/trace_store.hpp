@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "traces/run_span.hpp"
+
 struct sqlite3;
 
 /// Where the traces Genkit runtimes export end up: an embedded SQLite
@@ -54,20 +56,24 @@ public:
   /// starts and ends in any order). Trace-level fields are updated only when
   /// given. Returns "" or why the document was refused, for a person;
   /// `saved_trace` (when given) gets the trace id of a stored document.
+  /// `root_span` (when given) gets the id of the document's root span (one
+  /// without parentSpanId), if it has one.
   std::string save(std::string_view trace_data, std::int64_t now_ms,
-                   std::string* saved_trace = nullptr);
+                   std::string* saved_trace = nullptr, std::string* root_span = nullptr);
 
   /// Several documents in one transaction (one commit instead of one per
   /// document: what a busy keeper writes in bulk). Documents that are not
   /// TraceData are skipped; returns "" or the first such reason, or why
   /// none was stored.
   std::string save_many(const std::vector<std::string>& docs, std::int64_t now_ms);
+  /// Spans made here (the manager's route spans: well-formed by
+  /// construction), in one transaction, stored as save() stores a document
+  /// with the one span, without writing and parsing it first. "" or why not.
+  std::string save_spans(const std::vector<run_span>& spans, std::int64_t now_ms);
 
   /// The trace as TraceData JSON, or nothing.
   std::optional<std::string> load(std::string_view trace_id);
 
-  /// The id of the trace's root span (one without parentSpanId), if stored.
-  std::optional<std::string> root_span_id(std::string_view trace_id);
 
   /// `{"traces":[TraceData...],"continuationToken":"n"}`: traces that have
   /// their root span, most recently updated first, from `offset`; the token
@@ -88,7 +94,8 @@ private:
   explicit trace_store(sqlite3* db, retention r);
   // One document's spans and trace row, inside an open transaction.
   bool write_doc(const boost::json::object& doc, const std::string& trace_id,
-                 std::int64_t now_ms);
+                 std::int64_t now_ms, std::string* root_span = nullptr);
+  bool write_span(const run_span& span, std::int64_t now_ms);
   std::string commit_or_rollback(bool ok);
   sqlite3* db_;
   retention retention_;

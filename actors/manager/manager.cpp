@@ -184,7 +184,7 @@ std::string manager::start() {
     return "reflection server: " + err;
   connection_options conn_opts{ws + "://localhost:" + std::to_string(d.reflection.port()),
                                d.opts.policy.max_bidi_input_bytes, telemetry_url, "",
-                               d.traces, d.opts.cluster ? d.opts.cluster->node_name : ""};
+                               d.route_spans, d.opts.cluster ? d.opts.cluster->node_name : ""};
   // Every socket that feeds an actor gets a read window (max_unread_frames).
   auto unread = d.opts.policy.max_unread_frames;
   d.reflection.on_websocket("", [spawn = d.spawner(), dir = d.directory, conn_opts,
@@ -321,6 +321,7 @@ void manager::stop(int stop_signal) {
   d.cluster = nullptr;
   d.gateway = nullptr;
   d.traces = nullptr;
+  d.route_spans = nullptr;
   d.door = {};
 }
 

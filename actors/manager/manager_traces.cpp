@@ -48,6 +48,7 @@ std::string manager::impl::start_traces() {
                                          std::shared_ptr<traces::trace_store>{std::move(store)},
                                          exporter);
     caf::anon_send(d.supervisor, adopt_atom_v, d.traces);
+    d.route_spans = d.spawn_child(route_span_batcher, d.traces);
   }
   return {};
 }

@@ -23,7 +23,7 @@ struct pending_args {
   caf::timespan timeout{0};       // 0 = none
   // Bidi input held before the run reports its trace id; 0 = no cap.
   std::size_t max_held_input_bytes = 0;
-  caf::actor traces; // trace_keeper: gets the manager's span of each run; null = none
+  caf::actor traces; // route_span_batcher: gets the manager's span of each run; null = none
   std::string node;  // this manager's node name in a cluster, for that span
 };
 

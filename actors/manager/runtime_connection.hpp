@@ -19,7 +19,7 @@ struct connection_options {
   std::size_t max_bidi_input_bytes = 0; // held per run before it starts; 0 = no cap
   std::string telemetry_url; // the register answer's telemetryServerUrl; "" = left out
   std::string protocol;      // listed as RuntimeInfo's `protocol` ("v1"); "" = left out (V2)
-  caf::actor traces;         // trace_keeper: the manager's span of each run; null = none
+  caf::actor traces;         // route_span_batcher (then trace_keeper): the manager's span of each run; null = none
   std::string node;          // this manager's node name in a cluster ("" outside one)
 };
 

@@ -49,13 +49,27 @@ void tell_watchers(self_ptr self, const std::string& trace, std::string_view doc
       self->send(w, trace_event_atom_v, event);
 }
 
+void remember_root(self_ptr self, const std::string& trace, std::string root) {
+  auto& st = self->state;
+  auto [i, added] = st.recent_roots.try_emplace(trace, std::move(root));
+  if (!added)
+    return;
+  st.recent_order.push_back(trace);
+  if (st.recent_order.size() > max_recent_roots) {
+    st.recent_roots.erase(st.recent_order.front());
+    st.recent_order.pop_front();
+  }
+}
+
 // Stores one document, exports it and tells its watchers; "" or why not.
 std::string save(self_ptr self, std::string_view doc, std::int64_t now,
                  std::string* trace = nullptr) {
-  std::string id;
-  auto err = self->state.store->save(doc, now, &id);
+  std::string id, root;
+  auto err = self->state.store->save(doc, now, &id, &root);
   if (!err.empty())
     return err;
+  if (!root.empty())
+    remember_root(self, id, std::move(root));
   export_doc(self, doc);
   if (!self->state.watchers.empty())
     tell_watchers(self, id, doc);
@@ -64,29 +78,24 @@ std::string save(self_ptr self, std::string_view doc, std::int64_t now,
   return err;
 }
 
-void store_span(self_ptr self, const traces::run_span& span) {
-  if (auto err = save(self, traces::trace_data_json(span), now_ms()); !err.empty())
-    spdlog::warn("trace store: the route span of trace {} was not stored: {}", span.trace_id,
-                 err);
-}
-
 // Route spans that waited long enough (or were pushed out), as roots, in one
 // transaction: under load this is most of the keeper's writes.
 void store_spans(self_ptr self, std::vector<traces::run_span> spans) {
   if (spans.empty())
     return;
-  std::vector<std::string> docs;
-  docs.reserve(spans.size());
-  for (auto& s : spans)
-    docs.push_back(traces::trace_data_json(s));
-  if (auto err = self->state.store->save_many(docs, now_ms()); !err.empty()) {
-    spdlog::warn("trace store: {} route span(s) were not stored: {}", docs.size(), err);
+  if (auto err = self->state.store->save_spans(spans, now_ms()); !err.empty()) {
+    spdlog::warn("trace store: {} route span(s) were not stored: {}", spans.size(), err);
     return;
   }
-  for (std::size_t i = 0; i < docs.size(); ++i) {
-    export_doc(self, docs[i]);
+  for (auto& s : spans) {
+    if (s.parent_span_id.empty())
+      remember_root(self, s.trace_id, s.span_id);
+    if (!self->state.exporter && self->state.watchers.empty())
+      continue;
+    auto doc = traces::trace_data_json(s);
+    export_doc(self, doc);
     if (!self->state.watchers.empty())
-      tell_watchers(self, spans[i].trace_id, docs[i]);
+      tell_watchers(self, s.trace_id, doc);
   }
 }
 
@@ -95,7 +104,10 @@ std::vector<traces::run_span> take_waiting(self_ptr self, std::size_t n,
                                            caf::actor_clock::time_point due) {
   std::vector<traces::run_span> out;
   auto& w = self->state.waiting;
+  auto& counts = self->state.waiting_traces;
   while (!w.empty() && (out.size() < n || w.front().first <= due)) {
+    if (auto c = counts.find(w.front().second.trace_id); c != counts.end() && --c->second == 0)
+      counts.erase(c);
     out.push_back(std::move(w.front().second));
     w.pop_front();
   }
@@ -107,21 +119,73 @@ constexpr std::size_t evict_batch = 256;
 
 // Under the run's root span if it is in; false if not yet.
 bool try_attach(self_ptr self, traces::run_span& span) {
-  auto root = self->state.store->root_span_id(span.trace_id);
-  if (!root || *root == span.span_id)
+  auto& roots = self->state.recent_roots;
+  auto root = roots.find(span.trace_id);
+  if (root == roots.end() || root->second == span.span_id)
     return false;
-  span.parent_span_id = std::move(*root);
-  store_span(self, span);
+  span.parent_span_id = root->second;
+  std::vector<traces::run_span> one;
+  one.push_back(std::move(span));
+  store_spans(self, std::move(one));
   return true;
 }
 
 // After a save of `trace`: its waiting spans, if its root is now in.
 void attach_waiting(self_ptr self, const std::string& trace) {
+  auto& counts = self->state.waiting_traces;
+  auto c = counts.find(trace);
+  if (c == counts.end())
+    return; // the common case: no scan of the wait list
+  auto taken = std::erase_if(self->state.waiting, [&](auto& e) {
+    return e.second.trace_id == trace && try_attach(self, e.second);
+  });
+  if ((c->second -= std::min(c->second, taken)) == 0)
+    counts.erase(c);
+}
+
+// Under its root if that is in, else onto the wait list.
+void take_route_span(self_ptr self, traces::run_span& span) {
+  obs::global().route_spans_queued.fetch_sub(1, std::memory_order_relaxed);
+  if (try_attach(self, span))
+    return;
   auto& w = self->state.waiting;
-  std::erase_if(w, [&](auto& e) { return e.second.trace_id == trace && try_attach(self, e.second); });
+  if (w.empty())
+    self->delayed_send(self, route_span_wait, route_flush_atom_v);
+  if (w.size() == max_waiting)
+    store_spans(self, take_waiting(self, evict_batch, caf::actor_clock::time_point{}));
+  ++self->state.waiting_traces[span.trace_id];
+  w.emplace_back(self->clock().now(), std::move(span));
 }
 
 } // namespace
+
+caf::behavior route_span_batcher(caf::stateful_actor<route_span_batcher_state>* self,
+                                 caf::actor keeper) {
+  self->state.keeper = std::move(keeper);
+  self->state.batch.reserve(route_batch_max);
+  auto flush = [self] {
+    auto& st = self->state;
+    if (st.batch.empty())
+      return;
+    self->send(st.keeper, route_spans_atom_v, std::move(st.batch));
+    st.batch = {};
+    st.batch.reserve(route_batch_max);
+  };
+  return {
+    [self, flush](route_span_atom, traces::run_span& span) {
+      auto& st = self->state;
+      st.batch.push_back(std::move(span));
+      if (st.batch.size() >= route_batch_max)
+        return flush();
+      if (!std::exchange(st.window_open, true))
+        self->delayed_send(self, route_batch_window, route_batch_atom_v);
+    },
+    [self, flush](route_batch_atom) {
+      self->state.window_open = false;
+      flush();
+    },
+  };
+}
 
 caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
                            std::shared_ptr<traces::trace_store> store, caf::actor exporter) {
@@ -158,16 +222,10 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
       }
       return {};
     },
-    [self](route_span_atom, traces::run_span& span) {
-      obs::global().route_spans_queued.fetch_sub(1, std::memory_order_relaxed);
-      if (try_attach(self, span))
-        return;
-      auto& w = self->state.waiting;
-      if (w.empty())
-        self->delayed_send(self, route_span_wait, route_flush_atom_v);
-      if (w.size() == max_waiting)
-        store_spans(self, take_waiting(self, evict_batch, caf::actor_clock::time_point{}));
-      w.emplace_back(self->clock().now(), std::move(span));
+    [self](route_span_atom, traces::run_span& span) { take_route_span(self, span); },
+    [self](route_spans_atom, std::vector<traces::run_span>& spans) {
+      for (auto& span : spans)
+        take_route_span(self, span);
     },
     [self](route_flush_atom) {
       // No root came: the manager's span is the trace's root.

@@ -32,12 +32,17 @@ CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_prune_atom, "trac
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_span_atom, "routespan")
 // (route_flush_atom)   its own: route spans whose wait is over
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_flush_atom, "routeflush")
+// (route_spans_atom, vector<run_span>)   route spans in bulk, from route_span_batcher
+CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_spans_atom, "routespans")
+// (route_batch_atom)   the batcher's own: its batch window is over
+CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_batch_atom, "routebatch")
 // (trace_watch_atom, trace_id, watcher) -> (accepted, snapshot)   the watcher
 // gets (trace_event_atom, event_json) for every span of the trace stored from
 // now on; snapshot = the trace so far ("" = none yet); not accepted: too many
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_watch_atom, "tracewatch")
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_event_atom, "traceevent")
 CAF_ADD_TYPE_ID(actor_host_traces, (actor_host::traces::run_span))
+CAF_ADD_TYPE_ID(actor_host_traces, (std::vector<actor_host::traces::run_span>))
 CAF_END_TYPE_ID_BLOCK(actor_host_traces)
 
 namespace actor_host::traces {
@@ -64,6 +69,9 @@ inline constexpr std::size_t max_trace_watchers = 256;
 /// grow the keeper's mailbox when SQLite falls behind the call rate.
 inline constexpr std::int64_t max_route_spans_queued = 10000;
 
+/// Traces whose root span the keeper remembers (trace_keeper_state::recent_roots).
+inline constexpr std::size_t max_recent_roots = 4096;
+
 /// How long a route span waits for its run's root span before it is stored
 /// as the root itself (the runtime exports no spans, or not here).
 inline constexpr auto route_span_wait = std::chrono::seconds(10);
@@ -73,10 +81,36 @@ struct trace_keeper_state {
   caf::actor exporter; // span_exporter to an OpenTelemetry collector; null = none
   // Route spans waiting for their root, oldest first; bounded.
   std::deque<std::pair<caf::actor_clock::time_point, traces::run_span>> waiting;
+  // How many of them wait per trace id (a save looks here before it scans).
+  std::unordered_map<std::string, std::size_t> waiting_traces;
+  // Root span ids of the traces stored lately (by trace id), oldest first in
+  // recent_order; bounded. A route span looks its root up here, not in
+  // SQLite: its run has just ended, so a root that is in came in lately.
+  std::unordered_map<std::string, std::string> recent_roots;
+  std::deque<std::string> recent_order;
   std::unordered_map<std::string, std::vector<caf::actor>> watchers; // by trace id
   std::size_t watcher_count = 0;
   static inline const char* name = "trace_keeper";
 };
+
+/// Route spans collected before they go to the keeper in one message: the
+/// keeper has a thread of its own, and waking it once per run cost more than
+/// storing the span (a futex wake and a context switch per call).
+inline constexpr std::size_t route_batch_max = 256;
+inline constexpr auto route_batch_window = std::chrono::milliseconds(20);
+
+struct route_span_batcher_state {
+  caf::actor keeper;
+  std::vector<traces::run_span> batch; // at most route_batch_max
+  bool window_open = false;
+  static inline const char* name = "route_span_batcher";
+};
+
+/// Takes (route_span_atom, run_span) from the runs on the scheduler's
+/// threads and hands the keeper (route_spans_atom, batch) when the batch
+/// is full or route_batch_window after its first span.
+caf::behavior route_span_batcher(caf::stateful_actor<route_span_batcher_state>* self,
+                                 caf::actor keeper);
 
 /// Owns the trace store. SQLite blocks on disk, so this actor is spawned
 /// detached (its own thread), never on the scheduler's threads; everything

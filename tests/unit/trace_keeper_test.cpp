@@ -93,4 +93,60 @@ CAF_TEST(a route span whose root never comes becomes the root after the wait) {
   CAF_CHECK_EQUAL(member_str(doc, {"displayName"}), "actor-host rt");
 }
 
+CAF_TEST(a route span stored as the root takes the later spans of its trace) {
+  caf::anon_send(keeper, route_span_atom_v, route_span());
+  sched.run();
+  advance_time(route_span_wait);
+  auto second = route_span();
+  second.span_id = "cccccccccccccccc";
+  caf::anon_send(keeper, route_span_atom_v, second);
+  sched.run();
+  CAF_CHECK_EQUAL(member_str(load(), {"spans", "cccccccccccccccc", "parentSpanId"}), "bbbbbbbbbbbbbbbb");
+}
+
+CAF_TEST(the roots the keeper remembers are capped) {
+  save_root();
+  // max_recent_roots later traces push the first one's root out of memory.
+  for (std::size_t i = 0; i < max_recent_roots; ++i) {
+    auto id = std::to_string(i);
+    id = std::string(32 - id.size(), 'f') + id;
+    auto doc = root_doc();
+    for (auto at = doc.find(trace_t); at != std::string::npos; at = doc.find(trace_t))
+      doc.replace(at, 32, id);
+    caf::anon_send(keeper, trace_save_atom_v, std::move(doc));
+  }
+  sched.run();
+  caf::anon_send(keeper, route_span_atom_v, route_span());
+  sched.run();
+  // Not attached at once: it waits, then becomes a second root of the trace.
+  CAF_CHECK_EQUAL(member(load(), {"spans", "bbbbbbbbbbbbbbbb"}), "<missing>");
+  advance_time(route_span_wait);
+  CAF_CHECK_EQUAL(member(load(), {"spans", "bbbbbbbbbbbbbbbb", "parentSpanId"}), "<missing>");
+}
+
+CAF_TEST(route spans reach the keeper in batches) {
+  auto batcher = sys.spawn(route_span_batcher, keeper);
+  sched.run();
+  save_root();
+  caf::anon_send(batcher, route_span_atom_v, route_span());
+  sched.run();
+  // Held for the batch window, then stored under the root at once.
+  CAF_CHECK_EQUAL(member(load(), {"spans", "bbbbbbbbbbbbbbbb"}), "<missing>");
+  advance_time(route_batch_window);
+  sched.run(); // the batcher's window ends, then the keeper stores the batch
+  CAF_CHECK_EQUAL(member_str(load(), {"spans", "bbbbbbbbbbbbbbbb", "parentSpanId"}), "aaaaaaaaaaaaaaaa");
+  // A full batch goes without waiting for the window.
+  for (std::size_t i = 0; i < route_batch_max; ++i) {
+    auto s = route_span();
+    auto n = std::to_string(i);
+    s.span_id = std::string(16 - n.size(), 'c') + n;
+    caf::anon_send(batcher, route_span_atom_v, std::move(s));
+  }
+  sched.run();
+  auto doc = load();
+  CAF_CHECK_EQUAL(member_str(doc, {"spans", "ccccccccccccccc0", "parentSpanId"}), "aaaaaaaaaaaaaaaa");
+  CAF_CHECK_EQUAL(member_str(doc, {"spans", "ccccccccccccc255", "parentSpanId"}), "aaaaaaaaaaaaaaaa");
+  stop(batcher);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -128,6 +128,30 @@ CAF_TEST(documents that are not TraceData are refused with the field named) {
   CAF_CHECK_EQUAL(store->trace_count(), 0u);
 }
 
+CAF_TEST(spans made here are stored as documents with them would be) {
+  traces::run_span root;
+  root.trace_id = std::string{trace_a};
+  root.span_id = "1111111111111111";
+  root.kind = "actor-host";
+  root.action_type = "route";
+  root.name = "actor-host rt";
+  root.start_ms = 1700000000000;
+  root.end_ms = 1700000000200;
+  auto child = root;
+  child.span_id = "2222222222222222";
+  child.parent_span_id = root.span_id;
+  CAF_CHECK_EQUAL(store->save_spans({root, child}, 1), "");
+  // The same as the documents trace_data_json writes, saved one by one.
+  std::string error;
+  auto other = traces::trace_store::open(":memory:", {}, error);
+  CAF_CHECK_EQUAL(other->save(traces::trace_data_json(root), 1), "");
+  CAF_CHECK_EQUAL(other->save(traces::trace_data_json(child), 1), "");
+  CAF_CHECK_EQUAL(store->load(trace_a).value_or("<none>"), other->load(trace_a).value_or("<other>"));
+  CAF_CHECK_EQUAL(store->stored_bytes(), other->stored_bytes());
+  CAF_CHECK_EQUAL(store->stored_bytes(), traces::span_json(root).size() + traces::span_json(child).size());
+  CAF_CHECK_EQUAL(store->list(10, 0), other->list(10, 0));
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
 
 CAF_TEST(old traces and traces over the size limit are pruned oldest first) {
