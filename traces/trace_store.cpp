@@ -79,6 +79,8 @@ constexpr const char* schema_sql = R"sql(
 PRAGMA journal_mode=WAL;
 PRAGMA synchronous=NORMAL;
 PRAGMA mmap_size=268435456;
+PRAGMA wal_autocheckpoint=8192;
+PRAGMA journal_size_limit=67108864;
 CREATE TABLE IF NOT EXISTS traces(
   trace_id TEXT PRIMARY KEY,
   display_name TEXT,
@@ -366,30 +368,37 @@ std::string trace_store::save(std::string_view text, std::int64_t now_ms,
   return {};
 }
 
-std::string trace_store::save_many(const std::vector<std::string>& docs, std::int64_t now_ms) {
-  std::vector<json::value> parsed;
-  parsed.reserve(docs.size());
-  std::string first_error;
-  for (auto& text : docs) {
-    json::value doc;
-    std::string error;
-    if (parse(text, doc, error))
-      parsed.push_back(std::move(doc));
-    else if (first_error.empty())
-      first_error = std::move(error);
+std::vector<trace_store::saved> trace_store::save_each(const std::vector<std::string>& docs,
+                                                       std::int64_t now_ms) {
+  std::vector<saved> out(docs.size());
+  std::vector<json::value> parsed(docs.size());
+  bool any = false;
+  for (std::size_t i = 0; i < docs.size(); ++i)
+    any = parse(docs[i], parsed[i], out[i].error) || any;
+  if (!any)
+    return out;
+  if (!exec(db_, "BEGIN IMMEDIATE")) {
+    std::string why = std::string{"trace store busy: "} + sqlite3_errmsg(db_);
+    for (auto& o : out)
+      if (o.error.empty())
+        o.error = why;
+    return out;
   }
-  if (parsed.empty())
-    return first_error;
-  if (!exec(db_, "BEGIN IMMEDIATE"))
-    return std::string{"trace store busy: "} + sqlite3_errmsg(db_);
   bool ok = true;
-  for (auto& doc : parsed) {
-    auto& o = doc.as_object();
-    ok = ok && write_doc(o, std::string{o.at("traceId").as_string()}, now_ms);
+  for (std::size_t i = 0; ok && i < docs.size(); ++i) {
+    if (!out[i].error.empty())
+      continue;
+    auto& o = parsed[i].as_object();
+    out[i].trace_id = std::string{o.at("traceId").as_string()};
+    ok = write_doc(o, out[i].trace_id, now_ms, &out[i].root_span);
   }
   if (auto err = commit_or_rollback(ok); !err.empty())
-    return err;
-  return first_error;
+    for (std::size_t i = 0; i < docs.size(); ++i)
+      if (out[i].error.empty()) {
+        out[i] = {};
+        out[i].error = err;
+      }
+  return out;
 }
 
 std::optional<std::string> trace_store::load(std::string_view trace_id) {

@@ -61,11 +61,16 @@ public:
   std::string save(std::string_view trace_data, std::int64_t now_ms,
                    std::string* saved_trace = nullptr, std::string* root_span = nullptr);
 
-  /// Several documents in one transaction (one commit instead of one per
-  /// document: what a busy keeper writes in bulk). Documents that are not
-  /// TraceData are skipped; returns "" or the first such reason, or why
-  /// none was stored.
-  std::string save_many(const std::vector<std::string>& docs, std::int64_t now_ms);
+  /// One document's outcome in save_each().
+  struct saved {
+    std::string error;     // "" = stored
+    std::string trace_id;  // of a stored document
+    std::string root_span; // its root span's id, if it has one
+  };
+  /// Documents stored as save() stores each, in one transaction (one commit
+  /// for all: what a busy telemetry server receives in bulk). One outcome
+  /// per document, in order; a failed commit fails every one it held.
+  std::vector<saved> save_each(const std::vector<std::string>& docs, std::int64_t now_ms);
   /// Spans made here (the manager's route spans: well-formed by
   /// construction), in one transaction, stored as save() stores a document
   /// with the one span, without writing and parsing it first. "" or why not.

@@ -61,21 +61,29 @@ void remember_root(self_ptr self, const std::string& trace, std::string root) {
   }
 }
 
-// Stores one document, exports it and tells its watchers; "" or why not.
-std::string save(self_ptr self, std::string_view doc, std::int64_t now,
-                 std::string* trace = nullptr) {
-  std::string id, root;
-  auto err = self->state.store->save(doc, now, &id, &root);
-  if (!err.empty())
-    return err;
-  if (!root.empty())
-    remember_root(self, id, std::move(root));
-  export_doc(self, doc);
-  if (!self->state.watchers.empty())
-    tell_watchers(self, id, doc);
-  if (trace)
-    *trace = std::move(id);
-  return err;
+// What follows a stored document: its root is remembered, it goes on to
+// the collector and to its watchers, and its waiting route spans attach.
+void stored(self_ptr self, std::string_view doc, traces::trace_store::saved& s);
+void store_attached(self_ptr self);
+
+// The documents exporters posted since the last commit, in one transaction;
+// each poster hears its own outcome once it is committed.
+void save_incoming(self_ptr self) {
+  auto& st = self->state;
+  auto batch = std::move(st.incoming);
+  st.incoming = {};
+  st.incoming_bytes = 0;
+  std::vector<std::string> docs;
+  docs.reserve(batch.size());
+  for (auto& [doc, rp] : batch)
+    docs.push_back(std::move(doc));
+  auto results = st.store->save_each(docs, now_ms());
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    if (results[i].error.empty())
+      stored(self, docs[i], results[i]);
+    batch[i].second.deliver(std::move(results[i].error));
+  }
+  store_attached(self);
 }
 
 // Route spans that waited long enough (or were pushed out), as roots, in one
@@ -117,16 +125,20 @@ std::vector<traces::run_span> take_waiting(self_ptr self, std::size_t n,
 // Spans pushed out of a full wait list go in batches of this many.
 constexpr std::size_t evict_batch = 256;
 
-// Under the run's root span if it is in; false if not yet.
+// Spans attached to their roots by the message at hand, in one transaction.
+void store_attached(self_ptr self) {
+  if (!self->state.attached.empty())
+    store_spans(self, std::exchange(self->state.attached, {}));
+}
+
+// Under the run's root span if it is in (stored by store_attached); false if not yet.
 bool try_attach(self_ptr self, traces::run_span& span) {
   auto& roots = self->state.recent_roots;
   auto root = roots.find(span.trace_id);
   if (root == roots.end() || root->second == span.span_id)
     return false;
   span.parent_span_id = root->second;
-  std::vector<traces::run_span> one;
-  one.push_back(std::move(span));
-  store_spans(self, std::move(one));
+  self->state.attached.push_back(std::move(span));
   return true;
 }
 
@@ -141,6 +153,16 @@ void attach_waiting(self_ptr self, const std::string& trace) {
   });
   if ((c->second -= std::min(c->second, taken)) == 0)
     counts.erase(c);
+}
+
+void stored(self_ptr self, std::string_view doc, traces::trace_store::saved& s) {
+  if (!s.root_span.empty())
+    remember_root(self, s.trace_id, std::move(s.root_span));
+  export_doc(self, doc);
+  if (!self->state.watchers.empty())
+    tell_watchers(self, s.trace_id, doc);
+  if (!self->state.waiting.empty())
+    attach_waiting(self, s.trace_id);
 }
 
 // Under its root if that is in, else onto the wait list.
@@ -200,32 +222,46 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
   });
   self->send(self, trace_prune_atom_v);
   return {
-    [self](trace_save_atom, const std::string& body) -> std::string {
-      std::string trace;
-      auto err = save(self, body, now_ms(), &trace);
-      if (err.empty() && !self->state.waiting.empty())
-        attach_waiting(self, trace);
-      return err;
+    [self](trace_save_atom, std::string& body) -> caf::result<std::string> {
+      auto& st = self->state;
+      auto rp = self->make_response_promise<std::string>();
+      st.incoming_bytes += body.size();
+      st.incoming.emplace_back(std::move(body), rp);
+      if (st.incoming.size() >= max_incoming_docs || st.incoming_bytes >= max_incoming_bytes)
+        save_incoming(self);
+      else if (!std::exchange(st.incoming_window_open, true))
+        self->delayed_send(self, incoming_window, trace_commit_atom_v);
+      return rp;
+    },
+    [self](trace_commit_atom) {
+      self->state.incoming_window_open = false;
+      if (!self->state.incoming.empty())
+        save_incoming(self);
     },
     [self](otlp_save_atom, const std::string& body) -> std::string {
       // Converted here, off the scheduler's threads, like every store write.
       std::vector<std::string> docs;
       if (auto err = traces::trace_data_from_otlp(body, docs); !err.empty())
         return err;
-      auto now = now_ms();
-      std::string trace;
-      for (auto& d : docs) {
-        if (auto err = save(self, d, now, &trace); !err.empty())
-          return err;
-        if (!self->state.waiting.empty())
-          attach_waiting(self, trace);
+      auto results = self->state.store->save_each(docs, now_ms());
+      std::string first_error;
+      for (std::size_t i = 0; i < docs.size(); ++i) {
+        if (results[i].error.empty())
+          stored(self, docs[i], results[i]);
+        else if (first_error.empty())
+          first_error = std::move(results[i].error);
       }
-      return {};
+      store_attached(self);
+      return first_error;
     },
-    [self](route_span_atom, traces::run_span& span) { take_route_span(self, span); },
+    [self](route_span_atom, traces::run_span& span) {
+      take_route_span(self, span);
+      store_attached(self);
+    },
     [self](route_spans_atom, std::vector<traces::run_span>& spans) {
       for (auto& span : spans)
         take_route_span(self, span);
+      store_attached(self);
     },
     [self](route_flush_atom) {
       // No root came: the manager's span is the trace's root.

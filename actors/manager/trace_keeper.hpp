@@ -34,6 +34,8 @@ CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_span_atom, "route
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_flush_atom, "routeflush")
 // (route_spans_atom, vector<run_span>)   route spans in bulk, from route_span_batcher
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_spans_atom, "routespans")
+// (trace_commit_atom)   the keeper's own: the documents posted lately are committed
+CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_commit_atom, "tracecmt")
 // (route_batch_atom)   the batcher's own: its batch window is over
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_batch_atom, "routebatch")
 // (trace_watch_atom, trace_id, watcher) -> (accepted, snapshot)   the watcher
@@ -76,6 +78,13 @@ inline constexpr std::size_t max_recent_roots = 4096;
 /// as the root itself (the runtime exports no spans, or not here).
 inline constexpr auto route_span_wait = std::chrono::seconds(10);
 
+/// Documents posted to /api/traces are committed together: at most this
+/// many (or bytes) wait, for at most incoming_window (one SQLite commit per
+/// document cost more than the rest of storing it).
+inline constexpr std::size_t max_incoming_docs = 64;
+inline constexpr std::size_t max_incoming_bytes = 8u << 20;
+inline constexpr auto incoming_window = std::chrono::milliseconds(5);
+
 struct trace_keeper_state {
   std::shared_ptr<traces::trace_store> store; // the keeper's alone once spawned
   caf::actor exporter; // span_exporter to an OpenTelemetry collector; null = none
@@ -88,6 +97,12 @@ struct trace_keeper_state {
   // SQLite: its run has just ended, so a root that is in came in lately.
   std::unordered_map<std::string, std::string> recent_roots;
   std::deque<std::string> recent_order;
+  // Route spans the message at hand attached to their roots (stored before it returns).
+  std::vector<traces::run_span> attached;
+  // Posted documents not committed yet, with their posters' promises; bounded.
+  std::vector<std::pair<std::string, caf::response_promise>> incoming;
+  std::size_t incoming_bytes = 0;
+  bool incoming_window_open = false;
   std::unordered_map<std::string, std::vector<caf::actor>> watchers; // by trace id
   std::size_t watcher_count = 0;
   static inline const char* name = "trace_keeper";

@@ -49,9 +49,20 @@ struct fixture : actor_fixture {
     auto [found, doc] = ask<bool, std::string>(keeper, trace_get_atom_v, std::string{trace_t});
     return found ? doc : "<none>";
   }
+  // Posts `doc` as an exporter does; the answer comes once it is committed.
+  std::string post(std::string doc) {
+    auto hdl = self->request(keeper, caf::infinite, trace_save_atom_v, std::move(doc));
+    sched.run();
+    advance_time(incoming_window);
+    sched.run();
+    std::string result = "<no answer>";
+    if (!self->mailbox().empty())
+      hdl.receive([&](std::string& err) { result = std::move(err); },
+                  [&](caf::error& err) { result = sys.render(err); });
+    return result;
+  }
   void save_root() {
-    auto [err] = ask<std::string>(keeper, trace_save_atom_v, root_doc());
-    CAF_CHECK_EQUAL(err, "");
+    CAF_CHECK_EQUAL(post(root_doc()), "");
   }
 };
 
@@ -122,6 +133,33 @@ CAF_TEST(the roots the keeper remembers are capped) {
   CAF_CHECK_EQUAL(member(load(), {"spans", "bbbbbbbbbbbbbbbb"}), "<missing>");
   advance_time(route_span_wait);
   CAF_CHECK_EQUAL(member(load(), {"spans", "bbbbbbbbbbbbbbbb", "parentSpanId"}), "<missing>");
+}
+
+CAF_TEST(posted documents are committed together and each poster hears its own outcome) {
+  auto good = self->request(keeper, caf::infinite, trace_save_atom_v, root_doc());
+  auto bad = self->request(keeper, caf::infinite, trace_save_atom_v, std::string{R"({"traceId":"x"})"});
+  sched.run();
+  // Nothing is answered (or stored) before the commit window ends.
+  CAF_CHECK(self->mailbox().empty());
+  advance_time(incoming_window);
+  sched.run();
+  good.receive([](std::string& err) { CAF_CHECK_EQUAL(err, ""); },
+               [](caf::error&) { CAF_FAIL("no answer"); });
+  bad.receive([](std::string& err) { CAF_CHECK_EQUAL(err, "spans must be an object of SpanData by span id"); },
+              [](caf::error&) { CAF_FAIL("no answer"); });
+  CAF_CHECK_EQUAL(member_str(load(), {"displayName"}), "echo");
+  // A full batch is committed without waiting for the window.
+  const std::string other = "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f";
+  auto doc = root_doc();
+  for (auto at = doc.find(trace_t); at != std::string::npos; at = doc.find(trace_t))
+    doc.replace(at, 32, other);
+  for (std::size_t i = 0; i < max_incoming_docs - 1; ++i)
+    caf::anon_send(keeper, trace_save_atom_v, doc);
+  sched.run();
+  CAF_CHECK_EQUAL(std::get<0>(ask<bool, std::string>(keeper, trace_get_atom_v, other)), false);
+  caf::anon_send(keeper, trace_save_atom_v, doc);
+  sched.run();
+  CAF_CHECK_EQUAL(std::get<0>(ask<bool, std::string>(keeper, trace_get_atom_v, other)), true);
 }
 
 CAF_TEST(route spans reach the keeper in batches) {
