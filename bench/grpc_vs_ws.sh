@@ -12,6 +12,7 @@
 #   bench/grpc_vs_ws.sh [--build-dir build] [--rounds 5] [--seconds 5] [--out FILE]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/sh_helpers.sh"
 build=$root/build
 rounds=5
 secs=5
@@ -33,17 +34,6 @@ tmp=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
-
-# Waits for a line matching $2 in file $1; prints its first group.
-wait_line() {
-  for _ in $(seq 200); do
-    local m
-    m=$(grep -a -oP "$2" "$1" 2>/dev/null | head -1 || true)
-    [ -n "$m" ] && { echo "$m"; return 0; }
-    sleep 0.05
-  done
-  echo "grpc_vs_ws.sh: no '$2' in $1:" >&2; tail -5 "$1" >&2; return 1
-}
 
 "$build/actor-host" --role manager --port 0 --http-port 0 --worker-port 0 --grpc-port 0 --trace-store none \
   --project-root "$tmp" >"$tmp/manager.log" 2>&1 &

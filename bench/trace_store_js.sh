@@ -16,6 +16,7 @@
 #   bench/trace_store_js.sh [--build-dir build] [--rounds 5] [--seconds 5] [--out FILE]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/sh_helpers.sh"
 build=$root/build
 rounds=5
 secs=5
@@ -37,17 +38,6 @@ tmp=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
-
-# Waits for a line matching $2 in file $1; prints the match.
-wait_line() {
-  for _ in $(seq 600); do
-    local m
-    m=$(grep -a -oP "$2" "$1" 2>/dev/null | head -1 || true)
-    [ -n "$m" ] && { echo "$m"; return 0; }
-    sleep 0.05
-  done
-  echo "trace_store_js.sh: no '$2' in $1:" >&2; tail -5 "$1" >&2; return 1
-}
 
 start() { # name store [ENV=VALUE...] -> "<manager pid> <api port> <runtime pid>"
   local dir=$tmp/$1 store=$2
