@@ -125,7 +125,9 @@ test('cancelAction through the manager cancels a V1 run, which ends CANCELLED', 
   assert.deepEqual(cancelled.json, { message: 'Action cancelled' });
   const reply = await run;
   assert.equal(reply.error?.data?.code, 1, JSON.stringify(reply));
-  assert.ok(Date.now() - t0 < 3000, 'the run ended soon after its cancel');
+  // The runtime ended it, not the link's 10 s cancel grace (which answers
+  // CANCELLED too): well under the grace, with room for a loaded machine.
+  assert.ok(Date.now() - t0 < 8000, 'the run ended before the cancel grace');
   // A finished run: the same answer as a V2 runtime's (-32602, HTTP 400 on this route).
   const again = await manager.post('/api/rpc/cancelAction', { traceId, runtimeId: id });
   assert.equal(again.status, 400, again.text);
