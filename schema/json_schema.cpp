@@ -112,6 +112,11 @@ void prepare(json::value& s, std::string& why, bool& pattern_properties) {
     o->erase("pattern");
     (*o)[re2_pattern_keyword] = std::move(text);
   }
+  // valijson divides by it (as an integer when it is one, whatever its JSON
+  // type: "0" became a division by zero); the spec wants a number > 0.
+  if (auto* m = o->if_contains("multipleOf"); m && why.empty()
+      && (!m->is_number() || !(m->to_number<double>() > 0) || !std::isfinite(m->to_number<double>())))
+    why = "multipleOf must be a number greater than 0";
   if (o->contains("patternProperties"))
     pattern_properties = true;
   if (auto* m = o->if_contains("patternProperties"); m && m->is_object())

@@ -112,6 +112,14 @@ CAF_TEST(schema refs that would recurse without end are refused at compile) {
   auto root = compile(R"({"type":"object","properties":{"next":{"$ref":"#"}}})");
   CAF_REQUIRE(root != nullptr);
   CAF_CHECK_EQUAL(first(errors_of(*root, boost::json::parse(R"({"next":{"next":{}}})"))), "<valid>");
+  // multipleOf must be a number > 0 (valijson divided by "0" as an integer).
+  for (std::string bad : {R"({"multipleOf":"0"})", R"({"multipleOf":0})", R"({"multipleOf":-2})",
+                          R"({"properties":{"a":{"multipleOf":"3"}}})"}) {
+    std::string why;
+    CAF_CHECK(json_schema::compile(bad, why) == nullptr);
+    CAF_CHECK_EQUAL(why, "multipleOf must be a number greater than 0");
+  }
+  CAF_CHECK_EQUAL(first(errors_of(*compile(R"({"multipleOf":0.5})"), boost::json::value(1.5))), "<valid>");
   // "$ref" inside a value (enum, const, default) is data, not a reference.
   CAF_CHECK(compile(R"({"enum":[{"$ref":"#/nowhere"}]})") != nullptr);
 }
@@ -133,6 +141,7 @@ CAF_TEST(ids that are not valid JSON are refused with a null id) {
                           R"({"jsonrpc":"2.0","method":"m","id":1.})",
                           R"({"jsonrpc":"2.0","method":"m","id":01})",
                           R"({"jsonrpc":"2.0","method":"m","id":640e1751757175175})",
+                          R"({"jsonrpc":"2.0","method":"m","id":280e-00000000000000000000000000})",
                           R"({"jsonrpc":"2.0","method":"m","id":"a\qb"})",
                           "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":\"a\tb\"}"}) {
     CAF_MESSAGE(bad);
