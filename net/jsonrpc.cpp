@@ -170,7 +170,19 @@ bool scalar_token_ok(std::string_view s) {
       if (e == 'u') {
         if (!hex4(s, i + 1) || i + 5 >= s.size())
           return false;
+        auto unit = std::stoul(std::string{s.substr(i + 1, 4)}, nullptr, 16);
         i += 4;
+        // Surrogates come in pairs (high, then low) or the parser refuses them.
+        if (unit >= 0xDC00 && unit <= 0xDFFF)
+          return false;
+        if (unit >= 0xD800 && unit <= 0xDBFF) {
+          if (i + 7 >= s.size() || s[i + 1] != '\\' || s[i + 2] != 'u' || !hex4(s, i + 3))
+            return false;
+          auto low = std::stoul(std::string{s.substr(i + 3, 4)}, nullptr, 16);
+          if (low < 0xDC00 || low > 0xDFFF)
+            return false;
+          i += 6;
+        }
       } else if (std::string_view{"\"\\/bfnrt"}.find(e) == std::string_view::npos) {
         return false;
       }

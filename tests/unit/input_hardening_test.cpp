@@ -142,6 +142,9 @@ CAF_TEST(ids that are not valid JSON are refused with a null id) {
                           R"({"jsonrpc":"2.0","method":"m","id":01})",
                           R"({"jsonrpc":"2.0","method":"m","id":640e1751757175175})",
                           R"({"jsonrpc":"2.0","method":"m","id":280e-00000000000000000000000000})",
+                          R"({"jsonrpc":"2.0","method":"m","id":"a\udc00b"})",
+                          R"({"jsonrpc":"2.0","method":"m","id":"a\ud800b"})",
+                          R"({"jsonrpc":"2.0","method":"m","id":"a\ud800\u0041"})",
                           R"({"jsonrpc":"2.0","method":"m","id":"a\qb"})",
                           "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":\"a\tb\"}"}) {
     CAF_MESSAGE(bad);
@@ -155,6 +158,7 @@ CAF_TEST(ids that are not valid JSON are refused with a null id) {
     CAF_CHECK(rpc::validate(reply));
   }
   for (std::string good : {R"({"jsonrpc":"2.0","method":"m","id":-1.5e3})",
+                           R"({"jsonrpc":"2.0","method":"m","id":"\ud83d\ude00"})",
                            R"({"jsonrpc":"2.0","method":"m","id":"a\u00e9\n"})"}) {
     rpc::message m;
     rpc::decode_error err;
