@@ -1,9 +1,9 @@
 #include "traces/trace_store.hpp"
 
+#include "traces/trace_data.hpp"
 #include "traces/trace_filter.hpp"
 
 #include "net/jsonrpc.hpp"
-#include "registry/runtime_info.hpp"
 
 #include <boost/json.hpp>
 #include <sqlite3.h>
@@ -98,95 +98,12 @@ CREATE TABLE IF NOT EXISTS spans(
   PRIMARY KEY(trace_id, span_id)) WITHOUT ROWID;
 )sql";
 
-// The checks of TraceDataSchema/SpanDataSchema, each failure naming its field.
-std::string check_span(const std::string& trace_id, const std::string& key, const json::value& v) {
-  auto where = "spans['" + key.substr(0, 64) + "']";
-  auto* s = v.if_object();
-  if (!s)
-    return where + " must be an object";
-  auto str = [&](const char* k, bool required) -> std::string {
-    auto* x = s->if_contains(k);
-    if (!x)
-      return required ? where + "." + k + " is missing" : std::string{};
-    return x->is_string() ? std::string{} : where + "." + k + " must be a string";
-  };
-  auto num = [&](const char* k) -> std::string {
-    auto* x = s->if_contains(k);
-    if (!x)
-      return where + "." + k + " is missing";
-    return x->is_number() ? std::string{} : where + "." + k + " must be a number";
-  };
-  auto obj = [&](const char* k) -> std::string {
-    auto* x = s->if_contains(k);
-    if (!x)
-      return where + "." + k + " is missing";
-    return x->is_object() ? std::string{} : where + "." + k + " must be an object";
-  };
-  for (auto err : {str("spanId", true), str("traceId", true), str("parentSpanId", false),
-                   num("startTime"), num("endTime"), obj("attributes"), str("displayName", true),
-                   obj("instrumentationLibrary"), str("spanKind", true)})
-    if (!err.empty())
-      return err;
-  auto& span_id = s->at("spanId").as_string();
-  if (span_id != key)
-    return where + ".spanId must be its key in spans";
-  if (!registry::valid_trace_id({span_id.data(), span_id.size()}))
-    return where + ".spanId must be 1-128 of [A-Za-z0-9._-]";
-  if (s->at("traceId").as_string() != trace_id)
-    return where + ".traceId must be the trace's traceId";
-  return {};
-}
-
-std::string check(const json::value& doc) {
-  auto* o = doc.if_object();
-  if (!o)
-    return "a TraceData document must be a JSON object";
-  auto* id = o->if_contains("traceId");
-  if (!id || !id->is_string())
-    return "traceId must be a string";
-  std::string trace_id{id->as_string()};
-  if (!registry::valid_trace_id(trace_id))
-    return "traceId must be 1-128 of [A-Za-z0-9._-]";
-  if (auto* d = o->if_contains("displayName"); d && !d->is_string())
-    return "displayName must be a string";
-  for (auto k : {"startTime", "endTime"})
-    if (auto* t = o->if_contains(k); t && !t->is_number())
-      return std::string{k} + " must be a number";
-  auto* spans = o->if_contains("spans");
-  if (!spans || !spans->is_object())
-    return "spans must be an object of SpanData by span id";
-  for (auto& [key, span] : spans->as_object())
-    if (auto err = check_span(trace_id, std::string{key}, span); !err.empty())
-      return err;
-  return {};
-}
-
-bool parse(std::string_view text, json::value& out, std::string& error) {
-  json::parse_options opts;
-  opts.max_depth = 64; // Boost.JSON parses without recursion; attributes stay shallow
-  std::error_code ec;
-  out = json::parse(text, ec, {}, opts);
-  if (ec) {
-    error = "not valid JSON: " + ec.message();
-    return false;
-  }
-  error = check(out);
-  return error.empty();
-}
-
 bool ended(const json::object& span) {
   auto& e = span.at("endTime");
   return e.is_double() ? e.as_double() > 0 : (e.is_int64() ? e.as_int64() > 0 : e.as_uint64() > 0);
 }
 
 } // namespace
-
-std::string check_trace_data(std::string_view text) {
-  json::value doc;
-  std::string error;
-  parse(text, doc, error);
-  return error;
-}
 
 std::string default_store_path(const std::string& project_root) {
   return project_root + "/.genkit/actor-host/traces.sqlite";
@@ -355,7 +272,7 @@ std::string trace_store::save(std::string_view text, std::int64_t now_ms,
                               std::string* saved_trace, std::string* root_span) {
   json::value doc;
   std::string error;
-  if (!parse(text, doc, error))
+  if (!parse_trace_data(text, doc, error))
     return error;
   auto& o = doc.as_object();
   std::string trace_id{o.at("traceId").as_string()};
@@ -374,7 +291,7 @@ std::vector<trace_store::saved> trace_store::save_each(const std::vector<std::st
   std::vector<json::value> parsed(docs.size());
   bool any = false;
   for (std::size_t i = 0; i < docs.size(); ++i)
-    any = parse(docs[i], parsed[i], out[i].error) || any;
+    any = parse_trace_data(docs[i], parsed[i], out[i].error) || any;
   if (!any)
     return out;
   if (!exec(db_, "BEGIN IMMEDIATE")) {
