@@ -1,9 +1,9 @@
 // One call of a catalog method: reads the request (or, bidi, the input
 // stream), hands the call to the actor side as JSON and writes what comes
-// back. gRPC calls OnX on its threads and the actor calls the sink on CAF's;
-// the state both touch is under one mutex, and every gRPC operation is
-// started after it is released (decided under the lock, so there is one
-// writer and Finish comes once, after the last write).
+// back. OnX run on the door's completion-queue thread and the actor calls
+// the sink on CAF's; the state both touch is under one mutex, and every gRPC
+// operation is started after it is released (decided under the lock, so
+// there is one writer and Finish comes once, after the last write).
 
 #include "grpc_door/detail/door_state.hpp"
 
@@ -29,7 +29,7 @@ std::string json_string(std::string_view s) {
   return boost::json::serialize(boost::json::string{s});
 }
 
-std::optional<std::string> metadata(grpc::GenericCallbackServerContext* ctx,
+std::optional<std::string> metadata(grpc::GenericServerContext* ctx,
                                     std::string_view key) {
   auto& md = ctx->client_metadata();
   auto it = md.find(grpc::string_ref{key.data(), key.size()});
@@ -61,11 +61,11 @@ public:
 class action_call final : public counted_reactor {
 public:
   action_call(door_ptr door, std::shared_ptr<const catalog> cat, const catalog_method* m,
-              grpc::GenericCallbackServerContext* ctx)
-    : counted_reactor(std::move(door)),
+              std::unique_ptr<cq_call> call)
+    : counted_reactor(std::move(door), std::move(call)),
       catalog_(std::move(cat)),
       method_(m),
-      ctx_(ctx),
+      ctx_(&context()),
       sink_(std::make_shared<sink_impl>(this)) {
     door_->action_started();
     StartRead(&in_);
@@ -345,7 +345,7 @@ private:
 
   std::shared_ptr<const catalog> catalog_;
   const catalog_method* method_;
-  grpc::GenericCallbackServerContext* ctx_;
+  grpc::GenericServerContext* ctx_;
   std::shared_ptr<sink_impl> sink_;
   std::shared_ptr<call_source> source_;
   grpc::ByteBuffer in_;
@@ -410,9 +410,9 @@ void sink_impl::fail(int code, std::string message) {
 
 } // namespace
 
-generic_reactor* action_reactor(door_ptr door, std::shared_ptr<const catalog> cat,
-                                const catalog_method* m, grpc::GenericCallbackServerContext* ctx) {
-  return new action_call(std::move(door), std::move(cat), m, ctx);
+void action_reactor(door_ptr door, std::shared_ptr<const catalog> cat, const catalog_method* m,
+                    std::unique_ptr<cq_call> call) {
+  new action_call(std::move(door), std::move(cat), m, std::move(call));
 }
 
 } // namespace actor_host::grpc_door::detail

@@ -38,7 +38,8 @@ std::optional<serving_status> status_of(const door_state& door, const std::strin
 
 class health_check final : public counted_reactor {
 public:
-  explicit health_check(door_ptr door) : counted_reactor(std::move(door)) {
+  health_check(door_ptr door, std::unique_ptr<cq_call> call)
+    : counted_reactor(std::move(door), std::move(call)) {
     StartRead(&in_);
   }
   void OnReadDone(bool ok) override {
@@ -75,8 +76,9 @@ public:
 
 class health_watch::reactor final : public counted_reactor {
 public:
-  explicit reactor(door_ptr door)
-    : counted_reactor(std::move(door)), watch_(std::make_shared<health_watch>()) {
+  reactor(door_ptr door, std::unique_ptr<cq_call> call)
+    : counted_reactor(std::move(door), std::move(call)),
+      watch_(std::make_shared<health_watch>()) {
     watch_->r = this;
     StartRead(&in_);
   }
@@ -189,12 +191,12 @@ void notify_health_watches(const door_ptr& door) {
   }
 }
 
-generic_reactor* health_check_reactor(door_ptr door) {
-  return new health_check(std::move(door));
+void health_check_reactor(door_ptr door, std::unique_ptr<cq_call> call) {
+  new health_check(std::move(door), std::move(call));
 }
 
-generic_reactor* health_watch_reactor(door_ptr door) {
-  return new health_watch::reactor(std::move(door));
+void health_watch_reactor(door_ptr door, std::unique_ptr<cq_call> call) {
+  new health_watch::reactor(std::move(door), std::move(call));
 }
 
 } // namespace actor_host::grpc_door::detail

@@ -18,7 +18,8 @@ namespace {
 
 class refusal_reactor final : public generic_reactor {
 public:
-  explicit refusal_reactor(grpc::Status status) {
+  refusal_reactor(std::unique_ptr<cq_call> call, grpc::Status status)
+    : generic_reactor(std::move(call)) {
     Finish(std::move(status));
   }
   void OnDone() override {
@@ -56,8 +57,8 @@ struct builtin_pool {
 
 } // namespace
 
-generic_reactor* refusal(grpc::Status status) {
-  return new refusal_reactor(std::move(status));
+void refusal(std::unique_ptr<cq_call> call, grpc::Status status) {
+  new refusal_reactor(std::move(call), std::move(status));
 }
 
 const std::vector<std::string>& builtin_services() {

@@ -26,7 +26,8 @@ namespace pb = google::protobuf;
 
 class reflection_stream final : public counted_reactor {
 public:
-  explicit reflection_stream(door_ptr door) : counted_reactor(std::move(door)) {
+  reflection_stream(door_ptr door, std::unique_ptr<cq_call> call)
+    : counted_reactor(std::move(door), std::move(call)) {
     StartRead(&in_);
   }
 
@@ -173,8 +174,8 @@ private:
 
 } // namespace
 
-generic_reactor* reflection_reactor(door_ptr door) {
-  return new reflection_stream(std::move(door));
+void reflection_reactor(door_ptr door, std::unique_ptr<cq_call> call) {
+  new reflection_stream(std::move(door), std::move(call));
 }
 
 } // namespace actor_host::grpc_door::detail

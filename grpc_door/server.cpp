@@ -10,7 +10,11 @@
 #include <grpcpp/security/tls_credentials_options.h>
 #include <spdlog/spdlog.h>
 
+#include <pthread.h>
+
+#include <mutex>
 #include <string_view>
+#include <thread>
 
 namespace actor_host::grpc_door {
 
@@ -48,68 +52,60 @@ std::string printable(std::string_view s) {
   return out;
 }
 
-class generic_service final : public grpc::CallbackGenericService {
-public:
-  explicit generic_service(detail::door_ptr door) : door_(std::move(door)) {
+/// The token, or a loopback peer; client certificates verified by the
+/// handshake or --insecure stand in for both.
+grpc::Status admit(const server_options& opts, grpc::GenericServerContext& ctx) {
+  if (!opts.token.empty()) {
+    auto& md = ctx.client_metadata();
+    auto it = md.find("authorization");
+    auto token = it == md.end() ? std::string_view{}
+                                : net::bearer_token({it->second.data(), it->second.size()});
+    if (token.empty())
+      return {grpc::StatusCode::UNAUTHENTICATED,
+              "this listener needs 'authorization: Bearer <token>' metadata"};
+    // Same length first, then every byte: no early exit on the content.
+    unsigned diff = token.size() != opts.token.size();
+    for (std::size_t i = 0; i < token.size() && i < opts.token.size(); ++i)
+      diff |= static_cast<unsigned char>(token[i] ^ opts.token[i]);
+    if (diff != 0)
+      return {grpc::StatusCode::UNAUTHENTICATED, "the token does not match"};
+    return grpc::Status::OK;
   }
+  bool verified = !opts.tls.cert_file.empty() && !opts.tls.client_ca_file.empty()
+                  && !opts.tls.skip_client_verify;
+  if (verified || opts.insecure || net::is_loopback_address(peer_ip(ctx.peer())))
+    return grpc::Status::OK;
+  return {grpc::StatusCode::PERMISSION_DENIED,
+          "only loopback peers may call without a token (--auth-token-file)"};
+}
 
-  grpc::ServerGenericBidiReactor*
-  CreateReactor(grpc::GenericCallbackServerContext* ctx) override {
-    auto& opts = door_->opts;
-    if (!door_->serving.load())
-      return detail::refusal({grpc::StatusCode::UNAVAILABLE, "the manager is shutting down"});
-    if (auto refused = admit(ctx); !refused.ok())
-      return detail::refusal(refused);
-    if (door_->open_calls.load() >= opts.max_calls)
-      return detail::refusal({grpc::StatusCode::RESOURCE_EXHAUSTED,
-                              "too many calls open on this listener (max_connections)"});
-    const auto& method = ctx->method();
-    if (method == "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
-        || method == "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
-      return detail::reflection_reactor(door_);
-    if (method == "/grpc.health.v1.Health/Check")
-      return detail::health_check_reactor(door_);
-    if (method == "/grpc.health.v1.Health/Watch")
-      return detail::health_watch_reactor(door_);
-    auto cat = door_->current();
-    if (const auto* m = cat ? cat->find_method(method) : nullptr)
-      return detail::action_reactor(door_, std::move(cat), m, ctx);
-    return detail::refusal({grpc::StatusCode::UNIMPLEMENTED,
-                            "unknown method " + printable(method)
-                              + " (list the services with server reflection)"});
-  }
-
-private:
-  /// The token, or a loopback peer; client certificates verified by the
-  /// handshake or --insecure stand in for both.
-  grpc::Status admit(grpc::GenericCallbackServerContext* ctx) const {
-    auto& opts = door_->opts;
-    if (!opts.token.empty()) {
-      auto& md = ctx->client_metadata();
-      auto it = md.find("authorization");
-      auto token = it == md.end() ? std::string_view{}
-                                  : net::bearer_token({it->second.data(), it->second.size()});
-      if (token.empty())
-        return {grpc::StatusCode::UNAUTHENTICATED,
-                "this listener needs 'authorization: Bearer <token>' metadata"};
-      // Same length first, then every byte: no early exit on the content.
-      unsigned diff = token.size() != opts.token.size();
-      for (std::size_t i = 0; i < token.size() && i < opts.token.size(); ++i)
-        diff |= static_cast<unsigned char>(token[i] ^ opts.token[i]);
-      if (diff != 0)
-        return {grpc::StatusCode::UNAUTHENTICATED, "the token does not match"};
-      return grpc::Status::OK;
-    }
-    bool verified = !opts.tls.cert_file.empty() && !opts.tls.client_ca_file.empty()
-                    && !opts.tls.skip_client_verify;
-    if (verified || opts.insecure || net::is_loopback_address(peer_ip(ctx->peer())))
-      return grpc::Status::OK;
-    return {grpc::StatusCode::PERMISSION_DENIED,
-            "only loopback peers may call without a token (--auth-token-file)"};
-  }
-
-  detail::door_ptr door_;
-};
+/// Picks the reactor that serves a call of the generic service, by method.
+void serve(const detail::door_ptr& door, std::unique_ptr<detail::cq_call> call) {
+  auto& opts = door->opts;
+  if (!door->serving.load())
+    return detail::refusal(std::move(call),
+                           {grpc::StatusCode::UNAVAILABLE, "the manager is shutting down"});
+  if (auto refused = admit(opts, call->ctx); !refused.ok())
+    return detail::refusal(std::move(call), refused);
+  if (door->open_calls.load() >= opts.max_calls)
+    return detail::refusal(std::move(call),
+                           {grpc::StatusCode::RESOURCE_EXHAUSTED,
+                            "too many calls open on this listener (max_connections)"});
+  const auto& method = call->ctx.method();
+  if (method == "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+      || method == "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
+    return detail::reflection_reactor(door, std::move(call));
+  if (method == "/grpc.health.v1.Health/Check")
+    return detail::health_check_reactor(door, std::move(call));
+  if (method == "/grpc.health.v1.Health/Watch")
+    return detail::health_watch_reactor(door, std::move(call));
+  auto cat = door->current();
+  if (const auto* m = cat ? cat->find_method(method) : nullptr)
+    return detail::action_reactor(door, std::move(cat), m, std::move(call));
+  auto unknown = "unknown method " + printable(method)
+                 + " (list the services with server reflection)";
+  detail::refusal(std::move(call), {grpc::StatusCode::UNIMPLEMENTED, std::move(unknown)});
+}
 
 std::shared_ptr<grpc::ServerCredentials> credentials(const net::tls_server_files& tls,
                                                      std::string& error) {
@@ -140,9 +136,47 @@ std::shared_ptr<grpc::ServerCredentials> credentials(const net::tls_server_files
 
 struct server::impl {
   detail::door_ptr door;
-  std::unique_ptr<generic_service> service;
+  grpc::AsyncGenericService service;
+  std::unique_ptr<grpc::ServerCompletionQueue> cq;
   std::unique_ptr<grpc::Server> grpc_server;
+  std::thread poller;
+  detail::reactor_count live;
+  std::mutex accept_mtx;
+  bool accepting = true; // under accept_mtx: no call is requested after shutdown began
   int port = 0;
+
+  /// Calls requested ahead: a burst of new calls is matched without waiting
+  /// for the poller to request each.
+  static constexpr int calls_ahead = 32;
+
+  void request_call() {
+    std::lock_guard<std::mutex> guard{accept_mtx};
+    if (!accepting)
+      return;
+    auto* call = new detail::cq_call(&impl::on_request, this, &live);
+    call->ctx.AsyncNotifyWhenDone(&call->done_tag);
+    service.RequestCall(&call->ctx, &call->stream, cq.get(), cq.get(), &call->request_tag);
+  }
+
+  static void on_request(void* self, detail::cq_call* raw, bool ok) {
+    std::unique_ptr<detail::cq_call> call{raw};
+    if (!ok)
+      return; // shutting down: the request came back unmatched
+    auto* p = static_cast<impl*>(self);
+    p->request_call();
+    if (call->done_early)
+      return; // over before it was served: nothing to answer
+    serve(p->door, std::move(call));
+  }
+
+  /// The one thread that polls the listener and runs the reactors' OnX.
+  void poll() {
+    pthread_setname_np(pthread_self(), "grpc-door");
+    void* tag = nullptr;
+    bool ok = false;
+    while (cq->Next(&tag, &ok))
+      static_cast<detail::cq_tag*>(tag)->on_event(ok);
+  }
 };
 
 server::server(std::unique_ptr<impl> p) : impl_(std::move(p)) {
@@ -176,18 +210,28 @@ std::unique_ptr<server> server::start(server_options opts, std::string& error) {
   // manager's CPU under gRPC load). It checks gRPC's own locking, which is
   // not ours to debug in production.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  p->service = std::make_unique<generic_service>(p->door);
   grpc::ServerBuilder builder;
   auto host = o.bind.find(':') != std::string::npos ? "[" + o.bind + "]" : o.bind;
   builder.AddListeningPort(host + ":" + std::to_string(o.port), creds, &p->port);
-  builder.RegisterCallbackGenericService(p->service.get());
+  builder.RegisterAsyncGenericService(&p->service);
+  p->cq = builder.AddCompletionQueue();
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
   builder.SetMaxSendMessageSize(-1);
   p->grpc_server = builder.BuildAndStart();
   if (!p->grpc_server || p->port == 0) {
     error = "cannot listen on " + host + ":" + std::to_string(o.port);
+    if (p->grpc_server)
+      p->grpc_server->Shutdown();
+    p->cq->Shutdown();
+    void* tag = nullptr;
+    bool ok = false;
+    while (p->cq->Next(&tag, &ok)) {
+    }
     return nullptr;
   }
+  for (int i = 0; i < impl::calls_ahead; ++i)
+    p->request_call();
+  p->poller = std::thread{[raw = p.get()] { raw->poll(); }};
   return std::unique_ptr<server>{new server(std::move(p))};
 }
 
@@ -210,8 +254,18 @@ void server::shutdown(std::chrono::milliseconds grace) {
   // reactors of runs cancel them.
   if (!impl_->door->wait_for_actions(std::chrono::steady_clock::now() + grace))
     spdlog::info("gRPC: calls still running after the drain time are cancelled");
+  {
+    std::lock_guard<std::mutex> guard{impl_->accept_mtx};
+    impl_->accepting = false;
+  }
   impl_->grpc_server->Shutdown(std::chrono::system_clock::now());
+  // Every call is cancelled now; its reactor ends on the poller. The queue
+  // may only shut once none is left to start an operation on it.
+  while (!impl_->live.wait_for_none(std::chrono::steady_clock::now() + std::chrono::seconds(5)))
+    spdlog::warn("gRPC: still waiting for calls to end before the listener closes");
   impl_->grpc_server->Wait();
+  impl_->cq->Shutdown();
+  impl_->poller.join();
   impl_->grpc_server.reset();
 }
 

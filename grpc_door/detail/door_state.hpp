@@ -3,10 +3,8 @@
 // Private to grpc_door/*.cpp: includes gRPC's headers.
 
 #include "grpc_door/catalog.hpp"
+#include "grpc_door/detail/cq_reactor.hpp"
 #include "grpc_door/server.hpp"
-
-#include <grpcpp/generic/async_generic_service.h>
-#include <grpcpp/support/server_callback.h>
 
 #include <atomic>
 #include <chrono>
@@ -18,7 +16,7 @@
 
 namespace actor_host::grpc_door::detail {
 
-using generic_reactor = grpc::ServerGenericBidiReactor;
+using generic_reactor = cq_reactor;
 
 class health_watch;
 
@@ -84,7 +82,8 @@ using door_ptr = std::shared_ptr<door_state>;
 /// (server_options::max_calls).
 class counted_reactor : public generic_reactor {
 public:
-  explicit counted_reactor(door_ptr door) : door_(std::move(door)) {
+  counted_reactor(door_ptr door, std::unique_ptr<cq_call> call)
+    : generic_reactor(std::move(call)), door_(std::move(door)) {
     ++door_->open_calls;
   }
   ~counted_reactor() override {
@@ -95,17 +94,18 @@ protected:
   door_ptr door_;
 };
 
-/// The reactors of the generic service, by method (server.cpp picks).
-generic_reactor* action_reactor(door_ptr door, std::shared_ptr<const catalog> cat,
-                                const catalog_method* m, grpc::GenericCallbackServerContext* ctx);
-generic_reactor* reflection_reactor(door_ptr door);
-generic_reactor* health_check_reactor(door_ptr door);
-generic_reactor* health_watch_reactor(door_ptr door);
+/// The reactors of the generic service, by method (server.cpp picks). Each
+/// serves `call` and deletes itself when it is over.
+void action_reactor(door_ptr door, std::shared_ptr<const catalog> cat, const catalog_method* m,
+                    std::unique_ptr<cq_call> call);
+void reflection_reactor(door_ptr door, std::unique_ptr<cq_call> call);
+void health_check_reactor(door_ptr door, std::unique_ptr<cq_call> call);
+void health_watch_reactor(door_ptr door, std::unique_ptr<cq_call> call);
 /// Every health watch hears the new state (catalog or serving changed).
 void notify_health_watches(const door_ptr& door);
 
 /// A reactor that only finishes with `status` (unknown method, refusals).
-generic_reactor* refusal(grpc::Status status);
+void refusal(std::unique_ptr<cq_call> call, grpc::Status status);
 
 /// Whether the well-known services (reflection, health) name `service`.
 bool is_builtin_service(std::string_view service);
