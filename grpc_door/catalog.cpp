@@ -16,6 +16,7 @@
 //   streamSchema server-streaming, the others unary.
 
 #include "grpc_door/catalog.hpp"
+#include "grpc_door/detail/json_wire.hpp"
 #include "grpc_door/schema_to_proto.hpp"
 
 #include <google/protobuf/descriptor.h>
@@ -306,6 +307,9 @@ bool catalog::json_to_wire(const pb::Descriptor* type, std::string_view json, st
     why = "over 64 MiB";
     return false;
   }
+  if (detail::json_to_wire_fast(type, json, out))
+    return true;
+  out.clear();
   pb::util::JsonParseOptions options;
   options.ignore_unknown_fields = true; // schemas allow more than they name
   // The converter's input stream reads the text in place.

@@ -3,9 +3,13 @@
 #include <caf/test/unit_test.hpp>
 
 #include "grpc_door/catalog.hpp"
+#include "grpc_door/detail/json_wire.hpp"
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
+#include <google/protobuf/util/type_resolver_util.h>
 
 #include <string>
 #include <vector>
@@ -162,6 +166,73 @@ CAF_TEST(the runtime gets the JSON the client meant) {
   auto* echo_type = echo->find_method("/genkit.flow.Flows/echo")->request;
   CAF_CHECK_EQUAL(round_trip(*echo, echo_type, R"("hi")"), R"("hi")");
   CAF_CHECK_EQUAL(round_trip(*echo, echo_type, R"([1,{"a":null}])"), R"([1,{"a":null}])");
+}
+
+CAF_TEST(the fast JSON path writes what protobufs converter writes) {
+  auto c = build({action("/flow/createOrder", order_schema,
+                         R"({"type":"object","properties":{"n":{"type":"integer"},
+                            "xs":{"type":"array","items":{"type":"number"}},
+                            "on":{"type":"array","items":{"type":"boolean"}},
+                            "ps":{"type":"array","items":{"type":"string","enum":["a","b"]}}}})"),
+                  action("/flow/count", {}, R"({"type":"number"})",
+                         R"({"type":"object","properties":{"i":{"type":"number"}},"required":["i"]})")});
+  std::unique_ptr<pb::util::TypeResolver> resolver{
+    pb::util::NewTypeResolverForDescriptorPool("type.googleapis.com", &c->pool())};
+  auto* order = c->find_method("/genkit.flow.Flows/createOrder");
+  auto* count = c->find_method("/genkit.flow.Flows/count");
+  auto* value = c->pool().FindMessageTypeByName("google.protobuf.Value");
+  CAF_REQUIRE(value != nullptr);
+  struct sample {
+    const pb::Descriptor* type;
+    std::string json;
+    bool fast; // the fast path takes it (else protobuf's converter does)
+  };
+  std::vector<sample> samples{
+    {order->request,
+     R"({"customer":{"name":"Ada","address":{"zip":"1"}},"items":[{"sku":"a","qty":-3,"unit-price":1e300},)"
+     R"({"sku":"\u00e9\n","qty":9007199254740993}],"priority":"high","tags":["x",""],"note":null,)"
+     R"("extra":{"k":[1,"x",{"z":true,"n":null}],"big":18446744073709551615},"grid":[[1,2.5],[]],"rush":false,"unknown":{"a":[1]}})",
+     true},
+    {order->request, R"({"customer":{"name":"x"},"items":[],"grid":[],"priority":null})", true},
+    {order->request, R"({"unit_price":1,"customer":{"name":"x","name":"y"}})", false}, // duplicate field
+    {order->request, R"({"items":[{"qty":"7"}]})", false}, // a numeric string
+    {order->request, R"({"items":[{"qty":1.0}]})", false},
+    {order->request, R"({"priority":"urgent"})", false}, // unknown enum name
+    {order->response, R"({"n":5,"xs":[1,-2.5,3e10],"on":[true,false],"ps":["b","a"]})", true},
+    {order->response, R"({"xs":[],"n":-9223372036854775808})", true},
+    {count->response, R"({"chunk":{"i":2}})", true},
+    {count->response, R"({"output":7.25})", true},
+    {count->response, R"({"chunk":{"i":1},"output":2})", false}, // both of a oneof
+    {value, R"("hi")", true},
+    {value, R"(null)", true},
+    {value, R"([1,{"a":null,"b":[[]]},"s",true])", true},
+    {value, R"({"k":{}})", true},
+  };
+  for (auto& s : samples) {
+    CAF_MESSAGE("sample " << s.json);
+    std::string fast;
+    bool took = actor_host::grpc_door::detail::json_to_wire_fast(s.type, s.json, fast);
+    CAF_CHECK_EQUAL(took, s.fast);
+    if (!took)
+      continue;
+    pb::util::JsonParseOptions options;
+    options.ignore_unknown_fields = true;
+    std::string slow;
+    auto status = pb::util::JsonToBinaryString(
+      resolver.get(), "type.googleapis.com/" + s.type->full_name(), s.json, &slow, options);
+    CAF_REQUIRE(status.ok());
+    auto a = c->new_message(s.type);
+    auto b = c->new_message(s.type);
+    CAF_REQUIRE(a->ParseFromString(fast));
+    CAF_REQUIRE(b->ParseFromString(slow));
+    CAF_CHECK(pb::util::MessageDifferencer::Equals(*a, *b));
+  }
+  // What the fast path leaves still converts, through protobuf's converter.
+  auto msg = c->new_message(order->request);
+  std::string why;
+  CAF_CHECK(c->from_json(R"({"items":[{"qty":"7"}]})", *msg, why));
+  CAF_CHECK_EQUAL(c->to_json(*msg), R"({"items":[{"sku":"","qty":7}]})");
+  CAF_CHECK(!c->from_json(R"({"items":[{"qty":"seven"}]})", *msg, why));
 }
 
 CAF_TEST(a type mismatch from the runtime is an error) {
