@@ -84,12 +84,22 @@ void report_error(shared_state& s, const std::string& what) {
     std::fprintf(stderr, "bench_grpc_load: %s\n", what.c_str());
 }
 
-/// One server-streaming call: the request, then reads until the status.
-/// Deletes itself when gRPC is done with it and tells its slot.
-class stream_call final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+/// What the completion-queue thread gets back.
+class cq_event {
 public:
-  stream_call(grpc::GenericStub& stub, const options& o, shared_state& s,
-              std::function<void()> next)
+  virtual void on_event(bool ok) = 0;
+
+protected:
+  ~cq_event() = default;
+};
+
+/// One server-streaming call on the completion queue: the request (the
+/// only one, so sent as the last), then reads until the status. Deletes
+/// itself when its operations are all back and tells its slot.
+class stream_call {
+public:
+  stream_call(grpc::GenericStub& stub, grpc::CompletionQueue& cq, const options& o,
+              shared_state& s, std::function<void()> next)
     : o_(o), s_(s), next_(std::move(next)) {
     auto bytes = value_request('n', static_cast<double>(o.stream_n));
     grpc::Slice slice{bytes};
@@ -97,23 +107,51 @@ public:
     t0_ = clock::now();
     // A stalled stream fails the run instead of hanging it.
     ctx_.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-    stub.PrepareBidiStreamingCall(&ctx_, o.method, grpc::StubOptions{}, this);
-    StartWriteLast(&req_, grpc::WriteOptions{});
-    StartRead(&res_);
-    StartCall();
+    rw_ = stub.PrepareCall(&ctx_, o.method, &cq);
+    rw_->StartCall(&started_);
   }
-  void OnReadDone(bool ok) override {
+
+private:
+  struct op final : cq_event {
+    op(stream_call* c, void (stream_call::*f)(bool)) : call(c), fn(f) {
+    }
+    void on_event(bool ok) override {
+      (call->*fn)(ok);
+    }
+    stream_call* call;
+    void (stream_call::*fn)(bool);
+  };
+
+  void on_started(bool ok) {
     if (!ok)
-      return;
+      return finish();
+    pending_ = 2;
+    rw_->WriteLast(req_, grpc::WriteOptions{}, &written_);
+    rw_->Read(&res_, &read_);
+  }
+  void on_written(bool) {
+    settle();
+  }
+  void on_read(bool ok) {
+    if (!ok)
+      return settle();
     if (got_++ == 0)
       first_us_ = std::chrono::duration<double, std::micro>(clock::now() - t0_).count();
-    StartRead(&res_);
+    rw_->Read(&res_, &read_);
   }
-  void OnDone(const grpc::Status& st) override {
+  /// The write and the reads are back: the status follows.
+  void settle() {
+    if (--pending_ == 0)
+      finish();
+  }
+  void finish() {
+    rw_->Finish(&status_, &finished_);
+  }
+  void on_finished(bool) {
     // Every message but the last (the output) is a chunk.
     auto chunks = got_ - 1;
-    if (!st.ok())
-      report_error(s_, std::to_string(st.error_code()) + " " + st.error_message());
+    if (!status_.ok())
+      report_error(s_, std::to_string(status_.error_code()) + " " + status_.error_message());
     else if (chunks != o_.stream_n)
       report_error(s_, "stream ended after " + std::to_string(chunks) + " chunks");
     else if (s_.measuring)
@@ -123,24 +161,30 @@ public:
     next();
   }
 
-private:
   const options& o_;
   shared_state& s_;
   std::function<void()> next_;
   grpc::ClientContext ctx_;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> rw_;
   grpc::ByteBuffer req_;
   grpc::ByteBuffer res_;
+  grpc::Status status_;
+  op started_{this, &stream_call::on_started};
+  op written_{this, &stream_call::on_written};
+  op read_{this, &stream_call::on_read};
+  op finished_{this, &stream_call::on_finished};
+  int pending_ = 0;
   clock::time_point t0_;
   long got_ = 0;
   double first_us_ = 0;
 };
 
-/// One call slot: sends the next call when the previous one ends. Unary
-/// calls go through grpc++'s async API on one completion queue, polled by
-/// one thread (the lightest client grpc++ offers: the callback API's own
-/// threads cost the client 50-60 µs of CPU per call, CPU the server on the
-/// same 2 cores then lacks).
-class slot {
+/// One call slot: sends the next call when the previous one ends. Calls go
+/// through grpc++'s async API on one completion queue polled by one thread,
+/// the lightest client grpc++ offers: the callback API's own threads cost
+/// the client 50-60 µs of CPU per call, CPU the server on the same 2 cores
+/// then lacks.
+class slot final : public cq_event {
 public:
   slot(grpc::GenericStub& stub, grpc::CompletionQueue& cq, const options& o, shared_state& s,
        int id)
@@ -153,7 +197,7 @@ public:
       return;
     }
     if (o_.scenario == "stream") {
-      new stream_call(stub_, o_, s_, [this] { send(); });
+      new stream_call(stub_, cq_, o_, s_, [this] { send(); });
       return;
     }
     ctx_ = std::make_unique<grpc::ClientContext>();
@@ -168,7 +212,7 @@ public:
   }
 
   /// The call's Finish came back on the completion queue.
-  void done() {
+  void on_event(bool) override {
     if (!status_.ok())
       report_error(s_, std::to_string(status_.error_code()) + " " + status_.error_message());
     else if (s_.measuring)
@@ -238,7 +282,7 @@ int main(int argc, char** argv) {
     void* tag = nullptr;
     bool ok = false;
     while (cq.Next(&tag, &ok))
-      static_cast<slot*>(tag)->done();
+      static_cast<cq_event*>(tag)->on_event(ok);
   }};
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
