@@ -44,8 +44,9 @@ class sink_impl;
 template <class F>
 void with_call(sink_impl& s, F f);
 
-/// The actor's handle on the call: forwards to the reactor while it lives.
-class sink_impl final : public call_sink {
+/// The actor's handle on the call (and the shutdown's): forwards to the
+/// reactor while it lives.
+class sink_impl final : public call_sink, public open_action {
 public:
   explicit sink_impl(action_call* call) : call_(call) {
   }
@@ -53,6 +54,7 @@ public:
   void chunk(std::string json) override;
   void output(std::string json) override;
   void fail(int code, std::string message) override;
+  void abort(grpc::Status status) override;
 
   std::mutex mtx; // guards the reactor's state too
   action_call* call_;
@@ -67,12 +69,12 @@ public:
       method_(m),
       ctx_(&context()),
       sink_(std::make_shared<sink_impl>(this)) {
-    door_->action_started();
+    door_->action_started(sink_);
     StartRead(&in_);
   }
 
   ~action_call() override {
-    door_->action_ended();
+    door_->action_ended(sink_);
   }
 
   // --- gRPC's side ---
@@ -187,12 +189,22 @@ public:
       finish_ = grpc::Status{static_cast<grpc::StatusCode>(code), std::move(message)};
   }
 
+  void on_abort(grpc::Status status) {
+    if (ended_)
+      return;
+    ended_ = true;
+    cancel_source_ = true;
+    drop_queue();
+    if (!finish_)
+      finish_ = std::move(status);
+  }
+
   /// Under the lock: what to start next, the next write or Finish once
   /// nothing is left to write. Whatever is decided keeps the reactor alive
   /// until it is started (one writer; Finish only from here).
   /// The last response goes out with the status in one operation (a unary
-  /// call's only one): a separate Finish would cost another round through
-  /// gRPC's threads per call.
+  /// call's only one): a separate Finish would cost another completion per
+  /// call.
   enum class next_op { none, write, finish, write_and_finish };
   next_op decide(grpc::ByteBuffer*& buf, grpc::Status& status) {
     if (writing_ || finished_)
@@ -349,7 +361,7 @@ private:
   std::shared_ptr<sink_impl> sink_;
   std::shared_ptr<call_source> source_;
   grpc::ByteBuffer in_;
-  bool started_ = false; // gRPC's thread only
+  bool started_ = false; // the door's thread only
 
   // Under sink_->mtx:
   std::deque<grpc::ByteBuffer> out_;
@@ -406,6 +418,9 @@ void sink_impl::output(std::string json) {
 }
 void sink_impl::fail(int code, std::string message) {
   with_call(*this, [&](action_call& c) { c.on_fail(code, std::move(message)); });
+}
+void sink_impl::abort(grpc::Status status) {
+  with_call(*this, [&](action_call& c) { c.on_abort(std::move(status)); });
 }
 
 } // namespace

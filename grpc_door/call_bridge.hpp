@@ -3,7 +3,7 @@
 #include <memory>
 #include <string>
 
-// What passes between one gRPC call (on gRPC's threads) and the actor that
+// What passes between one gRPC call (on the door's thread) and the actor that
 // makes it a call of the manager's one call path. JSON text only: messages
 // are converted at the door (grpc_door/), so the actor side never sees
 // protobuf and the runtime gets the same JSON as over HTTP.
@@ -32,7 +32,7 @@ public:
   virtual void fail(int status_code, std::string message) = 0;
 };
 
-/// The actor's end: what the client does, called from gRPC's threads.
+/// The actor's end: what the client does, called from the door's thread.
 class call_source {
 public:
   virtual ~call_source() = default;

@@ -43,7 +43,7 @@ struct catalog_method {
 /// The services generated from the catalog, immutable once built: the
 /// descriptor pool the reflection service answers from and the method table
 /// the call path looks methods up in. Rebuilt whole when the catalog changes
-/// and read from gRPC's threads through a snapshot_board.
+/// and read from the door's thread through a snapshot_board.
 class catalog {
 public:
   ~catalog();

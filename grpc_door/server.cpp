@@ -252,8 +252,15 @@ void server::shutdown(std::chrono::milliseconds grace) {
   // Runs in flight may finish within the grace; then everything still open
   // (reflection and health streams at once) gets CANCELLED, and the
   // reactors of runs cancel them.
-  if (!impl_->door->wait_for_actions(std::chrono::steady_clock::now() + grace))
+  if (!impl_->door->wait_for_actions(std::chrono::steady_clock::now() + grace)) {
+    // Told why and their runs cancelled, rather than torn down with the
+    // connection (which the client sees as INTERNAL).
     spdlog::info("gRPC: calls still running after the drain time are cancelled");
+    impl_->door->abort_actions(
+      {grpc::StatusCode::CANCELLED,
+       "Call cancelled: the manager is shutting down and the drain timeout passed"});
+    impl_->door->wait_for_actions(std::chrono::steady_clock::now() + std::chrono::seconds(2));
+  }
   {
     std::lock_guard<std::mutex> guard{impl_->accept_mtx};
     impl_->accepting = false;

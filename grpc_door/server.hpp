@@ -15,7 +15,7 @@ namespace actor_host::grpc_door {
 class catalog;
 
 /// Starts the call of one catalog method; returns the actor's end of it.
-/// Runs on a gRPC thread: it must only spawn and send.
+/// Runs on the door's one completion-queue thread: it must only send.
 using call_starter =
   std::function<std::shared_ptr<call_source>(call_start, std::shared_ptr<call_sink>)>;
 
@@ -45,8 +45,10 @@ struct server_options {
 /// The gRPC front door: one listener with a generic service in front of the
 /// catalog's methods, server reflection (v1 and v1alpha from one
 /// implementation) and grpc.health.v1.Health. Catalog methods become calls
-/// through `start_call`; reflection and health are answered on gRPC's
-/// threads from the catalog current at each request.
+/// through `start_call`; reflection and health are answered on the door's
+/// thread from the catalog current at each request. The listener runs on
+/// grpc++'s async API with one completion-queue thread of its own
+/// (detail/cq_reactor.hpp says why).
 class server {
 public:
   ~server();

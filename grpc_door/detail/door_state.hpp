@@ -20,6 +20,15 @@ using generic_reactor = cq_reactor;
 
 class health_watch;
 
+/// An open call of a catalog method, as the shutdown sees it.
+class open_action {
+public:
+  virtual ~open_action() = default;
+  /// Ends the call with `status` and cancels its run (any thread; a no-op
+  /// once the call is over).
+  virtual void abort(grpc::Status status) = 0;
+};
+
 /// What the listener's reactors share: the options, the current catalog and
 /// the Health.Watch streams to tell when it changes.
 struct door_state {
@@ -29,19 +38,31 @@ struct door_state {
 
   /// Calls of catalog methods open now: shutdown() lets them finish within
   /// its grace (reflection and health streams are cancelled at once).
-  void action_started() {
+  void action_started(const std::shared_ptr<open_action>& a) {
     std::lock_guard<std::mutex> guard{calls_mtx_};
-    ++action_calls_;
+    actions_.insert(a);
   }
-  void action_ended() {
+  void action_ended(const std::shared_ptr<open_action>& a) {
     std::lock_guard<std::mutex> guard{calls_mtx_};
-    if (--action_calls_ == 0)
+    actions_.erase(a);
+    if (actions_.empty())
       calls_cv_.notify_all();
+  }
+  /// Ends every open call with `status` (their Finish follows on the
+  /// door's thread).
+  void abort_actions(const grpc::Status& status) {
+    std::set<std::shared_ptr<open_action>> open;
+    {
+      std::lock_guard<std::mutex> guard{calls_mtx_};
+      open = actions_;
+    }
+    for (auto& a : open)
+      a->abort(status);
   }
   /// False when calls were still open at `deadline`.
   bool wait_for_actions(std::chrono::steady_clock::time_point deadline) {
     std::unique_lock<std::mutex> lock{calls_mtx_};
-    return calls_cv_.wait_until(lock, deadline, [this] { return action_calls_ == 0; });
+    return calls_cv_.wait_until(lock, deadline, [this] { return actions_.empty(); });
   }
 
   std::shared_ptr<const catalog> current() const {
@@ -70,7 +91,7 @@ struct door_state {
 private:
   std::mutex calls_mtx_;
   std::condition_variable calls_cv_;
-  std::size_t action_calls_ = 0;
+  std::set<std::shared_ptr<open_action>> actions_;
   mutable std::mutex mtx_;
   std::shared_ptr<const catalog> catalog_;
   std::set<std::shared_ptr<health_watch>> watches_;

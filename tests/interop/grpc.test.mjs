@@ -303,3 +303,41 @@ describe('the catalog follows runtimes while streams are open', () => {
     await manager.waitForStats({ 'actors.caller_session': 0 });
   });
 });
+
+describe('gRPC front door on SIGTERM', () => {
+  after(cleanup);
+
+  test('calls, streams and watches still open end, and the manager exits 0', async () => {
+    const { manager, address } = await startGrpcManager(['--drain-timeout', '300ms']);
+    await manager.startRuntime('rt', { kind: 'cpp' });
+    await waitForService(address, 'genkit.flow.Flows');
+    const reflection = new GrpcReflection(address, grpc.credentials.createInsecure());
+    const pkg = (await reflection.getDescriptorBySymbol('genkit.flow.Flows')).getPackageObject(LOADER_OPTIONS);
+    const flows = new pkg.genkit.flow.Flows(address, grpc.credentials.createInsecure());
+    // A run the drain time cancels (its caller is told so), a reflection
+    // stream and a health watch that only the shutdown ends.
+    const slow = unary(flows, 'slow', { ms: 20000 }).then(() => 'ok', (e) => e);
+    const client = reflectionClient(address);
+    const s = reflectionStream(client);
+    assert.ok((await s.ask({ list_services: '' })).list_services_response);
+    const streamEnd = new Promise((resolve) => s.call.on('error', (e) => resolve(e.code)).on('status', (st) => resolve(st.code)));
+    const h = healthClient(address);
+    const watch = h.Watch({ service: '' });
+    const first = new Promise((resolve) => watch.once('data', (r) => resolve(r.status)));
+    const watchEnd = new Promise((resolve) => watch.on('error', (e) => resolve(e.code)).on('end', () => resolve('end')));
+    assert.equal(await first, 'SERVING');
+    await manager.waitForStats({ 'actors.pending_request': 1 });
+    const t0 = Date.now();
+    const exit = await manager.child.stop({ graceMs: 10000 });
+    assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null });
+    assert.ok(Date.now() - t0 < 8000, `exit took ${Date.now() - t0} ms`);
+    const ended = await slow;
+    assert.equal(ended.code, grpc.status.CANCELLED, `slow call ended with ${ended.code} ${ended.details}`);
+    assert.match(ended.details, /shutting down and the drain timeout passed/);
+    assert.notEqual(await watchEnd, 'end', 'the watch ends with an error status');
+    assert.notEqual(await streamEnd, grpc.status.OK, 'the reflection stream ends with an error status');
+    flows.close();
+    client.close();
+    h.close();
+  });
+});
