@@ -4,7 +4,7 @@
 # merges what it found into fuzz/corpus/TARGET with -merge=1 (only inputs that
 # add coverage are kept) and prints the figures for fuzz/README.md.
 #   fuzz/run.sh TARGET [RUNS]        e.g. fuzz/run.sh jsonrpc 1000000
-# TARGET: jsonrpc reflection_v2 iii http_head schema host_config
+# TARGET: jsonrpc reflection_v2 iii http_head schema host_config grpc_json
 # Environment: BUILD_DIR (default build-fuzz), MAX_TOTAL_TIME (seconds; stop
 # earlier), MAX_LEN (default 4096), MERGE=0 (leave fuzz/corpus alone), EXTRA
 # (more libFuzzer flags).
@@ -14,7 +14,7 @@ t=${1:?usage: fuzz/run.sh TARGET [RUNS]}
 runs=${2:-10000000}
 build=${BUILD_DIR:-$root/build-fuzz}
 case $t in
-  jsonrpc|reflection_v2|iii|schema) dict=json.dict ;;
+  jsonrpc|reflection_v2|iii|schema|grpc_json) dict=json.dict ;;
   http_head) dict=http.dict ;;
   host_config) dict=yaml.dict ;;
   *) echo "unknown target '$t'" >&2; exit 2 ;;
@@ -34,6 +34,7 @@ bin=$build/fuzz/fuzz_$t
 # Seeds from tests/, examples/ and docs/ (fuzz/seed.py), next to the corpus.
 seeds=$build/seeds
 [ -d "$seeds/$t" ] || python3 "$root/fuzz/seed.py" "$seeds" >/dev/null
+mkdir -p "$seeds/$t" # targets without seeds of their own start from their corpus
 corpus=$root/fuzz/corpus/$t
 work=$build/work/$t
 mkdir -p "$corpus" "$work/new" "$work/earlier"

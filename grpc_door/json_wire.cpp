@@ -8,6 +8,7 @@
 #include <google/protobuf/descriptor.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -106,6 +107,17 @@ const ftype* field_named(const pb::Descriptor* d, std::string_view key) {
   return nullptr;
 }
 
+/// Whether a key comes twice (a map key set twice, which the converter
+/// refuses).
+bool has_duplicate_keys(dom::object o) {
+  std::vector<std::string_view> keys;
+  keys.reserve(o.size());
+  for (auto [key, v] : o)
+    keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  return std::adjacent_find(keys.begin(), keys.end()) != keys.end();
+}
+
 class encoder {
 public:
   /// A message's fields (not its tag and length) from `e`.
@@ -127,6 +139,8 @@ public:
     std::vector<bool> seen(static_cast<std::size_t>(d->field_count()));
     std::vector<bool> oneof_seen(static_cast<std::size_t>(d->oneof_decl_count()));
     for (auto [key, v] : object_of(e)) {
+      if (key.empty())
+        return false; // the converter refuses a field without a name
       const auto* f = field_named(d, key);
       if (f == nullptr)
         continue; // unknown fields are ignored, as the converter is told to
@@ -273,8 +287,8 @@ private:
 
   /// google.protobuf.Struct's fields: one map entry {1: key, 2: Value} each.
   bool structure(dom::object o, std::string& out, int depth) {
-    if (depth > max_depth)
-      return false;
+    if (depth > max_depth || has_duplicate_keys(o))
+      return false; // the converter refuses a key given twice
     for (auto [key, v] : o) {
       std::string entry, body;
       put_bytes(entry, 1, key);

@@ -207,6 +207,8 @@ CAF_TEST(the fast JSON path writes what protobufs converter writes) {
     {value, R"(null)", true},
     {value, R"([1,{"a":null,"b":[[]]},"s",true])", true},
     {value, R"({"k":{}})", true},
+    {count->response, R"({"":{"i":2}})", false},     // a field without a name (fuzz finding)
+    {value, R"({"note":1,"note":2})", false},         // a map key twice (fuzz finding)
   };
   for (auto& s : samples) {
     CAF_MESSAGE("sample " << s.json);
