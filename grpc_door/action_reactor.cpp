@@ -6,6 +6,7 @@
 // there is one writer and Finish comes once, after the last write).
 
 #include "grpc_door/detail/door_state.hpp"
+#include "obs/metrics.hpp"
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
@@ -13,6 +14,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <deque>
@@ -293,6 +295,7 @@ private:
     cs.stream = method_->kind != method_kind::unary;
     cs.stream_input = method_->kind == method_kind::bidi_streaming;
     cs.peer = ctx_->peer();
+    peer_ = cs.peer;
     auto src = door_->opts.start_call(std::move(cs), sink_);
     std::lock_guard<std::mutex> guard{sink_->mtx};
     source_ = std::move(src);
@@ -331,6 +334,11 @@ private:
     grpc::ByteBuffer buf = wire_buffer(wire);
     queued_bytes_ += buf.Length();
     if (queued_bytes_ > door_->opts.max_write_queue_bytes) {
+      obs::global().grpc_write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("gRPC client {}: {} bytes of responses wait to be written "
+                   "(max_write_queue_bytes {}); the call ends RESOURCE_EXHAUSTED and its run "
+                   "is cancelled",
+                   peer_, queued_bytes_, door_->opts.max_write_queue_bytes);
       drop_queue();
       cancel_source_ = !ended_;
       ended_ = true;
@@ -362,6 +370,7 @@ private:
   std::shared_ptr<call_source> source_;
   grpc::ByteBuffer in_;
   bool started_ = false; // the door's thread only
+  std::string peer_;     // for log lines; set before the call starts
 
   // Under sink_->mtx:
   std::deque<grpc::ByteBuffer> out_;

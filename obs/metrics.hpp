@@ -91,6 +91,9 @@ struct metrics {
   std::atomic<std::uint64_t> abandoned_cancels{0};
   std::atomic<std::uint64_t> calls_over_cap{0};
   std::atomic<std::uint64_t> bidi_input_overflows{0};
+  // gRPC calls ended RESOURCE_EXHAUSTED: their client did not read and
+  // max_write_queue_bytes of responses waited.
+  std::atomic<std::uint64_t> grpc_write_queue_overflows{0};
   std::atomic<std::uint64_t> read_pauses{0};
   std::atomic<std::uint64_t> read_pauses_long{0};
   std::atomic<std::int64_t> read_paused_sockets{0};

@@ -220,6 +220,10 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
   {"actor_host_bidi_input_overflows_total", "counter",
    "Runs failed because bidi input held before they started exceeded max_bidi_input_bytes.",
    &metrics::bidi_input_overflows},
+  {"actor_host_grpc_write_queue_overflows_total", "counter",
+   "gRPC calls ended RESOURCE_EXHAUSTED because their client did not read and "
+   "max_write_queue_bytes of responses waited; their runs are cancelled.",
+   &metrics::grpc_write_queue_overflows},
   {"actor_host_read_pauses_total", "counter",
    "Times a socket stopped being read because its actor had max_unread_frames unprocessed.",
    &metrics::read_pauses},

@@ -8,8 +8,9 @@
 // left behind. The differential test against the gRPC project's own Node
 // reflection server is in grpc-reflection-diff.test.mjs, TLS in grpc-tls.test.mjs.
 import assert from 'node:assert/strict';
+import http2 from 'node:http2';
 import { after, before, describe, test } from 'node:test';
-import { cleanup, pollUntil } from './lib/harness.mjs';
+import { cleanup, httpRequest, pollUntil } from './lib/harness.mjs';
 import {
   collect,
   decodeFile,
@@ -339,5 +340,101 @@ describe('gRPC front door on SIGTERM', () => {
     flows.close();
     client.close();
     h.close();
+  });
+});
+
+describe('gRPC front door limits', () => {
+  let manager;
+  let address;
+  let flows;
+  let root;
+  before(async () => {
+    ({ manager, address } = await startGrpcManager(
+      ['--max-write-queue-bytes', '1048576', '--max-body-bytes', '262144', '--max-connections', '8']));
+    await manager.startRuntime('rt', { kind: 'cpp' });
+    await waitForService(address, 'genkit.flow.Flows');
+    const reflection = new GrpcReflection(address, grpc.credentials.createInsecure());
+    const descriptor = await reflection.getDescriptorBySymbol('genkit.flow.Flows');
+    root = descriptor.getProtobufJsRoot();
+    flows = new (descriptor.getPackageObject(LOADER_OPTIONS).genkit.flow.Flows)(address, grpc.credentials.createInsecure());
+  });
+  after(async () => {
+    flows?.close();
+    await cleanup();
+  });
+
+  test('a streaming client that does not read: RESOURCE_EXHAUSTED at max_write_queue_bytes, the run cancelled', async () => {
+    // A runtime that streams 64 KiB chunks as fast as its socket drains, and
+    // a client on node's own HTTP/2 (grpc-js reads whatever comes), which
+    // stops granting flow-control window once a paused stream's buffer is
+    // full: the door's queue grows behind the window.
+    const { manager: m, address: a } = await startGrpcManager(['--max-write-queue-bytes', '1048576']);
+    const fake = await m.fakeRuntime('rt-flood');
+    fake.handlers.listActions = () => ({ result: { actions: { '/flow/flood': { key: '/flow/flood', name: 'flood' } } } });
+    let cancelled = false;
+    const chunk = 'z'.repeat(64 * 1024);
+    fake.handlers.runAction = (_params, msg) => {
+      fake.notify('runActionState', { requestId: msg.id, state: { traceId: 'e'.repeat(32) } });
+      const frame = `{"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":${JSON.stringify(msg.id)},"chunk":"${chunk}"}}`;
+      (async () => {
+        for (let sent = 0; !cancelled && fake.isOpen && sent < 256; ++sent) {
+          while (fake.ws.bufferedAmount > 1024 * 1024 && !cancelled) await new Promise((r) => setTimeout(r, 5));
+          fake.sendRaw(frame);
+        }
+      })();
+      return undefined;
+    };
+    fake.handlers.cancelAction = () => {
+      cancelled = true;
+      const run = fake.messages.find((x) => x.method === 'runAction');
+      fake.send({ jsonrpc: '2.0', id: run.id, error: { code: -32000, message: 'Action was cancelled', data: { code: 1, message: 'Action was cancelled' } } });
+      return { result: { message: 'Action cancelled' } };
+    };
+    await fake.register('rt-flood');
+    await waitForService(a, 'genkit.flow.Flows');
+    const session = http2.connect(`http://${a}`);
+    try {
+      const req = session.request({ ':method': 'POST', ':path': '/genkit.flow.Flows/flood_stream',
+        'content-type': 'application/grpc', te: 'trailers' });
+      const trailers = new Promise((resolve) => req.on('trailers', resolve));
+      req.end(Buffer.from([0, 0, 0, 0, 0])); // google.protobuf.Value {}
+      req.pause();
+      await m.child.waitForLine(
+        /gRPC client \S+: \d+ bytes of responses wait to be written \(max_write_queue_bytes 1048576\)/, 20000);
+      await fake.waitFor((x) => x.method === 'cancelAction', 10000, 'cancelAction (the run of the stalled call)');
+      await m.waitForStats({ 'actors.pending_request': 0 });
+      const metrics = await httpRequest(`${m.apiUrl}/metrics`);
+      assert.match(metrics.text, /^actor_host_grpc_write_queue_overflows_total 1$/m);
+      req.on('data', () => {});
+      req.resume(); // reading again: what was sent, then the status
+      const t = await trailers;
+      assert.equal(Number(t['grpc-status']), grpc.status.RESOURCE_EXHAUSTED);
+      assert.match(decodeURIComponent(t['grpc-message']), /does not read its responses: over 1048576 bytes queued/);
+    } finally {
+      session.destroy();
+      await fake.close();
+    }
+  });
+
+  test('a request over --max-body-bytes is RESOURCE_EXHAUSTED, and the next call runs', async () => {
+    await assert.rejects(unary(flows, 'echo', toValue('x'.repeat(300000))),
+      (e) => e.code === grpc.status.RESOURCE_EXHAUSTED && /larger than max/.test(e.details));
+    const res = await unary(flows, 'echo', toValue('ok'));
+    assert.equal(res.string_value, 'ok');
+  });
+
+  test('calls open over --max-connections are refused with RESOURCE_EXHAUSTED', async () => {
+    const open = [];
+    for (let i = 0; i < 8; i++) {
+      const call = flows.slow({ ms: 30000 }, () => {});
+      open.push(call);
+    }
+    await manager.waitForStats({ 'actors.pending_request': 8 });
+    await assert.rejects(unary(flows, 'echo', toValue('one too many')),
+      (e) => e.code === grpc.status.RESOURCE_EXHAUSTED && /too many calls open on this listener \(max_connections\)/.test(e.details));
+    for (const call of open) call.cancel();
+    await manager.waitForStats({ 'actors.pending_request': 0, 'actors.caller_session': 0 });
+    const res = await unary(flows, 'echo', toValue('after'));
+    assert.equal(res.string_value, 'after');
   });
 });
