@@ -27,16 +27,6 @@ using actor_host::grpc_door::catalog_action;
 
 namespace {
 
-catalog_action action(std::string key, std::string in, std::string out, std::string stream) {
-  catalog_action a;
-  a.key = std::move(key);
-  a.name = a.key.substr(a.key.rfind('/') + 1);
-  a.input_schema = std::move(in);
-  a.output_schema = std::move(out);
-  a.stream_schema = std::move(stream);
-  return a;
-}
-
 struct fixture {
   std::shared_ptr<const catalog> cat;
   std::unique_ptr<pb::util::TypeResolver> resolver;
@@ -58,10 +48,13 @@ struct fixture {
     const char* result = R"({"type":"object","properties":{"n":{"type":"integer"},
       "xs":{"type":"array","items":{"type":"number"}},"ok":{"type":"boolean"},
       "ps":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["n"]})";
-    cat = catalog::build({action("/flow/order", order, result, {}),
-                          action("/flow/count", {}, R"({"type":"number"})",
-                                 R"({"type":"object","properties":{"i":{"type":"number"}}})")},
-                         nullptr);
+    cat = catalog::build(
+      {catalog_action{.key = "/flow/order", .name = "order", .input_schema = order,
+                      .output_schema = result},
+       catalog_action{.key = "/flow/count", .name = "count",
+                      .output_schema = R"({"type":"number"})",
+                      .stream_schema = R"({"type":"object","properties":{"i":{"type":"number"}}})"}},
+      nullptr);
     require(cat != nullptr, "the fixture catalog builds");
     resolver.reset(pb::util::NewTypeResolverForDescriptorPool("type.googleapis.com", &cat->pool()));
     types[0] = cat->find_method("/genkit.flow.Flows/order")->request;
