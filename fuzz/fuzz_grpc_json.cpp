@@ -50,10 +50,11 @@ struct fixture {
       "ps":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["n"]})";
     cat = catalog::build(
       {catalog_action{.key = "/flow/order", .name = "order", .input_schema = order,
-                      .output_schema = result},
-       catalog_action{.key = "/flow/count", .name = "count",
+                      .output_schema = result, .stream_schema = {}, .bidi = false},
+       catalog_action{.key = "/flow/count", .name = "count", .input_schema = {},
                       .output_schema = R"({"type":"number"})",
-                      .stream_schema = R"({"type":"object","properties":{"i":{"type":"number"}}})"}},
+                      .stream_schema = R"({"type":"object","properties":{"i":{"type":"number"}}})",
+                      .bidi = false}},
       nullptr);
     require(cat != nullptr, "the fixture catalog builds");
     resolver.reset(pb::util::NewTypeResolverForDescriptorPool("type.googleapis.com", &cat->pool()));
