@@ -384,12 +384,9 @@ describe('gRPC front door limits', () => {
       })();
       return undefined;
     };
-    fake.handlers.cancelAction = () => {
+    fake.cancelRunsOnRequest(() => {
       cancelled = true;
-      const run = fake.messages.find((x) => x.method === 'runAction');
-      fake.send({ jsonrpc: '2.0', id: run.id, error: { code: -32000, message: 'Action was cancelled', data: { code: 1, message: 'Action was cancelled' } } });
-      return { result: { message: 'Action cancelled' } };
-    };
+    });
     await fake.register('rt-flood');
     await waitForService(a, 'genkit.flow.Flows');
     const session = http2.connect(`http://${a}`);

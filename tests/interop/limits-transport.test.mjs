@@ -62,12 +62,9 @@ test('a streamAction caller that never reads: the response is capped, the run ca
     })();
     return undefined;
   };
-  fake.handlers.cancelAction = () => {
+  fake.cancelRunsOnRequest(() => {
     cancelled = true;
-    const run = fake.messages.find((m) => m.method === 'runAction');
-    fake.send({ jsonrpc: '2.0', id: run.id, error: { code: -32000, message: 'Action was cancelled', data: { code: 1, message: 'Action was cancelled' } } });
-    return { result: { message: 'Action cancelled' } };
-  };
+  });
   await fake.register('rt-flood');
 
   const pid = manager.child.pid;
@@ -124,12 +121,9 @@ test('an /api/ws caller that never reads a streaming run: dropped at the default
     })();
     return undefined;
   };
-  fake.handlers.cancelAction = () => {
+  fake.cancelRunsOnRequest(() => {
     cancelled = true;
-    const run = fake.messages.find((m) => m.method === 'runAction');
-    fake.send({ jsonrpc: '2.0', id: run.id, error: { code: -32000, message: 'Action was cancelled', data: { code: 1, message: 'Action was cancelled' } } });
-    return { result: { message: 'Action cancelled' } };
-  };
+  });
   await fake.register('rt-flood-ws');
   const pid = manager.child.pid;
   const baseline = rssBytes(pid);

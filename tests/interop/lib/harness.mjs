@@ -659,6 +659,20 @@ export class FakeRuntime extends RpcSocket {
       { id: reqId }
     );
   }
+
+  /**
+   * Answers a cancelAction as the Genkit runtimes do: the first runAction
+   * ends with "Action was cancelled", after `onCancel` (which stops whatever
+   * the test's run was sending).
+   */
+  cancelRunsOnRequest(onCancel = () => {}) {
+    this.handlers.cancelAction = () => {
+      onCancel();
+      const run = this.messages.find((m) => m.method === 'runAction');
+      this.send({ jsonrpc: '2.0', id: run.id, error: { code: -32000, message: 'Action was cancelled', data: { code: 1, message: 'Action was cancelled' } } });
+      return { result: { message: 'Action cancelled' } };
+    };
+  }
 }
 
 // ---------------------------------------------------------------------------
