@@ -2,6 +2,7 @@
 
 #include "grpc_door/detail/door_state.hpp"
 #include "net/access_policy.hpp"
+#include "registry/status.hpp"
 
 #include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
@@ -257,8 +258,7 @@ void server::shutdown(std::chrono::milliseconds grace) {
     // connection (which the client sees as INTERNAL).
     spdlog::info("gRPC: calls still running after the drain time are cancelled");
     impl_->door->abort_actions(
-      {grpc::StatusCode::CANCELLED,
-       "Call cancelled: the manager is shutting down and the drain timeout passed"});
+      {grpc::StatusCode::CANCELLED, std::string{registry::drain_cancel_message}});
     impl_->door->wait_for_actions(std::chrono::steady_clock::now() + std::chrono::seconds(2));
   }
   {

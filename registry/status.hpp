@@ -27,6 +27,11 @@ enum class status_code : int {
   unauthenticated = 16,
 };
 
+/// What a caller whose run outlived the manager's drain timeout is told
+/// (CANCELLED), on every front door.
+inline constexpr std::string_view drain_cancel_message
+  = "Call cancelled: the manager is shutting down and the drain timeout passed";
+
 /// "INVALID_ARGUMENT" etc.; "UNKNOWN" for codes outside the set.
 std::string_view status_name(int code);
 

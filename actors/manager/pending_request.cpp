@@ -214,8 +214,7 @@ pending_actor::behavior_type pending_request(self_ptr self, pending_args args) {
       give_up(self);
       finish(self, false,
              manager_errors::status_error(registry::status_code::cancelled,
-                                          "Call cancelled: the manager is shutting down and "
-                                          "the drain timeout passed"));
+                                          registry::drain_cancel_message));
     },
   };
 }
