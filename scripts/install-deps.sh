@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache mold
   libcaf-dev
   libboost1.81-dev libboost-json1.81-dev libboost-system1.81-dev libboost-url1.81-dev
   libsimdjson-dev libspdlog-dev libfmt-dev libssl-dev
