@@ -138,6 +138,7 @@ struct metrics {
   std::atomic<std::uint64_t> cluster_hellos_refused{0};
   std::atomic<std::uint64_t> cluster_dial_failures{0};
   std::atomic<std::uint64_t> cluster_non_caf_peers{0};
+  std::atomic<std::uint64_t> cluster_oversized_messages{0};
   std::atomic<std::uint64_t> remote_calls{0};
   std::atomic<std::uint64_t> remote_calls_lost{0};
   // Calls in flight through this node's cluster gateway: made here for other

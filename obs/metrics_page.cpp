@@ -168,6 +168,10 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
   {"actor_host_cluster_non_caf_peers_total", "counter",
    "Connections to the cluster port dropped: they did not start with a CAF handshake.",
    &metrics::cluster_non_caf_peers},
+  {"actor_host_cluster_oversized_messages_total", "counter",
+   "Cluster connections closed: a BASP header announced a payload over the cap (the buffer "
+   "is never sized).",
+   &metrics::cluster_oversized_messages},
   {"actor_host_remote_calls_total", "counter",
    "Calls (and iii invocations) from this node to other cluster nodes.", &metrics::remote_calls},
   {"actor_host_remote_calls_lost_total", "counter",

@@ -30,6 +30,16 @@ void report(const std::string& addr, std::uint16_t port, const char* what) {
                addr, port, what);
 }
 
+// The largest payloads a BASP header may announce. CAF sizes (and zero-fills)
+// the payload's buffer from the header alone, so a 32-byte header could cost
+// gigabytes; these are checked first. A handshake carries a node id, the
+// application ids and a published actor's interface: a few hundred bytes. Any
+// other message is one of CAF's or a gateway batch (docs/CLUSTER.md): at most
+// one call's input or answer (max_body_bytes / max_frame_bytes, 8 MiB by
+// default) beside 256 KiB of others, or a node's directory snapshot.
+constexpr std::uint32_t max_handshake_payload = 64 * 1024;
+constexpr std::uint32_t max_message_payload = 64u << 20;
+
 class guarded_scribe;
 
 /// The accepted connections that have not sent their first header yet.
@@ -38,18 +48,26 @@ struct waiting_list {
   std::unordered_map<guarded_scribe*, std::chrono::steady_clock::time_point> since;
 };
 
-/// A connection accepted on the cluster port. BASP's broker reads it a
-/// header at a time; this looks at the first one before it does. CAF 0.17's
-/// broker closes a connection only on its own errors: one that sends an
-/// invalid header, or never a whole one, would stay open (a file
-/// descriptor per peer, for ever). This closes both.
+/// A connection on the cluster port, accepted or dialed. BASP's broker reads
+/// it a header, then that header's payload, at a time; this reads each header
+/// before it does, and closes the connection when the payload announced is
+/// over the cap (before CAF sizes a buffer for it). On an accepted connection
+/// it also judges the first header: CAF 0.17's broker closes a connection
+/// only on its own errors, so one that sends an invalid header, or never a
+/// whole one, would stay open (a file descriptor per peer, for ever). This
+/// closes both.
 class guarded_scribe final : public net::scribe_impl {
 public:
+  /// `waiting` is null for the connections this node dials.
   guarded_scribe(net::default_multiplexer& mx, net::native_socket fd,
                  std::shared_ptr<waiting_list> waiting)
     : net::scribe_impl(mx, fd), mx_(mx), waiting_(std::move(waiting)) {
     peer_addr_ = addr();
     peer_port_ = port();
+    if (!waiting_) {
+      judged_ = true;
+      return;
+    }
     std::lock_guard guard{waiting_->mtx};
     waiting_->since.emplace(this, std::chrono::steady_clock::now());
   }
@@ -61,12 +79,33 @@ public:
   }
 
   bool consume(caf::execution_unit* ctx, const void* buf, size_t size) override {
+    if (payload_due_) {
+      // The payload of the header before (the broker asked for exactly it).
+      payload_due_ = false;
+      return net::scribe_impl::consume(ctx, buf, size);
+    }
+    basp::header hdr;
+    bool parsed = read_header(ctx, buf, size, hdr);
     if (!judged_) {
       judged();
-      if (!is_client_handshake(ctx, buf, size)) {
+      if (!parsed || hdr.operation != basp::message_type::client_handshake || !basp::valid(hdr)) {
         drop("sent something other than a CAF handshake");
         return false; // read no more; the drop runs next in the event loop
       }
+    }
+    if (parsed) {
+      bool handshake = hdr.operation == basp::message_type::client_handshake
+                       || hdr.operation == basp::message_type::server_handshake;
+      auto cap = handshake ? max_handshake_payload : max_message_payload;
+      if (hdr.payload_len > cap) {
+        obs::global().cluster_oversized_messages.fetch_add(1, std::memory_order_relaxed);
+        spdlog::warn("cluster: {}:{} announced a {}-byte {} (at most {} bytes); connection closed",
+                     peer_addr_, peer_port_, hdr.payload_len,
+                     handshake ? "handshake" : "BASP message", cap);
+        close_now();
+        return false;
+      }
+      payload_due_ = hdr.payload_len > 0;
     }
     return net::scribe_impl::consume(ctx, buf, size);
   }
@@ -75,6 +114,19 @@ public:
   void drop(const char* why) {
     judged();
     report(peer_addr_, peer_port_, why);
+    close_now();
+  }
+
+private:
+  void judged() {
+    judged_ = true;
+    if (!waiting_)
+      return;
+    std::lock_guard guard{waiting_->mtx};
+    waiting_->since.erase(this);
+  }
+
+  void close_now() {
     caf::intrusive_ptr<guarded_scribe> self{this};
     mx_.post([self] {
       // Detached from BASP's broker (which forgets the connection), and
@@ -85,27 +137,19 @@ public:
     });
   }
 
-private:
-  void judged() {
-    judged_ = true;
-    std::lock_guard guard{waiting_->mtx};
-    waiting_->since.erase(this);
-  }
-
-  static bool is_client_handshake(caf::execution_unit* ctx, const void* buf, size_t size) {
+  static bool read_header(caf::execution_unit* ctx, const void* buf, size_t size,
+                          basp::header& hdr) {
     if (size < basp::header_size)
       return false;
-    basp::header hdr;
     caf::binary_deserializer source{
       ctx, caf::span<const caf::byte>{static_cast<const caf::byte*>(buf), basp::header_size}};
-    if (source(hdr))
-      return false;
-    return hdr.operation == basp::message_type::client_handshake && basp::valid(hdr);
+    return !source(hdr);
   }
 
   net::default_multiplexer& mx_;
   std::shared_ptr<waiting_list> waiting_;
   bool judged_ = false;
+  bool payload_due_ = false;
   std::string peer_addr_;
   std::uint16_t peer_port_ = 0;
 };
@@ -120,7 +164,7 @@ public:
 
   caf::io::scribe_ptr new_scribe(net::native_socket fd) override {
     if (dialing)
-      return net::default_multiplexer::new_scribe(fd);
+      return caf::make_counted<guarded_scribe>(*this, fd, nullptr);
     return caf::make_counted<guarded_scribe>(*this, fd, waiting_);
   }
 

@@ -12,7 +12,10 @@ namespace actor_host {
 /// in actor_host_cluster_non_caf_peers_total. CAF 0.17 has no hook for this:
 /// the middleman's network backend is CAF's default multiplexer with one
 /// change, the scribes of accepted connections look at the first header
-/// before BASP does. With mTLS, caf-openssl makes its own scribes: a peer
+/// before BASP does. Every BASP header, on accepted and dialed connections,
+/// is read first too: a payload over the cap (64 KiB for a handshake, 64 MiB
+/// otherwise) closes the connection before CAF sizes a buffer from it, with a
+/// warning and actor_host_cluster_oversized_messages_total. With mTLS, caf-openssl makes its own scribes: a peer
 /// without the handshake fails the TLS handshake instead (not counted).
 /// Call instead of cfg.load<caf::io::middleman>().
 void load_guarded_middleman(caf::actor_system_config& cfg);

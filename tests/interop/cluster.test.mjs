@@ -300,6 +300,29 @@ describe('a cluster of three', () => {
     assert.equal(seen.nodes.find((n) => n.name === 'b').status, 'up');
     assert.equal(Number((await b.get('/metrics')).text.match(/^actor_host_cluster_non_caf_peers_total (\d+)/m)?.[1]), 0);
   });
+
+  test('a BASP header announcing a 2 GB payload closes the connection before any buffer is sized', async () => {
+    const a = await startNode('a');
+    const rssKb = () => Number(fs.readFileSync(`/proc/${a.child.pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+)/m)[1]);
+    const before = rssKb();
+    // A valid client handshake header (CAF 0.17 BASP, network byte order):
+    // operation 0x01, flags 0, payload_len 2,000,000,000, the rest zero.
+    const header = Buffer.alloc(32, 0);
+    header[0] = 0x01;
+    header.writeUInt32BE(2_000_000_000, 4);
+    const sockets = [];
+    await Promise.all([1, 2, 3].map(() => misbehave(a, header, sockets)));
+    for (const s of sockets) s.destroy();
+    await a.child.waitForLine(/cluster: 127\.0\.0\.1:\d+ announced a 2000000000-byte handshake \(at most 65536 bytes\); connection closed/, 5000);
+    const count = async () => Number((await a.get('/metrics')).text.match(/^actor_host_cluster_oversized_messages_total (\d+)/m)?.[1] ?? -1);
+    await a.poll(count, (n) => n === 3, { what: 'three oversized headers counted' });
+    // CAF zero-filled 2 GB per such peer before: the node stays small.
+    assert.ok(rssKb() - before < 100 * 1024, `RSS grew from ${before} to ${rssKb()} KiB`);
+    // A real node still joins.
+    const b = await startNode('b', { seeds: [a] });
+    await waitForMembers(a, ['b']);
+    assert.equal(Number((await b.get('/metrics')).text.match(/^actor_host_cluster_oversized_messages_total (\d+)/m)?.[1]), 0);
+  });
 });
 
 describe('mTLS between nodes', () => {
