@@ -22,6 +22,43 @@ namespace json = boost::json;
 // runtimes, so they are written the way JSON.stringify would (Boost.JSON's
 // own serializer writes 0.5 as "5E-1").
 
+/// Text from a runtime or the manager, made safe for a terminal: C0 control
+/// characters (ESC, BEL, CR, ...), DEL and the C1 controls (U+0080-U+009F,
+/// CSI among them) become \u00XX, so a description, an error message or an id
+/// cannot move the cursor, retitle the window or clear the screen. The same
+/// escape is valid inside a JSON string, so JSON output goes through it too
+/// (JSON leaves DEL and C1 raw), keeping its own line breaks.
+std::string terminal_safe(std::string_view text, bool keep_newlines = false) {
+  std::string out;
+  out.reserve(text.size());
+  auto escape = [&](unsigned c) {
+    static constexpr char hex[] = "0123456789abcdef";
+    out += "\\u00";
+    out += hex[c >> 4];
+    out += hex[c & 0xf];
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n' && keep_newlines) {
+      out += '\n';
+    } else if (c < 0x20 || c == 0x7f) {
+      escape(c);
+    } else if (c == 0xc2 && i + 1 < text.size()
+               && static_cast<unsigned char>(text[i + 1]) >= 0x80
+               && static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      escape(static_cast<unsigned char>(text[++i]));
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+/// JSON for the terminal (see terminal_safe).
+std::string json_out(const json::value& jv, int indent = 0) {
+  return terminal_safe(schema::json_stringify(jv, indent), true);
+}
+
 /// Returns the member `key` of `jv` if `jv` is an object that has it.
 const json::value* member(const json::value& jv, std::string_view key) {
   if (const auto* obj = jv.if_object())
@@ -35,8 +72,8 @@ std::string cell(const json::value* jv) {
   if (jv == nullptr || jv->is_null())
     return "-";
   if (const auto* str = jv->if_string())
-    return std::string{*str};
-  return schema::json_stringify(*jv);
+    return terminal_safe(*str);
+  return json_out(*jv);
 }
 
 /// Prints rows as left-aligned columns separated by two spaces.
@@ -85,7 +122,7 @@ int report_rpc_error(const json::object& error) {
   if (const auto* msg = error.if_contains("message"); msg != nullptr && msg->is_string())
     message = std::string{msg->get_string()};
   auto status = error_status(error);
-  std::cerr << "error: " << message;
+  std::cerr << "error: " << terminal_safe(message);
   if (status)
     std::cerr << " (" << registry::status_name(static_cast<int>(*status)) << ")";
   std::cerr << '\n';
@@ -114,7 +151,8 @@ std::string error_trace_id(const json::object& error) {
 /// the call succeeded and the caller should print its result.
 int check(const call_result& res) {
   if (!res.transport_error.empty()) {
-    std::cerr << "error: lost connection to the manager: " << res.transport_error << '\n';
+    std::cerr << "error: lost connection to the manager: " << terminal_safe(res.transport_error)
+              << '\n';
     return exit_unreachable;
   }
   if (!res.result)
@@ -164,7 +202,7 @@ int cmd_runtimes(manager_session& session, const cli_options& opts) {
   if (auto rc = check(res); rc >= 0)
     return rc;
   if (opts.json) {
-    std::cout << schema::json_stringify(*res.result) << '\n';
+    std::cout << json_out(*res.result) << '\n';
     return exit_ok;
   }
   const auto* list = member(*res.result, "runtimes");
@@ -192,7 +230,7 @@ int cmd_cluster(manager_session& session, const cli_options& opts) {
   if (auto rc = check(res); rc >= 0)
     return rc;
   if (opts.json) {
-    std::cout << schema::json_stringify(*res.result) << '\n';
+    std::cout << json_out(*res.result) << '\n';
     return exit_ok;
   }
   const auto* self = member(*res.result, "self");
@@ -222,7 +260,7 @@ int cmd_actions(manager_session& session, const cli_options& opts) {
   if (auto rc = check(res); rc >= 0)
     return rc;
   if (opts.json) {
-    std::cout << schema::json_stringify(*res.result) << '\n';
+    std::cout << json_out(*res.result) << '\n';
     return exit_ok;
   }
   const auto* actions = member(*res.result, "actions");
@@ -241,7 +279,8 @@ int cmd_actions(manager_session& session, const cli_options& opts) {
     const auto* bidi = metadata != nullptr ? member(*metadata, "bidi") : nullptr;
     if (bidi != nullptr && bidi->is_bool() && bidi->get_bool())
       description = description.empty() ? "(bidi)" : description + " (bidi)";
-    rows.push_back({std::string{key}, schema_type(member(action, "inputSchema")), description});
+    rows.push_back({terminal_safe(key), terminal_safe(schema_type(member(action, "inputSchema"))),
+                    terminal_safe(description)});
   }
   std::sort(rows.begin(), rows.end());
   rows.insert(rows.begin(), {"KEY", "INPUT", "DESCRIPTION"});
@@ -275,7 +314,7 @@ int cmd_run(manager_session& session, const cli_options& opts,
       const auto* chunk = note.if_contains("chunk");
       // Flush per chunk: the point of streaming is to see progress, and a
       // SIGINT exit must not lose what was already received.
-      std::cout << (chunk != nullptr ? schema::json_stringify(*chunk) : "null") << std::endl;
+      std::cout << (chunk != nullptr ? json_out(*chunk) : "null") << std::endl;
     }
   };
   auto res = session.call("runAction", std::move(params), on_notification);
@@ -284,7 +323,7 @@ int cmd_run(manager_session& session, const cli_options& opts,
       trace_id = error_trace_id(res.error);
     auto rc = check(res);
     if (!opts.json && !trace_id.empty())
-      std::cerr << "trace: " << trace_id << '\n';
+      std::cerr << "trace: " << terminal_safe(trace_id) << '\n';
     return rc;
   }
   if (const auto* telemetry = member(*res.result, "telemetry")) {
@@ -292,14 +331,14 @@ int cmd_run(manager_session& session, const cli_options& opts,
       trace_id = std::string{trace->get_string()};
   }
   if (opts.json) {
-    std::cout << schema::json_stringify(*res.result) << std::endl;
+    std::cout << json_out(*res.result) << std::endl;
     return exit_ok;
   }
   // An action that returns undefined has no `result` member: print nothing.
   if (const auto* result = member(*res.result, "result"))
-    std::cout << schema::json_stringify(*result, 2) << std::endl;
+    std::cout << json_out(*result, 2) << std::endl;
   if (!trace_id.empty())
-    std::cerr << "trace: " << trace_id << '\n';
+    std::cerr << "trace: " << terminal_safe(trace_id) << '\n';
   return exit_ok;
 }
 
@@ -312,12 +351,12 @@ int cmd_cancel(manager_session& session, const cli_options& opts) {
   if (auto rc = check(res); rc >= 0)
     return rc;
   if (opts.json) {
-    std::cout << schema::json_stringify(*res.result) << '\n';
+    std::cout << json_out(*res.result) << '\n';
     return exit_ok;
   }
   const auto* message = member(*res.result, "message");
-  std::cout << (message != nullptr && message->is_string() ? std::string{message->get_string()}
-                                                           : schema::json_stringify(*res.result))
+  std::cout << (message != nullptr && message->is_string() ? terminal_safe(message->get_string())
+                                                           : json_out(*res.result))
             << '\n';
   return exit_ok;
 }

@@ -182,7 +182,8 @@ void print_effective(const host_settings& hs, const std::string& config_path) {
 
 void add_host_options(CLI::App& app, host_flags& f) {
   app.set_version_flag("--version", std::string{"actor-host " ACTOR_HOST_VERSION});
-  app.footer("Client commands: actor-host runtimes | actions | run | cancel  (--help on each)\n"
+  app.footer("Client commands: actor-host runtimes | actions | run | cancel | cluster  (--help on "
+             "each)\n"
              "Configuration: actor-host config [flags]  prints the effective settings and "
              "their sources\n"
              "Attached runtime: actor-host [flags] -- <command...>  runs the command as a "
@@ -224,6 +225,20 @@ void add_host_options(CLI::App& app, host_flags& f) {
                  "store; env ACTOR_HOST_TLS_CA_FILE). The runtime's client certificate, if the "
                  "manager wants one: --tls-cert-file and --tls-key-file");
   app.add_option("command", f.command, "after --: a command to run as this manager's runtime");
+}
+
+std::string stray_words_problem(int argc, char** argv, const std::vector<std::string>& command) {
+  std::size_t after_dashes = 0;
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view{argv[i]} == "--") {
+      after_dashes = static_cast<std::size_t>(argc - i - 1);
+      break;
+    }
+  if (command.size() <= after_dashes)
+    return {};
+  return "unknown command '" + command.front()
+         + "'; commands: runtimes, actions, run, cancel, cluster, config; a program to run as "
+           "this manager's runtime goes after --: actor-host [flags] -- <command...>";
 }
 
 std::string resolve_host_settings(const host_flags& f, host_settings& out) {

@@ -46,6 +46,11 @@ void add_host_options(CLI::App& app, host_flags& f);
 /// the manager's options and services. Returns "" or the error to print.
 std::string resolve_host_settings(const host_flags& f, host_settings& out);
 
+/// "" when every word of `command` (the parsed positionals) came after `--`
+/// in argv; else an error that names the first stray word and the commands
+/// (`actor-host runtimse` is a typo, not a program to run).
+std::string stray_words_problem(int argc, char** argv, const std::vector<std::string>& command);
+
 /// Reads `m.auth_token_file` (if set) into `m.auth_token`. Returns "" or why not.
 std::string load_auth_token(manager_options& m);
 

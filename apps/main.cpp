@@ -178,6 +178,10 @@ int main(int argc, char** argv) {
                "(Genkit Reflection V2)."};
   apps::add_host_options(app, f);
   CLI11_PARSE(app, argc, argv);
+  if (auto err = apps::stray_words_problem(argc, argv, f.command); !err.empty()) {
+    std::fprintf(stderr, "error: %s\n", err.c_str());
+    return 2;
+  }
 
   apps::host_settings hs;
   if (auto err = apps::resolve_host_settings(f, hs); !err.empty()) {

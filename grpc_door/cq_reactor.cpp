@@ -1,6 +1,32 @@
 #include "grpc_door/detail/cq_reactor.hpp"
 
+#include <spdlog/spdlog.h>
+
 namespace actor_host::grpc_door::detail {
+
+namespace {
+
+// A status message travels in the trailers (grpc-message, percent-encoded):
+// one much larger than the client's header list limit (8-16 KiB) is dropped
+// with the whole response, and the client waits for its deadline.
+constexpr std::size_t max_status_message_bytes = 4096;
+
+grpc::Status deliverable(grpc::Status status) {
+  const auto& msg = status.error_message();
+  if (msg.size() <= max_status_message_bytes)
+    return status;
+  spdlog::info("gRPC status message of {} bytes truncated to {} for the client; in full: {}",
+               msg.size(), max_status_message_bytes, msg);
+  auto cut = max_status_message_bytes - 32;
+  // Not inside a UTF-8 sequence.
+  while (cut > 0 && (static_cast<unsigned char>(msg[cut]) & 0xc0) == 0x80)
+    --cut;
+  return grpc::Status{status.error_code(),
+                      msg.substr(0, cut) + " ... (" + std::to_string(msg.size()) + " bytes)",
+                      status.error_details()};
+}
+
+} // namespace
 
 void cq_call::on_event(event ev, bool ok) {
   if (ev == event::request)
@@ -38,11 +64,11 @@ void cq_reactor::StartWrite(const grpc::ByteBuffer* buf, grpc::WriteOptions opts
 
 void cq_reactor::StartWriteAndFinish(const grpc::ByteBuffer* buf, grpc::WriteOptions opts,
                                      grpc::Status status) {
-  call_->stream.WriteAndFinish(*buf, opts, status, &call_->finish_tag);
+  call_->stream.WriteAndFinish(*buf, opts, deliverable(std::move(status)), &call_->finish_tag);
 }
 
 void cq_reactor::Finish(grpc::Status status) {
-  call_->stream.Finish(status, &call_->finish_tag);
+  call_->stream.Finish(deliverable(std::move(status)), &call_->finish_tag);
 }
 
 void cq_reactor::completed(cq_call::event ev, bool ok) {

@@ -218,6 +218,16 @@ std::unique_ptr<server> server::start(server_options opts, std::string& error) {
   p->cq = builder.AddCompletionQueue();
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
   builder.SetMaxSendMessageSize(-1);
+  // A connection's streams are capped (gRPC advertises 2^32-1 by default):
+  // one connection could otherwise queue calls without end.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             static_cast<int>(o.max_streams_per_connection));
+  // Requests come uncompressed only: gRPC 1.51 inflates a whole message
+  // before it checks the size, so 1 MB of gzip cost 1 GB. A compressed
+  // request fails with UNIMPLEMENTED (the algorithm is disabled); responses
+  // are not compressed either.
+  builder.AddChannelArgument(GRPC_COMPRESSION_CHANNEL_ENABLED_ALGORITHMS_BITSET,
+                             1 << GRPC_COMPRESS_NONE);
   p->grpc_server = builder.BuildAndStart();
   if (!p->grpc_server || p->port == 0) {
     error = "cannot listen on " + host + ":" + std::to_string(o.port);

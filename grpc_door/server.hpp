@@ -37,6 +37,9 @@ struct server_options {
   std::size_t max_message_bytes = 8 << 20;
   /// Calls open at once on the listener; more fail with RESOURCE_EXHAUSTED.
   std::size_t max_calls = 4096;
+  /// HTTP/2 streams one connection may open at once (SETTINGS_MAX_CONCURRENT_STREAMS;
+  /// gRPC's default is unlimited): a client that opens more waits for its own.
+  std::size_t max_streams_per_connection = 100;
   /// Makes catalog methods calls (the caller's deadline is the call's
   /// timeout; without one the call path's default applies).
   call_starter start_call;

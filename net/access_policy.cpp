@@ -245,14 +245,25 @@ bool token_fits_path(std::string_view token) {
 }
 
 std::string loggable_path(std::string_view path) {
-  if (!path.starts_with(token_path_prefix))
+  // Only "/t/" is a token route, but a token sent as "/T/<token>" (a client
+  // that upper-cased the path) is still a secret: hidden as well.
+  if (path.size() < token_path_prefix.size()
+      || !iequals(path.substr(0, token_path_prefix.size()), token_path_prefix))
     return std::string{path.substr(0, 200)};
   auto end = path.find('/', token_path_prefix.size());
   auto rest = end == std::string_view::npos ? std::string_view{} : path.substr(end);
   return std::string{token_path_prefix} + "<token>" + std::string{rest.substr(0, 200)};
 }
 
+bool is_singleton_header(std::string_view name) {
+  return name == "host" || name == "origin" || name == "content-type" || name == "authorization"
+         || name == "sec-fetch-site";
+}
+
 access_verdict check_access(const access_policy& p, const access_request& req) {
+  if (!req.duplicate_header.empty())
+    return refuse(400, "Bad Request: the " + std::string{req.duplicate_header}
+                         + " header is sent more than once.");
   auto* host = find(req.headers, "host");
   if (!host)
     return refuse(403, "Forbidden: the request has no Host header.");
@@ -268,6 +279,14 @@ access_verdict check_access(const access_policy& p, const access_request& req) {
                              "allowed_origins to admit it).");
     cors = true;
   }
+  // A page of another site makes the browser send GETs with no Origin (an
+  // <img>, a <script>, a link): only Sec-Fetch-Site tells them apart, and
+  // nothing here is meant for such a page. Another site's fetch that gets
+  // in has an admitted Origin (CORS).
+  if (auto* site = find(req.headers, "sec-fetch-site");
+      site && !cors && (*site == "cross-site" || *site == "same-site"))
+    return refuse(403, "Forbidden: a request a page of another site made (Sec-Fetch-Site: "
+                         + *site + ") is served only to an admitted Origin (allowed_origins).");
   access_verdict ok{0, {}, false, cors};
   // A preflight carries no credentials; it only tells an admitted origin
   // what it may send.

@@ -60,7 +60,15 @@ struct access_request {
   const std::map<std::string, std::string>* query = nullptr;   // decoded
   std::string_view peer_address;                    // IP of the TCP peer
   bool upgrade = false;                             // a WebSocket upgrade
+  /// A header that decides access or how the body is read (Host, Origin,
+  /// Content-Type, Authorization, Sec-Fetch-Site) sent twice: its name, else
+  /// empty. Refused rather than resolved last-wins, which a proxy in front
+  /// may resolve the other way.
+  std::string_view duplicate_header;
 };
+
+/// The headers access_request::duplicate_header watches, lower case.
+bool is_singleton_header(std::string_view lower_case_name);
 
 /// 0: admitted. Otherwise the HTTP status to answer (400, 401, 403, 415)
 /// and a message a person can act on.

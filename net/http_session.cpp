@@ -14,9 +14,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <map>
 #include <memory>
+#include <vector>
 
 namespace actor_host::net {
 
@@ -28,6 +31,22 @@ std::string endpoint_string(const tcp::socket& s) {
   if (ec)
     return "?";
   return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+/// The first header of is_singleton_header's that `req` carries twice ("" if none).
+std::string duplicated_header(const http::request<http::string_body>& req) {
+  std::vector<std::string> seen;
+  for (auto& f : req) {
+    std::string name{f.name_string().substr(0, 32)};
+    for (auto& c : name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!is_singleton_header(name))
+      continue;
+    if (std::find(seen.begin(), seen.end(), name) != seen.end())
+      return name;
+    seen.push_back(std::move(name));
+  }
+  return {};
 }
 
 std::string endpoint_address(const tcp::socket& s) {
@@ -133,8 +152,9 @@ void http_session::on_header(error_code ec, std::size_t n) {
   split_target(head_req.target(), path, query);
   auto headers = lower_case_headers(head_req);
   auto method = std::string{head_req.method_string()};
+  auto duplicate = duplicated_header(head_req);
   access_request ar{method, path, &headers, &query, peer_address_,
-                    websocket::is_upgrade(head_req)};
+                    websocket::is_upgrade(head_req), duplicate};
   auto verdict = check_access(srv_->opts.access, ar);
   if (verdict.status != 0) {
     srv_->counters->access_refused.fetch_add(1, std::memory_order_relaxed);

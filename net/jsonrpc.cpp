@@ -30,7 +30,7 @@ bool at_end(od::document& doc) {
 
 // Walks every value so that skipped scalars are checked too.
 simdjson::error_code walk(od::value v, int depth) {
-  if (depth > 512)
+  if (depth > max_json_depth)
     return simdjson::DEPTH_ERROR;
   od::json_type t;
   if (auto e = v.type().get(t))

@@ -11,6 +11,11 @@
 /// re-serialised.
 namespace actor_host::net::jsonrpc {
 
+/// The deepest nesting of JSON the whole system takes (the manager checks
+/// every frame against it, the runtime role parses inputs and bidi chunks
+/// with it): deeper is refused with an error, never read as something else.
+constexpr int max_json_depth = 512;
+
 namespace code {
 constexpr int parse_error = -32700;
 constexpr int invalid_request = -32600;

@@ -4,8 +4,13 @@
 
 #include <boost/json.hpp>
 
+#include <cerrno>
+#include <cstring>
 #include <ctime>
-#include <fstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace actor_host::registry {
 
@@ -100,14 +105,39 @@ bool parse_runtime_file(std::string_view text, runtime_file& out, std::string& e
 }
 
 bool read_runtime_file(const std::string& path, runtime_file& out, std::string& error) {
-  std::ifstream in{path, std::ios::binary};
-  if (!in) {
-    error = "cannot be read";
+  // Any local process may write into the runtimes folder, and swap a file
+  // for a FIFO or a symlink between the folder's scan and this open: never
+  // block (a FIFO with no writer would hold the discovery actor and its
+  // thread for ever), never follow a link, and look at what was opened.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    error = errno == ELOOP ? "is a symbolic link" : std::string{"cannot be read: "} + std::strerror(errno);
+    return false;
+  }
+  struct closer {
+    int fd;
+    ~closer() { ::close(fd); }
+  } close_fd{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    error = "is not a regular file";
     return false;
   }
   std::string text(max_file_bytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  std::size_t got = 0;
+  while (got < text.size()) {
+    auto n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      error = std::string{"cannot be read: "} + std::strerror(errno);
+      return false;
+    }
+    if (n == 0)
+      break;
+    got += static_cast<std::size_t>(n);
+  }
+  text.resize(got);
   return parse_runtime_file(text, out, error);
 }
 

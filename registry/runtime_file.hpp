@@ -30,7 +30,8 @@ std::string runtime_file_json(const runtime_file& f);
 bool parse_runtime_file(std::string_view text, runtime_file& out, std::string& error);
 
 /// Reads the file at `path` (at most 64 KiB + 1 bytes: a larger one is
-/// refused unread) and parses it as above.
+/// refused unread) and parses it as above. Only a regular file is read: a
+/// symlink, a FIFO or a device is refused without blocking.
 bool read_runtime_file(const std::string& path, runtime_file& out, std::string& error);
 
 /// `t` as 2026-12-04T19:33:00.123Z.

@@ -51,12 +51,13 @@ bool to_millis(const json::value* v, std::int64_t& ms) {
       return false;
   } else if (v->is_int64()) {
     ns = v->as_int64();
-  } else if (v->is_uint64()) {
-    ns = static_cast<std::int64_t>(v->as_uint64());
   } else {
-    return false;
+    return false; // a uint64 is past INT64_MAX
   }
-  ms = (ns + 500000) / 1000000;
+  if (ns < 0)
+    return false;
+  // Rounded without adding first: ns + 500000 overflowed near INT64_MAX.
+  ms = ns / 1000000 + (ns % 1000000 >= 500000 ? 1 : 0);
   return true;
 }
 
@@ -186,10 +187,17 @@ json::object any_value(const json::value& v) {
 std::string nanos(const json::value* ms) {
   if (!ms || !ms->is_number())
     return "0";
-  auto v = ms->is_double() ? static_cast<std::int64_t>(ms->as_double())
-           : ms->is_int64() ? ms->as_int64()
-                            : static_cast<std::int64_t>(ms->as_uint64());
-  return std::to_string(v) + "000000";
+  // Milliseconds written as nanoseconds by appending digits: no arithmetic
+  // that can overflow, and a double past int64's range is not cast (UB).
+  if (ms->is_double()) {
+    auto d = ms->as_double();
+    if (!(d >= 0 && d < 9.2e18))
+      return "0";
+    return std::to_string(static_cast<std::int64_t>(d)) + "000000";
+  }
+  if (ms->is_int64())
+    return ms->as_int64() < 0 ? "0" : std::to_string(ms->as_int64()) + "000000";
+  return std::to_string(ms->as_uint64()) + "000000";
 }
 
 int kind_number(const json::value* name) {

@@ -51,6 +51,8 @@ std::string check_span(const std::string& trace_id, const std::string& key, cons
   return {};
 }
 
+constexpr std::size_t max_display_name_bytes = 4096;
+
 std::string check(const json::value& doc) {
   auto* o = doc.if_object();
   if (!o)
@@ -63,6 +65,9 @@ std::string check(const json::value& doc) {
     return "traceId must be 1-128 of [A-Za-z0-9._-]";
   if (auto* d = o->if_contains("displayName"); d && !d->is_string())
     return "displayName must be a string";
+  // A name, kept in the trace's row and listed with it: bounded like ids.
+  if (auto* d = o->if_contains("displayName"); d && d->as_string().size() > max_display_name_bytes)
+    return "displayName must be at most " + std::to_string(max_display_name_bytes) + " bytes";
   for (auto k : {"startTime", "endTime"})
     if (auto* t = o->if_contains(k); t && !t->is_number())
       return std::string{k} + " must be a number";

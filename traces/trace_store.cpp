@@ -98,6 +98,12 @@ CREATE TABLE IF NOT EXISTS spans(
   PRIMARY KEY(trace_id, span_id)) WITHOUT ROWID;
 )sql";
 
+// Every byte a trace keeps: its spans (the running `bytes`) and the text of
+// its own row. A document with no spans and a long displayName counted 0.
+constexpr std::string_view stored_bytes_sql =
+  "(bytes + LENGTH(CAST(COALESCE(display_name,'') AS BLOB)) + "
+  "LENGTH(CAST(COALESCE(start_time,'') AS BLOB)) + LENGTH(CAST(COALESCE(end_time,'') AS BLOB)))";
+
 bool ended(const json::object& span) {
   auto& e = span.at("endTime");
   return e.is_double() ? e.as_double() > 0 : (e.is_int64() ? e.as_int64() > 0 : e.as_uint64() > 0);
@@ -128,29 +134,24 @@ struct trace_store::statements {
     : put_span{db, "INSERT INTO spans(trace_id, span_id, ended, json) VALUES(?,?,?,?) "
                    "ON CONFLICT(trace_id, span_id) DO UPDATE SET ended=excluded.ended, "
                    "json=excluded.json WHERE NOT (spans.ended=1 AND excluded.ended=0)"},
-      put_trace{db, "INSERT INTO traces(trace_id, display_name, start_time, end_time, has_root, "
-                    "updated_ms) VALUES(?,?,?,?,?,?) ON CONFLICT(trace_id) DO UPDATE SET "
+      // What a span already stored holds: the trace's byte count changes by
+      // the difference (a running size: summing the trace's spans again on
+      // every write was quadratic in the trace's size).
+      old_span{db, "SELECT LENGTH(CAST(json AS BLOB)), ended FROM spans "
+                   "WHERE trace_id=? AND span_id=?"},
+      put_trace{db, "INSERT INTO traces(trace_id, display_name, start_time, end_time, "
+                    "has_root, updated_ms, bytes) VALUES(?,?,?,?,?,?,?) "
+                    "ON CONFLICT(trace_id) DO UPDATE SET "
                     "display_name=COALESCE(excluded.display_name, display_name), "
                     "start_time=COALESCE(excluded.start_time, start_time), "
                     "end_time=COALESCE(excluded.end_time, end_time), "
-                    "has_root=MAX(has_root, excluded.has_root), updated_ms=excluded.updated_ms"},
-      sum{db, "UPDATE traces SET bytes=(SELECT COALESCE(SUM(LENGTH(json)),0) FROM spans "
-              "WHERE trace_id=?1) WHERE trace_id=?1"},
-      // A span made here is new (a fresh id), so its bytes add up exactly
-      // without summing the trace's spans again.
-      put_trace_adding{db, "INSERT INTO traces(trace_id, display_name, start_time, end_time, "
-                           "has_root, updated_ms, bytes) VALUES(?,?,?,?,?,?,?) "
-                           "ON CONFLICT(trace_id) DO UPDATE SET "
-                           "display_name=COALESCE(excluded.display_name, display_name), "
-                           "start_time=COALESCE(excluded.start_time, start_time), "
-                           "end_time=COALESCE(excluded.end_time, end_time), "
-                           "has_root=MAX(has_root, excluded.has_root), "
-                           "updated_ms=excluded.updated_ms, bytes=bytes+excluded.bytes"} {
+                    "has_root=MAX(has_root, excluded.has_root), "
+                    "updated_ms=excluded.updated_ms, bytes=bytes+excluded.bytes"} {
   }
   explicit operator bool() const {
-    return put_span && put_trace && sum && put_trace_adding;
+    return put_span && old_span && put_trace;
   }
-  statement put_span, put_trace, sum, put_trace_adding;
+  statement put_span, old_span, put_trace;
 };
 
 trace_store::trace_store(sqlite3* db, retention r)
@@ -185,10 +186,11 @@ std::unique_ptr<trace_store> trace_store::open(const std::string& path, retentio
 bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
                             std::int64_t now_ms, std::string* root_span) {
   auto& put_span = stmts_->put_span;
+  auto& old_span = stmts_->old_span;
   auto& put_trace = stmts_->put_trace;
-  auto& sum = stmts_->sum;
-  bool ok = put_span && put_trace && sum;
+  bool ok = static_cast<bool>(*stmts_);
   bool has_root = false;
+  std::int64_t added = 0;
   for (auto& [key, v] : o.at("spans").as_object()) {
     if (!ok)
       break;
@@ -198,8 +200,19 @@ bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
       if (root_span)
         root_span->assign(key.data(), key.size());
     }
-    put_span.bind(1, trace_id).bind(2, std::string_view{key}).bind(3, ended(span) ? 1 : 0);
-    put_span.bind(4, json::serialize(v));
+    const bool is_ended = ended(span);
+    auto text = json::serialize(v);
+    auto size = static_cast<std::int64_t>(text.size());
+    // The put below replaces a stored span unless an ended one would go back
+    // to running: the count follows what is kept.
+    old_span.bind(1, trace_id).bind(2, std::string_view{key});
+    if (old_span.step() == SQLITE_ROW)
+      added += old_span.int64(1) == 1 && !is_ended ? 0 : size - old_span.int64(0);
+    else
+      added += size;
+    old_span.reset();
+    put_span.bind(1, trace_id).bind(2, std::string_view{key}).bind(3, is_ended ? 1 : 0);
+    put_span.bind(4, std::move(text));
     ok = put_span.step() == SQLITE_DONE;
     put_span.reset();
   }
@@ -214,18 +227,16 @@ bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
     text_or_null(2, "displayName");
     text_or_null(3, "startTime");
     text_or_null(4, "endTime");
-    put_trace.bind(5, std::int64_t{has_root ? 1 : 0}).bind(6, now_ms);
+    put_trace.bind(5, std::int64_t{has_root ? 1 : 0}).bind(6, now_ms).bind(7, added);
     ok = put_trace.step() == SQLITE_DONE;
     put_trace.reset();
-    ok = ok && sum.bind(1, trace_id).step() == SQLITE_DONE;
-    sum.reset();
   }
   return ok;
 }
 
 bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
   auto& put_span = stmts_->put_span;
-  auto& put_trace = stmts_->put_trace_adding;
+  auto& put_trace = stmts_->put_trace;
   const bool root = span.parent_span_id.empty();
   auto json = span_json(span);
   auto bytes = static_cast<std::int64_t>(json.size());
@@ -417,7 +428,9 @@ std::size_t trace_store::prune(std::int64_t now_ms) {
   }
   if (retention_.max_bytes > 0) {
     // Newest first: keep while the running total fits, drop the rest.
-    statement all{db_, "SELECT trace_id, bytes FROM traces ORDER BY updated_ms DESC, trace_id"};
+    auto sql = "SELECT trace_id, " + std::string{stored_bytes_sql}
+               + " FROM traces ORDER BY updated_ms DESC, trace_id";
+    statement all{db_, sql.c_str()};
     std::uint64_t kept = 0;
     if (all) {
       while (all.step() == SQLITE_ROW) {
@@ -451,7 +464,8 @@ std::size_t trace_store::trace_count() {
 }
 
 std::uint64_t trace_store::stored_bytes() {
-  statement q{db_, "SELECT COALESCE(SUM(bytes),0) FROM traces"};
+  auto sql = "SELECT COALESCE(SUM(" + std::string{stored_bytes_sql} + "),0) FROM traces";
+  statement q{db_, sql.c_str()};
   return q && q.step() == SQLITE_ROW ? static_cast<std::uint64_t>(q.int64(0)) : 0;
 }
 

@@ -193,8 +193,6 @@ std::string manager::start() {
     auto a = spawn(runtime_connection, t, dir, conn_opts);
     return std::make_shared<frame_bridge>(std::move(a), std::move(t));
   });
-  if (!d.opts.project_root.empty())
-    d.start_v1_discovery(conn_opts, telemetry_url);
   d.api.on_websocket("/api/ws", [spawn = d.spawner(), door = d.door,
                                  unread](net::transport_ptr t) -> net::frame_handler_ptr {
     t = with_read_window(std::move(t), unread);
@@ -231,6 +229,9 @@ std::string manager::start() {
   if (d.opts.grpc)
     if (auto err = d.start_grpc(); !err.empty())
       return "gRPC front door: " + err;
+  // After every listener, so that runtime files cannot point at any of them.
+  if (!d.opts.project_root.empty())
+    d.start_v1_discovery(conn_opts, telemetry_url);
   if (d.tls)
     spdlog::info("TLS on every listener: certificate {}, client certificates {}",
                  d.tls->files().cert_file,

@@ -61,6 +61,11 @@ void manager::impl::start_v1_discovery(const connection_options& base,
                                        const std::string& telemetry_url) {
   v1_discovery_options o;
   o.runtimes_dir = registry::runtimes_directory(opts.project_root);
+  o.own_ports = {reflection.port(), api.port(), workers.port()};
+  if (opts.worker_rbac_port)
+    o.own_ports.push_back(rbac_workers.port());
+  if (grpc)
+    o.own_ports.push_back(grpc->port());
   o.connect = [spawn = spawner(), dir = directory, io = &io, base, telemetry_url,
                policy = opts.policy, cap = opts.max_frame_bytes](const registry::runtime_file& f) {
     net::v1_link_options lo;

@@ -12,11 +12,20 @@ namespace actor_host {
 
 namespace fs = std::filesystem;
 
-std::string v1_url_problem(const std::string& url) {
+std::string v1_url_problem(const std::string& url, const std::vector<std::uint16_t>& own_ports) {
   if (!url.starts_with("http://"))
     return "is not an http:// URL";
   if (!net::is_loopback_origin(url))
     return "is not on a loopback host (localhost, 127.0.0.0/8, [::1]) with no path";
+  // A loopback origin: "http://host[:port]", the host maybe "[::1]".
+  std::uint16_t port = 80;
+  auto colon = url.rfind(':');
+  if (colon > std::string_view{"http:"}.size() && url.find(']', colon) == std::string::npos)
+    port = static_cast<std::uint16_t>(std::stoul(url.substr(colon + 1)));
+  for (auto own : own_ports)
+    if (own == port)
+      return "is this manager's own listener (port " + std::to_string(port)
+             + "): a runtime file must point at a runtime";
   return {};
 }
 
@@ -52,7 +61,7 @@ void try_file(self_ptr self, const fs::path& path, fs::file_time_type mtime) {
     spdlog::warn("runtime file {}: its id {}; ignored until it changes", name, p);
     return;
   }
-  if (auto p = v1_url_problem(f.reflection_server_url); !p.empty()) {
+  if (auto p = v1_url_problem(f.reflection_server_url, st.opts.own_ports); !p.empty()) {
     spdlog::warn("runtime file {} (runtime {}): reflectionServerUrl {}; ignored until it changes",
                  name, f.id, p);
     return;

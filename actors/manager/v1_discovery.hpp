@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace actor_host {
 
@@ -30,6 +31,8 @@ struct v1_discovery_options {
   /// 0: scans only when told (tests).
   std::chrono::milliseconds scan_interval{1000};
   std::size_t max_files = 256; // runtime files looked at per scan
+  /// The manager's listening ports: a runtime file may not point at them.
+  std::vector<std::uint16_t> own_ports;
 };
 
 struct v1_discovery_state {
@@ -60,7 +63,9 @@ caf::behavior v1_discovery(caf::stateful_actor<v1_discovery_state>* self,
 
 /// Why a runtime file's URL is not one the manager dials ("" if it is):
 /// http:// on a loopback host only, since files are written by whoever can
-/// write in the project.
-std::string v1_url_problem(const std::string& url);
+/// write in the project, and none of the manager's own listeners (`own_ports`):
+/// a file pointing at our API made every call come back to us, 1,024 deep.
+std::string v1_url_problem(const std::string& url,
+                           const std::vector<std::uint16_t>& own_ports = {});
 
 } // namespace actor_host

@@ -4,6 +4,7 @@
 #include "actors/manager/invocation.hpp"
 
 #include "obs/metrics.hpp"
+#include "registry/runtime_info.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -127,6 +128,12 @@ void on_register_function(self_ptr self, const iii::frame& f, bool hooked) {
   fn.id = f.text("id");
   if (fn.id.empty())
     return spdlog::warn("iii worker {}: registerfunction without an id dropped", st.worker_id);
+  // Listed to every worker and caller, and written into log lines: capped
+  // and checked like runtime ids.
+  if (auto p = registry::peer_text_problem(fn.id, registry::max_peer_text_bytes); !p.empty()) {
+    obs::global().iii_registrations_refused.fetch_add(1, std::memory_order_relaxed);
+    return spdlog::warn("iii worker {}: function id {}; registration refused", st.worker_id, p);
+  }
   if (f.find("invocation")) {
     // HTTP-invoked functions need the engine's http-functions worker.
     return spdlog::warn("iii worker {}: HTTP-invoked function {} is not supported; dropped",
@@ -164,6 +171,11 @@ void on_register_trigger_type(self_ptr self, const iii::frame& f, bool hooked) {
   if (e.id.empty())
     return spdlog::warn("iii worker {}: registertriggertype without an id dropped",
                         st.worker_id);
+  if (auto p = registry::peer_text_problem(e.id, registry::max_peer_text_bytes); !p.empty()) {
+    obs::global().iii_registrations_refused.fetch_add(1, std::memory_order_relaxed);
+    return spdlog::warn("iii worker {}: trigger type id {}; registration refused", st.worker_id,
+                        p);
+  }
   if (rbac && !st.session.allow_trigger_type_registration)
     return spdlog::info("iii worker {}: trigger type registration not allowed; {} dropped",
                         st.worker_id, e.id);

@@ -52,11 +52,19 @@ namespace {
 
 using self_ptr = caf::stateful_actor<active_action_state>*;
 
-json::value parse_or_null(const std::string& raw) {
+/// `raw` (empty: null) read with the system's depth limit; `ec` says why not.
+json::value parse_value(const std::string& raw, json::error_code& ec) {
   if (raw.empty())
     return nullptr;
+  json::parse_options deep;
+  deep.max_depth = net::jsonrpc::max_json_depth;
+  return json::parse(raw, ec, {}, deep);
+}
+
+/// For what validate_input has already accepted.
+json::value parse_or_null(const std::string& raw) {
   json::error_code ec;
-  auto v = json::parse(raw, ec);
+  auto v = parse_value(raw, ec);
   return ec ? json::value{} : v;
 }
 
@@ -223,6 +231,22 @@ void finish(self_ptr self) {
 
 bool validate_input(self_ptr self) {
   auto& req = self->state.req;
+  // Input the runtime cannot read is refused, with or without a schema (it
+  // used to run as null): the manager passed it, so only its depth can be
+  // the reason.
+  for (const auto* raw : {&req.input, &req.init, &req.context}) {
+    json::error_code ec;
+    parse_value(*raw, ec);
+    if (!ec)
+      continue;
+    auto what = raw == &req.input ? "input" : raw == &req.init ? "init" : "context";
+    auto message = std::string{"INVALID_ARGUMENT: "} + what + " is nested deeper than "
+                   + std::to_string(net::jsonrpc::max_json_depth) + " levels or not JSON ("
+                   + ec.message() + ")";
+    answer(self, false,
+           run_failure(status_code::invalid_argument, message, {}, "action_error: " + message));
+    return false;
+  }
   auto& schema = req.action->input_validator;
   if (!schema || req.inputs)
     return true; // bidi runs validate each chunk instead

@@ -1,5 +1,6 @@
 #include "actors/runtime/bidi_session.hpp"
 
+#include "net/jsonrpc.hpp"
 #include "obs/metrics.hpp"
 
 #include <boost/json/parse.hpp>
@@ -38,9 +39,22 @@ caf::behavior bidi_session(caf::stateful_actor<bidi_session_state>* self,
         return;
       }
       boost::json::error_code ec;
-      auto v = boost::json::parse(raw, ec);
+      boost::json::parse_options deep;
+      deep.max_depth = net::jsonrpc::max_json_depth;
+      auto v = boost::json::parse(raw, ec, {}, deep);
+      if (ec) {
+        // Pushed as null before: wrong data is worse than an error.
+        auto msg = "INVALID_ARGUMENT: invalid stream chunk: nested deeper than "
+                   + std::to_string(net::jsonrpc::max_json_depth) + " levels or not JSON ("
+                   + ec.message() + ")";
+        spdlog::debug("{}", msg);
+        if (st.run)
+          self->send(st.run, input_error_atom_v, std::move(msg));
+        st.queue->end();
+        return;
+      }
       std::vector<std::string> errors;
-      if (!ec && st.schema && !st.schema->validate(v, errors)) {
+      if (st.schema && !st.schema->validate(v, errors)) {
         std::string msg = "INVALID_ARGUMENT: invalid stream chunk: ";
         for (auto& e : errors)
           msg += (&e == &errors.front() ? "" : "; ") + e;

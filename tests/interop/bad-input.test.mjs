@@ -230,3 +230,29 @@ test('http: a request that is not HTTP does not hurt the manager', async () => {
   }
   await manager.assertHealthy();
 });
+
+test('http: a Host, Origin or Content-Type header sent twice is 400, not last-wins', async () => {
+  const manager = await startManager();
+  const raw = (head) =>
+    new Promise((resolve, reject) => {
+      const sock = net.connect(manager.apiPort, '127.0.0.1');
+      let text = '';
+      sock.on('data', (d) => (text += d));
+      sock.on('error', reject);
+      sock.on('close', () => resolve(text));
+      sock.on('connect', () => sock.write(head));
+    });
+  const heads = [
+    'GET /api/runtimes HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n',
+    'GET /api/runtimes HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://localhost\r\nOrigin: http://evil.example\r\nConnection: close\r\n\r\n',
+    'POST /api/runAction HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\ncontent-type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
+  ];
+  for (const head of heads) {
+    const answer = await withTimeout(raw(head), 5000, 'the answer');
+    assert.match(answer, /^HTTP\/1\.1 400 /, answer);
+    assert.match(answer, /header is sent more than once/);
+  }
+  const ok = await withTimeout(raw('GET /api/runtimes HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'), 5000, 'the answer');
+  assert.match(ok, /^HTTP\/1\.1 200 /);
+  await manager.assertHealthy();
+});

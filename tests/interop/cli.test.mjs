@@ -93,3 +93,35 @@ test('cancel stops a running action by trace id', async () => {
   assert.equal(again.code, 1);
   assert.match(again.stderr, /Action not found or already completed/);
 });
+
+test('a word that is no command is a usage error naming the commands, not a program the manager runs', async () => {
+  const typo = await cli(['runtimse']);
+  assert.equal(typo.code, 2);
+  assert.match(typo.stderr, /error: unknown command 'runtimse'; commands: runtimes, actions, run, cancel, cluster, config/);
+  assert.doesNotMatch(typo.stderr, /listening|starting/i);
+});
+
+test('text from a runtime cannot drive the terminal: control characters are printed escaped', async () => {
+  const { manager } = await startManagerWithRuntime('rt-cli-esc', { runtime: { kind: 'cpp' } });
+  const m = ['--manager', manager.apiUrl];
+  const fake = await manager.fakeRuntime('rt-esc');
+  // ESC ] 0 ; ... BEL retitles the window; C1 CSI (U+009B) starts a control sequence.
+  const description = 'hi\u001b]0;pwned\u0007 \u009b2J\u007f';
+  fake.handlers.listActions = () => ({ result: { actions: { '/flow/x': { key: '/flow/x', name: 'x', description } } } });
+  fake.handlers.listValues = () => ({ result: { values: {} } });
+  assert.deepEqual((await fake.register('rt-esc')).result, {});
+  const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+  const acts = await cli(['actions', '--runtime', 'rt-esc', ...m]);
+  assert.equal(acts.code, 0, acts.stderr);
+  assert.ok(acts.stdout.includes('hi\\u001b]0;pwned\\u0007 \\u009b2J\\u007f'), acts.stdout);
+  assert.doesNotMatch(acts.stdout, raw);
+  const json = await cli(['actions', '--runtime', 'rt-esc', '--json', ...m]);
+  assert.doesNotMatch(json.stdout, raw);
+  assert.equal(JSON.parse(json.stdout).actions['/flow/x'].description, description);
+
+  const fail = await cli(['run', '/flow/fail', JSON.stringify({ status: 'INTERNAL', message: 'x\u001b[2Jy' }), '--runtime', 'rt-cli-esc', ...m]);
+  assert.equal(fail.code, 1);
+  assert.ok(fail.stderr.includes('x\\u001b[2Jy'), fail.stderr);
+  assert.doesNotMatch(fail.stderr, raw);
+});

@@ -9,6 +9,7 @@
 // reflection server is in grpc-reflection-diff.test.mjs, TLS in grpc-tls.test.mjs.
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
+import zlib from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { cleanup, httpRequest, pollUntil } from './lib/harness.mjs';
 import {
@@ -409,6 +410,66 @@ describe('gRPC front door limits', () => {
       assert.match(decodeURIComponent(t['grpc-message']), /does not read its responses: over 1048576 bytes queued/);
     } finally {
       session.destroy();
+      await fake.close();
+    }
+  });
+
+  test('one connection may open at most 100 streams at once (the server says so in its SETTINGS)', async () => {
+    const session = http2.connect(`http://${address}`);
+    try {
+      const settings = await new Promise((resolve, reject) => {
+        session.once('remoteSettings', resolve);
+        session.once('error', reject);
+      });
+      assert.equal(settings.maxConcurrentStreams, 100);
+    } finally {
+      session.destroy();
+    }
+  });
+
+  test('a compressed request is refused before it is inflated (a gzip bomb costs nothing)', async () => {
+    // 64 MiB of zeros as one length-delimited field: ~64 KiB of gzip.
+    const inflated = Buffer.alloc(64 << 20);
+    const body = zlib.gzipSync(inflated);
+    const frame = Buffer.alloc(5);
+    frame[0] = 1; // compressed
+    frame.writeUInt32BE(body.length, 1);
+    const session = http2.connect(`http://${address}`);
+    try {
+      const req = session.request({ ':method': 'POST', ':path': '/genkit.flow.Flows/echo',
+        'content-type': 'application/grpc', te: 'trailers', 'grpc-encoding': 'gzip', 'grpc-accept-encoding': 'identity,gzip' });
+      req.on('data', () => {});
+      const status = new Promise((resolve) => {
+        req.on('trailers', (t) => resolve(t));
+        req.on('response', (h) => h['grpc-status'] !== undefined && resolve(h));
+      });
+      req.end(Buffer.concat([frame, body]));
+      const t = await status;
+      assert.equal(Number(t['grpc-status']), grpc.status.UNIMPLEMENTED, JSON.stringify(t));
+    } finally {
+      session.destroy();
+    }
+    const res = await unary(flows, 'echo', toValue('after'));
+    assert.equal(res.string_value, 'after');
+  });
+
+  test('a status message of 100 KiB arrives cut to 4 KiB (it used to never arrive)', async () => {
+    const { manager: m, address: a } = await startGrpcManager();
+    const fake = await m.fakeRuntime('rt-loud');
+    fake.handlers.listActions = () => ({ result: { actions: { '/flow/loud': { key: '/flow/loud', name: 'loud' } } } });
+    const big = 'e'.repeat(100 * 1024);
+    fake.handlers.runAction = () => ({ error: { code: -32000, message: big, data: { code: 13, message: big } } });
+    await fake.register('rt-loud');
+    await waitForService(a, 'genkit.flow.Flows');
+    const reflection = new GrpcReflection(a, grpc.credentials.createInsecure());
+    const descriptor = await reflection.getDescriptorBySymbol('genkit.flow.Flows');
+    const client = new (descriptor.getPackageObject(LOADER_OPTIONS).genkit.flow.Flows)(a, grpc.credentials.createInsecure());
+    try {
+      await assert.rejects(unary(client, 'loud', toValue(null), { deadline: Date.now() + 10000 }),
+        (e) => e.code === grpc.status.INTERNAL && e.details.length <= 4096 && /\(\d+ bytes\)$/.test(e.details));
+      await m.child.waitForLine(/gRPC status message of \d+ bytes truncated to 4096/, 5000);
+    } finally {
+      client.close();
       await fake.close();
     }
   });

@@ -350,3 +350,23 @@ describe('stopping program runs', () => {
     assert.equal(reply.error?.data?.code, 14, JSON.stringify(reply));
   });
 });
+
+describe('deeply nested input', () => {
+  // One depth limit across the system (512, the manager's): within it the
+  // runtime reads the input as sent; beyond it the call fails with
+  // INVALID_ARGUMENT. The runtime used to stop at Boost.JSON's default of 32
+  // and run the action with null.
+  const nested = (depth) => '['.repeat(depth) + '1' + ']'.repeat(depth);
+
+  test('40 levels run as sent; 600 levels are INVALID_ARGUMENT, never null', async () => {
+    const manager = await startManager();
+    await manager.startRuntime('deep', { kind: 'cpp' });
+    const body = (depth) => `{"key":"/flow/echo","input":${nested(depth)}}`;
+    const ok = await manager.post('/api/runAction', body(40), { headers: { 'content-type': 'application/json' } });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(JSON.stringify(ok.json.result), nested(40));
+    const deep = await manager.post('/api/runAction', body(600), { headers: { 'content-type': 'application/json' } });
+    assert.equal(deep.status, 400, deep.text);
+    assert.notEqual(deep.json?.result, null);
+  });
+});

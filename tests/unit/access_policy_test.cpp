@@ -128,6 +128,45 @@ CAF_TEST(origin and host decide first) {
   CAF_CHECK_EQUAL(h.check(p).status, 403);
 }
 
+// <img src="http://127.0.0.1:4100/api/listTraces..."> on another site: the
+// browser sends no Origin on such a GET, only Sec-Fetch-Site (it was served).
+CAF_TEST(a request a page of another site made is refused unless its origin is admitted) {
+  access_policy p;
+  head h;
+  for (auto site : {"cross-site", "same-site"}) {
+    h.headers["sec-fetch-site"] = site;
+    auto v = h.check(p);
+    CAF_CHECK_EQUAL(v.status, 403);
+    CAF_CHECK(v.message.find(std::string{"Sec-Fetch-Site: "} + site) != std::string::npos);
+    h.method = "POST";
+    CAF_CHECK_EQUAL(h.check(p).status, 403);
+    h.method = "GET";
+  }
+  // Typed into the address bar, or the dashboard's own requests.
+  for (auto site : {"none", "same-origin"}) {
+    h.headers["sec-fetch-site"] = site;
+    CAF_CHECK_EQUAL(h.check(p).status, 0);
+  }
+  // Another site's fetch with an admitted Origin (CORS) is served.
+  p.allowed_origins = {"https://ui.example.com"};
+  h.headers["sec-fetch-site"] = "cross-site";
+  h.headers["origin"] = "https://ui.example.com";
+  CAF_CHECK_EQUAL(h.check(p).status, 0);
+}
+
+CAF_TEST(a deciding header sent twice is refused) {
+  access_policy p;
+  head h;
+  for (auto name : {"host", "origin", "content-type", "authorization", "sec-fetch-site"}) {
+    CAF_CHECK(is_singleton_header(name));
+    auto v = check_access(p, {h.method, h.path, &h.headers, &h.query, h.peer, h.upgrade, name});
+    CAF_CHECK_EQUAL(v.status, 400);
+    CAF_CHECK_EQUAL(v.message, "Bad Request: the " + std::string{name}
+                                 + " header is sent more than once.");
+  }
+  CAF_CHECK(!is_singleton_header("accept"));
+}
+
 CAF_TEST(without a token only loopback peers) {
   access_policy p;
   head h;
@@ -230,6 +269,8 @@ CAF_TEST(a token in the path reaches the exporter routes only) {
   CAF_CHECK_EQUAL(loggable_path("/t/s3cret/api/traces"), "/t/<token>/api/traces");
   CAF_CHECK_EQUAL(loggable_path("/t/s3cret"), "/t/<token>");
   CAF_CHECK_EQUAL(loggable_path("/api/traces"), "/api/traces");
+  // The token sent under another spelling of the prefix is not served, but hidden all the same.
+  CAF_CHECK_EQUAL(loggable_path("/T/s3cret/api/traces"), "/t/<token>/api/traces");
 }
 
 CAF_TEST(json posts) {

@@ -106,6 +106,20 @@ CAF_TEST(a live workers function id is not taken over) {
   finish();
 }
 
+// Ids are listed to every worker and caller and written into log lines:
+// capped (256 bytes) and free of control characters, like runtime ids.
+CAF_TEST(function and trigger type ids are capped like runtime ids) {
+  auto refused = counter(obs::global().iii_registrations_refused);
+  send_frame(trusted, R"({"type":"registerfunction","id":")" + std::string(257, 'f') + R"("})");
+  send_frame(trusted, R"({"type":"registerfunction","id":"evil\u001b[2J"})");
+  send_frame(trusted, R"({"type":"registertriggertype","id":")" + std::string(257, 't') + R"("})");
+  CAF_CHECK_EQUAL(counter(obs::global().iii_registrations_refused), refused + 3);
+  // At the cap is fine.
+  send_frame(trusted, R"({"type":"registerfunction","id":")" + std::string(256, 'f') + R"("})");
+  CAF_CHECK_EQUAL(counter(obs::global().iii_registrations_refused), refused + 3);
+  finish();
+}
+
 CAF_TEST(a restricted worker cannot bind a trigger to a function it may not call) {
   send_frame(trusted, R"({"type":"registerfunction","id":"secret::fn"})");
   send_frame(trusted, R"({"type":"registerfunction","id":"api::ok"})");

@@ -6,6 +6,8 @@
 #include "traces/trace_filter.hpp"
 #include "traces/trace_store.hpp"
 
+#include <boost/json.hpp>
+
 #include <filesystem>
 #include <unistd.h>
 
@@ -148,8 +150,30 @@ CAF_TEST(spans made here are stored as documents with them would be) {
   CAF_CHECK_EQUAL(other->save(traces::trace_data_json(child), 1), "");
   CAF_CHECK_EQUAL(store->load(trace_a).value_or("<none>"), other->load(trace_a).value_or("<other>"));
   CAF_CHECK_EQUAL(store->stored_bytes(), other->stored_bytes());
-  CAF_CHECK_EQUAL(store->stored_bytes(), traces::span_json(root).size() + traces::span_json(child).size());
+  // The spans, and the trace's own row (its name, start and end).
+  CAF_CHECK_EQUAL(store->stored_bytes(), traces::span_json(root).size() + traces::span_json(child).size()
+                                           + root.name.size() + 2 * std::string{"1700000000000"}.size());
   CAF_CHECK_EQUAL(store->list(10, 0), other->list(10, 0));
+}
+
+// Retention counts every byte kept: a document with no spans and a long name
+// counted 0 (and kept 40 MiB of them past --trace-max-bytes); a name is capped.
+CAF_TEST(every stored byte counts and a span rewritten is counted once) {
+  auto name = std::string(4096, 'n');
+  CAF_CHECK_EQUAL(store->save(doc("", R"(,"displayName":")" + name + "\""), 1), "");
+  CAF_CHECK_EQUAL(store->stored_bytes(), 4096u);
+  CAF_CHECK_EQUAL(store->save(doc("", R"(,"displayName":")" + name + "n\""), 1),
+                  "displayName must be at most 4096 bytes");
+  // Sent again (running, then ended, then running again: kept ended), a span
+  // is counted as what is stored, once.
+  auto running = span("s1", "", 0);
+  auto done = span("s1", "", 1700000000001);
+  CAF_CHECK_EQUAL(store->save(doc(entry("s1", running)), 2), "");
+  CAF_CHECK_EQUAL(store->save(doc(entry("s1", done)), 3), "");
+  CAF_CHECK_EQUAL(store->save(doc(entry("s1", running)), 4), "");
+  auto stored = store->load(trace_a).value_or("");
+  CAF_CHECK(stored.find("1700000000001") != std::string::npos);
+  CAF_CHECK_EQUAL(store->stored_bytes(), 4096u + boost::json::serialize(boost::json::parse(done)).size());
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
@@ -243,6 +267,27 @@ CAF_TEST(OTLP JSON exports become TraceData documents one per trace) {
   CAF_CHECK_EQUAL(refused(R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t","spanId":"s"}]}]}]})"),
                   "span s: startTimeUnixNano must be a count of nanoseconds");
   CAF_CHECK_EQUAL(refused(R"({"resourceSpans":[{}]})"), "resourceSpans[].scopeSpans must be an array");
+  // Near and past int64's end: rounded without overflow (UBSan saw ns + 500000
+  // overflow), and a count past INT64_MAX or below 0 is refused.
+  std::vector<std::string> edge;
+  CAF_CHECK_EQUAL(traces::trace_data_from_otlp(R"({"resourceSpans":[{"scopeSpans":[{"spans":[
+    {"traceId":"t","spanId":"s","startTimeUnixNano":"9223372036854775807","endTimeUnixNano":9223372036854775807}]}]}]})",
+                                               edge),
+                  "");
+  CAF_REQUIRE_EQUAL(edge.size(), 1u);
+  CAF_CHECK_EQUAL(member(edge[0], {"spans", "s", "startTime"}), "9223372036855");
+  CAF_CHECK_EQUAL(refused(R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t","spanId":"s","startTimeUnixNano":9223372036854775808}]}]}]})"),
+                  "span s: startTimeUnixNano must be a count of nanoseconds");
+  CAF_CHECK_EQUAL(refused(R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t","spanId":"s","startTimeUnixNano":"-5"}]}]}]})"),
+                  "span s: startTimeUnixNano must be a count of nanoseconds");
+  // Back to OTLP: milliseconds below 0, or past int64's range as a double, are not cast.
+  std::string otlp;
+  CAF_CHECK_EQUAL(traces::otlp_from_trace_data(
+                    doc(entry("r", R"({"spanId":"r","traceId":"0123456789abcdef0123456789abcdef","startTime":-1,"endTime":1e300,"attributes":{},"displayName":"x","spanKind":"SERVER"})")),
+                    otlp),
+                  "");
+  CAF_CHECK(otlp.find(R"("startTimeUnixNano":"0")") != std::string::npos);
+  CAF_CHECK(otlp.find(R"("endTimeUnixNano":"0")") != std::string::npos);
 }
 
 CAF_TEST(TraceData goes to a collector as OTLP JSON and comes back the same) {

@@ -3,10 +3,15 @@
 #include "test_support.hpp"
 
 #include "actors/manager/v1_discovery.hpp"
+#include "registry/runtime_file.hpp"
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
+
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 // The manager's watch over a Genkit project's runtime files: which files
@@ -148,6 +153,41 @@ CAF_TEST(url checks) {
   CAF_CHECK(!v1_url_problem("https://localhost:3100").empty());
   CAF_CHECK(!v1_url_problem("http://localhost:3100/api").empty());
   CAF_CHECK(!v1_url_problem("http://10.0.0.1:3100").empty());
+  // The manager's own listeners: a file pointing there made calls loop.
+  std::vector<std::uint16_t> own{4100, 3200};
+  CAF_CHECK(v1_url_problem("http://localhost:3100", own).empty());
+  CAF_CHECK_EQUAL(v1_url_problem("http://127.0.0.1:4100", own),
+                  "is this manager's own listener (port 4100): a runtime file must point at a "
+                  "runtime");
+  CAF_CHECK(!v1_url_problem("http://[::1]:3200", own).empty());
+  CAF_CHECK(v1_url_problem("http://[::1]", own).empty());
+  CAF_CHECK(!v1_url_problem("http://localhost", {80}).empty());
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+// A file swapped for a FIFO (or a link) between the scan and the open: it is
+// refused at once. Reading it used to block in open() until a writer came.
+CAF_TEST(a runtime file swapped for a fifo or a symlink is refused without blocking) {
+  char tmpl[] = "/tmp/v1-fifo-XXXXXX";
+  fs::path dir{::mkdtemp(tmpl)};
+  auto fifo = (dir / "a-1.json").string();
+  CAF_REQUIRE_EQUAL(::mkfifo(fifo.c_str(), 0600), 0);
+  registry::runtime_file f;
+  std::string why;
+  auto read = std::async(std::launch::async, [&] { return registry::read_runtime_file(fifo, f, why); });
+  bool prompt = read.wait_for(std::chrono::seconds{10}) == std::future_status::ready;
+  if (!prompt) // unblock the reader so the test can end (and fail)
+    ::close(::open(fifo.c_str(), O_WRONLY));
+  CAF_CHECK(!read.get());
+  CAF_CHECK(prompt);
+  CAF_CHECK_EQUAL(why, "is not a regular file");
+  std::ofstream{dir / "real.json"} << file_json("a", ::getpid(), "http://localhost:3100");
+  fs::create_symlink(dir / "real.json", dir / "b-1.json");
+  CAF_CHECK(!registry::read_runtime_file((dir / "b-1.json").string(), f, why));
+  CAF_CHECK_EQUAL(why, "is a symbolic link");
+  CAF_CHECK(registry::read_runtime_file((dir / "real.json").string(), f, why));
+  CAF_CHECK_EQUAL(f.id, "a");
+  fs::remove_all(dir);
+}
+
