@@ -271,6 +271,20 @@ std::string trace_store::save_spans(const std::vector<run_span>& spans, std::int
   return commit_or_rollback(ok);
 }
 
+std::string trace_store::over_size(const std::string& trace_id, std::size_t adding) {
+  // The document's text bounds what it adds (a span it replaces counts twice
+  // here: the check errs on the safe side).
+  auto sql = "SELECT " + std::string{stored_bytes_sql} + " FROM traces WHERE trace_id=?";
+  statement q{db_, sql.c_str()};
+  std::uint64_t held = 0;
+  if (q && q.bind(1, trace_id).step() == SQLITE_ROW)
+    held = static_cast<std::uint64_t>(q.int64(0));
+  if (held + adding <= max_trace_bytes)
+    return {};
+  return "trace " + trace_id + " would keep " + std::to_string(held + adding)
+         + " bytes, more than a trace may (" + std::to_string(max_trace_bytes) + ")";
+}
+
 std::string trace_store::commit_or_rollback(bool ok) {
   if (ok && exec(db_, "COMMIT"))
     return {};
@@ -287,6 +301,8 @@ std::string trace_store::save(std::string_view text, std::int64_t now_ms,
     return error;
   auto& o = doc.as_object();
   std::string trace_id{o.at("traceId").as_string()};
+  if (auto err = over_size(trace_id, text.size()); !err.empty())
+    return err;
   if (!exec(db_, "BEGIN IMMEDIATE"))
     return std::string{"trace store busy: "} + sqlite3_errmsg(db_);
   if (auto err = commit_or_rollback(write_doc(o, trace_id, now_ms, root_span)); !err.empty())
@@ -301,8 +317,13 @@ std::vector<trace_store::saved> trace_store::save_each(const std::vector<std::st
   std::vector<saved> out(docs.size());
   std::vector<json::value> parsed(docs.size());
   bool any = false;
-  for (std::size_t i = 0; i < docs.size(); ++i)
-    any = parse_trace_data(docs[i], parsed[i], out[i].error) || any;
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    if (!parse_trace_data(docs[i], parsed[i], out[i].error))
+      continue;
+    out[i].error = over_size(std::string{parsed[i].as_object().at("traceId").as_string()},
+                             docs[i].size());
+    any = any || out[i].error.empty();
+  }
   if (!any)
     return out;
   if (!exec(db_, "BEGIN IMMEDIATE")) {
@@ -358,14 +379,22 @@ std::string trace_store::list(std::size_t limit, std::size_t offset,
   if (filter.empty())
     return list(limit, offset);
   limit = std::clamp<std::size_t>(limit, 1, 1000);
+  // Bounded work on the store's one thread: a filter reads each trace, so
+  // at most this many traces and bytes of them are looked at (a filtered
+  // listing of large traces took seconds and held up every write).
   constexpr std::int64_t max_scanned = 10000;
-  statement q{db_, "SELECT trace_id FROM traces WHERE has_root=1 "
-                   "ORDER BY updated_ms DESC, trace_id LIMIT ?"};
+  constexpr std::uint64_t max_scanned_bytes = 256u << 20;
+  auto sql = "SELECT trace_id, " + std::string{stored_bytes_sql}
+             + " FROM traces WHERE has_root=1 ORDER BY updated_ms DESC, trace_id LIMIT ?";
+  statement q{db_, sql.c_str()};
   std::vector<std::string> ids;
+  std::uint64_t scanned = 0;
   if (q) {
     q.bind(1, max_scanned);
-    while (q.step() == SQLITE_ROW)
+    while (scanned < max_scanned_bytes && q.step() == SQLITE_ROW) {
       ids.push_back(q.text(0));
+      scanned += static_cast<std::uint64_t>(q.int64(1));
+    }
   }
   std::string out = R"({"traces":[)";
   std::size_t matched = 0;
@@ -377,7 +406,9 @@ std::string trace_store::list(std::size_t limit, std::size_t offset,
       continue;
     if (matched++ < offset)
       continue;
-    if (taken == limit) {
+    // A page ends at `limit` traces or at the answer's byte budget (the next
+    // page starts at the trace that did not fit).
+    if (taken == limit || (taken > 0 && out.size() + t->size() > max_answer_bytes)) {
       more = true;
       break;
     }
@@ -385,7 +416,7 @@ std::string trace_store::list(std::size_t limit, std::size_t offset,
   }
   out += "]";
   if (more)
-    out += R"(,"continuationToken":")" + std::to_string(offset + limit) + "\"";
+    out += R"(,"continuationToken":")" + std::to_string(offset + taken) + "\"";
   return out + "}";
 }
 
@@ -403,16 +434,20 @@ std::string trace_store::list(std::size_t limit, std::size_t offset) {
   if (more)
     ids.pop_back();
   std::string out = R"({"traces":[)";
-  bool first = true;
+  std::size_t taken = 0;
   for (auto& id : ids) {
-    if (auto t = load(id)) {
-      out += (first ? "" : ",") + *t;
-      first = false;
+    auto t = load(id);
+    if (!t)
+      continue;
+    if (taken > 0 && out.size() + t->size() > max_answer_bytes) {
+      more = true;
+      break;
     }
+    out += (taken++ ? "," : "") + *t;
   }
   out += "]";
   if (more)
-    out += R"(,"continuationToken":")" + std::to_string(offset + limit) + "\"";
+    out += R"(,"continuationToken":")" + std::to_string(offset + taken) + "\"";
   return out + "}";
 }
 

@@ -41,6 +41,13 @@ std::string make_store_folder(const std::string& path);
 
 class trace_store {
 public:
+  /// What one trace may keep: a document that would grow a trace past it is
+  /// refused (a trace of 120 MB made every reader of it hold 120 MB).
+  static constexpr std::size_t max_trace_bytes = 16u << 20;
+  /// What one listing answer may carry: a page ends before the trace that
+  /// would pass it (its continuationToken starts the next page there).
+  static constexpr std::size_t max_answer_bytes = 32u << 20;
+
   /// Opens (creating it and its tables if needed) the database at `path`;
   /// null with `error` set when it cannot.
   static std::unique_ptr<trace_store> open(const std::string& path, retention r,
@@ -82,11 +89,12 @@ public:
 
   /// `{"traces":[TraceData...],"continuationToken":"n"}`: traces that have
   /// their root span, most recently updated first, from `offset`; the token
-  /// (the next offset) only when more follow.
+  /// (the next offset) only when more follow. At most max_answer_bytes (one
+  /// trace at least).
   std::string list(std::size_t limit, std::size_t offset);
   /// The same, of the traces `filter` passes (trace_filter.hpp); offsets
-  /// count matches. At most the 10,000 most recently updated traces are
-  /// looked at (a filter reads each one's root span).
+  /// count matches. At most the 10,000 most recently updated traces, and
+  /// 256 MiB of them, are looked at (a filter reads each one).
   std::string list(std::size_t limit, std::size_t offset, const trace_filter& filter);
 
   /// Drops the traces over the age and size limits; returns how many.
@@ -102,6 +110,8 @@ private:
                  std::int64_t now_ms, std::string* root_span = nullptr);
   bool write_span(const run_span& span, std::int64_t now_ms);
   std::string commit_or_rollback(bool ok);
+  /// "" if `adding` more bytes keep `trace_id` within max_trace_bytes, else why not.
+  std::string over_size(const std::string& trace_id, std::size_t adding);
   sqlite3* db_;
   retention retention_;
   // The statements of the per-run path, prepared once (trace_store.cpp).

@@ -245,7 +245,21 @@ net::http_handler make_http_api(http_api_context ctx) {
                                                 "by position (\"0\", \"1\", ...)",
                                                 tail));
         auto b = trpc::batch::make(res, names.size());
+        // One trace query per batch: each may answer up to the store's
+        // max_answer_bytes, and 32 of them in one GET held 4 GB.
+        bool traces_asked = false;
         for (std::size_t i = 0; i < names.size(); ++i) {
+          if (find_tool_query(names[i]) == tool_query::traces) {
+            if (traces_asked) {
+              b->part(i)->respond(
+                400, json_type,
+                trpc::bad_request("one trace query (listTraces, getTrace) per batch: ask for "
+                                  "this one on its own",
+                                  names[i]));
+              continue;
+            }
+            traces_asked = true;
+          }
           auto* in = inputs.find(std::to_string(i));
           serve_query(names[i], in && *in != "null" ? *in : std::string{}, req, b->part(i));
         }

@@ -414,6 +414,44 @@ describe('gRPC front door limits', () => {
     }
   });
 
+  test('small chunks to a client that does not read count what they hold, not their 3 bytes', async () => {
+    // 50,000 one-letter chunks are ~150 KB of protobuf but held ~17 MB in
+    // the door: with a 1 MiB cap the call must end RESOURCE_EXHAUSTED.
+    const { manager: m, address: a } = await startGrpcManager(['--max-write-queue-bytes', '1048576']);
+    const fake = await m.fakeRuntime('rt-small');
+    fake.handlers.listActions = () => ({ result: { actions: { '/flow/small': { key: '/flow/small', name: 'small' } } } });
+    let cancelled = false;
+    fake.handlers.runAction = (_params, msg) => {
+      fake.notify('runActionState', { requestId: msg.id, state: { traceId: 'f'.repeat(32) } });
+      const frame = `{"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":${JSON.stringify(msg.id)},"chunk":"z"}}`;
+      (async () => {
+        for (let sent = 0; !cancelled && fake.isOpen && sent < 50000; ++sent) {
+          if (fake.ws.bufferedAmount > 1024 * 1024) await new Promise((r) => setTimeout(r, 5));
+          fake.sendRaw(frame);
+        }
+      })();
+      return undefined;
+    };
+    fake.cancelRunsOnRequest(() => {
+      cancelled = true;
+    });
+    await fake.register('rt-small');
+    await waitForService(a, 'genkit.flow.Flows');
+    const session = http2.connect(`http://${a}`);
+    try {
+      const req = session.request({ ':method': 'POST', ':path': '/genkit.flow.Flows/small_stream',
+        'content-type': 'application/grpc', te: 'trailers' });
+      req.end(Buffer.from([0, 0, 0, 0, 0]));
+      req.pause();
+      await m.child.waitForLine(
+        /gRPC client \S+: \d+ bytes of responses wait to be written \(max_write_queue_bytes 1048576\)/, 20000);
+      await fake.waitFor((x) => x.method === 'cancelAction', 10000, 'cancelAction (the run of the stalled call)');
+    } finally {
+      session.destroy();
+      await fake.close();
+    }
+  });
+
   test('one connection may open at most 100 streams at once (the server says so in its SETTINGS)', async () => {
     const session = http2.connect(`http://${address}`);
     try {

@@ -203,6 +203,12 @@ describe('queries actor-host adds or refuses', () => {
     assert.deepEqual([big.status, big.json.error.data.code], [400, 'BAD_REQUEST']);
     const emptyName = await httpRequest(`${manager.apiUrl}/api/listActions,,getTrace?batch=1`);
     assert.equal(emptyName.status, 400);
+    // One trace query per batch (32 listTraces of 1000 in one GET held 4 GB).
+    const traceBatch = await httpRequest(`${manager.apiUrl}/api/listTraces,getActiveRuntimes,listTraces?batch=1`);
+    assert.equal(traceBatch.status, 207);
+    assert.ok(Array.isArray(traceBatch.json[0].result.data.traces));
+    assert.equal(traceBatch.json[2].error.data.code, 'BAD_REQUEST');
+    assert.match(traceBatch.json[2].error.message, /one trace query \(listTraces, getTrace\) per batch/);
     const notKeyed = await httpRequest(`${manager.apiUrl}/api/listActions?batch=1&input=%5B1%5D`);
     assert.equal(notKeyed.status, 400);
     const postBatch = await manager.post('/api/cancelAction,cancelAction?batch=1', { 0: { traceId: 'x' } });

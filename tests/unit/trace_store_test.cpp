@@ -105,6 +105,30 @@ CAF_TEST(list shows rooted traces newest first a page at a time) {
   CAF_CHECK_EQUAL(member(last, {"continuationToken"}), "<missing>");
 }
 
+// Bounds on what one trace keeps and one listing carries: a 120 MB trace
+// made every reader hold 120 MB, and a page of 1000 of them 1.3 GB.
+CAF_TEST(a trace keeps at most 16 MiB and a page ends at 32 MiB) {
+  auto big_span = [](std::string_view id, std::string_view trace, std::size_t pad) {
+    return R"({"spanId":")" + std::string{id} + R"(","traceId":")" + std::string{trace}
+           + R"(","startTime":1,"endTime":2,"attributes":{"pad":")" + std::string(pad, 'p')
+           + R"("},"displayName":"x","instrumentationLibrary":{"name":"t"},"spanKind":"INTERNAL"})";
+  };
+  auto id = [](int i) { return std::string(31, 'd') + std::to_string(i); };
+  for (int i = 0; i < 3; ++i)
+    CAF_CHECK_EQUAL(store->save(doc(entry("r", big_span("r", id(i), 12u << 20)), "", id(i)), 10 + i), "");
+  auto page = store->list(10, 0);
+  CAF_CHECK_LESS_OR_EQUAL(page.size(), traces::trace_store::max_answer_bytes);
+  CAF_CHECK_EQUAL(parse_json(page).at("traces").as_array().size(), 2u);
+  CAF_CHECK_EQUAL(member(page, {"continuationToken"}), R"("2")");
+  auto rest = store->list(10, 2);
+  CAF_CHECK_EQUAL(parse_json(rest).at("traces").as_array().size(), 1u);
+  CAF_CHECK_EQUAL(member(rest, {"continuationToken"}), "<missing>");
+  // 12 MiB more into a trace of 12 MiB: refused, the trace unchanged.
+  auto err = store->save(doc(entry("c", big_span("c", id(0), 12u << 20)), "", id(0)), 20);
+  CAF_CHECK(contains(err, "more than a trace may (16777216)"));
+  CAF_CHECK(!contains(store->load(id(0)).value_or(""), R"("c":)"));
+}
+
 CAF_TEST(documents that are not TraceData are refused with the field named) {
   auto bad = [&](const std::string& text) { return store->save(text, 1); };
   CAF_CHECK_EQUAL(bad("{nope"), "not valid JSON: syntax error");
