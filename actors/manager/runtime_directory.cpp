@@ -155,21 +155,7 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
     [self, probing](register_atom, std::string& id, std::string& info,
                     connection_actor& conn) -> caf::result<bool, std::string> {
       auto* e = self->state.find(id);
-      // The holder of the id, here or at another node of the cluster: one
-      // rule for both (a live holder keeps its id; a claimant gets it only
-      // once the holder's link is proven dead). Another node's runtime with
-      // the id was otherwise shadowed here by a newcomer, for every caller
-      // at this node.
-      connection_actor holder;
-      if (e && e->conn != conn) {
-        holder = e->conn;
-      } else if (!e) {
-        auto& rs = self->state.remote;
-        auto r = std::find_if(rs.rbegin(), rs.rend(), [&](auto& x) { return x.id == id; });
-        if (r != rs.rend())
-          holder = r->conn;
-      }
-      if (!holder) {
+      if (!e || e->conn == conn) {
         add_or_update(self, id, std::move(info), conn);
         return {true, std::string{}};
       }
@@ -178,6 +164,7 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
         return {false, in_use(id)};
       }
       // Another connection holds the id: it keeps it if its socket answers.
+      auto holder = e->conn;
       probing->emplace(id, conn);
       auto rp = self->make_response_promise();
       auto settle = [self, probing, id, info, conn, holder, rp](bool holder_alive) mutable {

@@ -105,32 +105,6 @@ CAF_TEST(a third claimant during the probe is refused at once) {
   finish();
 }
 
-// The same rule cluster-wide: node d lists rt1 as node b's runtime (the
-// holder). A runtime registering rt1 at d is refused while b's holder answers
-// (it used to take every unqualified call made at d), and gets the id once
-// b's runtime is gone.
-CAF_TEST(a runtime id held at another node is not taken over by a newcomer) {
-  auto dir_d = spawn_directory();
-  auto at_d_t = make_fake_transport("127.0.0.1:40004");
-  auto at_d = spawn_connection(at_d_t, dir_d);
-  caf::anon_send(dir_d, remote_up_atom_v, std::string{"b"}, std::string{"rt1"},
-                 std::string{"{}"}, holder);
-  sched.run();
-  send_frame(at_d, register_frame("rt1", R"("9")"));
-  CAF_CHECK_EQUAL(holder_t->pings(), 1);
-  holder_t->answer_pings();
-  sched.run();
-  CAF_CHECK_EQUAL(member(at_d_t->last(), {"error", "code"}), "-32602");
-  CAF_CHECK(contains(member_str(at_d_t->last(), {"error", "message"}), "in use by a live connection"));
-  caf::anon_send(dir_d, remote_down_atom_v, std::string{"b"}, std::string{"rt1"});
-  sched.run();
-  send_frame(at_d, register_frame("rt1", R"("10")"));
-  CAF_CHECK_EQUAL(at_d_t->last(), R"({"jsonrpc":"2.0","result":{},"id":"10"})");
-  stop(at_d, caf::exit_reason::user_shutdown);
-  stop(dir_d);
-  finish();
-}
-
 CAF_TEST(the holder re-registering on its own socket needs no probe) {
   send_frame(holder, register_frame("rt1", R"("2")"));
   CAF_CHECK_EQUAL(holder_t->pings(), 0);
