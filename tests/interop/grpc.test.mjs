@@ -53,6 +53,32 @@ function waitForService(address, service, present = true) {
     { timeoutMs: 15000, intervalMs: 100, what: `${service} ${present ? 'listed' : 'gone'}` });
 }
 
+/**
+ * A fake runtime whose /flow/<name> streams `count` copies of `chunk` as fast
+ * as its socket drains, until the run is cancelled.
+ */
+async function streamingRuntime(m, id, name, chunk, count) {
+  const fake = await m.fakeRuntime(id);
+  fake.handlers.listActions = () => ({ result: { actions: { [`/flow/${name}`]: { key: `/flow/${name}`, name } } } });
+  let cancelled = false;
+  fake.handlers.runAction = (_params, msg) => {
+    fake.notify('runActionState', { requestId: msg.id, state: { traceId: 'e'.repeat(32) } });
+    const frame = `{"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":${JSON.stringify(msg.id)},"chunk":${JSON.stringify(chunk)}}}`;
+    (async () => {
+      for (let sent = 0; !cancelled && fake.isOpen && sent < count; ++sent) {
+        while (fake.ws.bufferedAmount > 1024 * 1024 && !cancelled) await new Promise((r) => setTimeout(r, 5));
+        fake.sendRaw(frame);
+      }
+    })();
+    return undefined;
+  };
+  fake.cancelRunsOnRequest(() => {
+    cancelled = true;
+  });
+  await fake.register(id);
+  return fake;
+}
+
 describe('gRPC front door with the demo runtime', () => {
   let manager;
   let address;
@@ -370,25 +396,7 @@ describe('gRPC front door limits', () => {
     // stops granting flow-control window once a paused stream's buffer is
     // full: the door's queue grows behind the window.
     const { manager: m, address: a } = await startGrpcManager(['--max-write-queue-bytes', '1048576']);
-    const fake = await m.fakeRuntime('rt-flood');
-    fake.handlers.listActions = () => ({ result: { actions: { '/flow/flood': { key: '/flow/flood', name: 'flood' } } } });
-    let cancelled = false;
-    const chunk = 'z'.repeat(64 * 1024);
-    fake.handlers.runAction = (_params, msg) => {
-      fake.notify('runActionState', { requestId: msg.id, state: { traceId: 'e'.repeat(32) } });
-      const frame = `{"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":${JSON.stringify(msg.id)},"chunk":"${chunk}"}}`;
-      (async () => {
-        for (let sent = 0; !cancelled && fake.isOpen && sent < 256; ++sent) {
-          while (fake.ws.bufferedAmount > 1024 * 1024 && !cancelled) await new Promise((r) => setTimeout(r, 5));
-          fake.sendRaw(frame);
-        }
-      })();
-      return undefined;
-    };
-    fake.cancelRunsOnRequest(() => {
-      cancelled = true;
-    });
-    await fake.register('rt-flood');
+    const fake = await streamingRuntime(m, 'rt-flood', 'flood', 'z'.repeat(64 * 1024), 256);
     await waitForService(a, 'genkit.flow.Flows');
     const session = http2.connect(`http://${a}`);
     try {
@@ -418,24 +426,7 @@ describe('gRPC front door limits', () => {
     // 50,000 one-letter chunks are ~150 KB of protobuf but held ~17 MB in
     // the door: with a 1 MiB cap the call must end RESOURCE_EXHAUSTED.
     const { manager: m, address: a } = await startGrpcManager(['--max-write-queue-bytes', '1048576']);
-    const fake = await m.fakeRuntime('rt-small');
-    fake.handlers.listActions = () => ({ result: { actions: { '/flow/small': { key: '/flow/small', name: 'small' } } } });
-    let cancelled = false;
-    fake.handlers.runAction = (_params, msg) => {
-      fake.notify('runActionState', { requestId: msg.id, state: { traceId: 'f'.repeat(32) } });
-      const frame = `{"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":${JSON.stringify(msg.id)},"chunk":"z"}}`;
-      (async () => {
-        for (let sent = 0; !cancelled && fake.isOpen && sent < 50000; ++sent) {
-          if (fake.ws.bufferedAmount > 1024 * 1024) await new Promise((r) => setTimeout(r, 5));
-          fake.sendRaw(frame);
-        }
-      })();
-      return undefined;
-    };
-    fake.cancelRunsOnRequest(() => {
-      cancelled = true;
-    });
-    await fake.register('rt-small');
+    const fake = await streamingRuntime(m, 'rt-small', 'small', 'z', 50000);
     await waitForService(a, 'genkit.flow.Flows');
     const session = http2.connect(`http://${a}`);
     try {
