@@ -4,6 +4,7 @@
 #include "traces/trace_filter.hpp"
 
 #include "net/jsonrpc.hpp"
+#include "traces/detail/sqlite_statement.hpp"
 
 #include <boost/json.hpp>
 #include <sqlite3.h>
@@ -15,65 +16,11 @@
 namespace actor_host::traces {
 
 namespace json = boost::json;
+using detail::exec;
+using detail::statement;
+using detail::stored_bytes_sql;
 
 namespace {
-
-/// One prepared statement, finalized when it goes out of scope.
-class statement {
-public:
-  statement(sqlite3* db, const char* sql) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
-      stmt_ = nullptr;
-  }
-  ~statement() {
-    sqlite3_finalize(stmt_);
-  }
-  statement(const statement&) = delete;
-  statement& operator=(const statement&) = delete;
-
-  explicit operator bool() const {
-    return stmt_ != nullptr;
-  }
-  statement& bind(int i, std::string_view text) {
-    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  statement& bind(int i, std::int64_t n) {
-    sqlite3_bind_int64(stmt_, i, n);
-    return *this;
-  }
-  statement& bind_null(int i) {
-    sqlite3_bind_null(stmt_, i);
-    return *this;
-  }
-  /// SQLITE_ROW, SQLITE_DONE or an error code.
-  int step() {
-    return sqlite3_step(stmt_);
-  }
-  void reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  std::string text(int col) const {
-    auto* p = sqlite3_column_text(stmt_, col);
-    return p ? std::string{reinterpret_cast<const char*>(p),
-                           static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))}
-             : std::string{};
-  }
-  bool is_null(int col) const {
-    return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
-  }
-  std::int64_t int64(int col) const {
-    return sqlite3_column_int64(stmt_, col);
-  }
-
-private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-bool exec(sqlite3* db, const char* sql) {
-  return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
-}
 
 constexpr const char* schema_sql = R"sql(
 PRAGMA journal_mode=WAL;
@@ -97,12 +44,6 @@ CREATE TABLE IF NOT EXISTS spans(
   json TEXT NOT NULL,
   PRIMARY KEY(trace_id, span_id)) WITHOUT ROWID;
 )sql";
-
-// Every byte a trace keeps: its spans (the running `bytes`) and the text of
-// its own row. A document with no spans and a long displayName counted 0.
-constexpr std::string_view stored_bytes_sql =
-  "(bytes + LENGTH(CAST(COALESCE(display_name,'') AS BLOB)) + "
-  "LENGTH(CAST(COALESCE(start_time,'') AS BLOB)) + LENGTH(CAST(COALESCE(end_time,'') AS BLOB)))";
 
 bool ended(const json::object& span) {
   auto& e = span.at("endTime");
@@ -372,83 +313,6 @@ std::optional<std::string> trace_store::load(std::string_view trace_id) {
     }
   }
   return out + "}}";
-}
-
-std::string trace_store::list(std::size_t limit, std::size_t offset,
-                              const trace_filter& filter) {
-  if (filter.empty())
-    return list(limit, offset);
-  limit = std::clamp<std::size_t>(limit, 1, 1000);
-  // Bounded work on the store's one thread: a filter reads each trace, so
-  // at most this many traces and bytes of them are looked at (a filtered
-  // listing of large traces took seconds and held up every write).
-  constexpr std::int64_t max_scanned = 10000;
-  constexpr std::uint64_t max_scanned_bytes = 256u << 20;
-  auto sql = "SELECT trace_id, " + std::string{stored_bytes_sql}
-             + " FROM traces WHERE has_root=1 ORDER BY updated_ms DESC, trace_id LIMIT ?";
-  statement q{db_, sql.c_str()};
-  std::vector<std::string> ids;
-  std::uint64_t scanned = 0;
-  if (q) {
-    q.bind(1, max_scanned);
-    while (scanned < max_scanned_bytes && q.step() == SQLITE_ROW) {
-      ids.push_back(q.text(0));
-      scanned += static_cast<std::uint64_t>(q.int64(1));
-    }
-  }
-  std::string out = R"({"traces":[)";
-  std::size_t matched = 0;
-  std::size_t taken = 0;
-  bool more = false;
-  for (auto& id : ids) {
-    auto t = load(id);
-    if (!t || !filter.matches(*t))
-      continue;
-    if (matched++ < offset)
-      continue;
-    // A page ends at `limit` traces or at the answer's byte budget (the next
-    // page starts at the trace that did not fit).
-    if (taken == limit || (taken > 0 && out.size() + t->size() > max_answer_bytes)) {
-      more = true;
-      break;
-    }
-    out += (taken++ ? "," : "") + *t;
-  }
-  out += "]";
-  if (more)
-    out += R"(,"continuationToken":")" + std::to_string(offset + taken) + "\"";
-  return out + "}";
-}
-
-std::string trace_store::list(std::size_t limit, std::size_t offset) {
-  limit = std::clamp<std::size_t>(limit, 1, 1000);
-  statement q{db_, "SELECT trace_id FROM traces WHERE has_root=1 "
-                   "ORDER BY updated_ms DESC, trace_id LIMIT ? OFFSET ?"};
-  std::vector<std::string> ids;
-  if (q) {
-    q.bind(1, static_cast<std::int64_t>(limit + 1)).bind(2, static_cast<std::int64_t>(offset));
-    while (q.step() == SQLITE_ROW)
-      ids.push_back(q.text(0));
-  }
-  bool more = ids.size() > limit;
-  if (more)
-    ids.pop_back();
-  std::string out = R"({"traces":[)";
-  std::size_t taken = 0;
-  for (auto& id : ids) {
-    auto t = load(id);
-    if (!t)
-      continue;
-    if (taken > 0 && out.size() + t->size() > max_answer_bytes) {
-      more = true;
-      break;
-    }
-    out += (taken++ ? "," : "") + *t;
-  }
-  out += "]";
-  if (more)
-    out += R"(,"continuationToken":")" + std::to_string(offset + taken) + "\"";
-  return out + "}";
 }
 
 std::size_t trace_store::prune(std::int64_t now_ms) {

@@ -1,0 +1,93 @@
+#include "traces/trace_store.hpp"
+
+#include "traces/detail/sqlite_statement.hpp"
+#include "traces/trace_filter.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+// Listings of the trace store: pages bounded by count and bytes.
+namespace actor_host::traces {
+
+using detail::statement;
+using detail::stored_bytes_sql;
+
+std::string trace_store::list(std::size_t limit, std::size_t offset,
+                              const trace_filter& filter) {
+  if (filter.empty())
+    return list(limit, offset);
+  limit = std::clamp<std::size_t>(limit, 1, 1000);
+  // Bounded work on the store's one thread: a filter reads each trace, so
+  // at most this many traces and bytes of them are looked at (a filtered
+  // listing of large traces took seconds and held up every write).
+  constexpr std::int64_t max_scanned = 10000;
+  constexpr std::uint64_t max_scanned_bytes = 256u << 20;
+  auto sql = "SELECT trace_id, " + std::string{stored_bytes_sql}
+             + " FROM traces WHERE has_root=1 ORDER BY updated_ms DESC, trace_id LIMIT ?";
+  statement q{db_, sql.c_str()};
+  std::vector<std::string> ids;
+  std::uint64_t scanned = 0;
+  if (q) {
+    q.bind(1, max_scanned);
+    while (scanned < max_scanned_bytes && q.step() == SQLITE_ROW) {
+      ids.push_back(q.text(0));
+      scanned += static_cast<std::uint64_t>(q.int64(1));
+    }
+  }
+  std::string out = R"({"traces":[)";
+  std::size_t matched = 0;
+  std::size_t taken = 0;
+  bool more = false;
+  for (auto& id : ids) {
+    auto t = load(id);
+    if (!t || !filter.matches(*t))
+      continue;
+    if (matched++ < offset)
+      continue;
+    // A page ends at `limit` traces or at the answer's byte budget (the next
+    // page starts at the trace that did not fit).
+    if (taken == limit || (taken > 0 && out.size() + t->size() > max_answer_bytes)) {
+      more = true;
+      break;
+    }
+    out += (taken++ ? "," : "") + *t;
+  }
+  out += "]";
+  if (more)
+    out += R"(,"continuationToken":")" + std::to_string(offset + taken) + "\"";
+  return out + "}";
+}
+
+std::string trace_store::list(std::size_t limit, std::size_t offset) {
+  limit = std::clamp<std::size_t>(limit, 1, 1000);
+  statement q{db_, "SELECT trace_id FROM traces WHERE has_root=1 "
+                   "ORDER BY updated_ms DESC, trace_id LIMIT ? OFFSET ?"};
+  std::vector<std::string> ids;
+  if (q) {
+    q.bind(1, static_cast<std::int64_t>(limit + 1)).bind(2, static_cast<std::int64_t>(offset));
+    while (q.step() == SQLITE_ROW)
+      ids.push_back(q.text(0));
+  }
+  bool more = ids.size() > limit;
+  if (more)
+    ids.pop_back();
+  std::string out = R"({"traces":[)";
+  std::size_t taken = 0;
+  for (auto& id : ids) {
+    auto t = load(id);
+    if (!t)
+      continue;
+    if (taken > 0 && out.size() + t->size() > max_answer_bytes) {
+      more = true;
+      break;
+    }
+    out += (taken++ ? "," : "") + *t;
+  }
+  out += "]";
+  if (more)
+    out += R"(,"continuationToken":")" + std::to_string(offset + taken) + "\"";
+  return out + "}";
+}
+
+} // namespace actor_host::traces
