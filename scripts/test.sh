@@ -40,10 +40,11 @@ build_sanitizer_trees() {
 }
 
 # The interop tests mostly wait on sockets and child processes (about 0.7 of
-# one core on 2): the sanitizer trees are built meanwhile on one job at the
-# lowest priority, then stopped, and finished on every core afterwards.
+# one core on 2): the sanitizer trees are built meanwhile at the lowest
+# priority (nice 19: the tests take the CPU they want first), then stopped,
+# and finished in the foreground afterwards.
 setsid nice -n 19 bash -c "$(declare -f build_sanitizer_trees); san='$san' tsan='$tsan';
-  build_sanitizer_trees 1" >"$san/background-build.log" 2>&1 &
+  build_sanitizer_trees $jobs" >"$san/background-build.log" 2>&1 &
 background=$!
 finish_background() {
   kill -TERM -- "-$background" 2>/dev/null || true
