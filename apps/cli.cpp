@@ -27,8 +27,8 @@ namespace json = boost::json;
 
 constexpr std::string_view default_manager_url = "http://127.0.0.1:4100";
 
-constexpr std::array<std::string_view, 5> commands{"runtimes", "actions", "run", "cancel",
-                                                   "cluster"};
+constexpr std::array<std::string_view, 6> commands{"runtimes", "services", "actions", "run",
+                                                   "cancel",   "cluster"};
 
 // -- parsing helpers ----------------------------------------------------------
 
@@ -120,6 +120,9 @@ int run_cli(int argc, char** argv) {
   };
   auto* runtimes = app.add_subcommand("runtimes", "List the registered runtimes");
   add_common(runtimes);
+  auto* services = app.add_subcommand(
+    "services", "List the services (runtimes registered under one name) and their replicas");
+  add_common(services);
   auto* actions = app.add_subcommand("actions", "List the actions of a runtime");
   add_runtime(actions);
   add_common(actions);
@@ -129,6 +132,10 @@ int run_cli(int argc, char** argv) {
                                     "Input as JSON, e.g. '\"hi\"' or '{\"n\":3}'");
   run->add_flag("--stream", opts.stream, "Print streamed chunks as they arrive");
   add_runtime(run);
+  run->add_option("--service", opts.service,
+                  "Service name: a replica of it runs the action (default: the newest "
+                  "runtime's service)")
+    ->excludes("--runtime");
   run->add_option("--context", opts.context, "Action context as JSON");
   run->add_option("--timeout", opts.timeout, "Run timeout: 250ms, 30s, 2m or milliseconds");
   add_common(run);
@@ -208,6 +215,8 @@ int run_cli(int argc, char** argv) {
     return rc;
   if (runtimes->parsed())
     return cmd_runtimes(*session, opts);
+  if (services->parsed())
+    return cmd_services(*session, opts);
   if (actions->parsed())
     return cmd_actions(*session, opts);
   if (run->parsed())

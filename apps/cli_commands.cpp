@@ -225,6 +225,37 @@ int cmd_runtimes(manager_session& session, const cli_options& opts) {
   print_table(std::cout, rows);
   return exit_ok;
 }
+int cmd_services(manager_session& session, const cli_options& opts) {
+  auto res = session.call("listServices", {});
+  if (auto rc = check(res); rc >= 0)
+    return rc;
+  if (opts.json) {
+    std::cout << json_out(*res.result) << '\n';
+    return exit_ok;
+  }
+  const auto* list = member(*res.result, "services");
+  if (list == nullptr || !list->is_array() || list->get_array().empty()) {
+    std::cout << "No runtimes registered.\n";
+    return exit_ok;
+  }
+  std::vector<std::vector<std::string>> rows{
+    {"SERVICE", "REPLICA", "NODE", "IN FLIGHT", "QUEUED", "STATE"}};
+  for (const auto& svc : list->get_array()) {
+    auto name = cell(member(svc, "name"));
+    if (auto* d = member(svc, "default"); d && d->is_bool() && d->get_bool())
+      name += " (default)";
+    rows.push_back({name, "", "", cell(member(svc, "inFlight")), cell(member(svc, "queued")), ""});
+    const auto* replicas = member(svc, "replicas");
+    if (replicas == nullptr || !replicas->is_array())
+      continue;
+    for (const auto& r : replicas->get_array())
+      rows.push_back({"", cell(member(r, "id")), cell(member(r, "node")),
+                      cell(member(r, "inFlight")), "", cell(member(r, "state"))});
+  }
+  print_table(std::cout, rows);
+  return exit_ok;
+}
+
 int cmd_cluster(manager_session& session, const cli_options& opts) {
   auto res = session.call("getCluster", {});
   if (auto rc = check(res); rc >= 0)
@@ -300,6 +331,8 @@ int cmd_run(manager_session& session, const cli_options& opts,
     params["context"] = *context;
   if (!opts.runtime.empty())
     params["runtimeId"] = opts.runtime;
+  if (!opts.service.empty())
+    params["runtimeName"] = opts.service;
   params["stream"] = opts.stream;
   if (timeout_ms)
     params["timeoutMs"] = *timeout_ms;

@@ -31,6 +31,7 @@ struct cli_options {
   std::string token; // sent as Authorization: Bearer
   bool json = false;
   std::string runtime;
+  std::string service; // run: runtimeName
   std::string key;
   std::string input;
   bool stream = false;
@@ -46,6 +47,9 @@ std::unique_ptr<manager_session> open_session(const cli_options& opts, int& rc);
 
 /// `runtimes`: the registered runtimes as a table (or JSON).
 int cmd_runtimes(manager_session& session, const cli_options& opts);
+
+/// `services`: each service with its replicas as a table (or JSON).
+int cmd_services(manager_session& session, const cli_options& opts);
 
 /// `actions`: a runtime's actions as a table (or JSON).
 int cmd_actions(manager_session& session, const cli_options& opts);

@@ -316,6 +316,9 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.policy.max_calls_per_caller = num(eff, "max_calls_per_caller");
   m.policy.max_bidi_input_bytes = num(eff, "max_bidi_input_bytes");
   m.policy.max_unread_frames = num(eff, "max_unread_frames");
+  m.admission.max_in_flight_per_runtime = static_cast<std::int32_t>(
+    std::min<std::uint64_t>(num(eff, "max_inflight_per_runtime"), 1u << 30));
+  m.admission.max_queued_per_service = num(eff, "max_queued_per_service");
   m.drain_timeout = std::chrono::milliseconds{ms(eff, "drain_timeout")};
   m.write_env_file = eff.at("write_env_file").value;
   m.ui_assets = eff.at("ui_assets").value;
@@ -361,6 +364,14 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
         return "two services are named '" + s.name + "'";
       if (!ids.insert(s.runtime_id).second)
         return "two services have the runtime id '" + s.runtime_id + "' (use --id)";
+      // Replicas of a host.yaml service belong to it whatever name they
+      // register with; a service may set its own cap.
+      auto service = s.service.empty() ? s.runtime_id : s.service;
+      if (!s.service.empty())
+        m.admission.service_of_id[s.runtime_id] = s.service;
+      if (s.max_inflight_per_runtime)
+        m.admission.per_service[service] = static_cast<std::int32_t>(
+          std::min<std::uint64_t>(*s.max_inflight_per_runtime, 1u << 30));
     }
   }
   out = std::move(hs);

@@ -27,11 +27,13 @@ constexpr auto settings = std::to_array<setting_def>({
   {"worker_on_trigger_type_registration", "", setting_type::text, "RBAC: hook function for registertriggertype", ""},
   {"worker_on_trigger_registration", "", setting_type::text, "RBAC: hook function for registertrigger", ""},
   {"worker_middleware", "", setting_type::text, "RBAC listener: function that gets every call of a non-engine:: function instead, with {function_id, payload, action, context}; its answer is the call's", ""},
-  {"max_channel_bytes", "8388608", setting_type::count, "iii channels: bytes held for a reader that has not connected; the writer is paused there, the channel ends past twice as many; 0 = no cap", ""},
-  {"max_channels_per_worker", "64", setting_type::count, "iii channels: open channels one worker connection may own; engine::channels::create fails with LIMIT_EXCEEDED beyond; 0 = no cap", ""},
+  {"max_channel_bytes", "8388608", setting_type::limit, "iii channels: bytes held for a reader that has not connected; the writer is paused there, the channel ends past twice as many; 0 = no cap", ""},
+  {"max_channels_per_worker", "64", setting_type::limit, "iii channels: open channels one worker connection may own; engine::channels::create fails with LIMIT_EXCEEDED beyond; 0 = no cap", ""},
   {"request_timeout", "30s", setting_type::positive_duration, "timeout of listActions/listValues/cancelAction", ""},
   {"run_timeout", "5m", setting_type::duration, "default runAction timeout when a call names no timeoutMs; 0 = none", ""},
   {"max_calls_per_caller", "1024", setting_type::count, "calls in flight per caller (per /api/ws session, per peer address for plain HTTP); over it RESOURCE_EXHAUSTED (HTTP 429)", ""},
+  {"max_inflight_per_runtime", "0", setting_type::limit, "services: calls in flight per runtime (replica); a call that finds every replica of its service at the cap waits in the service's queue; 0 = no cap (a service in host.yaml may set its own)", ""},
+  {"max_queued_per_service", "1000", setting_type::count, "services: calls waiting for a replica with room; past it a call is refused at once with RESOURCE_EXHAUSTED (HTTP 429, Retry-After)", ""},
   {"max_bidi_input_bytes", "16777216", setting_type::count, "bidi input held per run before the runtime reports it started (manager) or before the action reads it (runtime); over it the run fails with RESOURCE_EXHAUSTED", ""},
   {"max_unread_frames", "256", setting_type::count, "frames read from a WebSocket and not yet processed by its actor before the socket stops being read (resumed at half)", ""},
   {"drain_timeout", "15s", setting_type::duration, "on SIGTERM, how long in-flight calls may finish before they are cancelled", ""},
@@ -62,7 +64,7 @@ constexpr auto settings = std::to_array<setting_def>({
   {"ui_assets", "", setting_type::text, "manager: serve a web app from this folder at / (e.g. the Genkit Dev UI build in ~/.genkit/assets/<version>/ui/browser); the dashboard then stays at /ui/index.html", ""},
   {"otlp_endpoint", "", setting_type::text, "manager: also export every stored span to this OpenTelemetry collector (OTLP/HTTP JSON base URL, e.g. http://collector:4318; /v1/traces is appended); needs trace_store", ""},
   {"trace_max_age", "168h", setting_type::duration, "trace store: traces not updated for this long are dropped; 0 = no age limit", ""},
-  {"trace_max_bytes", "268435456", setting_type::count, "trace store: span bytes kept, the least recently updated traces dropped first; 0 = no limit", ""},
+  {"trace_max_bytes", "268435456", setting_type::limit, "trace store: span bytes kept, the least recently updated traces dropped first; 0 = no limit", ""},
   // Cluster (host.yaml: under `cluster:`, without the cluster_ prefix; docs/CLUSTER.md).
   {"cluster_port", "off", setting_type::optional_port, "where this node listens for the other managers of its cluster; off = no cluster, 0 = any free port (logged)", ""},
   {"cluster_bind", "", setting_type::text, "address of the cluster endpoint (default: bind)", ""},
@@ -118,14 +120,20 @@ void parse_inherit_env(const entry& e, service_spec& svc) {
   }
 }
 
-service_spec parse_service(const YAML::Node& node, const std::string& base_dir) {
+// At most this many replicas per host.yaml entry: each is a child process.
+constexpr std::uint64_t max_replicas = 256;
+
+service_spec parse_service(const YAML::Node& node, const std::string& base_dir,
+                           std::uint64_t& replicas) {
   service_spec svc;
+  replicas = 1;
   const entry* command = nullptr;
   const YAML::Mark at = node.Mark();
   for (auto& e : entries(node, "service",
                          {"name", "command", "runtime_id", "env", "cwd", "restart", "backoff",
                           "max_backoff", "max_restarts", "ready_timeout", "stop_grace",
-                          "register", "inherit_env"})) {
+                          "register", "inherit_env", "replicas",
+                          "max_inflight_per_runtime"})) {
     if (e.key == "name") {
       svc.name = non_empty_scalar(e);
       if (svc.name.find_first_of(" \t\n/") != std::string::npos)
@@ -162,6 +170,12 @@ service_spec parse_service(const YAML::Node& node, const std::string& base_dir) 
       svc.registers = boolean(e);
     } else if (e.key == "inherit_env") {
       parse_inherit_env(e, svc);
+    } else if (e.key == "replicas") {
+      replicas = unsigned_number(e);
+      if (replicas < 1 || replicas > max_replicas)
+        fail(e.mark(), "'replicas' must be from 1 to " + std::to_string(max_replicas));
+    } else if (e.key == "max_inflight_per_runtime") {
+      svc.max_inflight_per_runtime = unsigned_number(e);
     }
   }
   if (svc.name.empty())
@@ -249,12 +263,24 @@ void parse(const YAML::Node& root, const std::string& file_name, const std::stri
         fail(e.mark(), "'services' must be a list");
       std::set<std::string> names, ids;
       for (const auto& node : e.value) {
-        auto svc = parse_service(node, base_dir);
+        std::uint64_t replicas = 1;
+        auto svc = parse_service(node, base_dir, replicas);
         if (!names.insert(svc.name).second)
           fail(node.Mark(), "duplicate service name '" + svc.name + "'");
-        if (!ids.insert(svc.runtime_id).second)
-          fail(node.Mark(), "duplicate runtime_id '" + svc.runtime_id + "'");
-        out.services.push_back(std::move(svc));
+        if (replicas > 1 && !svc.registers)
+          fail(node.Mark(), "service '" + svc.name
+                              + "': 'replicas' needs runtimes that register (register: true)");
+        svc.service = replicas > 1 ? svc.name : std::string{};
+        for (std::uint64_t k = 1; k <= replicas; ++k) {
+          auto one = svc;
+          if (replicas > 1) {
+            one.name += "-" + std::to_string(k);
+            one.runtime_id += "-" + std::to_string(k);
+          }
+          if (!ids.insert(one.runtime_id).second)
+            fail(node.Mark(), "duplicate runtime_id '" + one.runtime_id + "'");
+          out.services.push_back(std::move(one));
+        }
       }
     }
   }
@@ -347,6 +373,10 @@ std::string check_setting(const setting_def& def, const std::string& value) {
     case setting_type::count:
       if (!parse_uint(value, n) || n == 0)
         return "bad " + name + " '" + value + "': expected a positive integer";
+      return {};
+    case setting_type::limit:
+      if (!parse_uint(value, n))
+        return "bad " + name + " '" + value + "': expected a number (0 = no limit)";
       return {};
     case setting_type::threads:
       if (!parse_uint(value, n) || n == 0 || n > 64)

@@ -44,6 +44,15 @@ struct service_spec {
   /// the manager's secrets; a list = these names too ("PREFIX_*" a prefix).
   bool inherit_env_all = false;
   std::vector<std::string> inherit_env;
+  /// The service this child is a replica of: the name of a host.yaml entry
+  /// with `replicas: N`, which is expanded into N children `<name>-1..N`
+  /// (runtime ids `<runtime_id>-1..N`), each supervised on its own. Calls
+  /// to the service are balanced over them whatever name they register
+  /// with. "" = the child's own runtime id.
+  std::string service;
+  /// The entry's `max_inflight_per_runtime` (the manager setting's override
+  /// for this service); unset = the manager's.
+  std::optional<std::uint64_t> max_inflight_per_runtime;
 };
 
 struct host_config {
@@ -67,7 +76,8 @@ enum class setting_type {
   optional_port, // "off" or a port
   duration,
   positive_duration,
-  count,
+  count,      // a positive integer
+  limit,      // an integer; 0 = no limit
   threads,
   choice,
 };

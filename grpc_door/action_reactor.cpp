@@ -270,6 +270,14 @@ private:
       }
       params += R"(,"runtimeId":)" + json_string(*id);
     }
+    if (auto name = metadata(ctx_, "runtime-name")) {
+      if (name->empty() || name->size() > max_runtime_id) {
+        fail_here(grpc::StatusCode::INVALID_ARGUMENT,
+                  "runtime-name metadata must be 1 to 256 characters");
+        return false;
+      }
+      params += R"(,"runtimeName":)" + json_string(*name);
+    }
     if (auto context = metadata(ctx_, "genkit-context")) {
       // Boost.JSON's parser stops at depth 32: no deep recursion here.
       boost::system::error_code ec;

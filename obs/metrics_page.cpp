@@ -233,9 +233,18 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
    &metrics::read_pauses},
   {"actor_host_read_pauses_long_total", "counter", "Read pauses that lasted longer than 5 s.",
    &metrics::read_pauses_long},
+  {"actor_host_service_calls_refused_total", "counter",
+   "Calls refused RESOURCE_EXHAUSTED (HTTP 429): every replica of the service was at "
+   "max_inflight_per_runtime and its queue held max_queued_per_service.",
+   &metrics::service_calls_refused},
+  {"actor_host_service_queue_timeouts_total", "counter",
+   "Calls that reached their deadline while waiting in a service's queue.",
+   &metrics::service_queue_timeouts},
 };
 
 constexpr global_metric<std::int64_t> global_gauges[] = {
+  {"actor_host_service_calls_queued", "gauge",
+   "Calls waiting in services' queues for a replica with room.", &metrics::service_calls_queued},
   {"actor_host_services_expected", "gauge", "Configured services that must register.",
    &metrics::services_expected},
   {"actor_host_services_ready", "gauge", "Configured services currently registered.",
@@ -324,6 +333,10 @@ std::string metrics_page(const actor_snapshot& actors,
   p.family("actor_host_invocation_duration_seconds", "histogram",
            "Time from routing an iii invocation to its answer.");
   m.invocation_latency.render(p.text(), "actor_host_invocation_duration_seconds", {});
+
+  p.family("actor_host_service_queue_wait_seconds", "histogram",
+           "Time calls waited in a service's queue before a replica took them.");
+  m.service_queue_wait.render(p.text(), "actor_host_service_queue_wait_seconds", {});
 
   p.family("actor_host_remote_call_duration_seconds", "histogram",
            "Round trip of calls to runtimes on other cluster nodes, from hand-off to answer.");

@@ -36,6 +36,7 @@ const char* actor_kind_name(actor_kind k) {
     case actor_kind::cluster_node: return "cluster_node";
     case actor_kind::remote_call: return "remote_call";
     case actor_kind::cluster_gateway: return "cluster_gateway";
+    case actor_kind::service_queue: return "service_queue";
     case actor_kind::count_: break;
   }
   return "?";

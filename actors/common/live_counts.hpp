@@ -29,6 +29,7 @@ enum class actor_kind : int {
   cluster_node,
   remote_call,
   cluster_gateway,
+  service_queue,
   count_,
 };
 

@@ -221,6 +221,13 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, snapshot_atom, "snapshot")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, service_atom, "service")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, sample_atom, "sample")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, feed_atom, "feed")
+// services and replicas (actors/manager/service_queue.hpp)
+//   (limits_atom, service_limits)               [runtime_directory] admission settings
+//   (services_atom) -> string                   [runtime_directory] GET /api/services
+//   (slot_atom)                                 [service_queue] a replica finished a call
+CAF_ADD_ATOM(actor_host, actor_host::atoms, limits_atom, "limits")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, services_atom, "services")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, slot_atom, "slot")
 // Reflection V1 runtimes found through their files (v1_discovery):
 //   (scan_atom)                                 [v1_discovery] its own: read the folder again
 CAF_ADD_ATOM(actor_host, actor_host::atoms, scan_atom, "scan")

@@ -146,14 +146,19 @@ void begin(self_ptr self, const rpc::message& m, call_request req, bool events,
     [self, tag](bool ok, std::string raw) { on_done(self, tag, ok, raw); });
 }
 
-void on_list_runtimes(self_ptr self, const rpc::message& m) {
-  self->request(self->state.door.directory, internal_reply_timeout, list_atom_v)
+// listRuntimes -> {runtimes: [...]}, listServices -> {services: [...]}.
+template <class Atom>
+void on_listing(self_ptr self, const rpc::message& m, Atom what, const char* member) {
+  self->request(self->state.door.directory, internal_reply_timeout, what)
     .then(
-      [self, id = m.id](const std::string& list) {
-        self->state.transport->send_text(rpc::result_response(id, R"({"runtimes":)" + list + "}"));
+      [self, id = m.id, member](const std::string& list) {
+        self->state.transport->send_text(
+          rpc::result_response(id, "{\"" + std::string{member} + "\":" + list + "}"));
       },
-      [self, id = m.id](caf::error& err) {
-        send_error(self, id, manager_errors::internal("listing runtimes failed: " + to_string(err)));
+      [self, id = m.id, member](caf::error& err) {
+        send_error(self, id,
+                   manager_errors::internal("listing " + std::string{member}
+                                            + " failed: " + to_string(err)));
       });
 }
 
@@ -294,7 +299,9 @@ void on_frame(self_ptr self, std::string& frame) {
     return;
   }
   if (m.method == "listRuntimes")
-    return on_list_runtimes(self, m);
+    return on_listing(self, m, list_atom_v, "runtimes");
+  if (m.method == "listServices")
+    return on_listing(self, m, services_atom_v, "services");
   if (m.method == "getCluster")
     return st.transport->send_text(rpc::result_response(m.id, cluster_json(st.door)));
   if (m.method == "runAction")

@@ -49,6 +49,14 @@ inline constexpr auto internal_reply_timeout = std::chrono::seconds(10);
 /// (deadline_queue.hpp).
 inline constexpr auto answered_in_handler = caf::infinite;
 
+/// How a call_target_actor that is not a connection (a service's queue)
+/// answers a hand-off it refuses or gives up: the caller's error object
+/// travels as the context of this error, and reaches the door's finished().
+inline caf::error call_refusal(std::string error_object) {
+  return caf::error{std::uint8_t{1}, caf::atom("refused"),
+                    caf::make_message(std::move(error_object))};
+}
+
 namespace detail {
 
 template <class Self, class Accepted, class Finished>
@@ -57,7 +65,9 @@ void hand_off(Self* self, const call_target_actor& conn, std::string target, cal
   auto method = req.method;
   self->request(conn, answered_in_handler, call_atom_v, std::move(req), std::move(caller))
     .then([accepted](call_actor& pending) mutable { accepted(std::move(pending)); },
-          [finished, method, target = std::move(target)](caf::error&) mutable {
+          [finished, method, target = std::move(target)](caf::error& err) mutable {
+            if (err.category() == caf::atom("refused") && err.context().match_elements<std::string>())
+              return finished(false, err.context().get_as<std::string>(0));
             // The connection ended between routing and the call.
             finished(false, manager_errors::connection_closed(target, method_name(method)));
           });
@@ -85,8 +95,18 @@ void start_call(Self* self, const front_door& door, call_request req, caller_act
     auto target = route.node.empty() ? route.conn
                                      : start_remote_call(self->system(), route.gateway, route.conn,
                                                          route.node, route.runtime_id);
+    req.counted = route.load != nullptr;
+    if (!route.load)
+      return detail::hand_off(self, target, std::move(route.runtime_id), std::move(req),
+                              std::move(caller), std::move(accepted), std::move(finished));
+    // A hand-off that fails never reached the connection, which would have
+    // taken the call off its load when it ended.
+    auto uncount = [finished, load = std::move(route.load)](bool ok, std::string raw) mutable {
+      load->release();
+      finished(ok, std::move(raw));
+    };
     return detail::hand_off(self, target, std::move(route.runtime_id), std::move(req),
-                            std::move(caller), std::move(accepted), std::move(finished));
+                            std::move(caller), std::move(accepted), std::move(uncount));
   }
   if (!door.functions)
     return finished(false, manager_errors::status_error(registry::status_code::not_found,

@@ -61,6 +61,9 @@ std::string parse_run_action(std::string params, const call_policy& policy, run_
   if (auto* raw = p.find("runtimeId"); raw && *raw != "null"
                                        && !rpc::string_value(*raw, out.runtime_id))
     return invalid("'runtimeId' must be a string");
+  if (auto* raw = p.find("runtimeName"); raw && *raw != "null"
+                                         && !rpc::string_value(*raw, out.runtime_name))
+    return invalid("'runtimeName' must be a string (the name a service's runtimes registered with)");
   std::string error;
   if (!read_flag(p, "stream", forced.stream, out.stream, error)
       || !read_flag(p, "streamInput", forced.stream_input, out.stream_input, error))

@@ -26,19 +26,24 @@ std::string_view method_name(call_method m);
 struct call_request {
   std::uint64_t tag = 0;  // the caller's correlation id, echoed in every event
   call_method method = call_method::run_action;
-  std::string runtime_id; // "" = the most recent runtime
+  std::string runtime_id; // "" = a replica of runtime_name's service
+  std::string runtime_name; // "" = the most recently registered runtime's service
   std::string key;        // runAction: the action key ("/flow/echo", "/iii/greet")
   std::string params;     // the JSON object sent as the method's params ("" = none)
   caf::timespan timeout{0}; // 0 = none
   bool stream = false;        // runAction: the caller wants chunks
   bool stream_input = false;  // runAction: a bidi run (input follows)
+  // Counted in its replica's load by the door that routed it (routing.hpp);
+  // the connection counts the others when it takes them.
+  bool counted = false;
 };
 
-/// A call crosses nodes of a cluster as it is (actors/cluster/remote_call).
+/// A call crosses nodes of a cluster as it is (actors/cluster/remote_call),
+/// but for `counted`: the load it counted is the sending node's.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, call_request& x) {
-  return f(caf::meta::type_name("call_request"), x.tag, x.method, x.runtime_id, x.key, x.params,
-           x.timeout, x.stream, x.stream_input);
+  return f(caf::meta::type_name("call_request"), x.tag, x.method, x.runtime_id, x.runtime_name,
+           x.key, x.params, x.timeout, x.stream, x.stream_input);
 }
 
 /// The runAction flags a front door decides itself (HTTP: the route and
@@ -51,7 +56,7 @@ struct run_flags {
 
 /// Parses a runAction's params (an HTTP body or a JSON-RPC `params`) into
 /// `out`: `key` (required), `runtimeId`, `timeoutMs` (default
-/// policy.run_timeout), `stream` / `streamInput`. The params go to the
+/// policy.run_timeout), `runtimeName`, `stream` / `streamInput`. The params go to the
 /// runtime as the caller wrote them (runtimes ignore keys they do not know)
 /// except for flags in `forced`, which replace the caller's. Returns "" or a
 /// JSON-RPC error object for the caller (parse error, invalid params).

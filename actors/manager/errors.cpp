@@ -21,6 +21,29 @@ std::string runtime_not_found(std::string_view id) {
   return status_error(status_code::not_found, "Runtime " + std::string{id} + " not found");
 }
 
+std::string service_not_found(std::string_view name) {
+  return status_error(status_code::not_found,
+                      "No runtime named " + std::string{name}
+                        + " is registered (runtimeName names a service: the name its "
+                          "replicas registered with)");
+}
+
+std::string service_busy(std::string_view service, std::size_t queued) {
+  return status_error(status_code::resource_exhausted,
+                      "Service " + std::string{service}
+                        + " is busy: every replica is at its cap on calls in flight and "
+                        + std::to_string(queued)
+                        + " call(s) wait in its queue, which is full; retry later or add "
+                          "replicas");
+}
+
+std::string queue_timed_out(std::string_view service, std::chrono::milliseconds waited) {
+  return status_error(status_code::deadline_exceeded,
+                      "Call to service " + std::string{service} + " waited " +
+                        std::to_string(waited.count())
+                        + " ms in its queue (every replica at its cap) and timed out");
+}
+
 std::string timed_out(std::string_view runtime_id, std::string_view method,
                       std::chrono::milliseconds after) {
   return status_error(status_code::deadline_exceeded,

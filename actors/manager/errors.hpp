@@ -14,6 +14,15 @@ namespace actor_host::manager_errors {
 using registry::status_error;
 
 std::string no_runtimes();
+/// No runtime registered under `name` (a `runtimeName` call).
+std::string service_not_found(std::string_view name);
+/// Every replica of `service` is at its cap on calls in flight and its
+/// queue holds `queued` calls already (RESOURCE_EXHAUSTED: HTTP 429).
+std::string service_busy(std::string_view service, std::size_t queued);
+
+/// A call that waited in `service`'s queue past its deadline.
+std::string queue_timed_out(std::string_view service, std::chrono::milliseconds waited);
+
 std::string runtime_not_found(std::string_view id);
 std::string timed_out(std::string_view runtime_id, std::string_view method,
                       std::chrono::milliseconds after);

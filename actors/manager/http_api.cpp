@@ -278,6 +278,7 @@ net::http_handler make_http_api(http_api_context ctx) {
     };
     static const route_spec table[] = {
       {"/api/runtimes", false, http_route::runtimes, shape::ours},
+      {"/api/services", false, http_route::services, shape::ours},
       {"/api/actions", false, http_route::actions, shape::ours},
       {"/api/describe", false, http_route::describe, shape::ours},
       {"/api/values", false, http_route::values, shape::ours},

@@ -56,11 +56,17 @@ std::string error_body(self_ptr self, const std::string& error_object) {
 void respond_error(self_ptr self, const std::string& error_object) {
   auto& st = self->state;
   auto status = manager_errors::http_status(error_object);
+  // RESOURCE_EXHAUSTED (a full service queue, a caller over its cap): worth
+  // a retry soon, as HTTP clients and proxies read it.
+  net::http_headers extra;
+  if (status == 429)
+    extra.emplace_back("Retry-After", "1");
   if (!st.args.trpc.empty()) {
-    st.args.res->respond(status, json_type, trpc::error(error_object, status, st.args.trpc));
+    st.args.res->respond(status, json_type, trpc::error(error_object, status, st.args.trpc),
+                         std::move(extra));
     return self->quit();
   }
-  respond_json(self, status, error_body(self, error_object));
+  respond_json(self, status, error_body(self, error_object), std::move(extra));
 }
 
 void respond_error(self_ptr self, int code, const std::string& message) {
@@ -263,6 +269,14 @@ void start(self_ptr self) {
               [self](caf::error& err) {
                 respond_error(self,
                               manager_errors::internal("listing runtimes failed: " + to_string(err)));
+              });
+      return;
+    case http_route::services:
+      self->request(st.args.door.directory, internal_reply_timeout, services_atom_v)
+        .then([self](std::string& list) { respond_json(self, 200, std::move(list)); },
+              [self](caf::error& err) {
+                respond_error(self,
+                              manager_errors::internal("listing services failed: " + to_string(err)));
               });
       return;
     case http_route::current_runtime:

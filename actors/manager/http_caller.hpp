@@ -14,6 +14,7 @@ namespace actor_host {
 /// The front door's HTTP routes that reach into the actor tree.
 enum class http_route {
   runtimes,
+  services, // GET /api/services: each service with its replicas
   actions,
   values,
   run_action,

@@ -4,6 +4,7 @@
 #include "actors/common/socket_owner.hpp"
 #include "actors/manager/call_request.hpp"
 #include "actors/manager/invocation_request.hpp"
+#include "actors/manager/replica_load.hpp"
 
 #include <cstdint>
 #include <string>
@@ -70,10 +71,24 @@ using worker_connection_actor = call_target_actor::extend_with<socket_owner_acto
 using runtime_watcher_actor = caf::typed_actor<caf::reacts_to<ready_atom, std::string>,
                                                caf::reacts_to<unready_atom, std::string>>;
 
+/// Told when a replica finished a call (a service's queue, service_queue.hpp).
+using slot_listener_actor = caf::typed_actor<caf::reacts_to<slot_atom>>;
+
+/// What a runtime's connection registers (runtime_directory.hpp): its id,
+/// the service it is a replica of (its `name`, default its id), its
+/// RuntimeInfo, and its load figure (replica_load.hpp). Local only.
+struct runtime_registration {
+  std::string id;
+  std::string service;
+  std::string info_json;
+  replica_load_ptr load;
+};
+
 /// The runtime directory (runtime_directory.hpp).
 using directory_actor = caf::typed_actor<
-  caf::replies_to<register_atom, std::string, std::string, connection_actor>::with<bool,
-                                                                                  std::string>,
+  caf::replies_to<register_atom, runtime_registration, connection_actor>::with<
+    bool, std::string, slot_listener_actor>,
+  caf::reacts_to<limits_atom, service_limits>, caf::replies_to<services_atom>::with<std::string>,
   caf::reacts_to<deregister_atom, std::string, connection_actor>,
   caf::replies_to<list_atom>::with<std::string>,
   caf::reacts_to<bidi_open_atom, std::string, call_actor>,
@@ -88,3 +103,6 @@ using directory_actor = caf::typed_actor<
   caf::reacts_to<subscribe_atom, caf::actor>>;
 
 } // namespace actor_host
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::runtime_registration)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::service_limits)

@@ -117,6 +117,7 @@ std::string manager::start() {
   d.supervisor = d.sys.spawn(manager_supervisor, scfg);
   auto routes = std::make_shared<route_board>();
   d.directory = d.spawn_child(runtime_directory, routes);
+  caf::anon_send(d.directory, limits_atom_v, d.opts.admission);
   d.functions = d.spawn_child(function_registry);
   dashboard_feed_config feed_cfg;
   if (d.opts.cluster)

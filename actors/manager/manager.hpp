@@ -76,6 +76,7 @@ struct manager_options {
   /// Set: every listener speaks TLS with these files (see net/tls.hpp).
   std::optional<net::tls_server_files> tls;
   call_policy policy;
+  service_limits admission; // per service: caps on calls in flight, queues
   /// SIGTERM: how long in-flight calls may finish before they are cancelled.
   std::chrono::milliseconds drain_timeout{15000};
   /// Child runtimes to start once listening (host config, `-- <command>`).

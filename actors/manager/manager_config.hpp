@@ -4,6 +4,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
 
 namespace actor_host {
 
@@ -21,6 +24,22 @@ struct call_policy {
   // Frames read from a socket and not yet processed by its actor before the
   // socket stops being read; 0 = no limit.
   std::size_t max_unread_frames = 256;
+};
+
+/// Admission per service (docs/API.md, "Services and replicas"): calls in
+/// flight per replica, and calls waiting for room per service.
+struct service_limits {
+  std::int32_t max_in_flight_per_runtime = 0; // 0 = no cap
+  std::size_t max_queued_per_service = 1000;  // past it: RESOURCE_EXHAUSTED at once
+  std::map<std::string, std::int32_t> per_service; // cap overrides by service name
+  // Runtime ids that are replicas of a service whatever name they register
+  // with (host.yaml `replicas: N`: ids <service>-1..N).
+  std::map<std::string, std::string> service_of_id;
+
+  std::int32_t cap_of(const std::string& service) const {
+    auto i = per_service.find(service);
+    return i == per_service.end() ? max_in_flight_per_runtime : i->second;
+  }
 };
 
 /// Caps beyond the engine's frame count (settings max_channel_bytes,

@@ -4,8 +4,93 @@
 #include "net/iii_protocol.hpp"
 
 #include <algorithm>
+#include <random>
 
 namespace actor_host {
+
+namespace {
+
+using entries_t = std::vector<route_table::entry>;
+
+// Per thread: the doors route on many threads at once, and the draws need
+// to be cheap, not good.
+std::uint32_t draw() {
+  thread_local std::uint32_t x = [] {
+    std::random_device rd;
+    auto seed = rd();
+    return seed == 0 ? 0x9e3779b9u : seed;
+  }();
+  x ^= x << 13; // xorshift32
+  x ^= x >> 17;
+  x ^= x << 5;
+  return x;
+}
+
+// Of n replicas, the rank to use: the less loaded of two distinct ones
+// drawn at random (the "power of two choices": nearly as good as the least
+// loaded of all, without herding every door onto the same replica while
+// their figures lag), the first drawn on a tie.
+template <class LoadAt>
+std::size_t pick_rank(std::size_t n, LoadAt load_at, std::uint32_t (*random)()) {
+  if (n <= 1)
+    return 0;
+  auto a = random() % n;
+  auto b = random() % (n - 1);
+  if (b >= a)
+    ++b;
+  return load_at(b) < load_at(a) ? b : a;
+}
+
+std::int32_t load_of(const route_table::entry& e) {
+  return e.load ? e.load->current() : 0;
+}
+
+// The replicas of `service` in `es`, balanced; null if it has none there.
+const route_table::entry* pick_in(const entries_t& es, std::string_view service) {
+  std::size_t n = 0;
+  const route_table::entry* only = nullptr;
+  for (auto& e : es)
+    if (e.service == service) {
+      ++n;
+      only = &e;
+    }
+  if (n <= 1)
+    return only;
+  // The k-th replica of the service (k < n), in table order.
+  auto nth = [&](std::size_t k) -> const route_table::entry& {
+    for (auto& e : es)
+      if (e.service == service && k-- == 0)
+        return e;
+    return *only; // not reached: k < n
+  };
+  return &nth(pick_rank(n, [&](std::size_t k) { return load_of(nth(k)); }, draw));
+}
+
+// As pick_in, and counts the call on the replica picked: the balanced pick
+// if it has room, else any replica of the service with room. Null if none
+// has room (`*full` is then the balanced pick) or there is none.
+const route_table::entry* reserve_in(const entries_t& es, std::string_view service,
+                                     const route_table::entry** full) {
+  auto* pick = pick_in(es, service);
+  if (!pick || !pick->load || pick->load->try_reserve(pick->cap))
+    return pick;
+  for (auto& e : es)
+    if (&e != pick && e.service == service && e.load && e.load->try_reserve(e.cap))
+      return &e;
+  *full = pick;
+  return nullptr;
+}
+
+} // namespace
+
+const route_table::entry* reserve_replica(const route_table& routes, std::string_view service) {
+  const route_table::entry* full = nullptr;
+  return reserve_in(routes.entries, service, &full);
+}
+
+std::size_t pick_replica(const std::vector<std::int32_t>& loads, std::uint32_t (*random)()) {
+  return pick_rank(loads.size(), [&](std::size_t k) { return loads[k]; }, random);
+}
 
 call_route route_call(const route_table& routes, const call_request& req) {
   call_route r;
@@ -22,7 +107,7 @@ call_route route_call(const route_table& routes, const call_request& req) {
   auto& local = routes.entries;
   auto& remote = routes.remote;
   const route_table::entry* e = nullptr;
-  auto by_id = [](const std::vector<route_table::entry>& es, std::string_view id,
+  auto by_id = [](const entries_t& es, std::string_view id,
                   std::string_view node = {}) -> const route_table::entry* {
     // Newest first: the most recent holder of an id wins.
     auto i = std::find_if(es.rbegin(), es.rend(), [&](auto& x) {
@@ -31,21 +116,47 @@ call_route route_call(const route_table& routes, const call_request& req) {
     return i == es.rend() ? nullptr : &*i;
   };
   if (req.runtime_id.empty()) {
-    if (!local.empty())
-      e = &local.back();
-    else if (!remote.empty())
-      e = &remote.back();
-    else {
-      r.error = manager_errors::no_runtimes();
+    std::string_view service = req.runtime_name;
+    if (service.empty()) {
+      if (!local.empty())
+        service = local.back().service;
+      else if (!remote.empty())
+        service = remote.back().service;
+      else {
+        r.error = manager_errors::no_runtimes();
+        return r;
+      }
+    }
+    const route_table::entry* full = nullptr;
+    if ((e = reserve_in(local, service, &full))) {
+      r.load = e->load;
+    } else if (full) {
+      // Every replica here is at its cap: the service's queue takes the call.
+      if (!full->queue) {
+        r.error = manager_errors::service_busy(service, 0);
+        return r;
+      }
+      r.how = call_route::kind::runtime;
+      r.conn = full->queue;
+      r.runtime_id = std::string{service};
+      return r;
+    } else if (!(e = pick_in(remote, service))) {
+      r.error = manager_errors::service_not_found(req.runtime_name);
       return r;
     }
-  } else if (!(e = by_id(local, req.runtime_id)) && !(e = by_id(remote, req.runtime_id))) {
+  } else if ((e = by_id(local, req.runtime_id))) {
+    // A pinned call is counted, never held back by the cap.
+    if (e->load && e->load->try_reserve(0))
+      r.load = e->load;
+  } else if (!(e = by_id(remote, req.runtime_id))) {
     // "node/id": one node's runtime, also when other nodes hold the same id.
     std::string_view q = req.runtime_id;
     if (auto slash = q.find('/'); slash != std::string_view::npos && slash > 0) {
       auto node = q.substr(0, slash);
       auto id = q.substr(slash + 1);
       e = node == routes.self_node ? by_id(local, id) : by_id(remote, id, node);
+      if (e && e->load && e->load->try_reserve(0))
+        r.load = e->load;
     }
     if (!e) {
       r.error = manager_errors::runtime_not_found(req.runtime_id);

@@ -2,6 +2,7 @@
 
 #include "actors/common/snapshot_board.hpp"
 #include "actors/manager/interfaces.hpp"
+#include "actors/manager/replica_load.hpp"
 
 #include <atomic>
 #include <memory>
@@ -13,12 +14,17 @@ namespace actor_host {
 /// The runtimes that can take calls: this node's in registration order
 /// (back() is the "most recent" runtime of Genkit's routing), then, in a
 /// cluster, the other nodes' in the order their registrations arrived here.
-/// Immutable once published.
+/// Runtimes registered under the same name are the replicas of one service.
+/// Immutable once published (the load figures are the replicas' own).
 struct route_table {
   struct entry {
     std::string runtime_id;
     call_target_actor conn; // its runtime_connection (a proxy for another node's)
     std::string node;       // remote only: the node that holds it
+    std::string service;    // the name it registered with (default: its id)
+    replica_load_ptr load;  // this node's only: its calls in flight
+    std::int32_t cap = 0;   // this node's only: calls in flight it may take; 0 = no cap
+    call_target_actor queue; // with a cap: its service's queue (service_queue.hpp)
   };
   std::vector<entry> entries; // this node's
   std::vector<entry> remote;  // other nodes'
@@ -39,8 +45,16 @@ using route_board_ptr = std::shared_ptr<route_board>;
 /// functions, everything else goes to the named runtime or, without a
 /// runtimeId, to the most recent one. In a cluster (docs/CLUSTER.md):
 /// without a runtimeId, this node's most recent runtime, else the cluster's
-/// most recent; a runtimeId names this node's runtime of that id, else the
 /// most recent other node's; `node/id` names one node's runtime exactly.
+///
+/// Services (docs/API.md, "Services and replicas"): without a runtimeId the
+/// call goes to a service, `runtimeName` or else the most recently
+/// registered runtime's name, and within it to the replica with the fewest
+/// calls in flight (of two picked at random when there are more than two;
+/// ties at random). This node's replicas are preferred; another node's serve
+/// when this one has none. `runtimeId` pins one replica. With a cap on calls
+/// in flight per replica, a call that finds every replica full goes to the
+/// service's queue, which hands it on when one has room (or refuses it).
 struct call_route {
   enum class kind { runtime, iii_function, iii_listing, failed };
   kind how = kind::failed;
@@ -50,8 +64,18 @@ struct call_route {
   caf::actor gateway;      // in a cluster: this node's gateway, for calls to other nodes
   std::string function_id; // iii_function
   std::string error;       // failed: the error object for the caller
+  replica_load_ptr load;   // runtime at this node: counted for this call (released by its
+                           // connection when the call ends, or by the door if the hand-off fails)
 };
 
 call_route route_call(const route_table& routes, const call_request& req);
+
+/// A replica of this node's `service` with room for one more call, which is
+/// counted on it (as route_call does); null if every one is at its cap.
+const route_table::entry* reserve_replica(const route_table& routes, std::string_view service);
+
+/// The balancing step alone: of `loads` (one per replica), the index to use.
+/// `random` draws uniformly; exposed for the unit tests.
+std::size_t pick_replica(const std::vector<std::int32_t>& loads, std::uint32_t (*random)());
 
 } // namespace actor_host

@@ -48,10 +48,12 @@ void on_register(self_ptr self, const rpc::message& m) {
   // No timer of our own: the directory answers at once or after its probe,
   // which has its own 2 s deadline; a request timeout would stay in CAF
   // 0.17's clock after the answer (call_path.hpp, answered_in_handler).
-  self->request(st.directory, answered_in_handler, register_atom_v, info.id, info.to_json(),
+  runtime_registration reg{info.id, info.name.value_or(info.id), info.to_json(), st.load};
+  self->request(st.directory, answered_in_handler, register_atom_v, std::move(reg),
                 connection_actor{self})
     .then(
-      [self, id, rid = m.id, request = m.kind == rpc::kind::request](bool ok, std::string& why) {
+      [self, id, rid = m.id, request = m.kind == rpc::kind::request](
+        bool ok, std::string& why, slot_listener_actor& queue) {
         auto& st = self->state;
         if (!ok) {
           spdlog::warn("refused register of runtime id {} from {}: {}", id,
@@ -63,6 +65,7 @@ void on_register(self_ptr self, const rpc::message& m) {
         if (!st.runtime_id.empty() && st.runtime_id != id)
           self->send(st.directory, deregister_atom_v, st.runtime_id, connection_actor{self});
         st.runtime_id = id;
+        st.service_queue = std::move(queue);
         // The manager is the telemetry server only with a trace store: an
         // unreachable telemetryServerUrl wedges the Genkit JS runtime, so
         // otherwise the key is left out (the runtime keeps its own).
@@ -158,6 +161,14 @@ void on_notification(self_ptr self, rpc::message& m) {
   }
 }
 
+// Calls taken off this replica's load: a service's queue may hand one on.
+void release_load(self_ptr self, std::int32_t n = 1) {
+  auto& st = self->state;
+  st.load->release(n);
+  if (st.service_queue)
+    self->send(st.service_queue, slot_atom_v);
+}
+
 void check_drained(self_ptr self) {
   auto& st = self->state;
   if (st.pending.empty() && st.drained.pending())
@@ -186,6 +197,7 @@ void on_frame(self_ptr self, std::string& frame) {
       spdlog::debug("response for unknown request id {} from {}", m.id, st.who());
       return;
     }
+    release_load(self);
     bool ok = m.error.empty();
     self->send(call, response_atom_v, ok, ok ? std::move(m.result) : std::move(m.error));
     check_drained(self);
@@ -221,13 +233,17 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
       auto& st = self->state;
       spdlog::info("runtime connection {} closed ({}), failing {} pending request(s)", st.who(),
                    reason, st.pending.size());
-      for (auto& p : st.pending.take_all())
+      auto lost = st.pending.take_all();
+      release_load(self, static_cast<std::int32_t>(lost.size()));
+      for (auto& p : lost)
         self->send(p, conn_lost_atom_v, reason);
       check_drained(self);
       self->quit();
     },
     [self](call_atom, call_request& req, caller_actor& caller) -> call_actor {
       auto& st = self->state;
+      if (!req.counted) // not routed here by a door of this node (replica_load.hpp)
+        st.load->try_reserve(0);
       auto wire_id = '"' + std::to_string(st.next_id++) + '"';
       pending_args a;
       a.conn = self;
@@ -252,6 +268,7 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
       // Already answered (the answer crossed the forget): nothing to cancel.
       if (!st.pending.take(wire_id))
         return;
+      release_load(self);
       if (cancel && !trace.empty())
         send_cancel(self, trace);
       remember_forgotten(self, std::move(wire_id), cancel && trace.empty());

@@ -32,6 +32,12 @@ struct connection_state {
   std::uint64_t next_id = 1;
   // raw wire id -> pending_request, with their deadlines
   basic_call_table<pending_actor> pending;
+  // `pending`'s size as the front doors see it when they balance calls
+  // (replica_load.hpp); registered with the directory.
+  replica_load_ptr load = std::make_shared<replica_load>();
+  // Its service's queue when the service has a cap (told of every call
+  // that ends here); null otherwise.
+  slot_listener_actor service_queue;
   // Wire ids nobody waits for any more -> whether a runActionState naming
   // one still has to be cancelled (a run abandoned before its trace id was
   // known). Their late frames are dropped quietly. Bounded: the oldest go.

@@ -30,20 +30,63 @@ void notify_watchers(self_ptr self, const std::string& id, Atom atom) {
       self->send(w, atom, id);
 }
 
+bool has_replica(self_ptr self, const std::string& service) {
+  auto& es = self->state.entries;
+  return std::any_of(es.begin(), es.end(), [&](auto& e) { return e.service == service; });
+}
+
+// Each service of this node with a cap has a queue while it has replicas.
+void sync_service_queues(self_ptr self) {
+  auto& st = self->state;
+  for (auto& e : st.entries) {
+    if (st.limits.cap_of(e.service) <= 0 || st.services.count(e.service))
+      continue;
+    service_queue_args a;
+    a.service = e.service;
+    a.max_queued = st.limits.max_queued_per_service;
+    a.routes = st.board;
+    a.queued = std::make_shared<std::atomic<std::int64_t>>(0);
+    auto queued = a.queued;
+    st.services.emplace(e.service,
+                        directory_state::service_record{self->spawn(service_queue, std::move(a)),
+                                                        std::move(queued)});
+  }
+  for (auto i = st.services.begin(); i != st.services.end();) {
+    if (has_replica(self, i->first)) {
+      ++i;
+      continue;
+    }
+    self->send_exit(i->second.queue, caf::exit_reason::user_shutdown);
+    i = st.services.erase(i);
+  }
+}
+
+slot_listener_actor queue_of(self_ptr self, const std::string& service) {
+  auto i = self->state.services.find(service);
+  return i == self->state.services.end()
+           ? slot_listener_actor{}
+           : caf::actor_cast<slot_listener_actor>(i->second.queue);
+}
+
 // Every change of `entries` or `remote` publishes the routes anew (routing.hpp).
 void publish_routes(self_ptr self) {
   auto& st = self->state;
   for (auto& l : st.listeners)
     caf::anon_send(l, changed_atom_v, std::string{"runtimes"});
+  sync_service_queues(self);
   if (!st.board)
     return;
   route_table t;
   t.entries.reserve(st.entries.size());
-  for (auto& e : st.entries)
-    t.entries.push_back({e.id, e.conn, {}});
+  for (auto& e : st.entries) {
+    auto q = st.services.find(e.service);
+    t.entries.push_back({e.id, e.conn, {}, e.service, e.load, st.limits.cap_of(e.service),
+                         q == st.services.end() ? call_target_actor{}
+                                                : caf::actor_cast<call_target_actor>(q->second.queue)});
+  }
   t.remote.reserve(st.remote.size());
   for (auto& e : st.remote)
-    t.remote.push_back({e.id, e.conn, e.node});
+    t.remote.push_back({e.id, e.conn, e.node, e.service, nullptr, 0, {}});
   t.self_node = st.node_name;
   t.gateway = st.gateway;
   st.board->publish(std::move(t));
@@ -59,6 +102,17 @@ std::string listed_info(const std::string& info, const std::string& node, const 
                     + ",\"qualifiedId\":" + net::jsonrpc::quote(node + "/" + id) + ",";
   out.append(info, 1, std::string::npos);
   return out;
+}
+
+// Another node's runtime is a replica of the service its RuntimeInfo names
+// (checked JSON: the peer node's record was validated on arrival).
+std::string service_of(std::string& info, const std::string& id) {
+  std::string_view name[1];
+  std::string out;
+  if (net::jsonrpc::find_members(info, {"name"}, name) && !name[0].empty()
+      && net::jsonrpc::string_value(name[0], out) && !out.empty())
+    return out;
+  return id;
 }
 
 // Local registrations go to the cluster node, which tells the other nodes.
@@ -92,26 +146,86 @@ std::string in_use(const std::string& id) {
            "when it reconnects, another runtime must pick another id";
 }
 
-// Adds `id` (or replaces the info and connection of its entry in place).
-void add_or_update(self_ptr self, const std::string& id,
-                   std::string info, const connection_actor& conn) {
+// Adds `reg.id` (or replaces the info and connection of its entry in place).
+void add_or_update(self_ptr self, runtime_registration reg, const connection_actor& conn) {
   self->monitor(conn);
+  auto& id = reg.id;
+  auto& of_id = self->state.limits.service_of_id;
+  if (auto i = of_id.find(id); i != of_id.end())
+    reg.service = i->second;
+  else if (reg.service.empty())
+    reg.service = id;
   if (auto* e = self->state.find(id)) {
     spdlog::info("Runtime {} re-registered{}", id,
                  e->conn == conn ? "" : " (the old connection was dead)");
-    e->info_json = std::move(info);
+    e->info_json = std::move(reg.info_json);
     e->conn = conn;
+    e->service = std::move(reg.service);
+    e->load = std::move(reg.load);
     notify_watchers(self, id, ready_atom_v);
     publish_routes(self);
     tell_cluster_up(self, *e);
     return;
   }
-  spdlog::info("Runtime {} registered", id);
-  self->state.entries.push_back({id, std::move(info), conn});
+  if (reg.service == id)
+    spdlog::info("Runtime {} registered", id);
+  else
+    spdlog::info("Runtime {} registered, a replica of service {}", id, reg.service);
+  self->state.entries.push_back(
+    {id, std::move(reg.info_json), conn, std::move(reg.service), std::move(reg.load)});
   notify_watchers(self, id, ready_atom_v);
   publish_routes(self);
   publish_count(self);
   tell_cluster_up(self, self->state.entries.back());
+}
+
+// GET /api/services: each service (first registered first; `default`
+// marks the one calls without runtimeId or runtimeName go to) with its
+// replicas. Another node's replicas are listed with their node; their load
+// is that node's to tell.
+std::string services_json(self_ptr self) {
+  namespace rpc = net::jsonrpc;
+  auto& st = self->state;
+  std::vector<std::string> order;
+  auto note = [&](const std::string& s) {
+    if (std::find(order.begin(), order.end(), s) == order.end())
+      order.push_back(s);
+  };
+  for (auto& e : st.entries)
+    note(e.service);
+  for (auto& e : st.remote)
+    note(e.service);
+  std::string fallback = !st.entries.empty()  ? st.entries.back().service
+                         : !st.remote.empty() ? st.remote.back().service
+                                              : std::string{};
+  std::string out = "[";
+  for (auto& name : order) {
+    std::int64_t in_flight = 0;
+    std::string replicas;
+    for (auto& e : st.entries) {
+      if (e.service != name)
+        continue;
+      auto n = e.load ? e.load->current() : 0;
+      in_flight += n;
+      replicas += (replicas.empty() ? "" : ",") + std::string{R"({"id":)"} + rpc::quote(e.id)
+                  + (st.node_name.empty() ? "" : R"(,"node":)" + rpc::quote(st.node_name))
+                  + R"(,"inFlight":)" + std::to_string(n) + R"(,"state":"serving"})";
+    }
+    for (auto& e : st.remote)
+      if (e.service == name)
+        replicas += (replicas.empty() ? "" : ",") + std::string{R"({"id":)"} + rpc::quote(e.id)
+                    + R"(,"node":)" + rpc::quote(e.node) + R"(,"state":"serving"})";
+    auto q = st.services.find(name);
+    auto queued = q == st.services.end() ? 0 : q->second.queued->load(std::memory_order_relaxed);
+    if (out.size() > 1)
+      out += ',';
+    out += R"({"name":)" + rpc::quote(name) + R"(,"default":)"
+           + (name == fallback ? "true" : "false") + R"(,"inFlight":)"
+           + std::to_string(in_flight) + R"(,"queued":)" + std::to_string(queued)
+           + R"(,"maxInFlightPerRuntime":)" + std::to_string(st.limits.cap_of(name))
+           + R"(,"replicas":[)" + replicas + "]}";
+  }
+  return out += ']';
 }
 
 } // namespace
@@ -152,27 +266,29 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
   // Ids whose holder is being probed: a second claimant meanwhile is refused.
   auto probing = std::make_shared<std::unordered_map<std::string, connection_actor>>();
   return {
-    [self, probing](register_atom, std::string& id, std::string& info,
-                    connection_actor& conn) -> caf::result<bool, std::string> {
+    [self, probing](register_atom, runtime_registration& reg, connection_actor& conn)
+      -> caf::result<bool, std::string, slot_listener_actor> {
+      auto id = reg.id;
       auto* e = self->state.find(id);
       if (!e || e->conn == conn) {
-        add_or_update(self, id, std::move(info), conn);
-        return {true, std::string{}};
+        add_or_update(self, std::move(reg), conn);
+        return {true, std::string{}, queue_of(self, self->state.find(id)->service)};
       }
       if (probing->count(id)) {
         obs::global().runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
-        return {false, in_use(id)};
+        return {false, in_use(id), slot_listener_actor{}};
       }
       // Another connection holds the id: it keeps it if its socket answers.
       auto holder = e->conn;
       probing->emplace(id, conn);
       auto rp = self->make_response_promise();
-      auto settle = [self, probing, id, info, conn, holder, rp](bool holder_alive) mutable {
+      auto settle = [self, probing, id, reg = std::move(reg), conn, holder,
+                     rp](bool holder_alive) mutable {
         probing->erase(id);
         auto* cur = self->state.find(id);
         if (holder_alive || (cur && cur->conn != holder)) {
           obs::global().runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
-          rp.deliver(false, in_use(id));
+          rp.deliver(false, in_use(id), slot_listener_actor{});
           return;
         }
         spdlog::warn("Runtime {}: the connection holding the id does not answer a ping; "
@@ -180,8 +296,8 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
                      id);
         obs::global().runtime_takeovers.fetch_add(1, std::memory_order_relaxed);
         self->send_exit(holder, caf::exit_reason::user_shutdown);
-        add_or_update(self, id, std::move(info), conn);
-        rp.deliver(true, std::string{});
+        add_or_update(self, std::move(reg), conn);
+        rp.deliver(true, std::string{}, queue_of(self, self->state.find(id)->service));
       };
       self->request(holder, probe_timeout, probe_atom_v)
         .then([settle](bool alive) mutable { settle(alive); },
@@ -200,6 +316,11 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       }
       publish_count(self);
     },
+    [self](limits_atom, service_limits& limits) {
+      self->state.limits = std::move(limits);
+      publish_routes(self);
+    },
+    [self](services_atom) { return services_json(self); },
     [self](subscribe_atom, caf::actor& listener) {
       self->state.listeners.push_back(std::move(listener));
     },
@@ -239,7 +360,9 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       auto& rs = self->state.remote;
       std::erase_if(rs, [&](auto& e) { return e.node == node && e.id == id; });
       spdlog::info("Runtime {} on node {} is listed here", id, node);
-      rs.push_back({std::move(node), std::move(id), std::move(info), std::move(conn)});
+      auto service = service_of(info, id);
+      rs.push_back(
+        {std::move(node), std::move(id), std::move(info), std::move(conn), std::move(service)});
       publish_routes(self);
     },
     [self](remote_down_atom, const std::string& node, const std::string& id) {

@@ -3,6 +3,7 @@
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/manager/routing.hpp"
+#include "actors/manager/service_queue.hpp"
 
 #include <string>
 #include <unordered_map>
@@ -15,6 +16,8 @@ struct directory_state {
     std::string id;
     std::string info_json;
     connection_actor conn;
+    std::string service;   // the name it registered with (default: its id)
+    replica_load_ptr load; // its calls in flight (replica_load.hpp)
   };
 
   /// Another node's runtime (a cluster; actors/cluster/).
@@ -23,9 +26,18 @@ struct directory_state {
     std::string id;
     std::string info_json;
     connection_actor conn; // a proxy
+    std::string service;   // its `name` in info_json, else its id
+  };
+
+  /// A service of this node with a cap on calls in flight per replica.
+  struct service_record {
+    service_queue_actor queue;
+    std::shared_ptr<std::atomic<std::int64_t>> queued;
   };
 
   live_count live{actor_kind::runtime_directory};
+  service_limits limits;
+  std::unordered_map<std::string, service_record> services;
   std::vector<entry> entries; // registration order; back() is the most recent
   std::vector<remote_entry> remote; // arrival order; back() is the most recent
   caf::actor cluster;               // the cluster_node local changes go to; null: no cluster
@@ -41,6 +53,13 @@ struct directory_state {
   static inline const char* name = "runtime_directory";
 
   entry* find(const std::string& id);
+
+  // The queues end with the directory (they are not linked to it: a queue
+  // ended with its service must not take the directory along).
+  ~directory_state() {
+    for (auto& [name, rec] : services)
+      caf::anon_send_exit(rec.queue, caf::exit_reason::user_shutdown);
+  }
 };
 
 /// runtimeId -> runtime_connection, in registration order. As in Genkit, the
@@ -52,8 +71,12 @@ struct directory_state {
 /// reconnected around), the holder is dropped and the claimant gets the id in
 /// place. Also indexes bidi runs by trace id for the HTTP front door.
 ///
-/// - (register_atom, id, info_json, conn) -> (bool ok, string why): add, or
-///   update the info for the same conn, or take over as above; monitors conn
+/// - (register_atom, registration, conn) -> (bool ok, string why, queue): add, or
+///   update the info for the same conn, or take over as above; monitors conn.
+///   Runtimes registered under one name are the replicas of a service;
+///   `queue` is the service's queue when it has a cap (service_queue.hpp)
+/// - (limits_atom, service_limits): the admission settings (caps, queues)
+/// - (services_atom) -> string: GET /api/services, each service with its replicas
 /// - (deregister_atom, id, conn): remove if conn still owns the id
 /// - (list_atom) -> string: JSON array of RuntimeInfo
 /// - (bidi_open_atom, trace, pending), (bidi_close_atom, trace)

@@ -53,7 +53,8 @@ struct cluster_fixture : actor_fixture {
   caf::actor add_runtime(test_node& n, const std::string& id) {
     auto conn = spawn_dummy();
     auto info = R"({"id":")" + id + R"(","pid":1,"reflectionServerUrl":"ws://x"})";
-    caf::anon_send(n.dir, register_atom_v, id, info, caf::actor_cast<connection_actor>(conn));
+    caf::anon_send(n.dir, register_atom_v, runtime_registration{id, id, info, nullptr},
+                   caf::actor_cast<connection_actor>(conn));
     sched.run();
     return conn;
   }
@@ -100,12 +101,12 @@ CAF_TEST(cluster routing takes local first then the cluster most recent and node
   auto as_target = [](const caf::actor& a) { return caf::actor_cast<call_target_actor>(a); };
   route_table t;
   t.self_node = "a";
-  t.remote = {{"x", as_target(r1), "b"}, {"y", as_target(r2), "c"}};
+  t.remote = {{"x", as_target(r1), "b", "x"}, {"y", as_target(r2), "c", "y"}};
   // No local runtime: the cluster's most recent.
   auto r = route_call(t, run_call());
   CAF_CHECK(caf::actor_cast<caf::actor>(r.conn) == r2);
   CAF_CHECK_EQUAL(r.node, "c");
-  t.entries = {{"x", as_target(l), {}}};
+  t.entries = {{"x", as_target(l), {}, "x"}};
   r = route_call(t, run_call());
   CAF_CHECK(caf::actor_cast<caf::actor>(r.conn) == l);
   CAF_CHECK_EQUAL(r.node, "");

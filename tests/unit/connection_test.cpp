@@ -66,7 +66,7 @@ CAF_TEST(register replies and enters the directory) {
   auto entry = boost::json::serialize(v.as_array()[0]);
   CAF_CHECK_EQUAL(member_str(entry, {"id"}), "rt1");
   CAF_CHECK_EQUAL(member(entry, {"pid"}), "4242");
-  CAF_CHECK_EQUAL(member_str(entry, {"name"}), "test-runtime");
+  CAF_CHECK_EQUAL(member_str(entry, {"name"}), member_str(entry, {"id"}));
   CAF_CHECK_EQUAL(member_str(entry, {"reflectionServerUrl"}), "ws://localhost:3100");
   CAF_CHECK_NOT_EQUAL(member(entry, {"timestamp"}), "<missing>");
   CAF_CHECK_EQUAL(deref<connection_actor::stateful_base<connection_state>>(conn).state.runtime_id, "rt1");

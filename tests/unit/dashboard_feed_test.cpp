@@ -35,7 +35,7 @@ struct feed_fixture : actor_fixture {
   }
 
   void reg(const std::string& id, const caf::actor& conn) {
-    caf::anon_send(dir, register_atom_v, id, R"({"id":")" + id + R"("})",
+    caf::anon_send(dir, register_atom_v, runtime_registration{id, id, R"({"id":")" + id + R"("})", nullptr},
                    caf::actor_cast<connection_actor>(conn));
   }
 

@@ -25,7 +25,8 @@ struct directory_fixture : actor_fixture {
   }
 
   void reg(const std::string& id, const caf::actor& conn, int n = 0) {
-    caf::anon_send(dir, register_atom_v, id, info(id, n), as_conn(conn));
+    caf::anon_send(dir, register_atom_v, runtime_registration{id, id, info(id, n), nullptr},
+                   as_conn(conn));
     sched.run();
   }
 

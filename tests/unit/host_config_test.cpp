@@ -67,6 +67,33 @@ services:
   CAF_CHECK_EQUAL(cfg.manager.at("port").source, "/cfg/host.yaml:2");
 }
 
+CAF_TEST(replicas expand into children of one service) {
+  auto cfg = parse_ok(R"(services:
+  - name: orders
+    command: [node, app.js]
+    replicas: 3
+    max_inflight_per_runtime: 4
+  - name: solo
+    command: [node, solo.js]
+)");
+  CAF_REQUIRE_EQUAL(cfg.services.size(), 4u);
+  for (int k = 1; k <= 3; ++k) {
+    auto& c = cfg.services[k - 1];
+    CAF_CHECK_EQUAL(c.name, "orders-" + std::to_string(k));
+    CAF_CHECK_EQUAL(c.runtime_id, "orders-" + std::to_string(k));
+    CAF_CHECK_EQUAL(c.service, "orders");
+    CAF_CHECK(c.max_inflight_per_runtime == std::optional<std::uint64_t>{4});
+  }
+  CAF_CHECK_EQUAL(cfg.services[3].service, "");
+  CAF_CHECK_EQUAL(cfg.services[3].runtime_id, "solo");
+  CAF_CHECK_EQUAL(error_of("services:\n  - name: x\n    command: [a]\n    replicas: 0\n"),
+                  "/cfg/host.yaml:4:15: 'replicas' must be from 1 to 256");
+  // The numbered ids must not collide with another service's.
+  auto e = error_of("services:\n  - name: x\n    command: [a]\n    replicas: 2\n"
+                    "  - name: y\n    runtime_id: x-2\n    command: [a]\n");
+  CAF_CHECK(e.find("duplicate runtime_id 'x-2'") != std::string::npos);
+}
+
 CAF_TEST(broken configs are refused with the line and the reason) {
   CAF_CHECK_EQUAL(error_of("services:\n  - name: x\n    command: [a]\n    restart: sometimes\n"),
                   "/cfg/host.yaml:4:14: bad restart 'sometimes': expected never, on-failure or "

@@ -84,14 +84,17 @@ inline bool contains(std::string_view haystack, std::string_view needle) {
 }
 
 /// A `register` frame from a runtime; `id` is the raw JSON-RPC id, empty for a
-/// notification.
+/// notification. Its `name` (the service it is a replica of) is `name`, by
+/// default its runtime id (a service of its own).
 inline std::string register_frame(std::string_view runtime_id, std::string_view id = R"("1")",
-                                  std::string_view pid = "4242") {
+                                  std::string_view pid = "4242", std::string_view name = {}) {
   std::string s = R"({"jsonrpc":"2.0","method":"register","params":{"id":")";
   s += runtime_id;
   s += R"(","pid":)";
   s += pid;
-  s += R"(,"name":"test-runtime","genkitVersion":"js/1.0.0","reflectionApiSpecVersion":2})";
+  s += R"(,"name":")";
+  s += name.empty() ? runtime_id : name;
+  s += R"(","genkitVersion":"js/1.0.0","reflectionApiSpecVersion":2})";
   if (!id.empty()) {
     s += R"(,"id":)";
     s += id;

@@ -1,0 +1,189 @@
+// Services and replicas (docs/API.md, "Services and replicas"), over real
+// sockets: runtimes registered under one name share its calls, the least
+// loaded first; runtimeId pins and runtimeName picks; a replica that dies
+// fails only the calls it held; a cap on calls in flight queues and then
+// sheds with 429 + Retry-After; the real Genkit runtime's genkit({name})
+// makes it a replica.
+import assert from 'node:assert/strict';
+import { after, afterEach, test } from 'node:test';
+import { cleanup, startManager } from './lib/harness.mjs';
+
+afterEach(cleanup);
+after(cleanup);
+
+const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A fake runtime `id` registered under `name` that answers runAction with its id after `ms`. */
+async function replica(m, id, name, { ms = 0 } = {}) {
+  const rt = await m.fakeRuntime(id);
+  rt.held = 0;
+  rt.handlers.runAction = async () => {
+    rt.held += 1;
+    if (ms > 0) await delay(ms);
+    rt.held -= 1;
+    return { result: { result: id, telemetry: { traceId: 'a'.repeat(32) } } };
+  };
+  const reply = await rt.register(id, { name });
+  assert.deepEqual(reply.result, {}, JSON.stringify(reply));
+  return rt;
+}
+
+/** `total` calls of /api/runAction, `callers` at a time; resolves the responses. */
+async function calls(m, body, total, callers) {
+  const out = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (next < total) {
+        next += 1;
+        out.push(await m.post('/api/runAction', body));
+      }
+    })
+  );
+  return out;
+}
+
+function countBy(responses) {
+  const n = {};
+  for (const r of responses) {
+    assert.equal(r.status, 200, r.text);
+    n[r.json.result] = (n[r.json.result] ?? 0) + 1;
+  }
+  return n;
+}
+
+test('replicas under one name share its calls; runtimeId pins; runtimeName picks; the newest name is the default', async () => {
+  const m = await startManager();
+  for (const id of ['svc-1', 'svc-2', 'svc-3']) await replica(m, id, 'svc');
+  await replica(m, 'other', 'other');
+  // Neither: the most recently registered name, as Genkit's most-recent rule.
+  let r = await m.post('/api/runAction', { key: '/flow/x', input: 1 });
+  assert.equal(r.json.result, 'other');
+  // runtimeName: 300 calls spread over the three (>= 20 % each).
+  const n = countBy(await calls(m, { key: '/flow/x', input: 1, runtimeName: 'svc' }, 300, 6));
+  for (const id of ['svc-1', 'svc-2', 'svc-3']) assert.ok((n[id] ?? 0) >= 60, `${id}: ${JSON.stringify(n)}`);
+  assert.equal(n.other, undefined);
+  // runtimeId pins one replica.
+  for (let i = 0; i < 5; i++) {
+    r = await m.post('/api/runAction', { key: '/flow/x', input: 1, runtimeId: 'svc-2' });
+    assert.equal(r.json.result, 'svc-2');
+  }
+  // An unknown name: 404 NOT_FOUND with the reason.
+  r = await m.post('/api/runAction', { key: '/flow/x', input: 1, runtimeName: 'nope' });
+  assert.equal(r.status, 404, r.text);
+  assert.match(r.text, /No runtime named nope/);
+  // The listing: one entry per service, its replicas, the default marked.
+  const services = await m.json('/api/services');
+  assert.deepEqual(services.map((s) => [s.name, s.default, s.replicas.map((x) => x.id)]), [
+    ['svc', false, ['svc-1', 'svc-2', 'svc-3']],
+    ['other', true, ['other']],
+  ]);
+  assert.ok(services[0].replicas.every((x) => x.state === 'serving' && x.inFlight === 0));
+  // GET /api/runtimes keeps one entry per runtime, with its name.
+  const rts = await m.runtimes();
+  assert.deepEqual(rts.map((x) => [x.id, x.name]), [
+    ['svc-1', 'svc'], ['svc-2', 'svc'], ['svc-3', 'svc'], ['other', 'other'],
+  ]);
+  await m.assertHealthy();
+});
+
+test('a replica 40x slower receives few of the calls under 12 concurrent callers', async () => {
+  const m = await startManager();
+  await replica(m, 'fast-1', 'svc', { ms: 2 });
+  await replica(m, 'fast-2', 'svc', { ms: 2 });
+  await replica(m, 'slow', 'svc', { ms: 80 });
+  const n = countBy(await calls(m, { key: '/flow/x', input: 1, runtimeName: 'svc' }, 300, 12));
+  const share = (n.slow ?? 0) / 300;
+  assert.ok(share <= 0.15, `slow replica got ${(share * 100).toFixed(1)} %: ${JSON.stringify(n)}`);
+  assert.ok(n['fast-1'] > 0 && n['fast-2'] > 0, JSON.stringify(n));
+  await m.assertHealthy();
+});
+
+test('a replica that dies fails only the calls it held; later calls go to the others', async () => {
+  const m = await startManager();
+  const a = await replica(m, 'svc-1', 'svc', { ms: 30 });
+  await replica(m, 'svc-2', 'svc', { ms: 30 });
+  await replica(m, 'svc-3', 'svc', { ms: 30 });
+  const body = { key: '/flow/x', input: 1, runtimeName: 'svc' };
+  const results = [];
+  let killedAt = 0;
+  let held = 0;
+  const loop = async () => {
+    for (let i = 0; i < 25; i++) {
+      const started = Date.now();
+      const r = await m.post('/api/runAction', body);
+      results.push({ started, r });
+    }
+  };
+  const load = Promise.all(Array.from({ length: 16 }, loop));
+  await m.poll(async () => a.held, (h) => h > 0, { what: 'svc-1 holding calls' });
+  held = a.held;
+  killedAt = Date.now();
+  await a.terminate();
+  await load;
+  const failed = results.filter((x) => x.r.status !== 200);
+  for (const f of failed) {
+    assert.equal(f.r.status, 503, f.r.text);
+    assert.equal(f.r.json.error.code, 14, f.r.text); // UNAVAILABLE
+  }
+  // The calls svc-1 held at the kill fail (it may have taken a few more
+  // meanwhile, before its socket's end was seen); every call started 300 ms
+  // after the kill succeeds.
+  assert.ok(failed.length <= held + 16, `${failed.length} failed, svc-1 held ${held}`);
+  assert.ok(failed.every((x) => x.started < killedAt + 300), 'a call started after the kill failed');
+  assert.ok(results.filter((x) => x.started >= killedAt + 300).length > 0, 'no call started after the kill');
+  await m.waitForRuntimeGone('svc-1');
+  await m.assertHealthy();
+});
+
+test('cap 1 and queue 1 on one replica: of 6 calls at once, 2 succeed and 4 get 429 with Retry-After', async () => {
+  const m = await startManager(['--max-inflight-per-runtime', '1', '--max-queued-per-service', '1']);
+  await replica(m, 'only', 'svc', { ms: 300 });
+  const started = Date.now();
+  const rs = await Promise.all(
+    Array.from({ length: 6 }, async () => {
+      const r = await m.post('/api/runAction', { key: '/flow/x', input: 1 });
+      return { r, took: Date.now() - started };
+    })
+  );
+  const ok = rs.filter((x) => x.r.status === 200);
+  const shed = rs.filter((x) => x.r.status === 429);
+  assert.equal(ok.length, 2, rs.map((x) => x.r.status).join(','));
+  assert.equal(shed.length, 4);
+  for (const s of shed) {
+    assert.equal(s.r.headers['retry-after'], '1');
+    assert.equal(s.r.json.error.code, 8, s.r.text); // RESOURCE_EXHAUSTED
+    assert.match(s.r.text, /Service svc is busy/);
+    // Refused at once, not after the run.
+    assert.ok(s.took < 250, `a refusal took ${s.took} ms`);
+  }
+  const metrics = (await m.get('/metrics')).text
+    .split('\n')
+    .filter((l) => l.startsWith('actor_host_service_'));
+  assert.ok(metrics.includes('actor_host_service_calls_refused_total 4'), metrics.join('\n'));
+  assert.ok(metrics.includes('actor_host_service_queue_wait_seconds_count{} 1'), metrics.join('\n'));
+  assert.ok(metrics.includes('actor_host_service_calls_queued 0'), metrics.join('\n'));
+  await m.assertHealthy();
+});
+
+test('the real Genkit runtime started with genkit({name}) is a replica of that service', async () => {
+  const m = await startManager();
+  const env = { HARNESS_NAME: 'orders' };
+  await m.startRuntime('orders-a', { kind: 'genkit', env });
+  await m.startRuntime('orders-b', { kind: 'genkit', env });
+  const services = await m.json('/api/services');
+  const orders = services.find((s) => s.name === 'orders');
+  assert.ok(orders, JSON.stringify(services));
+  assert.deepEqual(orders.replicas.map((x) => x.id).sort(), ['orders-a', 'orders-b']);
+  // Two calls by name at once: the second goes to the replica without one.
+  const runs = [1, 2].map(() =>
+    m.post('/api/runAction', { key: '/flow/slow', input: { ms: 1500 }, runtimeName: 'orders' })
+  );
+  await m.poll(
+    () => m.json('/api/services'),
+    (list) => list.find((s) => s.name === 'orders').replicas.every((x) => x.inFlight === 1),
+    { what: 'one call in flight on each replica of orders' }
+  );
+  for (const r of await Promise.all(runs)) assert.equal(r.status, 200, r.text);
+  await m.assertHealthy();
+});

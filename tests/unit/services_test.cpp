@@ -1,0 +1,258 @@
+#define CAF_SUITE services
+
+#include "test_support.hpp"
+
+// Services and replicas (docs/API.md): runtimes registered under one name
+// share its calls, the least loaded of two random picks first; with a cap on
+// calls in flight the service's queue holds what finds every replica full,
+// refuses what it cannot hold, and gives up at a call's deadline.
+
+using namespace actor_host;
+using namespace actor_host::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::uint32_t counter_draw() {
+  static std::uint32_t n = 0;
+  return n++ * 2654435761u;
+}
+
+struct services_fixture : actor_fixture {
+  directory_actor dir = spawn_directory();
+  caf::actor caller = spawn_probe();
+  std::vector<fake_transport_ptr> transports;
+  std::vector<connection_actor> conns;
+
+  /// A runtime `id` registered under `name` (its service).
+  connection_actor add_replica(const std::string& id, const std::string& name) {
+    auto t = make_fake_transport("127.0.0.1:" + std::to_string(41000 + transports.size()));
+    auto c = spawn_connection(t, dir);
+    send_frame(c, register_frame(id, R"("1")", "4242", name));
+    CAF_REQUIRE_EQUAL(t->size(), 1u);
+    CAF_CHECK_EQUAL(member(t->frame(0), {"result"}), "{}");
+    t->clear();
+    transports.push_back(t);
+    conns.push_back(c);
+    return c;
+  }
+
+  call_request run(std::string name = {}, std::string id = {}, caf::timespan timeout = {}) {
+    auto c = make_call(0, "runAction", R"({"key":"/flow/x"})", timeout);
+    c.runtime_name = std::move(name);
+    c.runtime_id = std::move(id);
+    return c;
+  }
+
+  call_route route_of(const call_request& req) {
+    return route_call(*board->current(), req);
+  }
+
+  std::string services() {
+    return std::get<0>(ask<std::string>(dir, services_atom_v));
+  }
+
+  void finish() {
+    stop(caller);
+    for (auto& c : conns)
+      stop(c, caf::exit_reason::user_shutdown);
+    stop(dir);
+    check_no_leaks();
+  }
+};
+
+} // namespace
+
+CAF_TEST(the less loaded of two picks wins and the most loaded never does) {
+  // Two replicas: the less loaded one, whatever the draws.
+  for (int i = 0; i < 20; ++i)
+    CAF_CHECK_EQUAL(pick_replica({3, 1}, counter_draw), 1u);
+  // Three: two distinct picks never both land on the one most loaded.
+  std::array<int, 3> got{};
+  for (int i = 0; i < 300; ++i)
+    ++got[pick_replica({2, 9, 2}, counter_draw)];
+  CAF_CHECK_EQUAL(got[1], 0);
+  CAF_CHECK_GREATER(got[0], 0);
+  CAF_CHECK_GREATER(got[2], 0);
+  CAF_CHECK_EQUAL(pick_replica({7}, counter_draw), 0u);
+}
+
+CAF_TEST_FIXTURE_SCOPE(services_tests, services_fixture)
+
+CAF_TEST(replicas of a name share its calls and runtimeId still pins) {
+  auto a = add_replica("svc-1", "svc");
+  auto b = add_replica("svc-2", "svc");
+  auto c = add_replica("svc-3", "svc");
+  auto other = add_replica("other", "other");
+  // Neither field: the most recently registered name ("other") takes it.
+  auto r = route_of(run());
+  CAF_CHECK(caf::actor_cast<caf::actor>(r.conn) == caf::actor_cast<caf::actor>(other));
+  r.load->release();
+  // runtimeName picks the service; equal loads spread the calls.
+  std::map<std::string, int> got;
+  for (int i = 0; i < 300; ++i) {
+    auto x = route_of(run("svc"));
+    CAF_REQUIRE(x.how == call_route::kind::runtime);
+    CAF_REQUIRE(x.load);
+    ++got[x.runtime_id];
+    x.load->release(); // the call ended
+  }
+  for (auto id : {"svc-1", "svc-2", "svc-3"}) {
+    CAF_MESSAGE(id << ": " << got[id] << " of 300");
+    CAF_CHECK_GREATER_OR_EQUAL(got[id], 60);
+  }
+  // A replica holding calls receives fewer: with 5 in flight on svc-1 and
+  // none elsewhere, it is picked only when both draws land on it (never).
+  std::vector<replica_load_ptr> held;
+  for (int i = 0; i < 5; ++i) {
+    auto x = route_of(run({}, "svc-1"));
+    CAF_REQUIRE_EQUAL(x.runtime_id, "svc-1");
+    held.push_back(x.load);
+  }
+  got.clear();
+  for (int i = 0; i < 60; ++i) {
+    auto x = route_of(run("svc"));
+    ++got[x.runtime_id];
+    x.load->release();
+  }
+  CAF_CHECK_EQUAL(got["svc-1"], 0);
+  for (auto& l : held)
+    l->release();
+  // The listing shows each service and its replicas.
+  auto v = parse_json(services());
+  CAF_REQUIRE(v.is_array());
+  CAF_REQUIRE_EQUAL(v.as_array().size(), 2u);
+  CAF_CHECK_EQUAL(boost::json::serialize(v.as_array()[0].at("name")), R"("svc")");
+  CAF_CHECK_EQUAL(v.as_array()[0].at("replicas").as_array().size(), 3u);
+  CAF_CHECK_EQUAL(boost::json::serialize(v.as_array()[0].at("default")), "false");
+  CAF_CHECK_EQUAL(boost::json::serialize(v.as_array()[1].at("default")), "true");
+  // An unknown name is a clear NOT_FOUND.
+  r = route_of(run("nope"));
+  CAF_CHECK(r.how == call_route::kind::failed);
+  CAF_CHECK_EQUAL(member(r.error, {"data", "code"}), "5");
+  CAF_CHECK(contains(member_str(r.error, {"message"}), "No runtime named nope"));
+  (void) a;
+  (void) b;
+  (void) c;
+  finish();
+}
+
+CAF_TEST(a call counts on its replica until the runtime answers) {
+  auto a = add_replica("svc-1", "svc");
+  auto r = route_of(run("svc"));
+  CAF_REQUIRE(r.load);
+  CAF_CHECK_EQUAL(r.load->current(), 1);
+  auto req = run("svc");
+  req.counted = true;
+  caf::send_as(caller, a, call_atom_v, std::move(req), caf::actor_cast<caller_actor>(caller));
+  sched.run();
+  CAF_CHECK_EQUAL(r.load->current(), 1);
+  // A call that reaches the connection uncounted (from another node) counts there.
+  caf::send_as(caller, a, call_atom_v, run(), caf::actor_cast<caller_actor>(caller));
+  sched.run();
+  CAF_CHECK_EQUAL(r.load->current(), 2);
+  send_frame(a, R"({"jsonrpc":"2.0","result":{"result":1},"id":"1"})");
+  CAF_CHECK_EQUAL(r.load->current(), 1);
+  send_frame(a, R"({"jsonrpc":"2.0","result":{"result":2},"id":"2"})");
+  CAF_CHECK_EQUAL(r.load->current(), 0);
+  finish();
+}
+
+CAF_TEST(a full service queues then refuses and a queued call gets the next free slot) {
+  service_limits limits;
+  limits.max_in_flight_per_runtime = 1;
+  limits.max_queued_per_service = 1;
+  caf::anon_send(dir, limits_atom_v, limits);
+  sched.run();
+  auto a = add_replica("svc-1", "svc");
+  CAF_CHECK_EQUAL(live(actor_kind::service_queue), live_at_start[static_cast<int>(actor_kind::service_queue)] + 1);
+  // The first call takes the only slot.
+  auto first = route_of(run("svc"));
+  CAF_REQUIRE(first.load);
+  CAF_CHECK(caf::actor_cast<caf::actor>(first.conn) == caf::actor_cast<caf::actor>(a));
+  auto req = run("svc");
+  req.counted = true;
+  caf::send_as(caller, a, call_atom_v, std::move(req), caf::actor_cast<caller_actor>(caller));
+  sched.run();
+  CAF_CHECK_EQUAL(transports[0]->size(), 1u);
+  // The second finds it full and waits in the queue: no answer yet.
+  auto second = route_of(run("svc"));
+  CAF_REQUIRE(second.how == call_route::kind::runtime);
+  CAF_CHECK(!second.load);
+  CAF_CHECK(caf::actor_cast<caf::actor>(second.conn) != caf::actor_cast<caf::actor>(a));
+  auto queue = second.conn;
+  auto waiting = self->request(queue, caf::infinite, call_atom_v, run("svc"),
+                               caf::actor_cast<caller_actor>(caller));
+  sched.run();
+  CAF_CHECK(self->mailbox().empty());
+  CAF_CHECK(contains(services(), R"("queued":1)"));
+  // The third is refused at once: RESOURCE_EXHAUSTED, which HTTP sends as 429.
+  std::string refusal;
+  auto third = self->request(queue, caf::infinite, call_atom_v, run("svc"),
+                             caf::actor_cast<caller_actor>(caller));
+  sched.run();
+  third.receive([&](call_actor&) { CAF_FAIL("a third call was taken"); },
+                [&](caf::error& e) {
+                  CAF_CHECK(e.category() == caf::atom("refused"));
+                  refusal = e.context().get_as<std::string>(0);
+                });
+  CAF_CHECK_EQUAL(member(refusal, {"data", "code"}), "8");
+  CAF_CHECK_EQUAL(manager_errors::http_status(refusal), 429);
+  CAF_CHECK(contains(member_str(refusal, {"message"}), "Service svc is busy"));
+  // The runtime answers the first call: the queued one goes out on its slot.
+  send_frame(a, R"({"jsonrpc":"2.0","result":{"result":1},"id":"1"})");
+  CAF_CHECK_EQUAL(transports[0]->size(), 2u);
+  CAF_CHECK_EQUAL(member_str(transports[0]->last(), {"method"}), "runAction");
+  CAF_CHECK_EQUAL(member_str(transports[0]->last(), {"id"}), "2");
+  bool taken = false;
+  waiting.receive([&](call_actor& c) { taken = static_cast<bool>(c); },
+                  [&](caf::error& e) { CAF_FAIL("the queued call failed: " << sys.render(e)); });
+  CAF_CHECK(taken);
+  CAF_CHECK(contains(services(), R"("queued":0)"));
+  CAF_CHECK(contains(services(), R"("inFlight":1)"));
+  finish();
+}
+
+CAF_TEST(a queued call gives up at its own deadline) {
+  service_limits limits;
+  limits.max_in_flight_per_runtime = 1;
+  caf::anon_send(dir, limits_atom_v, limits);
+  sched.run();
+  auto a = add_replica("svc-1", "svc");
+  auto first = route_of(run("svc"));
+  CAF_REQUIRE(first.load);
+  auto waiting = route_of(run("svc"));
+  CAF_REQUIRE(!waiting.load);
+  std::string refusal;
+  auto hdl = self->request(waiting.conn, caf::infinite, call_atom_v, run("svc", {}, 200ms),
+                           caf::actor_cast<caller_actor>(caller));
+  sched.run();
+  CAF_CHECK(self->mailbox().empty());
+  sched.advance_time(250ms);
+  sched.run();
+  hdl.receive([&](call_actor&) { CAF_FAIL("the call was taken"); },
+              [&](caf::error& e) { refusal = e.context().get_as<std::string>(0); });
+  CAF_CHECK_EQUAL(member(refusal, {"data", "code"}), "4");
+  CAF_CHECK(contains(member_str(refusal, {"message"}), "waited"));
+  first.load->release();
+  (void) a;
+  finish();
+}
+
+CAF_TEST(host yaml replicas belong to their service whatever name they register) {
+  service_limits limits;
+  limits.service_of_id["orders-1"] = "orders";
+  limits.service_of_id["orders-2"] = "orders";
+  caf::anon_send(dir, limits_atom_v, limits);
+  sched.run();
+  add_replica("orders-1", "12345");
+  add_replica("orders-2", "12346");
+  auto v = parse_json(services());
+  CAF_REQUIRE(v.is_array());
+  CAF_REQUIRE_EQUAL(v.as_array().size(), 1u);
+  CAF_CHECK_EQUAL(boost::json::serialize(v.as_array()[0].at("name")), R"("orders")");
+  CAF_CHECK_EQUAL(v.as_array()[0].at("replicas").as_array().size(), 2u);
+  finish();
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
