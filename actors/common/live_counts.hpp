@@ -30,6 +30,7 @@ enum class actor_kind : int {
   remote_call,
   cluster_gateway,
   service_queue,
+  cancel_broadcast,
   count_,
 };
 

@@ -4,6 +4,7 @@
 #include "actors/cluster/remote_call.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/manager/call_request.hpp"
+#include "actors/manager/cancel_broadcast.hpp"
 #include "actors/manager/errors.hpp"
 #include "actors/manager/interfaces.hpp"
 #include "actors/manager/routing.hpp"
@@ -86,10 +87,20 @@ void hand_off(Self* self, const call_target_actor& conn, std::string target, cal
 template <class Self, class Accepted, class Finished>
 void start_call(Self* self, const front_door& door, call_request req, caller_actor caller,
                 Accepted accepted, Finished finished) {
-  auto route = route_call(*door.routes->current(), req);
+  auto routes = door.routes->current();
+  auto route = route_call(*routes, req);
   using kind = call_route::kind;
   if (route.how == kind::failed)
     return finished(false, std::move(route.error));
+  if (route.how == kind::broadcast) {
+    std::vector<cancel_target> targets;
+    for (auto& e : routes->entries)
+      if (route.service.empty() || e.service == route.service)
+        targets.push_back({e.conn, e.runtime_id});
+    auto relay = start_cancel_broadcast(self->system(), std::move(targets));
+    return detail::hand_off(self, relay, "runtimes", std::move(req), std::move(caller),
+                            std::move(accepted), std::move(finished));
+  }
   if (route.how == kind::runtime) {
     // Another node's runtime: a relay here is the call's caller side there.
     auto target = route.node.empty() ? route.conn

@@ -115,6 +115,19 @@ call_route route_call(const route_table& routes, const call_request& req) {
     });
     return i == es.rend() ? nullptr : &*i;
   };
+  if (req.method == call_method::cancel_action && req.runtime_id.empty()) {
+    // Only the runtime that holds a run knows its trace id.
+    auto n = req.runtime_name.empty()
+               ? local.size()
+               : static_cast<std::size_t>(std::count_if(local.begin(), local.end(), [&](auto& x) {
+                   return x.service == req.runtime_name;
+                 }));
+    if (n > 1) {
+      r.how = call_route::kind::broadcast;
+      r.service = req.runtime_name;
+      return r;
+    }
+  }
   if (req.runtime_id.empty()) {
     std::string_view service = req.runtime_name;
     if (service.empty()) {

@@ -56,13 +56,16 @@ using route_board_ptr = std::shared_ptr<route_board>;
 /// in flight per replica, a call that finds every replica full goes to the
 /// service's queue, which hands it on when one has room (or refuses it).
 struct call_route {
-  enum class kind { runtime, iii_function, iii_listing, failed };
+  // broadcast: a cancelAction by trace id alone with several runtimes here,
+  // asked of each of them (cancel_broadcast.hpp): `service`'s, or all.
+  enum class kind { runtime, iii_function, iii_listing, broadcast, failed };
   kind how = kind::failed;
   call_target_actor conn;  // runtime: its connection
   std::string runtime_id;  // runtime: its id
   std::string node;        // runtime: the node that holds it ("" = this one)
   caf::actor gateway;      // in a cluster: this node's gateway, for calls to other nodes
   std::string function_id; // iii_function
+  std::string service;     // broadcast: the service asked ("" = every runtime here)
   std::string error;       // failed: the error object for the caller
   replica_load_ptr load;   // runtime at this node: counted for this call (released by its
                            // connection when the call ends, or by the door if the hand-off fails)

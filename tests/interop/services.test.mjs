@@ -187,3 +187,36 @@ test('the real Genkit runtime started with genkit({name}) is a replica of that s
   for (const r of await Promise.all(runs)) assert.equal(r.status, 200, r.text);
   await m.assertHealthy();
 });
+
+test('cancel by trace id alone reaches the replica that holds the run', async () => {
+  const m = await startManager();
+  const traceId = 'f'.repeat(32);
+  const make = async (id) => {
+    const rt = await m.fakeRuntime(id);
+    rt.handlers.runAction = (_p, msg) => {
+      rt.run = msg;
+      rt.notify('runActionState', { requestId: msg.id, state: { traceId } });
+      return undefined; // answered when cancelled
+    };
+    rt.handlers.cancelAction = (params) => {
+      if (!rt.run || params.traceId !== traceId) return { error: { code: -32602, message: 'Action not found or already completed' } };
+      rt.send({ jsonrpc: '2.0', id: rt.run.id, error: { code: -32000, message: 'Action was cancelled', data: { code: 1, message: 'Action was cancelled' } } });
+      return { result: { message: 'Action cancelled' } };
+    };
+    assert.deepEqual((await rt.register(id, { name: 'svc' })).result, {});
+    return rt;
+  };
+  const a = await make('svc-1');
+  const b = await make('svc-2');
+  const run = m.post('/api/runAction', { key: '/flow/x', input: 1 });
+  await m.poll(async () => Boolean(a.run || b.run), (x) => x, { what: 'a replica running the call' });
+  const cancel = await m.post('/api/cancelAction', { traceId });
+  assert.equal(cancel.status, 200, cancel.text);
+  assert.equal(cancel.json.result.data.message, 'Action cancelled');
+  const r = await run;
+  assert.equal(r.json.error.code, 1, r.text); // CANCELLED
+  // Both replicas were asked; only the holder had the run.
+  assert.equal(a.messages.filter((x) => x.method === 'cancelAction').length, 1);
+  assert.equal(b.messages.filter((x) => x.method === 'cancelAction').length, 1);
+  await m.assertHealthy();
+});

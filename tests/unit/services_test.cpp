@@ -239,6 +239,35 @@ CAF_TEST(a queued call gives up at its own deadline) {
   finish();
 }
 
+CAF_TEST(a cancel by trace id alone is asked of every replica and the holder answers) {
+  auto a = add_replica("svc-1", "svc");
+  auto b = add_replica("svc-2", "svc");
+  auto t = make_fake_transport("127.0.0.1:42000");
+  auto session = spawn_session(t, dir);
+  send_frame(session, R"({"jsonrpc":"2.0","id":"c1","method":"cancelAction","params":{"traceId":"t1"}})");
+  for (auto& rt : transports) {
+    CAF_REQUIRE_EQUAL(rt->size(), 1u);
+    CAF_CHECK_EQUAL(member_str(rt->last(), {"method"}), "cancelAction");
+    CAF_CHECK_EQUAL(member_str(rt->last(), {"params", "traceId"}), "t1");
+  }
+  // svc-1 does not hold the run; svc-2 does.
+  send_frame(a, R"({"jsonrpc":"2.0","error":{"code":-32602,"message":"Action not found or already completed"},"id":"1"})");
+  CAF_CHECK_EQUAL(t->size(), 0u);
+  send_frame(b, R"({"jsonrpc":"2.0","result":{"message":"Action cancelled"},"id":"1"})");
+  CAF_REQUIRE_EQUAL(t->size(), 1u);
+  CAF_CHECK_EQUAL(member(t->last(), {"id"}), R"("c1")");
+  CAF_CHECK_EQUAL(member_str(t->last(), {"result", "message"}), "Action cancelled");
+  // None holds it: the last refusal is the answer.
+  send_frame(session, R"({"jsonrpc":"2.0","id":"c2","method":"cancelAction","params":{"traceId":"t2"}})");
+  send_frame(a, R"({"jsonrpc":"2.0","error":{"code":-32602,"message":"Action not found or already completed"},"id":"2"})");
+  send_frame(b, R"({"jsonrpc":"2.0","error":{"code":-32602,"message":"Action not found or already completed"},"id":"2"})");
+  CAF_REQUIRE_EQUAL(t->size(), 2u);
+  CAF_CHECK_EQUAL(member(t->last(), {"id"}), R"("c2")");
+  CAF_CHECK(contains(t->last(), "not found"));
+  stop(session, caf::exit_reason::user_shutdown);
+  finish();
+}
+
 CAF_TEST(host yaml replicas belong to their service whatever name they register) {
   service_limits limits;
   limits.service_of_id["orders-1"] = "orders";
