@@ -237,6 +237,10 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
    "Calls refused RESOURCE_EXHAUSTED (HTTP 429): every replica of the service was at "
    "max_inflight_per_runtime and its queue held max_queued_per_service.",
    &metrics::service_calls_refused},
+  {"actor_host_replica_ejections_total", "counter",
+   "Replicas taken out of balanced calls after consecutive UNAVAILABLE, INTERNAL or "
+   "DEADLINE_EXCEEDED answers (outlier detection).",
+   &metrics::replica_ejections},
   {"actor_host_service_queue_timeouts_total", "counter",
    "Calls that reached their deadline while waiting in a service's queue.",
    &metrics::service_queue_timeouts},

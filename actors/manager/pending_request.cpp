@@ -64,6 +64,22 @@ void send_route_span(self_ptr self, bool ok, int code, const std::string& raw) {
   caf::anon_send(a.traces, route_span_atom_v, std::move(s));
 }
 
+// Outlier detection (replica_load.hpp): failures of the replica, not of
+// the caller's input or the action's own logic, count against it.
+void record_outcome(self_ptr self, int code) {
+  using registry::status_code;
+  auto& a = self->state.args;
+  bool failed = code == static_cast<int>(status_code::unavailable)
+                || code == static_cast<int>(status_code::internal)
+                || code == static_cast<int>(status_code::deadline_exceeded);
+  if (auto span = a.load->record(failed, replica_load::clock::now()); span.count() > 0) {
+    obs::global().replica_ejections.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("runtime {} ejected from balanced calls for {} s: {} calls in a row failed "
+                 "(UNAVAILABLE, INTERNAL or DEADLINE_EXCEEDED); pinned calls still reach it",
+                 a.runtime_id, span.count(), replica_load::failures_to_eject);
+  }
+}
+
 void finish(self_ptr self, bool ok, std::string raw) {
   auto& a = self->state.args;
   auto took = std::chrono::steady_clock::now() - self->state.started;
@@ -71,6 +87,8 @@ void finish(self_ptr self, bool ok, std::string raw) {
   if (a.traces && a.method == "runAction" && !self->state.trace_id.empty())
     send_route_span(self, ok, code, raw);
   obs::global().record_request(obs::method_from_name(a.method), code, took);
+  if (a.load && a.method == "runAction")
+    record_outcome(self, code);
   if (spdlog::should_log(spdlog::level::debug)) {
     auto fields = call_fields(self);
     spdlog::debug("{} {}: {} in {:.3f} ms", a.method, a.action_key,

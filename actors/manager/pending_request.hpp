@@ -25,6 +25,7 @@ struct pending_args {
   std::size_t max_held_input_bytes = 0;
   caf::actor traces; // route_span_batcher: gets the manager's span of each run; null = none
   std::string node;  // this manager's node name in a cluster, for that span
+  replica_load_ptr load; // its runtime's: how the call ended (outlier detection)
 };
 
 struct pending_state {

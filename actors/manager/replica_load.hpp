@@ -2,7 +2,9 @@
 
 #include <caf/allowed_unsafe_message_type.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 
@@ -16,7 +18,22 @@ namespace actor_host {
 /// otherwise (from another cluster node) is counted by the connection when
 /// it takes it; the connection takes every call off when it ends.
 struct replica_load {
+  using clock = std::chrono::steady_clock;
+
+  /// Outlier detection (as Envoy's consecutive-failure ejection): after
+  /// this many calls in a row end UNAVAILABLE, INTERNAL or DEADLINE_EXCEEDED
+  /// the replica gets no balanced calls for base_ejection times the number of
+  /// its ejections in a row (at most max_ejection). Then it is back; its next
+  /// call is the trial: a success clears the record, a failure ejects it
+  /// again, for longer.
+  static constexpr std::int32_t failures_to_eject = 5;
+  static constexpr std::chrono::seconds base_ejection{10};
+  static constexpr std::chrono::seconds max_ejection{300};
+
   std::atomic<std::int32_t> in_flight{0};
+  std::atomic<std::int32_t> failures_in_row{0};
+  std::atomic<std::int32_t> ejections_in_row{0};
+  std::atomic<clock::rep> ejected_until{0}; // clock ticks; 0 = never ejected
 
   /// Counts one more call unless `cap` (0 = none) is reached.
   bool try_reserve(std::int32_t cap) noexcept {
@@ -37,6 +54,27 @@ struct replica_load {
 
   std::int32_t current() const noexcept {
     return in_flight.load(std::memory_order_relaxed);
+  }
+
+  bool ejected(clock::time_point now) const noexcept {
+    return ejected_until.load(std::memory_order_relaxed) > now.time_since_epoch().count();
+  }
+
+  /// Records how a call ended; returns how long the replica is now ejected
+  /// for (zero: it was not).
+  std::chrono::seconds record(bool failed, clock::time_point now) noexcept {
+    if (!failed) {
+      failures_in_row.store(0, std::memory_order_relaxed);
+      ejections_in_row.store(0, std::memory_order_relaxed);
+      return std::chrono::seconds{0};
+    }
+    if (failures_in_row.fetch_add(1, std::memory_order_relaxed) + 1 < failures_to_eject
+        || ejected(now))
+      return std::chrono::seconds{0};
+    auto k = ejections_in_row.fetch_add(1, std::memory_order_relaxed) + 1;
+    auto span = std::min<std::chrono::seconds>(base_ejection * k, max_ejection);
+    ejected_until.store((now + span).time_since_epoch().count(), std::memory_order_relaxed);
+    return span;
   }
 };
 

@@ -4,6 +4,7 @@
 #include "net/iii_protocol.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <random>
 
 namespace actor_host {
@@ -45,21 +46,38 @@ std::int32_t load_of(const route_table::entry& e) {
   return e.load ? e.load->current() : 0;
 }
 
+bool ejected(const route_table::entry& e, replica_load::clock::time_point now) {
+  return e.load && e.load->ejected(now);
+}
+
 // The replicas of `service` in `es`, balanced; null if it has none there.
+// Ejected replicas are passed over while the service has others.
 const route_table::entry* pick_in(const entries_t& es, std::string_view service) {
-  std::size_t n = 0;
+  std::size_t n = 0, serving = 0;
   const route_table::entry* only = nullptr;
+  const route_table::entry* only_serving = nullptr;
+  // Read once per call, and only when a replica was ever ejected.
+  std::optional<replica_load::clock::time_point> now;
   for (auto& e : es)
     if (e.service == service) {
       ++n;
       only = &e;
+      if (e.load && e.load->ejected_until.load(std::memory_order_relaxed) != 0 && !now)
+        now = replica_load::clock::now();
+      if (!now || !ejected(e, *now)) {
+        ++serving;
+        only_serving = &e;
+      }
     }
+  bool skip_ejected = now && serving > 0 && serving < n;
+  if (skip_ejected)
+    n = serving, only = only_serving;
   if (n <= 1)
     return only;
   // The k-th replica of the service (k < n), in table order.
   auto nth = [&](std::size_t k) -> const route_table::entry& {
     for (auto& e : es)
-      if (e.service == service && k-- == 0)
+      if (e.service == service && !(skip_ejected && ejected(e, *now)) && k-- == 0)
         return e;
     return *only; // not reached: k < n
   };

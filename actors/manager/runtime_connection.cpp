@@ -258,6 +258,7 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
       a.max_held_input_bytes = st.opts.max_bidi_input_bytes;
       a.traces = st.opts.traces;
       a.node = st.opts.node;
+      a.load = st.load;
       auto p = self->spawn(pending_request, std::move(a));
       add_call(self, &connection_state::pending, wire_id, p, req.timeout);
       st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));

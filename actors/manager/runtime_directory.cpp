@@ -207,9 +207,11 @@ std::string services_json(self_ptr self) {
         continue;
       auto n = e.load ? e.load->current() : 0;
       in_flight += n;
+      bool out = e.load && e.load->ejected(replica_load::clock::now());
       replicas += (replicas.empty() ? "" : ",") + std::string{R"({"id":)"} + rpc::quote(e.id)
                   + (st.node_name.empty() ? "" : R"(,"node":)" + rpc::quote(st.node_name))
-                  + R"(,"inFlight":)" + std::to_string(n) + R"(,"state":"serving"})";
+                  + R"(,"inFlight":)" + std::to_string(n) + R"(,"state":)"
+                  + (out ? R"("ejected"})" : R"("serving"})");
     }
     for (auto& e : st.remote)
       if (e.service == name)

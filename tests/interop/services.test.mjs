@@ -220,3 +220,27 @@ test('cancel by trace id alone reaches the replica that holds the run', async ()
   assert.equal(b.messages.filter((x) => x.method === 'cancelAction').length, 1);
   await m.assertHealthy();
 });
+
+test('a replica that keeps failing is ejected: a log line, a metric, its state, and no more balanced calls', async () => {
+  const m = await startManager();
+  await replica(m, 'good-1', 'svc');
+  await replica(m, 'good-2', 'svc');
+  const bad = await m.fakeRuntime('bad');
+  bad.calls = 0;
+  bad.handlers.runAction = () => {
+    bad.calls += 1;
+    return { error: { code: -32000, message: 'backend down', data: { code: 14, message: 'backend down' } } };
+  };
+  assert.deepEqual((await bad.register('bad', { name: 'svc' })).result, {});
+  const rs = await calls(m, { key: '/flow/x', input: 1, runtimeName: 'svc' }, 120, 4);
+  const failed = rs.filter((r) => r.status !== 200);
+  // Five failures in a row eject it; its calls in flight then may fail too.
+  assert.ok(failed.length >= 5 && failed.length <= 5 + 4, `${failed.length} failed`);
+  assert.equal(bad.calls, failed.length);
+  const svc = (await m.json('/api/services')).find((s) => s.name === 'svc');
+  assert.equal(svc.replicas.find((x) => x.id === 'bad').state, 'ejected');
+  const metrics = (await m.get('/metrics')).text.split('\n');
+  assert.ok(metrics.includes('actor_host_replica_ejections_total 1'), metrics.filter((l) => l.includes('eject')).join('\n'));
+  assert.match(m.child.describe(), /runtime bad ejected from balanced calls for 10 s/);
+  await m.assertHealthy();
+});

@@ -77,7 +77,60 @@ CAF_TEST(the less loaded of two picks wins and the most loaded never does) {
   CAF_CHECK_EQUAL(pick_replica({7}, counter_draw), 0u);
 }
 
+CAF_TEST(a replica that keeps failing is ejected and comes back on a trial call) {
+  replica_load l;
+  auto t0 = replica_load::clock::now();
+  for (int i = 1; i < replica_load::failures_to_eject; ++i)
+    CAF_CHECK_EQUAL(l.record(true, t0).count(), 0);
+  CAF_CHECK(!l.ejected(t0));
+  CAF_CHECK_EQUAL(l.record(true, t0).count(), 10);
+  CAF_CHECK(l.ejected(t0 + 9s));
+  CAF_CHECK(!l.ejected(t0 + 11s));
+  // The trial call after the ejection fails: out again, for longer.
+  CAF_CHECK_EQUAL(l.record(true, t0 + 11s).count(), 20);
+  CAF_CHECK(l.ejected(t0 + 30s));
+  // A success clears the record: five more failures before the next one.
+  l.record(false, t0 + 40s);
+  CAF_CHECK_EQUAL(l.record(true, t0 + 41s).count(), 0);
+  CAF_CHECK(!l.ejected(t0 + 41s));
+}
+
 CAF_TEST_FIXTURE_SCOPE(services_tests, services_fixture)
+
+CAF_TEST(an ejected replica gets no balanced calls while others serve) {
+  add_replica("svc-1", "svc");
+  add_replica("svc-2", "svc");
+  add_replica("svc-3", "svc");
+  auto& table = *board->current();
+  auto now = replica_load::clock::now();
+  for (int i = 0; i < replica_load::failures_to_eject; ++i)
+    table.entries[0].load->record(true, now);
+  std::map<std::string, int> got;
+  for (int i = 0; i < 90; ++i) {
+    auto x = route_of(run("svc"));
+    ++got[x.runtime_id];
+    x.load->release();
+  }
+  CAF_CHECK_EQUAL(got["svc-1"], 0);
+  CAF_CHECK_GREATER(got["svc-2"], 0);
+  CAF_CHECK_GREATER(got["svc-3"], 0);
+  CAF_CHECK(contains(services(), R"({"id":"svc-1","inFlight":0,"state":"ejected"})"));
+  // Pinned calls still reach it; with every replica ejected, all serve.
+  auto pinned = route_of(run({}, "svc-1"));
+  CAF_CHECK_EQUAL(pinned.runtime_id, "svc-1");
+  pinned.load->release();
+  for (int r = 1; r < 3; ++r)
+    for (int i = 0; i < replica_load::failures_to_eject; ++i)
+      table.entries[r].load->record(true, now);
+  got.clear();
+  for (int i = 0; i < 90; ++i) {
+    auto x = route_of(run("svc"));
+    ++got[x.runtime_id];
+    x.load->release();
+  }
+  CAF_CHECK_GREATER(got["svc-1"], 0);
+  finish();
+}
 
 CAF_TEST(replicas of a name share its calls and runtimeId still pins) {
   auto a = add_replica("svc-1", "svc");
