@@ -3,8 +3,10 @@
 //
 //   bench_fake_runtime --url ws://127.0.0.1:3200 [--n 1] [--prefix bench-rt]
 //                      [--connect-window 256] [--lifetime 3600] [--hold N]
+//                      [--name SERVICE] [--serial-us N]
 //
-// Each connection registers as <prefix>-<i> and answers
+// Each connection registers as <prefix>-<i> (named SERVICE with --name: a
+// replica of that service; default its id) and answers
 //   listActions     a fixed 10-action map
 //   runAction       /flow/echo        result = input
 //                   /flow/streamCount {n}: n chunks {"i":k}, result {count,sum}
@@ -24,6 +26,10 @@
 // --hold N: echo runs get their runActionState but no result until SIGUSR1;
 // once N are held, {"held":N} is printed (then a bench reads the manager's
 // memory with N requests pending). Runs after the release answer at once.
+//
+// --serial-us N: every echo takes N microseconds of the process, one at a
+// time (a runtime that serves one call at a time: the bottleneck, so more
+// replicas mean more calls per second).
 #include "bench/fake_runtime_frames.hpp"
 #include "bench/wsraw.hpp"
 
@@ -58,6 +64,8 @@ struct options {
   int connect_window = 256;
   int lifetime_s = 3600;
   long hold = 0;
+  std::string name;  // registered name ("" = the runtime's id)
+  long serial_us = 0; // per echo, the process blocked (one call at a time)
 };
 
 bool parse_url(const std::string& url, options& o) {
@@ -202,7 +210,7 @@ struct fake {
       ++open;
       auto pid = std::to_string(getpid());
       c->ws->send_parts({R"({"jsonrpc":"2.0","id":"1","method":"register","params":{"id":")", c->id,
-                         R"(","pid":)", pid, R"(,"name":")", c->id,
+                         R"(","pid":)", pid, R"(,"name":")", opt.name.empty() ? c->id : opt.name,
                          R"(","genkitVersion":"bench/0","reflectionApiSpecVersion":1,"envs":["dev"]}})"});
     };
     h.on_text = [this, c](std::string_view f) { on_frame(*c, f); };
@@ -296,6 +304,8 @@ struct fake {
         }
         return;
       }
+      if (opt.serial_us > 0)
+        usleep(static_cast<useconds_t>(opt.serial_us));
       answer_echo(c, m.id, m.input, trace);
       return;
     }
@@ -437,6 +447,10 @@ int main(int argc, char** argv) {
       f.opt.lifetime_s = std::atoi(v.c_str());
     else if (k == "--hold")
       f.opt.hold = std::atol(v.c_str());
+    else if (k == "--name")
+      f.opt.name = v;
+    else if (k == "--serial-us")
+      f.opt.serial_us = std::atol(v.c_str());
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
@@ -444,7 +458,8 @@ int main(int argc, char** argv) {
   }
   if (url.empty() || !parse_url(url, f.opt) || f.opt.n < 1) {
     std::fprintf(stderr, "usage: bench_fake_runtime --url ws://HOST:PORT[/path] [--n N] "
-                         "[--prefix P] [--connect-window W] [--lifetime S] [--hold N]\n");
+                         "[--prefix P] [--connect-window W] [--lifetime S] [--hold N] "
+                         "[--name SERVICE] [--serial-us N]\n");
     return 2;
   }
   std::signal(SIGINT, on_signal);

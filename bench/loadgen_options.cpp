@@ -13,7 +13,7 @@ void usage() {
   std::fprintf(stderr, "usage: bench_load --url ws://HOST:PORT/api/ws|http://HOST:PORT --scenario "
                        "echo|open|stream|bidi|cancel|burst [--callers N] [--inflight K] "
                        "[--seconds S] [--warmup W] [--rate R] [--stream-n N] "
-                       "[--runtime-id ID [--runtimes M]] "
+                       "[--runtime-id ID [--runtimes M]] [--runtime-name SERVICE] "
                        "[--system NAME] [--round I] [--watch NAME=PID]...\n");
 }
 
@@ -50,6 +50,8 @@ bool parse_load_options(int argc, char** argv, load_options& o) {
       o.round = std::atoi(v.c_str());
     else if (k == "--runtime-id")
       o.runtime_id = v;
+    else if (k == "--runtime-name")
+      o.runtime_name = v;
     else if (k == "--runtimes")
       o.runtimes = std::atoi(v.c_str());
     else if (k == "--watch") {
@@ -82,12 +84,13 @@ bool parse_load_options(int argc, char** argv, load_options& o) {
 }
 
 std::string runtime_id_param(const load_options& o, std::uint64_t k) {
+  std::string name = o.runtime_name.empty() ? "" : R"(,"runtimeName":")" + o.runtime_name + '"';
   if (o.runtime_id.empty())
-    return {};
+    return name;
   if (o.runtimes <= 0)
-    return R"(,"runtimeId":")" + o.runtime_id + '"';
+    return R"(,"runtimeId":")" + o.runtime_id + '"' + name;
   return R"(,"runtimeId":")" + o.runtime_id + '-'
-         + std::to_string(k % static_cast<std::uint64_t>(o.runtimes)) + '"';
+         + std::to_string(k % static_cast<std::uint64_t>(o.runtimes)) + '"' + name;
 }
 
 } // namespace bench

@@ -26,6 +26,7 @@ struct load_options {
   std::string system = "?";
   int round = 0;
   std::string runtime_id; // optional runtimeId param
+  std::string runtime_name; // optional runtimeName param (a service: balanced over its replicas)
   int runtimes = 0;       // > 0: runtimeId = runtime_id-(k mod runtimes), round robin
   std::vector<std::pair<std::string, int>> watch;
 };
@@ -36,7 +37,8 @@ bool parse_load_options(int argc, char** argv, load_options& o);
 
 /// The `,"runtimeId":...` parameter of call number `k`: none, runtime_id,
 /// or with `runtimes` > 0 runtime_id-(k mod runtimes), the names
-/// `bench_fake_runtime --prefix ID --n M` gives its runtimes.
+/// `bench_fake_runtime --prefix ID --n M` gives its runtimes; then
+/// `,"runtimeName":...` when runtime_name is set.
 std::string runtime_id_param(const load_options& o, std::uint64_t k);
 
 } // namespace bench
