@@ -27,8 +27,8 @@ namespace json = boost::json;
 
 constexpr std::string_view default_manager_url = "http://127.0.0.1:4100";
 
-constexpr std::array<std::string_view, 6> commands{"runtimes", "services", "actions", "run",
-                                                   "cancel",   "cluster"};
+constexpr std::array<std::string_view, 7> commands{"runtimes", "services", "restart", "actions",
+                                                   "run",      "cancel",   "cluster"};
 
 // -- parsing helpers ----------------------------------------------------------
 
@@ -123,6 +123,12 @@ int run_cli(int argc, char** argv) {
   auto* services = app.add_subcommand(
     "services", "List the services (runtimes registered under one name) and their replicas");
   add_common(services);
+  auto* restart = app.add_subcommand(
+    "restart", "Restart a service the manager runs, one replica at a time (no call fails with "
+               "two or more replicas)");
+  restart->add_option("SERVICE", opts.service, "Service name (host.yaml name, or demo)")
+    ->required();
+  add_common(restart);
   auto* actions = app.add_subcommand("actions", "List the actions of a runtime");
   add_runtime(actions);
   add_common(actions);
@@ -217,6 +223,8 @@ int run_cli(int argc, char** argv) {
     return cmd_runtimes(*session, opts);
   if (services->parsed())
     return cmd_services(*session, opts);
+  if (restart->parsed())
+    return cmd_restart(*session, opts);
   if (actions->parsed())
     return cmd_actions(*session, opts);
   if (run->parsed())

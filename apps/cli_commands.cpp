@@ -256,6 +256,24 @@ int cmd_services(manager_session& session, const cli_options& opts) {
   return exit_ok;
 }
 
+int cmd_restart(manager_session& session, const cli_options& opts) {
+  json::object params;
+  params["name"] = opts.service;
+  auto res = session.call("restartService", std::move(params));
+  if (auto rc = check(res); rc >= 0)
+    return rc;
+  if (opts.json) {
+    std::cout << json_out(*res.result) << '\n';
+    return exit_ok;
+  }
+  const auto* ids = member(*res.result, "restarted");
+  std::cout << "Restarted " << terminal_safe(opts.service);
+  if (ids != nullptr && ids->is_array())
+    std::cout << ": " << json_out(*ids);
+  std::cout << '\n';
+  return exit_ok;
+}
+
 int cmd_cluster(manager_session& session, const cli_options& opts) {
   auto res = session.call("getCluster", {});
   if (auto rc = check(res); rc >= 0)

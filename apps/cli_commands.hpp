@@ -31,7 +31,7 @@ struct cli_options {
   std::string token; // sent as Authorization: Bearer
   bool json = false;
   std::string runtime;
-  std::string service; // run: runtimeName
+  std::string service; // run: runtimeName; restart: the service
   std::string key;
   std::string input;
   bool stream = false;
@@ -50,6 +50,9 @@ int cmd_runtimes(manager_session& session, const cli_options& opts);
 
 /// `services`: each service with its replicas as a table (or JSON).
 int cmd_services(manager_session& session, const cli_options& opts);
+
+/// `restart SERVICE`: a rolling restart; prints the replicas restarted.
+int cmd_restart(manager_session& session, const cli_options& opts);
 
 /// `actions`: a runtime's actions as a table (or JSON).
 int cmd_actions(manager_session& session, const cli_options& opts);

@@ -228,6 +228,10 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, feed_atom, "feed")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, limits_atom, "limits")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, services_atom, "services")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, slot_atom, "slot")
+//   (restart_atom, service) -> string           [manager_supervisor] a rolling restart
+//   (restart_atom) -> ok                        [child_runtime] a new process, once registered
+//   (drain_atom, id) -> connection              [runtime_directory] out of rotation
+CAF_ADD_ATOM(actor_host, actor_host::atoms, restart_atom, "restart")
 // Reflection V1 runtimes found through their files (v1_discovery):
 //   (scan_atom)                                 [v1_discovery] its own: read the folder again
 CAF_ADD_ATOM(actor_host, actor_host::atoms, scan_atom, "scan")

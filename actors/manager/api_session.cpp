@@ -162,6 +162,30 @@ void on_listing(self_ptr self, const rpc::message& m, Atom what, const char* mem
       });
 }
 
+// `restartService {name}`: a rolling restart of a service the manager runs
+// (rolling_restart.hpp); answered when every replica is back. A restart of
+// a large service takes a while: the answer has no deadline of its own here
+// (each step has its own).
+void on_restart_service(self_ptr self, const rpc::message& m, std::string name) {
+  auto& st = self->state;
+  if (!st.door.supervisor)
+    return send_error(self, m.id, rpc::code::method_not_found, "Method not found: restartService");
+  self->request(st.door.supervisor, caf::infinite, restart_atom_v, std::move(name))
+    .then(
+      [self, id = m.id](std::string& summary) {
+        self->state.transport->send_text(rpc::result_response(id, summary));
+      },
+      [self, id = m.id](caf::error& err) {
+        // Our own refusals carry their reason as the error's text.
+        auto why = err.context().match_elements<std::string>()
+                     ? err.context().get_as<std::string>(0)
+                     : to_string(err);
+        send_error(self, id,
+                   manager_errors::status_error(registry::status_code::failed_precondition,
+                                                "restart failed: " + why));
+      });
+}
+
 // `watch {topics?: [name...]}`: the dashboard feed pushes every watched
 // topic now and on each change (dashboard_feed.hpp). Without topics, all.
 void on_watch(self_ptr self, const rpc::message& m, const rpc::object_members& p) {
@@ -336,6 +360,14 @@ void on_frame(self_ptr self, std::string& frame) {
       return send_error(self, m.id, rpc::code::invalid_params,
                         "Invalid params: 'type' must be a string such as \"defaultModel\"");
     return begin(self, m, list_values_call(std::move(runtime_id), type, policy), false);
+  }
+  if (m.method == "restartService") {
+    std::string name;
+    auto* raw = p.find("name");
+    if (!raw || !rpc::string_value(*raw, name) || name.empty() || name.size() > 256)
+      return send_error(self, m.id, rpc::code::invalid_params,
+                        "Invalid params: 'name' must be the name of a service (1-256 characters)");
+    return on_restart_service(self, m, std::move(name));
   }
   if (m.method == "cancelAction") {
     std::string trace;

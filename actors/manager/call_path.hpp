@@ -26,6 +26,7 @@ struct front_door {
   cluster_board_ptr cluster; // membership as this node sees it; null outside a cluster
   caf::actor feed;           // dashboard_feed: what `watch` on /api/ws subscribes to
   std::string project_name;  // the project root's base name (tools server listings)
+  caf::actor supervisor;     // manager_supervisor: rolling restarts; null: none (tests)
 };
 
 /// GET /api/cluster, `getCluster` on /api/ws.

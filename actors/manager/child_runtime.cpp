@@ -120,6 +120,12 @@ void on_exited(self_ptr self, int status) {
   st.watch.reset();
   set_ready(self, false);
   auto what = proc::describe_wait_status(status);
+  if (st.restarted.pending() && !st.stopping) {
+    spdlog::info("service {}: stopped for a restart ({}), starting it again", spec.name, what);
+    ++st.restarts;
+    start(self);
+    return;
+  }
   if (st.stopping) {
     spdlog::info("service {}: stopped ({})", spec.name, what);
     report(self, "stopped");
@@ -218,6 +224,8 @@ caf::behavior child_runtime(self_ptr self, child_runtime_args args) {
       st.ever_ready = true;
       set_ready(self, true);
       report(self, "ready");
+      if (st.restarted.pending())
+        st.restarted.deliver(caf::ok_atom_v);
     },
     [self](unready_atom, const std::string& id) {
       if (id != self->state.args.spec.runtime_id)
@@ -234,6 +242,11 @@ caf::behavior child_runtime(self_ptr self, child_runtime_args args) {
                                      .service = st.args.spec.name}};
       spdlog::error("service {}: Timeout waiting for runtime to be ready ({} ms)",
                     st.args.spec.name, st.args.spec.ready_timeout.count());
+      if (st.restarted.pending())
+        st.restarted.deliver(caf::make_error(
+          caf::sec::runtime_error, "service " + st.args.spec.name + " did not register within "
+                                     + std::to_string(st.args.spec.ready_timeout.count())
+                                     + " ms of its restart"));
       if (!st.ever_ready)
         finish(self, 1, "Timeout waiting for runtime to be ready");
     },
@@ -249,6 +262,19 @@ caf::behavior child_runtime(self_ptr self, child_runtime_args args) {
       self->delayed_send(self, to_span(st.args.spec.stop_grace), kill_atom_v, st.generation);
       st.stopped = self->make_response_promise();
       return st.stopped;
+    },
+    [self](restart_atom) -> caf::result<caf::ok_atom> {
+      auto& st = self->state;
+      if (st.stopping || !st.watch || st.restarted.pending() || !st.args.spec.registers)
+        return caf::make_error(caf::sec::runtime_error,
+                               "service " + st.args.spec.name
+                                 + " is not running a registered runtime now (or is restarting)");
+      spdlog::info("service {}: restarting (rolling restart)", st.args.spec.name);
+      report(self, "stopping");
+      st.watch->signal(SIGTERM);
+      self->delayed_send(self, to_span(st.args.spec.stop_grace), kill_atom_v, st.generation);
+      st.restarted = self->make_response_promise();
+      return st.restarted;
     },
     [self](kill_atom, std::uint64_t gen) {
       auto& st = self->state;

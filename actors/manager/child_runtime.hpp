@@ -51,6 +51,9 @@ struct child_runtime_state {
   bool ever_ready = false;
   bool stopping = false;
   caf::response_promise stopped;
+  // A restart asked for (rolling restart): answered once the new process
+  // has registered.
+  caf::response_promise restarted;
   static inline const char* name = "child_runtime";
 };
 
@@ -62,6 +65,9 @@ struct child_runtime_state {
 ///
 /// - (stop_atom, int signal) -> ok: stops the child (signal, then SIGKILL
 ///   after stop_grace) and quits once it has exited
+/// - (restart_atom) -> ok: stops the process as above and starts a new one
+///   at once (no backoff, not counted as a failure); answers when it has
+///   registered, an error when it does not within ready_timeout
 /// From the process watch: (exited_atom, generation, wait_status)
 /// From the directory: (ready_atom, id), (unready_atom, id)
 caf::behavior child_runtime(caf::stateful_actor<child_runtime_state>* self,

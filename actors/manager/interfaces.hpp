@@ -96,6 +96,7 @@ using directory_actor = caf::typed_actor<
   caf::replies_to<bidi_find_atom, std::string>::with<bool, call_actor>,
   caf::reacts_to<watch_atom, std::string, runtime_watcher_actor>,
   caf::replies_to<drain_atom>::with<std::vector<connection_actor>>,
+  caf::replies_to<drain_atom, std::string>::with<connection_actor>,
   caf::reacts_to<cluster_atom, caf::actor, caf::actor, std::string>,
   caf::reacts_to<remote_up_atom, std::string, std::string, std::string, connection_actor>,
   caf::reacts_to<remote_down_atom, std::string, std::string>,

@@ -125,7 +125,8 @@ std::string manager::start() {
   auto feed = d.spawn_child(dashboard_feed, std::move(feed_cfg), d.directory, d.functions);
   d.door = front_door{routes, d.directory, d.functions, d.opts.policy,
                       d.opts.cluster ? d.cluster_view : nullptr, feed,
-                      std::filesystem::path{d.opts.project_root}.filename().string()};
+                      std::filesystem::path{d.opts.project_root}.filename().string(),
+                      d.supervisor};
   function_registry_options fopts;
   fopts.channels = d.opts.channels;
   if (d.opts.worker_rbac_port)
@@ -260,16 +261,21 @@ std::string manager::start() {
   }
   std::vector<std::string> service_ids;
   std::vector<caf::actor> services;
+  std::vector<restart_step> replicas;
+  std::vector<std::string> replica_services;
   for (auto& spec : d.opts.services) {
     child_runtime_args args{spec,        d.directory,           &d.io.context(), manager_url,
                             telemetry_url, d.opts.on_service_exit, d.door.feed};
     services.push_back(d.spawn_child(child_runtime, std::move(args)));
-    if (spec.registers)
+    if (spec.registers) {
       service_ids.push_back(spec.runtime_id);
+      replicas.push_back({services.back(), spec.runtime_id});
+      replica_services.push_back(spec.service.empty() ? spec.runtime_id : spec.service);
+    }
   }
   // From here the supervisor answers /readyz and owns the drain.
   caf::anon_send(d.supervisor, serving_atom_v, d.directory, std::move(service_ids),
-                 std::move(services));
+                 std::move(services), std::move(replicas), std::move(replica_services));
   return {};
 }
 

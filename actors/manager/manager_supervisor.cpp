@@ -131,11 +131,14 @@ caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self,
       st.children.emplace(child.address(), std::move(child));
     },
     [self](serving_atom, directory_actor& directory, std::vector<std::string>& ids,
-           std::vector<caf::actor>& services) {
+           std::vector<caf::actor>& services, std::vector<restart_step>& replicas,
+           std::vector<std::string>& replica_services) {
       auto& st = self->state;
       st.serving = true;
       st.directory = std::move(directory);
       st.services = std::move(services);
+      st.replicas = std::move(replicas);
+      st.replica_services = std::move(replica_services);
       st.service_ids = std::move(ids);
       for (auto& id : st.service_ids)
         // This actor handles ready_atom and unready_atom (below).
@@ -144,6 +147,25 @@ caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self,
     [self](ready_atom, const std::string& id) { self->state.registered_ids.insert(id); },
     [self](unready_atom, const std::string& id) { self->state.registered_ids.erase(id); },
     [self](readiness_atom) { return readiness(self->state); },
+    [self](restart_atom, const std::string& service) -> caf::result<std::string> {
+      auto& st = self->state;
+      if (st.draining || st.stopping)
+        return caf::make_error(caf::sec::runtime_error, "the manager is draining");
+      rolling_restart_plan plan{service, {}, st.directory, st.cfg.drain_timeout,
+                                std::chrono::minutes(5)};
+      for (std::size_t i = 0; i < st.replicas.size(); ++i)
+        if (st.replica_services[i] == service)
+          plan.replicas.push_back(st.replicas[i]);
+      if (plan.replicas.empty())
+        return caf::make_error(caf::sec::runtime_error,
+                               "no service " + service
+                                 + " among the ones this manager runs (host.yaml services "
+                                   "and --demo; runtimes started elsewhere are restarted "
+                                   "by whoever started them)");
+      auto rp = self->make_response_promise();
+      run_rolling_restart(self, std::move(plan), rp);
+      return rp;
+    },
     [self](stop_atom, int sig) -> caf::result<caf::ok_atom> {
       auto rp = self->make_response_promise();
       drain(self, sig, rp);

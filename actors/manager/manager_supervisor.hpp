@@ -1,6 +1,7 @@
 #pragma once
 
 #include "actors/common/live_counts.hpp"
+#include "actors/manager/rolling_restart.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/manager/interfaces.hpp"
 
@@ -35,6 +36,8 @@ struct supervisor_state {
   std::vector<std::string> service_ids;           // must register to be ready
   std::unordered_set<std::string> registered_ids; // of service_ids
   std::vector<caf::actor> services;               // child_runtime actors
+  std::vector<restart_step> replicas;             // each registering child, by service
+  std::vector<std::string> replica_services;      // the service of each of `replicas`
   static inline const char* name = "manager_supervisor";
 };
 
@@ -44,9 +47,13 @@ struct supervisor_state {
 /// services) and takes them down on shutdown.
 ///
 /// - (adopt_atom, child): monitor it; a stopping supervisor kills it at once
-/// - (serving_atom, directory, service_ids, services): the listeners are up;
-///   ready once every id in service_ids is registered (watched at the
-///   directory)
+/// - (serving_atom, directory, service_ids, services, replicas, replica_services):
+///   the listeners are up; ready once every id in service_ids is registered
+///   (watched at the directory). `replicas` are the registering children
+///   with their runtime ids, replica_services[i] the service of replicas[i]
+///   (host.yaml replicas share one)
+/// - (restart_atom, service) -> string: a rolling restart of the service's
+///   children (rolling_restart.hpp)
 /// - (readiness_atom) -> string: "" when ready, else why not ("not
 ///   listening", "draining", "1 of 2 configured services registered")
 /// - (stop_atom, signal) -> ok: the drain: not ready any more; calls in

@@ -34,6 +34,9 @@ struct replica_load {
   std::atomic<std::int32_t> failures_in_row{0};
   std::atomic<std::int32_t> ejections_in_row{0};
   std::atomic<clock::rep> ejected_until{0}; // clock ticks; 0 = never ejected
+  // Taken out of rotation for a rolling restart: its calls end, no new
+  // balanced call comes (rolling_restart.hpp).
+  std::atomic<bool> draining{false};
 
   /// Counts one more call unless `cap` (0 = none) is reached.
   bool try_reserve(std::int32_t cap) noexcept {
@@ -58,6 +61,17 @@ struct replica_load {
 
   bool ejected(clock::time_point now) const noexcept {
     return ejected_until.load(std::memory_order_relaxed) > now.time_since_epoch().count();
+  }
+
+  /// Cheap test first: may this replica be out of rotation (ejected or
+  /// draining)? Only then is the clock read.
+  bool maybe_out() const noexcept {
+    return draining.load(std::memory_order_relaxed)
+           || ejected_until.load(std::memory_order_relaxed) != 0;
+  }
+
+  bool out_of_rotation(clock::time_point now) const noexcept {
+    return draining.load(std::memory_order_relaxed) || ejected(now);
   }
 
   /// Records how a call ended; returns how long the replica is now ejected

@@ -47,11 +47,11 @@ std::int32_t load_of(const route_table::entry& e) {
 }
 
 bool ejected(const route_table::entry& e, replica_load::clock::time_point now) {
-  return e.load && e.load->ejected(now);
+  return e.load && e.load->out_of_rotation(now);
 }
 
 // The replicas of `service` in `es`, balanced; null if it has none there.
-// Ejected replicas are passed over while the service has others.
+// Ejected and draining replicas are passed over while the service has others.
 const route_table::entry* pick_in(const entries_t& es, std::string_view service) {
   std::size_t n = 0, serving = 0;
   const route_table::entry* only = nullptr;
@@ -62,7 +62,7 @@ const route_table::entry* pick_in(const entries_t& es, std::string_view service)
     if (e.service == service) {
       ++n;
       only = &e;
-      if (e.load && e.load->ejected_until.load(std::memory_order_relaxed) != 0 && !now)
+      if (e.load && e.load->maybe_out() && !now)
         now = replica_load::clock::now();
       if (!now || !ejected(e, *now)) {
         ++serving;

@@ -207,11 +207,13 @@ std::string services_json(self_ptr self) {
         continue;
       auto n = e.load ? e.load->current() : 0;
       in_flight += n;
-      bool out = e.load && e.load->ejected(replica_load::clock::now());
+      const char* state = !e.load                                               ? "serving"
+                          : e.load->draining.load(std::memory_order_relaxed)    ? "draining"
+                          : e.load->ejected(replica_load::clock::now())         ? "ejected"
+                                                                                 : "serving";
       replicas += (replicas.empty() ? "" : ",") + std::string{R"({"id":)"} + rpc::quote(e.id)
                   + (st.node_name.empty() ? "" : R"(,"node":)" + rpc::quote(st.node_name))
-                  + R"(,"inFlight":)" + std::to_string(n) + R"(,"state":)"
-                  + (out ? R"("ejected"})" : R"("serving"})");
+                  + R"(,"inFlight":)" + std::to_string(n) + R"(,"state":")" + state + "\"}";
     }
     for (auto& e : st.remote)
       if (e.service == name)
@@ -384,6 +386,16 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       if (self->state.find(id))
         self->send(watcher, ready_atom_v, id);
       self->state.watchers[id].push_back(std::move(watcher));
+    },
+    [self](drain_atom, const std::string& id) -> caf::result<connection_actor> {
+      // A rolling restart takes this replica out of rotation.
+      auto* e = self->state.find(id);
+      if (!e)
+        return caf::make_error(caf::sec::runtime_error, "runtime " + id + " is not registered");
+      if (e->load)
+        e->load->draining.store(true, std::memory_order_relaxed);
+      publish_routes(self);
+      return e->conn;
     },
     [self](drain_atom) {
       std::vector<connection_actor> conns;

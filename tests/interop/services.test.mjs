@@ -5,8 +5,12 @@
 // sheds with 429 + Retry-After; the real Genkit runtime's genkit({name})
 // makes it a replica.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, afterEach, test } from 'node:test';
-import { cleanup, startManager } from './lib/harness.mjs';
+import { ACTOR_HOST_BIN, cleanup, startManager } from './lib/harness.mjs';
 
 afterEach(cleanup);
 after(cleanup);
@@ -242,5 +246,60 @@ test('a replica that keeps failing is ejected: a log line, a metric, its state, 
   const metrics = (await m.get('/metrics')).text.split('\n');
   assert.ok(metrics.includes('actor_host_replica_ejections_total 1'), metrics.filter((l) => l.includes('eject')).join('\n'));
   assert.match(m.child.describe(), /runtime bad ejected from balanced calls for 10 s/);
+  await m.assertHealthy();
+});
+
+/** Runs the CLI to completion: {code, stdout, stderr}. */
+function cli(args, { timeoutMs = 60000 } = {}) {
+  return new Promise((resolve) => {
+    execFile(ACTOR_HOST_BIN, args, { timeout: timeoutMs }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+test('a host.yaml service with replicas: 3 restarted one replica at a time under load fails no call', async () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-replicas-'));
+  after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+  const config = path.join(tmp, 'host.yaml');
+  fs.writeFileSync(
+    config,
+    `services:
+  - name: svc
+    command: [actor-host, --role, runtime, --demo, --name, svc]
+    replicas: 3
+`
+  );
+  const m = await startManager(['--config', config]);
+  for (const id of ['svc-1', 'svc-2', 'svc-3']) await m.waitForRuntime(id);
+  const pids = async () => Object.fromEntries((await m.runtimes()).map((r) => [r.id, r.pid]));
+  const before = await pids();
+  const services = await m.json('/api/services');
+  assert.deepEqual(services.map((s) => [s.name, s.replicas.length]), [['svc', 3]]);
+  // 16 callers of a 20 ms run by name while the restart goes on.
+  let stop = false;
+  const results = [];
+  const loop = async () => {
+    while (!stop) {
+      const r = await m.post('/api/runAction', { key: '/flow/slow', input: { ms: 20 }, runtimeName: 'svc' });
+      results.push(r);
+    }
+  };
+  const load = Promise.all(Array.from({ length: 16 }, loop));
+  const restart = await cli(['restart', 'svc', '--manager', m.apiUrl]);
+  stop = true;
+  await load;
+  assert.equal(restart.code, 0, restart.stderr);
+  assert.match(restart.stdout, /Restarted svc: \["svc-1","svc-2","svc-3"\]/);
+  const failed = results.filter((r) => r.status !== 200);
+  assert.equal(failed.length, 0, `${failed.length} of ${results.length} failed: ${failed[0]?.text}`);
+  assert.ok(results.length > 50, `only ${results.length} calls ran during the restart`);
+  // Every replica is a new process, registered again under its id.
+  const after_ = await pids();
+  for (const id of ['svc-1', 'svc-2', 'svc-3']) assert.notEqual(after_[id], before[id], id);
+  // An unknown service is a clear error.
+  const bad = await cli(['restart', 'nope', '--manager', m.apiUrl]);
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr, /no service nope among the ones this manager runs/);
   await m.assertHealthy();
 });

@@ -35,7 +35,8 @@ struct supervisor_fixture : actor_fixture {
   }
 
   void serve(std::vector<std::string> ids) {
-    caf::anon_send(sup, serving_atom_v, dir, std::move(ids), std::vector<caf::actor>{});
+    caf::anon_send(sup, serving_atom_v, dir, std::move(ids), std::vector<caf::actor>{},
+                   std::vector<restart_step>{}, std::vector<std::string>{});
     sched.run();
   }
 
