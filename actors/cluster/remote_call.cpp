@@ -27,6 +27,7 @@ struct remote_call_state {
   std::string method;
   caller_actor caller; // the front door's caller, on this node
   std::uint64_t tag = 0;
+  replica_load_ptr load; // released at the end, once the call was taken
   static inline const char* name = "remote_call";
 };
 
@@ -40,6 +41,8 @@ void finish(self_ptr self) {
     self->demonitor(st.caller.address());
   self->demonitor(st.gateway.address());
   st.caller = nullptr;
+  if (auto load = std::exchange(st.load, nullptr))
+    load->release();
   self->quit();
 }
 
@@ -51,8 +54,11 @@ void give_up(self_ptr self) {
 } // namespace
 
 relay_actor::behavior_type remote_call(self_ptr self, caf::actor gateway, caf::actor conn,
-                                       std::string node, std::string target) {
+                                       std::string node, std::string target,
+                                       replica_load_ptr load) {
   auto& st = self->state;
+  // Before the call is taken, a failed hand-off is the door's to uncount.
+  auto pending_load = std::make_shared<replica_load_ptr>(std::move(load));
   st.gateway = caf::actor_cast<relay_gateway_actor>(gateway);
   st.conn = std::move(conn);
   st.node = std::move(node);
@@ -73,8 +79,9 @@ relay_actor::behavior_type remote_call(self_ptr self, caf::actor gateway, caf::a
     }
   });
   return {
-    [self](call_atom, call_request& req, caller_actor& caller) -> call_actor {
+    [self, pending_load](call_atom, call_request& req, caller_actor& caller) -> call_actor {
       auto& st = self->state;
+      st.load = std::exchange(*pending_load, nullptr);
       st.caller = std::move(caller);
       st.tag = req.tag;
       st.method = std::string{method_name(req.method)};
@@ -111,10 +118,10 @@ relay_actor::behavior_type remote_call(self_ptr self, caf::actor gateway, caf::a
 
 call_target_actor start_remote_call(caf::actor_system& sys, const caf::actor& gateway,
                                     const call_target_actor& conn, std::string node,
-                                    std::string target) {
+                                    std::string target, replica_load_ptr load) {
   return caf::actor_cast<call_target_actor>(
     sys.spawn(remote_call, gateway, caf::actor_cast<caf::actor>(conn), std::move(node),
-              std::move(target)));
+              std::move(target), std::move(load)));
 }
 
 } // namespace actor_host

@@ -17,8 +17,10 @@ namespace actor_host {
 /// hand-off at once; a call the owner cannot take ends with the same error
 /// a local one gets. `conn` is the owner's connection (a proxy), named by
 /// the route entry; `gateway` this node's.
+/// `load`: the owner's runtime as this node counts it (routing.hpp), taken
+/// off when the call ends; null: not counted.
 call_target_actor start_remote_call(caf::actor_system& sys, const caf::actor& gateway,
                                     const call_target_actor& conn, std::string node,
-                                    std::string target);
+                                    std::string target, replica_load_ptr load = nullptr);
 
 } // namespace actor_host

@@ -106,7 +106,7 @@ void start_call(Self* self, const front_door& door, call_request req, caller_act
     // Another node's runtime: a relay here is the call's caller side there.
     auto target = route.node.empty() ? route.conn
                                      : start_remote_call(self->system(), route.gateway, route.conn,
-                                                         route.node, route.runtime_id);
+                                                         route.node, route.runtime_id, route.load);
     req.counted = route.load != nullptr;
     if (!route.load)
       return detail::hand_off(self, target, std::move(route.runtime_id), std::move(req),

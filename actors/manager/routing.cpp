@@ -171,7 +171,10 @@ call_route route_call(const route_table& routes, const call_request& req) {
       r.conn = full->queue;
       r.runtime_id = std::string{service};
       return r;
-    } else if (!(e = pick_in(remote, service))) {
+    } else if ((e = reserve_in(remote, service, &full))) {
+      // Another node's replicas, balanced on the calls this node has there.
+      r.load = e->load;
+    } else {
       r.error = manager_errors::service_not_found(req.runtime_name);
       return r;
     }
@@ -179,7 +182,10 @@ call_route route_call(const route_table& routes, const call_request& req) {
     // A pinned call is counted, never held back by the cap.
     if (e->load && e->load->try_reserve(0))
       r.load = e->load;
-  } else if (!(e = by_id(remote, req.runtime_id))) {
+  } else if ((e = by_id(remote, req.runtime_id))) {
+    if (e->load && e->load->try_reserve(0))
+      r.load = e->load;
+  } else {
     // "node/id": one node's runtime, also when other nodes hold the same id.
     std::string_view q = req.runtime_id;
     if (auto slash = q.find('/'); slash != std::string_view::npos && slash > 0) {

@@ -86,7 +86,7 @@ void publish_routes(self_ptr self) {
   }
   t.remote.reserve(st.remote.size());
   for (auto& e : st.remote)
-    t.remote.push_back({e.id, e.conn, e.node, e.service, nullptr, 0, {}});
+    t.remote.push_back({e.id, e.conn, e.node, e.service, e.load, 0, {}});
   t.self_node = st.node_name;
   t.gateway = st.gateway;
   st.board->publish(std::move(t));
@@ -181,8 +181,8 @@ void add_or_update(self_ptr self, runtime_registration reg, const connection_act
 
 // GET /api/services: each service (first registered first; `default`
 // marks the one calls without runtimeId or runtimeName go to) with its
-// replicas. Another node's replicas are listed with their node; their load
-// is that node's to tell.
+// replicas. Another node's replicas are listed with their node and the
+// calls this node has in flight there.
 std::string services_json(self_ptr self) {
   namespace rpc = net::jsonrpc;
   auto& st = self->state;
@@ -218,7 +218,8 @@ std::string services_json(self_ptr self) {
     for (auto& e : st.remote)
       if (e.service == name)
         replicas += (replicas.empty() ? "" : ",") + std::string{R"({"id":)"} + rpc::quote(e.id)
-                    + R"(,"node":)" + rpc::quote(e.node) + R"(,"state":"serving"})";
+                    + R"(,"node":)" + rpc::quote(e.node) + R"(,"inFlightFromHere":)"
+                    + std::to_string(e.load->current()) + R"(,"state":"serving"})";
     auto q = st.services.find(name);
     auto queued = q == st.services.end() ? 0 : q->second.queued->load(std::memory_order_relaxed);
     if (out.size() > 1)

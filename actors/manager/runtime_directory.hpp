@@ -27,6 +27,8 @@ struct directory_state {
     std::string info_json;
     connection_actor conn; // a proxy
     std::string service;   // its `name` in info_json, else its id
+    // The calls this node has in flight there (remote_call releases them).
+    replica_load_ptr load = std::make_shared<replica_load>();
   };
 
   /// A service of this node with a cap on calls in flight per replica.

@@ -191,6 +191,60 @@ describe('a cluster of three', () => {
     for (const m of [a, b, c]) await m.waitForStats({ ...NOTHING_LEFT, 'actors.invocation': 0 });
   });
 
+  test('replicas of one name on two nodes share the calls of a third; a lost node fails only what its replica held', async () => {
+    const a = await startNode('a');
+    const b = await startNode('b', { seeds: [a] });
+    const c = await startNode('c', { seeds: [a, b] });
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
+    const replica = async (m, id) => {
+      const rt = await m.fakeRuntime(id);
+      rt.held = 0;
+      rt.handlers.runAction = async () => {
+        rt.held += 1;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        rt.held -= 1;
+        return { result: { result: id, telemetry: { traceId: 'a'.repeat(32) } } };
+      };
+      assert.deepEqual((await rt.register(id, { name: 'svc' })).result, {});
+      return rt;
+    };
+    await replica(a, 'svc-a');
+    const rb = await replica(b, 'svc-b');
+    await waitForListed(c, ['a/svc-a', 'b/svc-b']);
+    const body = { key: '/flow/x', input: 1, runtimeName: 'svc' };
+    const results = [];
+    let killedAt = 0;
+    const loop = async (count) => {
+      for (let i = 0; i < count; i++) {
+        const started = Date.now();
+        results.push({ started, r: await c.post('/api/runAction', body) });
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, () => loop(25)));
+    const n = {};
+    for (const { r } of results) {
+      assert.equal(r.status, 200, r.text);
+      n[r.json.result] = (n[r.json.result] ?? 0) + 1;
+    }
+    assert.ok(n['svc-a'] >= 50 && n['svc-b'] >= 50, JSON.stringify(n));
+    const listed = (await c.json('/api/services')).find((x) => x.name === 'svc');
+    assert.deepEqual(listed.replicas.map((x) => `${x.node}/${x.id}`).sort(), ['a/svc-a', 'b/svc-b']);
+    // b dies under load: only the calls its replica held fail.
+    results.length = 0;
+    const load = Promise.all(Array.from({ length: 8 }, () => loop(40)));
+    await c.poll(async () => rb.held, (h) => h > 0, { what: 'svc-b holding calls' });
+    const held = rb.held;
+    killedAt = Date.now();
+    b.child.kill('SIGKILL');
+    await load;
+    const failed = results.filter((x) => x.r.status !== 200);
+    for (const f of failed) assert.equal(f.r.json.error.code, 14, f.r.text);
+    assert.ok(failed.length <= held + 8, `${failed.length} failed, svc-b held ${held}`);
+    assert.ok(failed.every((x) => x.started < killedAt + 300), 'a call started 300 ms after the loss failed');
+    assert.ok(results.some((x) => x.started >= killedAt + 300), 'no call started after the loss');
+    for (const m of [a, c]) await m.waitForStats(NOTHING_LEFT);
+  });
+
   test('SIGKILL of a node mid-stream: its callers get UNAVAILABLE within 2 s; it rejoins when restarted', async () => {
     const a = await startNode('a');
     const bClusterPort = await freePort();
