@@ -1,21 +1,14 @@
 // The CLI client (`actor-host runtimes | actions | run | cancel`) against our
 // manager with our C++ demo runtime: output, --json, and exit codes.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { after, afterEach, test } from 'node:test';
-import { ACTOR_HOST_BIN, cleanup, startManager, startManagerWithRuntime, TRACE_ID_RE } from './lib/harness.mjs';
+import { cleanup, runCli, startManager, startManagerWithRuntime, TRACE_ID_RE } from './lib/harness.mjs';
 
 afterEach(cleanup);
 after(cleanup);
 
 /** Runs the CLI to completion: {code, stdout, stderr}. */
-function cli(args, { timeoutMs = 15000 } = {}) {
-  return new Promise((resolve) => {
-    execFile(ACTOR_HOST_BIN, args, { timeout: timeoutMs }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = (args, opts) => runCli(args, { timeoutMs: 15000, ...opts });
 
 test('runtimes, actions and run, readable and --json', async () => {
   const { manager } = await startManagerWithRuntime('rt-cli', { runtime: { kind: 'cpp' } });

@@ -13,11 +13,10 @@
 //                                 with a TCP proxy that cuts the worker's socket.
 //   die_stops_invocation          ends the worker; run separately below (--with-die)
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { after, afterEach, test } from 'node:test';
 
-import { ACTOR_HOST_BIN, cleanup, IiiClient, pollUntil, runIiiCaller, sdkCall, startIiiPeer, startIiiWorker, startManager, WebSocket } from './lib/harness.mjs';
+import { cleanup, runCli, IiiClient, pollUntil, runIiiCaller, sdkCall, startIiiPeer, startIiiWorker, startManager, WebSocket } from './lib/harness.mjs';
 
 afterEach(cleanup);
 after(cleanup);
@@ -257,13 +256,7 @@ test('a reconnecting worker reattaches; its replay is accepted without duplicate
 });
 
 /** Runs the CLI to completion: {code, stdout, stderr}. */
-function cli(args, { timeoutMs = 15000 } = {}) {
-  return new Promise((resolve) => {
-    execFile(ACTOR_HOST_BIN, args, { timeout: timeoutMs }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = (args, opts) => runCli(args, { timeoutMs: 15000, ...opts });
 
 test('one catalog: an iii worker calls a Genkit flow, the front door and the CLI call and list iii functions', async () => {
   const manager = await startManager();

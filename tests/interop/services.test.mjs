@@ -5,12 +5,11 @@
 // sheds with 429 + Retry-After; the real Genkit runtime's genkit({name})
 // makes it a replica.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, test } from 'node:test';
-import { ACTOR_HOST_BIN, cleanup, startManager } from './lib/harness.mjs';
+import { cleanup, runCli, startManager } from './lib/harness.mjs';
 
 afterEach(cleanup);
 after(cleanup);
@@ -250,13 +249,7 @@ test('a replica that keeps failing is ejected: a log line, a metric, its state, 
 });
 
 /** Runs the CLI to completion: {code, stdout, stderr}. */
-function cli(args, { timeoutMs = 60000 } = {}) {
-  return new Promise((resolve) => {
-    execFile(ACTOR_HOST_BIN, args, { timeout: timeoutMs }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = (args, opts) => runCli(args, { timeoutMs: 60000, ...opts });
 
 test('a host.yaml service with replicas: 3 restarted one replica at a time under load fails no call', async () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-replicas-'));

@@ -14,7 +14,7 @@
 //   INTEROP_RUNTIMES  comma-separated runtime kinds the per-kind tests run
 //                     against (default genkit,cpp)
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -816,6 +816,15 @@ function nodeChildEnv(extra) {
   delete childEnv.NODE_OPTIONS;
   delete childEnv.GENKIT_TELEMETRY_SERVER;
   return Object.assign(childEnv, extra);
+}
+
+/** Runs `actor-host ARGS` (the CLI) to completion: {code, stdout, stderr}. */
+export function runCli(args, { timeoutMs = 15000, env } = {}) {
+  return new Promise((resolve) => {
+    execFile(ACTOR_HOST_BIN, args, { timeout: timeoutMs, ...(env ? { env: { ...process.env, ...env } } : {}) }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
 }
 
 /** Starts the real Genkit JS runtime (genkit-runtime.mjs) dialling `managerUrl`; does not wait. */
