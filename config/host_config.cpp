@@ -34,6 +34,7 @@ constexpr auto settings = std::to_array<setting_def>({
   {"max_calls_per_caller", "1024", setting_type::count, "calls in flight per caller (per /api/ws session, per peer address for plain HTTP); over it RESOURCE_EXHAUSTED (HTTP 429)", ""},
   {"max_inflight_per_runtime", "0", setting_type::limit, "services: calls in flight per runtime (replica); a call that finds every replica of its service at the cap waits in the service's queue; 0 = no cap (a service in host.yaml may set its own)", ""},
   {"max_queued_per_service", "1000", setting_type::count, "services: calls waiting for a replica with room; past it a call is refused at once with RESOURCE_EXHAUSTED (HTTP 429, Retry-After)", ""},
+  {"retry_idempotent", "", setting_type::text, "services: comma-separated action keys (or prefixes ending in *) safe to run twice: a balanced run that ends UNAVAILABLE before any chunk reached its caller is run once more on another replica", ""},
   {"max_bidi_input_bytes", "16777216", setting_type::count, "bidi input held per run before the runtime reports it started (manager) or before the action reads it (runtime); over it the run fails with RESOURCE_EXHAUSTED", ""},
   {"max_unread_frames", "256", setting_type::count, "frames read from a WebSocket and not yet processed by its actor before the socket stops being read (resumed at half)", ""},
   {"drain_timeout", "15s", setting_type::duration, "on SIGTERM, how long in-flight calls may finish before they are cancelled", ""},

@@ -154,6 +154,7 @@ struct metrics {
   std::atomic<std::uint64_t> service_queue_timeouts{0};
   latency_histogram service_queue_wait;
   std::atomic<std::uint64_t> replica_ejections{0};
+  std::atomic<std::uint64_t> idempotent_retries{0};
   // Dashboard: sessions watching the feed, and watches refused over the cap.
   std::atomic<std::int64_t> dashboard_watchers{0};
   std::atomic<std::uint64_t> dashboard_watches_refused{0};

@@ -241,6 +241,9 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
    "Replicas taken out of balanced calls after consecutive UNAVAILABLE, INTERNAL or "
    "DEADLINE_EXCEEDED answers (outlier detection).",
    &metrics::replica_ejections},
+  {"actor_host_idempotent_retries_total", "counter",
+   "Runs of retry_idempotent actions run again on another replica after UNAVAILABLE.",
+   &metrics::idempotent_retries},
   {"actor_host_service_queue_timeouts_total", "counter",
    "Calls that reached their deadline while waiting in a service's queue.",
    &metrics::service_queue_timeouts},

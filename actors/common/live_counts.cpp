@@ -38,6 +38,7 @@ const char* actor_kind_name(actor_kind k) {
     case actor_kind::cluster_gateway: return "cluster_gateway";
     case actor_kind::service_queue: return "service_queue";
     case actor_kind::cancel_broadcast: return "cancel_broadcast";
+    case actor_kind::retry_relay: return "retry_relay";
     case actor_kind::count_: break;
   }
   return "?";

@@ -31,6 +31,7 @@ enum class actor_kind : int {
   cluster_gateway,
   service_queue,
   cancel_broadcast,
+  retry_relay,
   count_,
 };
 

@@ -8,6 +8,7 @@
 #include "actors/manager/errors.hpp"
 #include "actors/manager/interfaces.hpp"
 #include "actors/manager/routing.hpp"
+#include "net/iii_protocol.hpp"
 
 #include <chrono>
 #include <string>
@@ -77,19 +78,25 @@ void hand_off(Self* self, const call_target_actor& conn, std::string target, cal
 
 } // namespace detail
 
-/// The manager's one call path, for every front door: routes `req` with
-/// route_call() and hands it to the owning connection (a runtime's, or for
-/// `/iii/` keys the iii worker's the registry names). In `self`'s context
-/// then either `accepted(pending)` runs (the call is in flight; its events,
-/// (trace_atom | chunk_atom | done_atom, tag, ...), come to `caller`, which
-/// is `self`, from the pending request) or `finished(ok, raw)` runs (the call
-/// ended here: an error object, or an iii listing). Nothing is sent to
-/// `self` in between.
+/// A run of an idempotent action (call_policy::idempotent) balanced over a
+/// service's replicas, with one more try: the relay is the run's caller and
+/// stands for it before the door; a first run that ends UNAVAILABLE before
+/// any chunk reached the caller is routed again, passing over the replica it
+/// failed on (retry_relay.cpp).
+call_target_actor start_retry_relay(caf::actor_system& sys, front_door door);
+
+namespace detail {
+
+/// start_call's routing and hand-off; `avoid` is passed to route_call, and
+/// `routed_to` (if set) gets the connection a runtime call went to.
 template <class Self, class Accepted, class Finished>
-void start_call(Self* self, const front_door& door, call_request req, caller_actor caller,
-                Accepted accepted, Finished finished) {
+void route_and_hand_off(Self* self, const front_door& door, call_request req,
+                        caller_actor caller, Accepted accepted, Finished finished,
+                        const caf::actor_addr& avoid, caf::actor_addr* routed_to) {
   auto routes = door.routes->current();
-  auto route = route_call(*routes, req);
+  auto route = route_call(*routes, req, avoid);
+  if (routed_to)
+    *routed_to = route.conn.address();
   using kind = call_route::kind;
   if (route.how == kind::failed)
     return finished(false, std::move(route.error));
@@ -150,6 +157,30 @@ void start_call(Self* self, const front_door& door, call_request req, caller_act
       [finished](caf::error& err) mutable {
         finished(false, manager_errors::internal("routing an iii call failed: " + to_string(err)));
       });
+}
+
+} // namespace detail
+
+/// The manager's one call path, for every front door: routes `req` with
+/// route_call() and hands it to the owning connection (a runtime's, or for
+/// `/iii/` keys the iii worker's the registry names). In `self`'s context
+/// then either `accepted(pending)` runs (the call is in flight; its events,
+/// (trace_atom | chunk_atom | done_atom, tag, ...), come to `caller`, which
+/// is `self`, from the pending request) or `finished(ok, raw)` runs (the call
+/// ended here: an error object, or an iii listing). Nothing is sent to
+/// `self` in between.
+template <class Self, class Accepted, class Finished>
+void start_call(Self* self, const front_door& door, call_request req, caller_actor caller,
+                Accepted accepted, Finished finished) {
+  if (req.method == call_method::run_action && req.runtime_id.empty() && !req.stream_input
+      && !door.policy.idempotent_actions.empty() && door.policy.idempotent(req.key)
+      && !req.key.starts_with(net::iii::iii_key_prefix)) {
+    auto relay = start_retry_relay(self->system(), door);
+    return detail::hand_off(self, relay, req.key, std::move(req), std::move(caller),
+                            std::move(accepted), std::move(finished));
+  }
+  detail::route_and_hand_off(self, door, std::move(req), std::move(caller), std::move(accepted),
+                             std::move(finished), {}, nullptr);
 }
 
 } // namespace actor_host

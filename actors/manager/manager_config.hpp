@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace actor_host {
 
@@ -24,6 +26,18 @@ struct call_policy {
   // Frames read from a socket and not yet processed by its actor before the
   // socket stops being read; 0 = no limit.
   std::size_t max_unread_frames = 256;
+  // Actions safe to run twice (retry_idempotent: keys, or prefixes ending
+  // in '*'): a balanced run of one that ends UNAVAILABLE before any chunk
+  // reached its caller is run once more on another replica.
+  std::vector<std::string> idempotent_actions;
+
+  bool idempotent(std::string_view key) const {
+    for (auto& k : idempotent_actions)
+      if (k.ends_with('*') ? key.starts_with(std::string_view{k}.substr(0, k.size() - 1))
+                           : key == k)
+        return true;
+    return false;
+  }
 };
 
 /// Admission per service (docs/API.md, "Services and replicas"): calls in

@@ -52,14 +52,22 @@ bool ejected(const route_table::entry& e, replica_load::clock::time_point now) {
 
 // The replicas of `service` in `es`, balanced; null if it has none there.
 // Ejected and draining replicas are passed over while the service has others.
-const route_table::entry* pick_in(const entries_t& es, std::string_view service) {
+const route_table::entry* pick_in(const entries_t& es, std::string_view service,
+                                  const caf::actor_addr& avoid = {}) {
+  // `avoid` (a replica a retried call failed on) is passed over while the
+  // service has another.
+  auto of_service = [&](const route_table::entry& e) {
+    return e.service == service && (!avoid || e.conn.address() != avoid);
+  };
+  if (avoid && std::none_of(es.begin(), es.end(), of_service))
+    return pick_in(es, service);
   std::size_t n = 0, serving = 0;
   const route_table::entry* only = nullptr;
   const route_table::entry* only_serving = nullptr;
   // Read once per call, and only when a replica was ever ejected.
   std::optional<replica_load::clock::time_point> now;
   for (auto& e : es)
-    if (e.service == service) {
+    if (of_service(e)) {
       ++n;
       only = &e;
       if (e.load && e.load->maybe_out() && !now)
@@ -77,7 +85,7 @@ const route_table::entry* pick_in(const entries_t& es, std::string_view service)
   // The k-th replica of the service (k < n), in table order.
   auto nth = [&](std::size_t k) -> const route_table::entry& {
     for (auto& e : es)
-      if (e.service == service && !(skip_ejected && ejected(e, *now)) && k-- == 0)
+      if (of_service(e) && !(skip_ejected && ejected(e, *now)) && k-- == 0)
         return e;
     return *only; // not reached: k < n
   };
@@ -88,8 +96,9 @@ const route_table::entry* pick_in(const entries_t& es, std::string_view service)
 // if it has room, else any replica of the service with room. Null if none
 // has room (`*full` is then the balanced pick) or there is none.
 const route_table::entry* reserve_in(const entries_t& es, std::string_view service,
-                                     const route_table::entry** full) {
-  auto* pick = pick_in(es, service);
+                                     const route_table::entry** full,
+                                     const caf::actor_addr& avoid = {}) {
+  auto* pick = pick_in(es, service, avoid);
   if (!pick || !pick->load || pick->load->try_reserve(pick->cap))
     return pick;
   for (auto& e : es)
@@ -110,7 +119,8 @@ std::size_t pick_replica(const std::vector<std::int32_t>& loads, std::uint32_t (
   return pick_rank(loads.size(), [&](std::size_t k) { return loads[k]; }, random);
 }
 
-call_route route_call(const route_table& routes, const call_request& req) {
+call_route route_call(const route_table& routes, const call_request& req,
+                      const caf::actor_addr& avoid) {
   call_route r;
   r.gateway = routes.gateway;
   if (req.method == call_method::run_action && req.key.starts_with(net::iii::iii_key_prefix)) {
@@ -159,7 +169,7 @@ call_route route_call(const route_table& routes, const call_request& req) {
       }
     }
     const route_table::entry* full = nullptr;
-    if ((e = reserve_in(local, service, &full))) {
+    if ((e = reserve_in(local, service, &full, avoid))) {
       r.load = e->load;
     } else if (full) {
       // Every replica here is at its cap: the service's queue takes the call.
@@ -171,7 +181,7 @@ call_route route_call(const route_table& routes, const call_request& req) {
       r.conn = full->queue;
       r.runtime_id = std::string{service};
       return r;
-    } else if ((e = reserve_in(remote, service, &full))) {
+    } else if ((e = reserve_in(remote, service, &full, avoid))) {
       // Another node's replicas, balanced on the calls this node has there.
       r.load = e->load;
     } else {

@@ -71,7 +71,9 @@ struct call_route {
                            // connection when the call ends, or by the door if the hand-off fails)
 };
 
-call_route route_call(const route_table& routes, const call_request& req);
+/// `avoid`: a replica to pass over while the service has another (a retry).
+call_route route_call(const route_table& routes, const call_request& req,
+                      const caf::actor_addr& avoid = {});
 
 /// A replica of this node's `service` with room for one more call, which is
 /// counted on it (as route_call does); null if every one is at its cap.

@@ -296,3 +296,20 @@ test('a host.yaml service with replicas: 3 restarted one replica at a time under
   assert.match(bad.stderr, /no service nope among the ones this manager runs/);
   await m.assertHealthy();
 });
+
+test('an idempotent action (retry_idempotent) that meets UNAVAILABLE runs again on another replica', async () => {
+  const m = await startManager(['--retry-idempotent', '/flow/get*']);
+  await replica(m, 'good', 'svc');
+  const bad = await m.fakeRuntime('bad');
+  bad.handlers.runAction = () => ({ error: { code: -32000, message: 'backend down', data: { code: 14, message: 'backend down' } } });
+  assert.deepEqual((await bad.register('bad', { name: 'svc' })).result, {});
+  // Until bad is ejected (five failures in a row) about half the calls meet it.
+  const idem = await calls(m, { key: '/flow/getOrder', input: 1, runtimeName: 'svc' }, 20, 2);
+  for (const r of idem) assert.equal(r.status, 200, r.text);
+  const metrics = (await m.get('/metrics')).text.split('\n');
+  const retries = Number(metrics.find((l) => l.startsWith('actor_host_idempotent_retries_total '))?.split(' ')[1]);
+  assert.ok(retries >= 1, `retries: ${retries}`);
+  const badRuns = bad.messages.filter((x) => x.method === 'runAction').length;
+  assert.equal(retries, badRuns, 'every run that met bad was retried once');
+  await m.assertHealthy();
+});
