@@ -21,7 +21,7 @@ struct head {
   bool upgrade = false;
 
   access_verdict check(const access_policy& p) const {
-    return check_access(p, {method, path, &headers, &query, peer, upgrade});
+    return check_access(p, {method, path, &headers, &query, peer, upgrade, {}});
   }
 };
 

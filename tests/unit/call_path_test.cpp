@@ -81,8 +81,8 @@ CAF_TEST(one routing rule for every door) {
   auto a = spawn_dummy();
   auto b = spawn_dummy();
   route_table t;
-  t.entries = {{"a", caf::actor_cast<call_target_actor>(a), {}, "a"},
-               {"b", caf::actor_cast<call_target_actor>(b), {}, "b"}};
+  t.entries = {{"a", caf::actor_cast<call_target_actor>(a), {}, "a", nullptr, 0, {}},
+               {"b", caf::actor_cast<call_target_actor>(b), {}, "b", nullptr, 0, {}}};
   auto run = [](std::string key, std::string runtime_id = {}) {
     call_request c;
     c.key = std::move(key);

@@ -66,7 +66,7 @@ CAF_TEST(named variables and prefixes are kept on top of the defaults) {
 }
 
 CAF_TEST(the manager secrets pass only when named exactly) {
-  auto all = proc::filter_environment(parent, {.all = true});
+  auto all = proc::filter_environment(parent, {.all = true, .names = {}});
   CAF_CHECK_EQUAL(all.count("ACTOR_HOST_AUTH_TOKEN"), 0u);
   CAF_CHECK_EQUAL(all.count("ACTOR_HOST_AUTH_TOKEN_FILE"), 0u);
   CAF_CHECK_EQUAL(all.count("ACTOR_HOST_LOG_LEVEL"), 1u);

@@ -56,7 +56,7 @@ CAF_TEST(a call to another node passes both gateways in order and a lost node fa
   route_table t;
   t.self_node = "a";
   t.gateway = entry_gw;
-  t.remote = {{"rt-b", caf::actor_cast<call_target_actor>(conn), "b", "rt-b"}};
+  t.remote = {{"rt-b", caf::actor_cast<call_target_actor>(conn), "b", "rt-b", nullptr, 0, {}}};
   board->publish(t);
   auto entry_dir = spawn_directory();
   auto probe = spawn_probe();

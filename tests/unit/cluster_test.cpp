@@ -101,12 +101,12 @@ CAF_TEST(cluster routing takes local first then the cluster most recent and node
   auto as_target = [](const caf::actor& a) { return caf::actor_cast<call_target_actor>(a); };
   route_table t;
   t.self_node = "a";
-  t.remote = {{"x", as_target(r1), "b", "x"}, {"y", as_target(r2), "c", "y"}};
+  t.remote = {{"x", as_target(r1), "b", "x", nullptr, 0, {}}, {"y", as_target(r2), "c", "y", nullptr, 0, {}}};
   // No local runtime: the cluster's most recent.
   auto r = route_call(t, run_call());
   CAF_CHECK(caf::actor_cast<caf::actor>(r.conn) == r2);
   CAF_CHECK_EQUAL(r.node, "c");
-  t.entries = {{"x", as_target(l), {}, "x"}};
+  t.entries = {{"x", as_target(l), {}, "x", nullptr, 0, {}}};
   r = route_call(t, run_call());
   CAF_CHECK(caf::actor_cast<caf::actor>(r.conn) == l);
   CAF_CHECK_EQUAL(r.node, "");
