@@ -262,21 +262,19 @@ private:
     std::string params = R"({"key":)" + json_string(method_->key);
     if (method_->kind != method_kind::bidi_streaming)
       params += R"(,"input":)" + input;
-    if (auto id = metadata(ctx_, "runtime-id")) {
-      if (id->empty() || id->size() > max_runtime_id) {
+    // Routing: a runtime (one replica), or a service (docs/API.md).
+    static constexpr std::pair<const char*, const char*> routing[] = {
+      {"runtime-id", "runtimeId"}, {"runtime-name", "runtimeName"}};
+    for (auto [header, member] : routing) {
+      auto value = metadata(ctx_, header);
+      if (!value)
+        continue;
+      if (value->empty() || value->size() > max_runtime_id) {
         fail_here(grpc::StatusCode::INVALID_ARGUMENT,
-                  "runtime-id metadata must be 1 to 256 characters");
+                  std::string{header} + " metadata must be 1 to 256 characters");
         return false;
       }
-      params += R"(,"runtimeId":)" + json_string(*id);
-    }
-    if (auto name = metadata(ctx_, "runtime-name")) {
-      if (name->empty() || name->size() > max_runtime_id) {
-        fail_here(grpc::StatusCode::INVALID_ARGUMENT,
-                  "runtime-name metadata must be 1 to 256 characters");
-        return false;
-      }
-      params += R"(,"runtimeName":)" + json_string(*name);
+      params += std::string{",\""} + member + "\":" + json_string(*value);
     }
     if (auto context = metadata(ctx_, "genkit-context")) {
       // Boost.JSON's parser stops at depth 32: no deep recursion here.

@@ -189,6 +189,13 @@ describe('gRPC front door with the demo runtime', () => {
     await assert.rejects(unary(flows, 'createOrder', ORDER, { metadata: md }), (e) => e.code === grpc.status.NOT_FOUND);
     md.set('runtime-id', 'rt');
     assert.equal((await unary(flows, 'createOrder', ORDER, { metadata: md })).itemCount, 3);
+    // runtime-name picks a service (its name: the runtime's own by default).
+    const byName = new grpc.Metadata();
+    byName.set('runtime-name', 'nobody');
+    await assert.rejects(unary(flows, 'createOrder', ORDER, { metadata: byName }),
+      (e) => e.code === grpc.status.NOT_FOUND && /No runtime named nobody/.test(e.details));
+    byName.set('runtime-name', (await manager.runtimes())[0].name);
+    assert.equal((await unary(flows, 'createOrder', ORDER, { metadata: byName })).itemCount, 3);
   });
 
   test('context comes from genkit-context metadata', async () => {
