@@ -13,6 +13,42 @@ namespace actor_host::traces {
 using detail::statement;
 using detail::stored_bytes_sql;
 
+namespace {
+
+// One listing page: at most `limit` traces and the answer's byte budget
+// (the next page starts at the trace that did not fit).
+class page {
+public:
+  explicit page(std::size_t limit) : limit_(limit) {
+  }
+
+  /// False once the page is full; `trace` is then left for the next one.
+  bool add(const std::string& trace) {
+    if (taken_ == limit_ || (taken_ > 0 && out_.size() + trace.size() > trace_store::max_answer_bytes)) {
+      more_ = true;
+      return false;
+    }
+    out_ += (taken_++ ? "," : "") + trace;
+    return true;
+  }
+
+  /// The answer; `more`: traces follow beyond those the page was offered.
+  std::string finish(std::size_t offset, bool more) && {
+    out_ += "]";
+    if (more_ || more)
+      out_ += R"(,"continuationToken":")" + std::to_string(offset + taken_) + "\"";
+    return std::move(out_) + "}";
+  }
+
+private:
+  std::size_t limit_;
+  std::size_t taken_ = 0;
+  bool more_ = false;
+  std::string out_ = R"({"traces":[)";
+};
+
+} // namespace
+
 std::string trace_store::list(std::size_t limit, std::size_t offset,
                               const trace_filter& filter) {
   if (filter.empty())
@@ -35,28 +71,18 @@ std::string trace_store::list(std::size_t limit, std::size_t offset,
       scanned += static_cast<std::uint64_t>(q.int64(1));
     }
   }
-  std::string out = R"({"traces":[)";
+  page p{limit};
   std::size_t matched = 0;
-  std::size_t taken = 0;
-  bool more = false;
   for (auto& id : ids) {
     auto t = load(id);
     if (!t || !filter.matches(*t))
       continue;
     if (matched++ < offset)
       continue;
-    // A page ends at `limit` traces or at the answer's byte budget (the next
-    // page starts at the trace that did not fit).
-    if (taken == limit || (taken > 0 && out.size() + t->size() > max_answer_bytes)) {
-      more = true;
+    if (!p.add(*t))
       break;
-    }
-    out += (taken++ ? "," : "") + *t;
   }
-  out += "]";
-  if (more)
-    out += R"(,"continuationToken":")" + std::to_string(offset + taken) + "\"";
-  return out + "}";
+  return std::move(p).finish(offset, false);
 }
 
 std::string trace_store::list(std::size_t limit, std::size_t offset) {
@@ -72,22 +98,12 @@ std::string trace_store::list(std::size_t limit, std::size_t offset) {
   bool more = ids.size() > limit;
   if (more)
     ids.pop_back();
-  std::string out = R"({"traces":[)";
-  std::size_t taken = 0;
-  for (auto& id : ids) {
-    auto t = load(id);
-    if (!t)
-      continue;
-    if (taken > 0 && out.size() + t->size() > max_answer_bytes) {
-      more = true;
+  // The query already stops at `limit`: only the byte budget ends it early.
+  page p{ids.size()};
+  for (auto& id : ids)
+    if (auto t = load(id); t && !p.add(*t))
       break;
-    }
-    out += (taken++ ? "," : "") + *t;
-  }
-  out += "]";
-  if (more)
-    out += R"(,"continuationToken":")" + std::to_string(offset + taken) + "\"";
-  return out + "}";
+  return std::move(p).finish(offset, more);
 }
 
 } // namespace actor_host::traces
