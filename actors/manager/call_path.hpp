@@ -11,7 +11,9 @@
 #include "net/iii_protocol.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace actor_host {
@@ -62,15 +64,21 @@ inline caf::error call_refusal(std::string error_object) {
 
 namespace detail {
 
-template <class Self, class Accepted, class Finished>
+/// Hands `req` to `conn`. `gone()` runs instead of `finished` when `conn`
+/// had ended before it took the call (CAF bounced the request), so the
+/// runtime never saw it; without it that is a failed call.
+template <class Self, class Accepted, class Finished, class Gone = std::nullptr_t>
 void hand_off(Self* self, const call_target_actor& conn, std::string target, call_request req,
-              caller_actor caller, Accepted accepted, Finished finished) {
+              caller_actor caller, Accepted accepted, Finished finished, Gone gone = nullptr) {
   auto method = req.method;
   self->request(conn, answered_in_handler, call_atom_v, std::move(req), std::move(caller))
     .then([accepted](call_actor& pending) mutable { accepted(std::move(pending)); },
-          [finished, method, target = std::move(target)](caf::error& err) mutable {
+          [finished, gone, method, target = std::move(target)](caf::error& err) mutable {
             if (err.category() == caf::atom("refused") && err.context().match_elements<std::string>())
               return finished(false, err.context().get_as<std::string>(0));
+            if constexpr (!std::is_same_v<Gone, std::nullptr_t>)
+              if (err == caf::sec::request_receiver_down)
+                return gone();
             // The connection ended between routing and the call.
             finished(false, manager_errors::connection_closed(target, method_name(method)));
           });
@@ -120,12 +128,26 @@ void route_and_hand_off(Self* self, const front_door& door, call_request req,
                               std::move(caller), std::move(accepted), std::move(finished));
     // A hand-off that fails never reached the connection, which would have
     // taken the call off its load when it ended.
-    auto uncount = [finished, load = std::move(route.load)](bool ok, std::string raw) mutable {
+    auto uncount = [finished, load = route.load](bool ok, std::string raw) mutable {
       load->release();
       finished(ok, std::move(raw));
     };
+    if (!route.reroutable || avoid)
+      return detail::hand_off(self, target, std::move(route.runtime_id), std::move(req),
+                              std::move(caller), std::move(accepted), std::move(uncount));
+    // The replica's connection may end with the call still in its mailbox
+    // (the routes are a snapshot): the runtime never saw it, so it goes to
+    // another replica of the service, once. The copy is kept only while the
+    // service has another replica here.
+    auto reroute = [self, door, again = req, caller, accepted, finished, load = route.load,
+                    dead = route.conn.address()]() mutable {
+      load->release();
+      route_and_hand_off(self, door, std::move(again), std::move(caller), std::move(accepted),
+                         std::move(finished), dead, nullptr);
+    };
     return detail::hand_off(self, target, std::move(route.runtime_id), std::move(req),
-                            std::move(caller), std::move(accepted), std::move(uncount));
+                            std::move(caller), std::move(accepted), std::move(uncount),
+                            std::move(reroute));
   }
   if (!door.functions)
     return finished(false, manager_errors::status_error(registry::status_code::not_found,

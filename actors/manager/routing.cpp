@@ -171,6 +171,9 @@ call_route route_call(const route_table& routes, const call_request& req,
     const route_table::entry* full = nullptr;
     if ((e = reserve_in(local, service, &full, avoid))) {
       r.load = e->load;
+      r.reroutable = std::any_of(local.begin(), local.end(), [&](auto& x) {
+        return &x != e && x.service == service;
+      });
     } else if (full) {
       // Every replica here is at its cap: the service's queue takes the call.
       if (!full->queue) {

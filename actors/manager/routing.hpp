@@ -69,6 +69,10 @@ struct call_route {
   std::string error;       // failed: the error object for the caller
   replica_load_ptr load;   // runtime at this node: counted for this call (released by its
                            // connection when the call ends, or by the door if the hand-off fails)
+  // runtime at this node, balanced over a service that has another replica
+  // here: a hand-off that finds the connection gone (the call never reached
+  // the runtime) may go to another replica instead.
+  bool reroutable = false;
 };
 
 /// `avoid`: a replica to pass over while the service has another (a retry).

@@ -321,6 +321,34 @@ CAF_TEST(a cancel by trace id alone is asked of every replica and the holder ans
   finish();
 }
 
+CAF_TEST(a call whose replica ended before taking it goes to another replica) {
+  auto a = add_replica("svc-1", "svc");
+  add_replica("svc-2", "svc");
+  // The routes a door read just before svc-1's connection ended: svc-1 is
+  // still listed, and it is the balanced pick (svc-2 holds a call).
+  auto stale = board->current();
+  stop(a, caf::exit_reason::user_shutdown);
+  board->publish(*stale);
+  auto& b_entry = stale->entries[1];
+  CAF_REQUIRE_EQUAL(b_entry.runtime_id, "svc-2");
+  CAF_REQUIRE(b_entry.load->try_reserve(0));
+  auto t = make_fake_transport("127.0.0.1:42000");
+  auto session = spawn_session(t, dir);
+  send_frame(session, R"({"jsonrpc":"2.0","id":"r1","method":"runAction","params":{"key":"/flow/x","runtimeName":"svc"}})");
+  // The runtime never saw it at svc-1: svc-2 runs it, and its answer is the call's.
+  CAF_CHECK_EQUAL(transports[0]->size(), 0u);
+  CAF_REQUIRE_EQUAL(transports[1]->size(), 1u);
+  CAF_CHECK_EQUAL(member_str(transports[1]->last(), {"method"}), "runAction");
+  send_frame(conns[1], R"({"jsonrpc":"2.0","result":{"result":7},"id":"1"})");
+  CAF_REQUIRE_EQUAL(t->size(), 1u);
+  CAF_CHECK_EQUAL(member(t->last(), {"result", "result"}), "7");
+  b_entry.load->release();
+  CAF_CHECK_EQUAL(b_entry.load->current(), 0);
+  CAF_CHECK_EQUAL(stale->entries[0].load->current(), 0);
+  stop(session, caf::exit_reason::user_shutdown);
+  finish();
+}
+
 CAF_TEST(host yaml replicas belong to their service whatever name they register) {
   service_limits limits;
   limits.service_of_id["orders-1"] = "orders";
