@@ -244,10 +244,17 @@ int main(int argc, char** argv) {
   }
   component& comp = mgr ? static_cast<component&>(*mgr) : *main_component;
   io.start();
-  watch_signals(signals, latch, [&mgr] {
-    if (mgr)
+  watch_signals(signals, latch, [&mgr, &f] {
+    if (mgr) {
       mgr->reload_tls(); // logs and counts its outcome
-    else
+      // host.yaml (and the flags and environment, as at start) read again:
+      // services whose spec changed restart one replica at a time.
+      apps::host_settings next;
+      if (auto err = apps::resolve_host_settings(f, next); !err.empty())
+        spdlog::error("SIGHUP: the configuration does not load, services unchanged: {}", err);
+      else
+        mgr->reload_services(std::move(next.manager.services));
+    } else
       spdlog::info("SIGHUP ignored (the runtime role reads its TLS files at each connect)");
   });
   if (auto err = comp.start(); !err.empty()) {

@@ -53,6 +53,8 @@ struct service_spec {
   /// The entry's `max_inflight_per_runtime` (the manager setting's override
   /// for this service); unset = the manager's.
   std::optional<std::uint64_t> max_inflight_per_runtime;
+
+  bool operator==(const service_spec&) const = default;
 };
 
 struct host_config {

@@ -154,8 +154,16 @@ void beat(self_ptr self) {
       ++i;
     }
   }
+  std::vector<std::string> ids;
+  std::vector<std::int32_t> in_flight;
+  ids.reserve(st.local_loads.size());
+  in_flight.reserve(st.local_loads.size());
+  for (auto& [id, load] : st.local_loads) {
+    ids.push_back(id);
+    in_flight.push_back(load ? load->current() : 0);
+  }
   broadcast(self, node_status_atom_v, st.self_card.name,
-            st.opts.worker_count ? st.opts.worker_count() : std::uint64_t{0});
+            st.opts.worker_count ? st.opts.worker_count() : std::uint64_t{0}, ids, in_flight);
   if (!st.joined && !st.opts.seeds.empty() && now - st.started >= st.opts.join_grace
       && !st.grace_logged) {
     st.grace_logged = true;

@@ -252,9 +252,20 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
         if (m.state == member::status::up)
           send_functions(self, m);
     },
-    [self, from_member](node_status_atom, const std::string& node, std::uint64_t workers) {
-      if (auto* m = from_member(node))
-        m->workers = workers;
+    [self, from_member](node_status_atom, const std::string& node, std::uint64_t workers,
+                        std::vector<std::string>& ids, std::vector<std::int32_t>& in_flight) {
+      auto* m = from_member(node);
+      if (!m)
+        return;
+      m->workers = workers;
+      // Its runtimes' calls in flight, for balancing services across nodes.
+      if (ids.size() != in_flight.size() || ids.size() > max_records_per_node) {
+        spdlog::warn("node {}: malformed load report ({} ids, {} figures); ignored", node,
+                     ids.size(), in_flight.size());
+        return;
+      }
+      self->send(self->state.directory, remote_load_atom_v, node, std::move(ids),
+                 std::move(in_flight));
     },
     [self, from_member](leave_atom, const std::string& node) {
       auto& st = self->state;
@@ -270,8 +281,10 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
       }
     },
     // -- within this node ---------------------------------------------------
-    [self](local_up_atom, std::string& id, std::string& info, caf::actor& conn) {
+    [self](local_up_atom, std::string& id, std::string& info, caf::actor& conn,
+           replica_load_ptr& load) {
       auto& st = self->state;
+      st.local_loads[id] = std::move(load);
       runtime_record r{id, std::move(info), std::move(conn)};
       st.local[id] = r;
       broadcast(self, rt_up_atom_v, st.self_card.name, r);
@@ -279,6 +292,7 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
     },
     [self](local_down_atom, const std::string& id) {
       auto& st = self->state;
+      st.local_loads.erase(id);
       if (st.local.erase(id))
         broadcast(self, rt_down_atom_v, st.self_card.name, id);
       publish_view(self);

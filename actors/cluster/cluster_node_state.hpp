@@ -8,6 +8,7 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/manager/replica_load.hpp"
 
 #include <caf/stateful_actor.hpp>
 
@@ -60,6 +61,7 @@ struct cluster_state {
   member_card self_card;
   std::map<std::string, member> members;                    // by node name
   std::map<std::string, runtime_record> local;              // this node's runtimes, by id
+  std::map<std::string, replica_load_ptr> local_loads;      // their calls in flight
   std::vector<function_record> local_fns;                   // this node's iii functions
   caf::actor functions;                                     // the function_registry
   std::vector<std::string> seed_addresses;                  // resolved

@@ -79,6 +79,8 @@ void add_cluster_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<gw_event>("actor_host::gw_event");
   cfg.add_message_type<std::vector<gw_request>>("std::vector<actor_host::gw_request>");
   cfg.add_message_type<std::vector<gw_event>>("std::vector<actor_host::gw_event>");
+  // node_status: its runtimes' calls in flight, beside their ids.
+  cfg.add_message_type<std::vector<std::int32_t>>("std::vector<int32_t>");
 }
 
 } // namespace actor_host

@@ -17,7 +17,7 @@ namespace actor_host {
 
 /// Bumped when the messages between nodes change incompatibly: a node of
 /// another version is refused at hello, with both versions in the log.
-inline constexpr std::uint32_t cluster_protocol_version = 2;
+inline constexpr std::uint32_t cluster_protocol_version = 3;
 
 /// A node as the others know it.
 struct member_card {

@@ -160,12 +160,15 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, member_atom, "member")
 // (rt_up_atom, node, runtime_record), (rt_down_atom, node, runtime_id)
 CAF_ADD_ATOM(actor_host, actor_host::atoms, rt_up_atom, "rtup")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, rt_down_atom, "rtdown")
-// (node_status_atom, node, workers)             periodic, with the node's iii worker count
+// (node_status_atom, node, workers, ids, in_flight)   periodic: the node's iii worker
+//                                               count and its runtimes' calls in flight
+// (remote_load_atom, node, ids, in_flight)      [runtime_directory] from the cluster node
 CAF_ADD_ATOM(actor_host, actor_host::atoms, node_status_atom, "nodestatus")
+CAF_ADD_ATOM(actor_host, actor_host::atoms, remote_load_atom, "remoteload")
 // (leave_atom, node)                            the node shuts down
 CAF_ADD_ATOM(actor_host, actor_host::atoms, leave_atom, "leave")
 // cluster, within a node
-// (local_up_atom, id, info_json, conn), (local_down_atom, id)   [cluster_node] from the directory
+// (local_up_atom, id, info_json, conn, load), (local_down_atom, id)   [cluster_node] from the directory
 CAF_ADD_ATOM(actor_host, actor_host::atoms, local_up_atom, "localup")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, local_down_atom, "localdown")
 // (remote_up_atom, node, id, info_json, conn), (remote_down_atom, node, id),
@@ -228,10 +231,17 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, feed_atom, "feed")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, limits_atom, "limits")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, services_atom, "services")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, slot_atom, "slot")
+//   (idempotent_atom, id, keys, conn)           [runtime_directory] the actions a runtime
+//                                               declares safe to run twice (metadata.retry)
+CAF_ADD_ATOM(actor_host, actor_host::atoms, idempotent_atom, "idempotent")
 //   (restart_atom, service) -> string           [manager_supervisor] a rolling restart
 //   (restart_atom) -> ok                        [child_runtime] a new process, once registered
 //   (drain_atom, id) -> connection              [runtime_directory] out of rotation
 CAF_ADD_ATOM(actor_host, actor_host::atoms, restart_atom, "restart")
+//   (restart_atom, spec) -> ok                  [child_runtime] the same with a new spec
+//   (reload_atom, steps)                        [manager_supervisor] SIGHUP: children whose
+//                                               host.yaml spec changed, rolling per service
+CAF_ADD_ATOM(actor_host, actor_host::atoms, reload_atom, "reload")
 // Reflection V1 runtimes found through their files (v1_discovery):
 //   (scan_atom)                                 [v1_discovery] its own: read the folder again
 CAF_ADD_ATOM(actor_host, actor_host::atoms, scan_atom, "scan")

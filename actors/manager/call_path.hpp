@@ -95,13 +95,14 @@ call_target_actor start_retry_relay(caf::actor_system& sys, front_door door);
 
 namespace detail {
 
-/// start_call's routing and hand-off; `avoid` is passed to route_call, and
-/// `routed_to` (if set) gets the connection a runtime call went to.
+/// start_call's routing (of `routes`, read from door.routes) and hand-off;
+/// `avoid` is passed to route_call, and `routed_to` (if set) gets the
+/// connection a runtime call went to.
 template <class Self, class Accepted, class Finished>
-void route_and_hand_off(Self* self, const front_door& door, call_request req,
+void route_and_hand_off(Self* self, const front_door& door,
+                        std::shared_ptr<const route_table> routes, call_request req,
                         caller_actor caller, Accepted accepted, Finished finished,
                         const caf::actor_addr& avoid, caf::actor_addr* routed_to) {
-  auto routes = door.routes->current();
   auto route = route_call(*routes, req, avoid);
   if (routed_to)
     *routed_to = route.conn.address();
@@ -142,8 +143,8 @@ void route_and_hand_off(Self* self, const front_door& door, call_request req,
     auto reroute = [self, door, again = req, caller, accepted, finished, load = route.load,
                     dead = route.conn.address()]() mutable {
       load->release();
-      route_and_hand_off(self, door, std::move(again), std::move(caller), std::move(accepted),
-                         std::move(finished), dead, nullptr);
+      route_and_hand_off(self, door, door.routes->current(), std::move(again), std::move(caller),
+                         std::move(accepted), std::move(finished), dead, nullptr);
     };
     return detail::hand_off(self, target, std::move(route.runtime_id), std::move(req),
                             std::move(caller), std::move(accepted), std::move(uncount),
@@ -194,15 +195,17 @@ void route_and_hand_off(Self* self, const front_door& door, call_request req,
 template <class Self, class Accepted, class Finished>
 void start_call(Self* self, const front_door& door, call_request req, caller_actor caller,
                 Accepted accepted, Finished finished) {
+  auto routes = door.routes->current();
   if (req.method == call_method::run_action && req.runtime_id.empty() && !req.stream_input
-      && !door.policy.idempotent_actions.empty() && door.policy.idempotent(req.key)
-      && !req.key.starts_with(net::iii::iii_key_prefix)) {
+      && !req.key.starts_with(net::iii::iii_key_prefix)
+      && ((!door.policy.idempotent_actions.empty() && door.policy.idempotent(req.key))
+          || declared_idempotent(*routes, req))) {
     auto relay = start_retry_relay(self->system(), door);
     return detail::hand_off(self, relay, req.key, std::move(req), std::move(caller),
                             std::move(accepted), std::move(finished));
   }
-  detail::route_and_hand_off(self, door, std::move(req), std::move(caller), std::move(accepted),
-                             std::move(finished), {}, nullptr);
+  detail::route_and_hand_off(self, door, std::move(routes), std::move(req), std::move(caller),
+                             std::move(accepted), std::move(finished), {}, nullptr);
 }
 
 } // namespace actor_host

@@ -1,5 +1,7 @@
 #include "actors/manager/child_runtime.hpp"
 
+#include "actors/manager/rolling_restart.hpp" // the (restart_atom, spec) message type
+
 #include "net/jsonrpc.hpp"
 #include "obs/log.hpp"
 #include "obs/metrics.hpp"
@@ -106,6 +108,29 @@ void start(self_ptr self) {
     self->delayed_send(self, to_span(spec.ready_timeout), ready_timeout_atom_v, gen);
 }
 
+// A restart asked for (rolling restart, reload): the running process is
+// stopped; on_exited starts the next one, and `restarted` is answered once
+// it has registered.
+caf::response_promise begin_restart(self_ptr self) {
+  auto& st = self->state;
+  report(self, "stopping");
+  st.restart_gen = st.generation;
+  st.watch->signal(SIGTERM);
+  self->delayed_send(self, to_span(st.args.spec.stop_grace), kill_atom_v, st.generation);
+  st.restarted = self->make_response_promise();
+  return st.restarted;
+}
+
+// Starts the process a restart asked for; one that does not register is
+// restarted once it runs.
+void started_for_restart(self_ptr self) {
+  auto& st = self->state;
+  st.restart_gen = 0;
+  start(self);
+  if (!st.args.spec.registers && st.watch && st.restarted.pending())
+    st.restarted.deliver(caf::ok_atom_v);
+}
+
 void finish(self_ptr self, int code, std::string why) {
   auto& st = self->state;
   if (st.args.on_final_exit)
@@ -121,10 +146,15 @@ void on_exited(self_ptr self, int status) {
   set_ready(self, false);
   auto what = proc::describe_wait_status(status);
   if (st.restarted.pending() && !st.stopping) {
-    spdlog::info("service {}: stopped for a restart ({}), starting it again", spec.name, what);
-    ++st.restarts;
-    start(self);
-    return;
+    if (st.restart_gen == st.generation) {
+      spdlog::info("service {}: stopped for a restart ({}), starting it again", spec.name, what);
+      ++st.restarts;
+      started_for_restart(self);
+      return;
+    }
+    // The new process ended before it registered.
+    st.restarted.deliver(caf::make_error(caf::sec::runtime_error,
+                                         "service " + spec.name + " " + what + " after its restart"));
   }
   if (st.stopping) {
     spdlog::info("service {}: stopped ({})", spec.name, what);
@@ -270,11 +300,29 @@ caf::behavior child_runtime(self_ptr self, child_runtime_args args) {
                                "service " + st.args.spec.name
                                  + " is not running a registered runtime now (or is restarting)");
       spdlog::info("service {}: restarting (rolling restart)", st.args.spec.name);
-      report(self, "stopping");
-      st.watch->signal(SIGTERM);
-      self->delayed_send(self, to_span(st.args.spec.stop_grace), kill_atom_v, st.generation);
+      return begin_restart(self);
+    },
+    [self](restart_atom, config::service_spec& spec) -> caf::result<caf::ok_atom> {
+      auto& st = self->state;
+      // Its id and whether it registers are what the directory and the
+      // supervisor know it by: those take a manager restart.
+      if (st.stopping || st.restarted.pending() || spec.runtime_id != st.args.spec.runtime_id
+          || spec.registers != st.args.spec.registers)
+        return caf::make_error(caf::sec::runtime_error,
+                               "service " + st.args.spec.name
+                                 + " cannot take the new spec now (stopping, restarting, or a "
+                                   "new runtime id)");
+      spdlog::info("service {}: restarting with its new spec (reload)", st.args.spec.name);
+      st.args.spec = std::move(spec);
+      st.restarts_in_row = 0;
+      if (st.watch)
+        return begin_restart(self);
+      // Not running (backoff, or given up): start it now.
+      ++st.generation; // a pending backoff start is stale
       st.restarted = self->make_response_promise();
-      return st.restarted;
+      auto rp = st.restarted;
+      started_for_restart(self);
+      return rp;
     },
     [self](kill_atom, std::uint64_t gen) {
       auto& st = self->state;

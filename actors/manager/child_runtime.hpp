@@ -54,6 +54,7 @@ struct child_runtime_state {
   // A restart asked for (rolling restart): answered once the new process
   // has registered.
   caf::response_promise restarted;
+  std::uint64_t restart_gen = 0; // the generation stopped for it
   static inline const char* name = "child_runtime";
 };
 

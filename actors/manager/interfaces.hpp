@@ -90,6 +90,7 @@ using directory_actor = caf::typed_actor<
     bool, std::string, slot_listener_actor>,
   caf::reacts_to<limits_atom, service_limits>, caf::replies_to<services_atom>::with<std::string>,
   caf::reacts_to<deregister_atom, std::string, connection_actor>,
+  caf::reacts_to<idempotent_atom, std::string, std::vector<std::string>, connection_actor>,
   caf::replies_to<list_atom>::with<std::string>,
   caf::reacts_to<bidi_open_atom, std::string, call_actor>,
   caf::reacts_to<bidi_close_atom, std::string>,
@@ -101,6 +102,8 @@ using directory_actor = caf::typed_actor<
   caf::reacts_to<remote_up_atom, std::string, std::string, std::string, connection_actor>,
   caf::reacts_to<remote_down_atom, std::string, std::string>,
   caf::reacts_to<node_lost_atom, std::string>,
+  caf::reacts_to<remote_load_atom, std::string, std::vector<std::string>,
+                 std::vector<std::int32_t>>,
   caf::reacts_to<subscribe_atom, caf::actor>>;
 
 } // namespace actor_host

@@ -187,6 +187,7 @@ std::string manager::start() {
   connection_options conn_opts{ws + "://localhost:" + std::to_string(d.reflection.port()),
                                d.opts.policy.max_bidi_input_bytes, telemetry_url, "",
                                d.route_spans, d.opts.cluster ? d.opts.cluster->node_name : ""};
+  conn_opts.learn_actions = true;
   // Every socket that feeds an actor gets a read window (max_unread_frames).
   auto unread = d.opts.policy.max_unread_frames;
   d.reflection.on_websocket("", [spawn = d.spawner(), dir = d.directory, conn_opts,
@@ -269,10 +270,11 @@ std::string manager::start() {
     services.push_back(d.spawn_child(child_runtime, std::move(args)));
     if (spec.registers) {
       service_ids.push_back(spec.runtime_id);
-      replicas.push_back({services.back(), spec.runtime_id});
+      replicas.push_back({services.back(), spec.runtime_id, std::nullopt});
       replica_services.push_back(spec.service.empty() ? spec.runtime_id : spec.service);
     }
   }
+  d.children = services;
   // From here the supervisor answers /readyz and owns the drain.
   caf::anon_send(d.supervisor, serving_atom_v, d.directory, std::move(service_ids),
                  std::move(services), std::move(replicas), std::move(replica_services));
@@ -346,6 +348,31 @@ std::string manager::reload_tls() {
   spdlog::info("TLS certificates reloaded from {}; new connections use them",
                impl_->tls->files().cert_file);
   return {};
+}
+
+void manager::reload_services(std::vector<config::service_spec> next) {
+  auto& d = *impl_;
+  std::lock_guard guard{d.reload_mutex};
+  if (d.children.size() != d.opts.services.size()) {
+    spdlog::warn("services reload ignored: the manager has not started its services");
+    return;
+  }
+  auto plan = config::plan_service_reload(d.opts.services, next);
+  for (auto& line : plan.not_applied)
+    spdlog::warn("services reload: {}", line);
+  std::vector<restart_step> steps;
+  for (auto i : plan.changed) {
+    auto& spec = *config::find_service(next, d.opts.services[i].name);
+    spdlog::info("services reload: service {} changed; restarting it with the new spec",
+                 spec.name);
+    steps.push_back({d.children[i], spec.runtime_id, spec});
+    d.opts.services[i] = spec;
+  }
+  if (steps.empty()) {
+    spdlog::info("services reload: no service changed");
+    return;
+  }
+  caf::anon_send(d.supervisor, reload_atom_v, std::move(steps));
 }
 
 std::uint16_t manager::port() const {

@@ -144,6 +144,11 @@ public:
   /// connections keep theirs. On failure the old ones stay. Returns "" or why.
   std::string reload_tls();
 
+  /// SIGHUP: the services as host.yaml now describes them. Children whose
+  /// spec changed are restarted with it, one replica of a service at a time
+  /// (as `actor-host restart`); what needs a manager restart is logged.
+  void reload_services(std::vector<config::service_spec> next);
+
 private:
   struct impl;
   std::unique_ptr<impl> impl_;

@@ -23,6 +23,7 @@
 #include "actors/manager/trace_keeper.hpp"
 #include "actors/manager/v1_discovery.hpp"
 #include "actors/manager/worker_connection.hpp"
+#include "config/service_reload.hpp"
 #include "grpc_door/server.hpp"
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
@@ -38,6 +39,7 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <mutex>
 #include <filesystem>
 #include <unistd.h>
 
@@ -122,6 +124,10 @@ struct manager::impl {
   auto spawn_child(F fun, Ts&&... xs) {
     return spawner()(fun, std::forward<Ts>(xs)...);
   }
+
+  // The children started from opts.services, one each, in its order.
+  std::vector<caf::actor> children;
+  std::mutex reload_mutex; // SIGHUPs one at a time
 
   std::string start_cluster();
   /// The trace store (and its OTLP exporter) when configured; "" or why not.

@@ -166,6 +166,29 @@ caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self,
       run_rolling_restart(self, std::move(plan), rp);
       return rp;
     },
+    [self](reload_atom, std::vector<restart_step>& steps) {
+      // Each service's changed children one at a time, the services side by
+      // side; the outcome is logged (a signal has nobody to answer).
+      auto& st = self->state;
+      if (st.draining || st.stopping) {
+        spdlog::warn("reload ignored: the manager is draining");
+        return;
+      }
+      std::vector<rolling_restart_plan> plans;
+      for (auto& step : steps) {
+        auto service = step.spec && !step.spec->service.empty() ? step.spec->service
+                                                                : step.runtime_id;
+        auto i = std::find_if(plans.begin(), plans.end(),
+                              [&](auto& p) { return p.service == service; });
+        if (i == plans.end())
+          i = plans.insert(plans.end(), rolling_restart_plan{service, {}, st.directory,
+                                                             st.cfg.drain_timeout,
+                                                             std::chrono::minutes(5)});
+        i->replicas.push_back(std::move(step));
+      }
+      for (auto& plan : plans)
+        run_rolling_restart(self, std::move(plan), caf::response_promise{});
+    },
     [self](stop_atom, int sig) -> caf::result<caf::ok_atom> {
       auto rp = self->make_response_promise();
       drain(self, sig, rp);

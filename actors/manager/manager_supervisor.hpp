@@ -54,6 +54,9 @@ struct supervisor_state {
 ///   (host.yaml replicas share one)
 /// - (restart_atom, service) -> string: a rolling restart of the service's
 ///   children (rolling_restart.hpp)
+/// - (reload_atom, steps): host.yaml was read again (SIGHUP) and these
+///   children's specs changed: each service's restarted one at a time with
+///   its new spec (rolling_restart.hpp), as `restart` does
 /// - (readiness_atom) -> string: "" when ready, else why not ("not
 ///   listening", "draining", "1 of 2 configured services registered")
 /// - (stop_atom, signal) -> ok: the drain: not ready any more; calls in

@@ -37,6 +37,9 @@ struct replica_load {
   // Taken out of rotation for a rolling restart: its calls end, no new
   // balanced call comes (rolling_restart.hpp).
   std::atomic<bool> draining{false};
+  // Another node's replica: the calls its node last reported it holds from
+  // every caller (a heartbeat's figure, cluster_node); 0 for this node's.
+  std::atomic<std::int32_t> reported{0};
 
   /// Counts one more call unless `cap` (0 = none) is reached.
   bool try_reserve(std::int32_t cap) noexcept {
@@ -57,6 +60,13 @@ struct replica_load {
 
   std::int32_t current() const noexcept {
     return in_flight.load(std::memory_order_relaxed);
+  }
+
+  /// What balancing compares: the calls counted here, or for another
+  /// node's replica the larger of those and its node's last report (which
+  /// counts every node's calls, but up to a heartbeat old).
+  std::int32_t balance_figure() const noexcept {
+    return std::max(current(), reported.load(std::memory_order_relaxed));
   }
 
   bool ejected(clock::time_point now) const noexcept {

@@ -44,7 +44,7 @@ void attempt(self_ptr self, caf::actor_addr avoid) {
   auto req = st.req;
   req.tag = 0;
   detail::route_and_hand_off(
-    self, st.door, std::move(req), caf::actor_cast<caller_actor>(self),
+    self, st.door, st.door.routes->current(), std::move(req), caf::actor_cast<caller_actor>(self),
     [self](call_actor call) { self->state.current = std::move(call); },
     [self](bool ok, std::string raw) { end(self, ok, std::move(raw)); }, avoid,
     &st.tried_on);

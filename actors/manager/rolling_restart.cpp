@@ -24,8 +24,9 @@ void restart_next(caf::event_based_actor* self, run_ptr run);
 
 void restart_child(caf::event_based_actor* self, run_ptr run) {
   auto& step = run->plan.replicas[run->next];
-  self->request(step.child, run->plan.step_timeout, restart_atom_v)
-    .then(
+  auto asked = step.spec ? self->request(step.child, run->plan.step_timeout, restart_atom_v, *step.spec)
+                         : self->request(step.child, run->plan.step_timeout, restart_atom_v);
+  std::move(asked).then(
       [self, run](caf::ok_atom) {
         spdlog::info("rolling restart of {}: replica {} is back", run->plan.service,
                      run->plan.replicas[run->next].runtime_id);
@@ -35,7 +36,8 @@ void restart_child(caf::event_based_actor* self, run_ptr run) {
       [run, id = step.runtime_id](caf::error& err) {
         spdlog::error("rolling restart of {} stopped at replica {}: {}", run->plan.service, id,
                       caf::to_string(err));
-        run->rp.deliver(caf::make_error(caf::sec::runtime_error,
+        if (run->rp.pending()) // none for a reload (SIGHUP)
+          run->rp.deliver(caf::make_error(caf::sec::runtime_error,
                                         "replica " + id + " did not come back: "
                                           + caf::to_string(err)));
       });
@@ -49,7 +51,8 @@ void restart_next(caf::event_based_actor* self, run_ptr run) {
     for (auto& r : p.replicas)
       ids += (ids.empty() ? "" : ",") + rpc::quote(r.runtime_id);
     spdlog::info("rolling restart of {}: done ({} replicas)", p.service, p.replicas.size());
-    run->rp.deliver(R"({"service":)" + rpc::quote(p.service) + R"(,"restarted":[)" + ids + "]}");
+    if (run->rp.pending())
+      run->rp.deliver(R"({"service":)" + rpc::quote(p.service) + R"(,"restarted":[)" + ids + "]}");
     return;
   }
   auto& step = p.replicas[run->next];

@@ -1,12 +1,14 @@
 #pragma once
 
 #include "actors/manager/interfaces.hpp"
+#include "config/host_config.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/fwd.hpp>
 #include <caf/timespan.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,8 @@ namespace actor_host {
 struct restart_step {
   caf::actor child;
   std::string runtime_id;
+  // The spec it runs from now on (a host.yaml reload); none: the same.
+  std::optional<config::service_spec> spec;
 };
 
 struct rolling_restart_plan {
@@ -38,3 +42,5 @@ void run_rolling_restart(caf::event_based_actor* self, rolling_restart_plan plan
 } // namespace actor_host
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<actor_host::restart_step>)
+// (restart_atom, spec) to a child_runtime: never crosses nodes.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::config::service_spec)

@@ -43,7 +43,7 @@ std::size_t pick_rank(std::size_t n, LoadAt load_at, std::uint32_t (*random)()) 
 }
 
 std::int32_t load_of(const route_table::entry& e) {
-  return e.load ? e.load->current() : 0;
+  return e.load ? e.load->balance_figure() : 0;
 }
 
 bool ejected(const route_table::entry& e, replica_load::clock::time_point now) {
@@ -119,6 +119,24 @@ std::size_t pick_replica(const std::vector<std::int32_t>& loads, std::uint32_t (
   return pick_rank(loads.size(), [&](std::size_t k) { return loads[k]; }, random);
 }
 
+std::string_view service_of_call(const route_table& routes, const call_request& req) {
+  if (!req.runtime_name.empty())
+    return req.runtime_name;
+  if (!routes.entries.empty())
+    return routes.entries.back().service;
+  if (!routes.remote.empty())
+    return routes.remote.back().service;
+  return {};
+}
+
+bool declared_idempotent(const route_table& routes, const call_request& req) {
+  if (routes.idempotent_by_service.empty() || !req.runtime_id.empty())
+    return false;
+  auto i = routes.idempotent_by_service.find(std::string{service_of_call(routes, req)});
+  return i != routes.idempotent_by_service.end()
+         && std::find(i->second.begin(), i->second.end(), req.key) != i->second.end();
+}
+
 call_route route_call(const route_table& routes, const call_request& req,
                       const caf::actor_addr& avoid) {
   call_route r;
@@ -157,16 +175,10 @@ call_route route_call(const route_table& routes, const call_request& req,
     }
   }
   if (req.runtime_id.empty()) {
-    std::string_view service = req.runtime_name;
+    auto service = service_of_call(routes, req);
     if (service.empty()) {
-      if (!local.empty())
-        service = local.back().service;
-      else if (!remote.empty())
-        service = remote.back().service;
-      else {
-        r.error = manager_errors::no_runtimes();
-        return r;
-      }
+      r.error = manager_errors::no_runtimes();
+      return r;
     }
     const route_table::entry* full = nullptr;
     if ((e = reserve_in(local, service, &full, avoid))) {

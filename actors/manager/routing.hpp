@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace actor_host {
@@ -28,6 +29,9 @@ struct route_table {
   };
   std::vector<entry> entries; // this node's
   std::vector<entry> remote;  // other nodes'
+  // This node's services whose replicas declare actions safe to run twice
+  // (listActions metadata `retry: "idempotent"`) -> those keys.
+  std::unordered_map<std::string, std::vector<std::string>> idempotent_by_service;
   std::string self_node;      // "" outside a cluster
   caf::actor gateway;         // this node's cluster gateway; null outside a cluster
 };
@@ -74,6 +78,14 @@ struct call_route {
   // the runtime) may go to another replica instead.
   bool reroutable = false;
 };
+
+/// The service a call without a runtimeId goes to: its runtimeName, else the
+/// most recently registered runtime's (this node's first); "" if none.
+std::string_view service_of_call(const route_table& routes, const call_request& req);
+
+/// Whether a replica of the call's service declares its action safe to run
+/// twice (listActions metadata `retry: "idempotent"`).
+bool declared_idempotent(const route_table& routes, const call_request& req);
 
 /// `avoid`: a replica to pass over while the service has another (a retry).
 call_route route_call(const route_table& routes, const call_request& req,

@@ -7,6 +7,7 @@
 #include "net/jsonrpc.hpp"
 #include "net/liveness.hpp"
 #include "obs/metrics.hpp"
+#include "registry/action_metadata.hpp"
 #include "registry/runtime_info.hpp"
 
 #include <spdlog/spdlog.h>
@@ -74,6 +75,11 @@ void on_register(self_ptr self, const rpc::message& m) {
             rid, st.opts.telemetry_url.empty()
                    ? std::string{"{}"}
                    : R"({"telemetryServerUrl":)" + rpc::quote(st.opts.telemetry_url) + "}"));
+        // Which actions it declares safe to run twice (call_path.hpp).
+        if (st.opts.learn_actions) {
+          st.actions_wire_id = '"' + std::to_string(st.next_id++) + '"';
+          st.transport->send_text(rpc::request("listActions", "{}", st.actions_wire_id));
+        }
       },
       [self, id](caf::error& err) {
         spdlog::warn("register of runtime id {} failed: {}", id, caf::to_string(err));
@@ -185,6 +191,13 @@ void on_frame(self_ptr self, std::string& frame) {
     return;
   }
   if (m.kind == rpc::kind::response) {
+    if (!st.actions_wire_id.empty() && m.id == st.actions_wire_id) {
+      st.actions_wire_id.clear();
+      if (m.error.empty() && !st.runtime_id.empty())
+        self->send(st.directory, idempotent_atom_v, st.runtime_id,
+                   registry::idempotent_actions(m.result), connection_actor{self});
+      return;
+    }
     auto call = st.pending.take(m.id);
     if (!call) {
       if (auto f = st.forgotten.find(m.id); f != st.forgotten.end()) {

@@ -21,6 +21,9 @@ struct connection_options {
   std::string protocol;      // listed as RuntimeInfo's `protocol` ("v1"); "" = left out (V2)
   caf::actor traces;         // route_span_batcher (then trace_keeper): the manager's span of each run; null = none
   std::string node;          // this manager's node name in a cluster ("" outside one)
+  // After each register, list the runtime's actions once to learn which it
+  // declares safe to run twice (metadata `retry: "idempotent"`).
+  bool learn_actions = false;
 };
 
 struct connection_state {
@@ -30,6 +33,7 @@ struct connection_state {
   connection_options opts;
   std::string runtime_id; // empty until the runtime registers
   std::uint64_t next_id = 1;
+  std::string actions_wire_id; // our own listActions in flight ("" = none)
   // raw wire id -> pending_request, with their deadlines
   basic_call_table<pending_actor> pending;
   // `pending`'s size as the front doors see it when they balance calls

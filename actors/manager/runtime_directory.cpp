@@ -87,6 +87,11 @@ void publish_routes(self_ptr self) {
   t.remote.reserve(st.remote.size());
   for (auto& e : st.remote)
     t.remote.push_back({e.id, e.conn, e.node, e.service, e.load, 0, {}});
+  for (auto& e : st.entries)
+    if (!e.idempotent.empty()) {
+      auto& keys = t.idempotent_by_service[e.service];
+      keys.insert(keys.end(), e.idempotent.begin(), e.idempotent.end());
+    }
   t.self_node = st.node_name;
   t.gateway = st.gateway;
   st.board->publish(std::move(t));
@@ -120,7 +125,7 @@ std::string service_of(std::string& info, const std::string& id) {
 void tell_cluster_up(self_ptr self, const directory_state::entry& e) {
   if (self->state.cluster)
     caf::anon_send(self->state.cluster, local_up_atom_v, e.id, e.info_json,
-                   caf::actor_cast<caf::actor>(e.conn));
+                   caf::actor_cast<caf::actor>(e.conn), e.load);
 }
 
 void tell_cluster_down(self_ptr self, const std::string& id) {
@@ -172,7 +177,7 @@ void add_or_update(self_ptr self, runtime_registration reg, const connection_act
   else
     spdlog::info("Runtime {} registered, a replica of service {}", id, reg.service);
   self->state.entries.push_back(
-    {id, std::move(reg.info_json), conn, std::move(reg.service), std::move(reg.load)});
+    {id, std::move(reg.info_json), conn, std::move(reg.service), std::move(reg.load), {}});
   notify_watchers(self, id, ready_atom_v);
   publish_routes(self);
   publish_count(self);
@@ -202,9 +207,11 @@ std::string services_json(self_ptr self) {
   for (auto& name : order) {
     std::int64_t in_flight = 0;
     std::string replicas;
+    std::vector<std::string> idempotent;
     for (auto& e : st.entries) {
       if (e.service != name)
         continue;
+      idempotent.insert(idempotent.end(), e.idempotent.begin(), e.idempotent.end());
       auto n = e.load ? e.load->current() : 0;
       in_flight += n;
       const char* state = !e.load                                               ? "serving"
@@ -219,7 +226,14 @@ std::string services_json(self_ptr self) {
       if (e.service == name)
         replicas += (replicas.empty() ? "" : ",") + std::string{R"({"id":)"} + rpc::quote(e.id)
                     + R"(,"node":)" + rpc::quote(e.node) + R"(,"inFlightFromHere":)"
-                    + std::to_string(e.load->current()) + R"(,"state":"serving"})";
+                    + std::to_string(e.load->current()) + R"(,"inFlightReported":)"
+                    + std::to_string(e.load->reported.load(std::memory_order_relaxed))
+                    + R"(,"state":"serving"})";
+    std::sort(idempotent.begin(), idempotent.end());
+    idempotent.erase(std::unique(idempotent.begin(), idempotent.end()), idempotent.end());
+    std::string declared;
+    for (auto& k : idempotent)
+      declared += (declared.empty() ? "" : ",") + rpc::quote(k);
     auto q = st.services.find(name);
     auto queued = q == st.services.end() ? 0 : q->second.queued->load(std::memory_order_relaxed);
     if (out.size() > 1)
@@ -228,7 +242,7 @@ std::string services_json(self_ptr self) {
            + (name == fallback ? "true" : "false") + R"(,"inFlight":)"
            + std::to_string(in_flight) + R"(,"queued":)" + std::to_string(queued)
            + R"(,"maxInFlightPerRuntime":)" + std::to_string(st.limits.cap_of(name))
-           + R"(,"replicas":[)" + replicas + "]}";
+           + R"(,"idempotentActions":[)" + declared + R"(],"replicas":[)" + replicas + "]}";
   }
   return out += ']';
 }
@@ -374,6 +388,19 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       if (erase_remote(self, [&](auto& e) { return e.node == node && e.id == id; }))
         spdlog::info("Runtime {} on node {} left", id, node);
     },
+    [self](remote_load_atom, const std::string& node, const std::vector<std::string>& ids,
+           const std::vector<std::int32_t>& in_flight) {
+      // Checked by the cluster node (sizes, the sender); figures apply to
+      // the runtimes listed for that node, read by the doors at each call.
+      std::unordered_map<std::string_view, std::int32_t> figure;
+      figure.reserve(ids.size());
+      for (std::size_t i = 0; i < ids.size() && i < in_flight.size(); ++i)
+        figure.emplace(ids[i], std::clamp(in_flight[i], 0, 1 << 24));
+      for (auto& e : self->state.remote)
+        if (e.node == node)
+          if (auto i = figure.find(e.id); i != figure.end())
+            e.load->reported.store(i->second, std::memory_order_relaxed);
+    },
     [self](node_lost_atom, const std::string& node) {
       if (erase_remote(self, [&](auto& e) { return e.node == node; }))
         spdlog::info("Runtimes of node {} are no longer listed here", node);
@@ -387,6 +414,14 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       if (self->state.find(id))
         self->send(watcher, ready_atom_v, id);
       self->state.watchers[id].push_back(std::move(watcher));
+    },
+    [self](idempotent_atom, const std::string& id, std::vector<std::string>& keys,
+           const connection_actor& conn) {
+      auto* e = self->state.find(id);
+      if (!e || e->conn != conn || e->idempotent == keys)
+        return;
+      e->idempotent = std::move(keys);
+      publish_routes(self);
     },
     [self](drain_atom, const std::string& id) -> caf::result<connection_actor> {
       // A rolling restart takes this replica out of rotation.

@@ -18,6 +18,8 @@ struct directory_state {
     connection_actor conn;
     std::string service;   // the name it registered with (default: its id)
     replica_load_ptr load; // its calls in flight (replica_load.hpp)
+    // Action keys its listActions declares `metadata.retry: "idempotent"`.
+    std::vector<std::string> idempotent;
   };
 
   /// Another node's runtime (a cluster; actors/cluster/).

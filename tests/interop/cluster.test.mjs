@@ -199,16 +199,17 @@ describe('a cluster of three', () => {
     const replica = async (m, id) => {
       const rt = await m.fakeRuntime(id);
       rt.held = 0;
-      rt.handlers.runAction = async () => {
+      rt.handlers.runAction = async (params) => {
         rt.held += 1;
         await new Promise((resolve) => setTimeout(resolve, 20));
+        if (params.input === 'hold') await rt.gate;
         rt.held -= 1;
         return { result: { result: id, telemetry: { traceId: 'a'.repeat(32) } } };
       };
       assert.deepEqual((await rt.register(id, { name: 'svc' })).result, {});
       return rt;
     };
-    await replica(a, 'svc-a');
+    const ra = await replica(a, 'svc-a');
     const rb = await replica(b, 'svc-b');
     await waitForListed(c, ['a/svc-a', 'b/svc-b']);
     const body = { key: '/flow/x', input: 1, runtimeName: 'svc' };
@@ -229,6 +230,22 @@ describe('a cluster of three', () => {
     assert.ok(n['svc-a'] >= 50 && n['svc-b'] >= 50, JSON.stringify(n));
     const listed = (await c.json('/api/services')).find((x) => x.name === 'svc');
     assert.deepEqual(listed.replicas.map((x) => `${x.node}/${x.id}`).sort(), ['a/svc-a', 'b/svc-b']);
+    // Calls made at a hold svc-a (c has none there): a reports them with its
+    // membership beat, and c sends its calls to svc-b.
+    let release;
+    ra.gate = new Promise((resolve) => (release = resolve));
+    const holds = Array.from({ length: 6 }, () =>
+      a.post('/api/runAction', { key: '/flow/x', input: 'hold', runtimeId: 'svc-a' })
+    );
+    const reported = async () =>
+      (await c.json('/api/services')).find((x) => x.name === 'svc').replicas.find((x) => x.id === 'svc-a')
+        .inFlightReported;
+    await c.poll(reported, (v) => v >= 6, { what: "a's figure for svc-a (6 calls) at c" });
+    const picked = [];
+    for (let i = 0; i < 20; i++) picked.push((await c.post('/api/runAction', body)).json.result);
+    assert.deepEqual([...new Set(picked)], ['svc-b'], picked.join(','));
+    release();
+    for (const r of await Promise.all(holds)) assert.equal(r.status, 200, r.text);
     // b dies under load: only the calls its replica held fail.
     results.length = 0;
     const load = Promise.all(Array.from({ length: 8 }, () => loop(40)));

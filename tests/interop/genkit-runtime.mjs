@@ -50,6 +50,10 @@ const ai = genkit({
 // 1. echo: returns its input unchanged (no schemas: any JSON).
 ai.defineFlow('echo', async (input) => input);
 
+// 1b. getOrder: an echo its metadata declares safe to run twice (the
+// manager's retry of idempotent actions, docs/API.md).
+ai.defineFlow({ name: 'getOrder', metadata: { retry: 'idempotent' } }, async (input) => input);
+
 // 2. streamCount: streams n chunks {i}, returns a summary.
 ai.defineFlow(
   {

@@ -178,6 +178,16 @@ test('the real Genkit runtime started with genkit({name}) is a replica of that s
   const orders = services.find((s) => s.name === 'orders');
   assert.ok(orders, JSON.stringify(services));
   assert.deepEqual(orders.replicas.map((x) => x.id).sort(), ['orders-a', 'orders-b']);
+  // Its actions were listed once at register: getOrder declares itself idempotent.
+  await m.poll(
+    () => m.json('/api/services'),
+    (list) => list.find((s) => s.name === 'orders').idempotentActions.length === 1,
+    { what: 'the declared idempotent action learnt' }
+  );
+  assert.deepEqual(
+    (await m.json('/api/services')).find((s) => s.name === 'orders').idempotentActions,
+    ['/flow/getOrder']
+  );
   // Two calls by name at once: the second goes to the replica without one.
   const runs = [1, 2].map(() =>
     m.post('/api/runAction', { key: '/flow/slow', input: { ms: 1500 }, runtimeName: 'orders' })
@@ -251,37 +261,44 @@ test('a replica that keeps failing is ejected: a log line, a metric, its state, 
 /** Runs the CLI to completion: {code, stdout, stderr}. */
 const cli = (args, opts) => runCli(args, { timeoutMs: 60000, ...opts });
 
-test('a host.yaml service with replicas: 3 restarted one replica at a time under load fails no call', async () => {
+test('a host.yaml service with replicas: 3 restarted one replica at a time under load fails no call (restart, then SIGHUP with a new spec)', async () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'actor-host-replicas-'));
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
   const config = path.join(tmp, 'host.yaml');
-  fs.writeFileSync(
-    config,
-    `services:
+  const yaml = (svcName) => `services:
   - name: svc
-    command: [actor-host, --role, runtime, --demo, --name, svc]
+    command: [actor-host, --role, runtime, --demo, --name, ${svcName}]
     replicas: 3
-`
-  );
+  - name: other
+    command: [actor-host, --role, runtime, --demo]
+`;
+  fs.writeFileSync(config, yaml('svc'));
   const m = await startManager(['--config', config]);
-  for (const id of ['svc-1', 'svc-2', 'svc-3']) await m.waitForRuntime(id);
+  const ids = ['svc-1', 'svc-2', 'svc-3'];
+  for (const id of [...ids, 'other']) await m.waitForRuntime(id);
   const pids = async () => Object.fromEntries((await m.runtimes()).map((r) => [r.id, r.pid]));
   const before = await pids();
   const services = await m.json('/api/services');
-  assert.deepEqual(services.map((s) => [s.name, s.replicas.length]), [['svc', 3]]);
-  // 16 callers of a 20 ms run by name while the restart goes on.
-  let stop = false;
-  const results = [];
-  const loop = async () => {
-    while (!stop) {
-      const r = await m.post('/api/runAction', { key: '/flow/slow', input: { ms: 20 }, runtimeName: 'svc' });
-      results.push(r);
+  assert.deepEqual(services.map((s) => [s.name, s.replicas.length]).sort(), [['other', 1], ['svc', 3]]);
+  // 16 callers of a 20 ms run by name while a restart goes on.
+  const underLoad = async (during) => {
+    let stop = false;
+    const results = [];
+    const loop = async () => {
+      while (!stop) {
+        const r = await m.post('/api/runAction', { key: '/flow/slow', input: { ms: 20 }, runtimeName: 'svc' });
+        results.push(r);
+      }
+    };
+    const load = Promise.all(Array.from({ length: 16 }, loop));
+    try {
+      return [await during(), results];
+    } finally {
+      stop = true;
+      await load;
     }
   };
-  const load = Promise.all(Array.from({ length: 16 }, loop));
-  const restart = await cli(['restart', 'svc', '--manager', m.apiUrl]);
-  stop = true;
-  await load;
+  const [restart, results] = await underLoad(() => cli(['restart', 'svc', '--manager', m.apiUrl]));
   assert.equal(restart.code, 0, restart.stderr);
   assert.match(restart.stdout, /Restarted svc: \["svc-1","svc-2","svc-3"\]/);
   const failed = results.filter((r) => r.status !== 200);
@@ -289,11 +306,29 @@ test('a host.yaml service with replicas: 3 restarted one replica at a time under
   assert.ok(results.length > 50, `only ${results.length} calls ran during the restart`);
   // Every replica is a new process, registered again under its id.
   const after_ = await pids();
-  for (const id of ['svc-1', 'svc-2', 'svc-3']) assert.notEqual(after_[id], before[id], id);
+  for (const id of ids) assert.notEqual(after_[id], before[id], id);
   // An unknown service is a clear error.
   const bad = await cli(['restart', 'nope', '--manager', m.apiUrl]);
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /no service nope among the ones this manager runs/);
+  // SIGHUP after host.yaml changed svc's command: its replicas restart one
+  // at a time with the new spec (they register the new name), under load
+  // without a failed call; `other`, unchanged, keeps its process.
+  fs.writeFileSync(config, yaml('svc-v2'));
+  const [, reloadResults] = await underLoad(async () => {
+    m.child.proc.kill('SIGHUP');
+    await m.poll(
+      () => m.runtimes(),
+      (list) => ids.every((id) => list.find((r) => r.id === id)?.name === 'svc-v2'),
+      { what: 'every replica of svc running the new spec', timeoutMs: 60000 }
+    );
+  });
+  const reloadFailed = reloadResults.filter((r) => r.status !== 200);
+  assert.equal(reloadFailed.length, 0, `${reloadFailed.length} of ${reloadResults.length} failed: ${reloadFailed[0]?.text}`);
+  const reloaded = await pids();
+  for (const id of ids) assert.notEqual(reloaded[id], after_[id], id);
+  assert.equal(reloaded.other, before.other);
+  await m.child.waitForLine(/services reload: service svc-1 changed/, 1000);
   await m.assertHealthy();
 });
 

@@ -3,6 +3,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include "config/host_config.hpp"
+#include "config/service_reload.hpp"
 
 #include <string>
 
@@ -168,4 +169,35 @@ CAF_TEST(the cluster section maps to the cluster settings) {
             != std::string::npos);
   CAF_CHECK(error_of("cluster:\n  port: 70000\n") != "");
   CAF_CHECK(error_of("cluster:\n  seeds: [{a: 1}]\n").find("host:port") != std::string::npos);
+}
+
+CAF_TEST(a reload restarts the children whose spec changed and leaves what needs a manager restart) {
+  auto spec = [](const std::string& name, std::vector<std::string> command) {
+    service_spec s;
+    s.name = name;
+    s.runtime_id = name;
+    s.command = std::move(command);
+    return s;
+  };
+  std::vector<service_spec> running{spec("a-1", {"app", "v1"}), spec("a-2", {"app", "v1"}),
+                                            spec("b", {"b"}), spec("gone", {"g"})};
+  auto next = running;
+  next[0].command[1] = "v2";
+  next[1].command[1] = "v2";
+  next[2].env["X"] = "1";
+  next.pop_back();                   // gone: no longer configured
+  next.push_back(spec("new", {"n"})); // added
+  auto plan = plan_service_reload(running, next);
+  CAF_CHECK_EQUAL(plan.changed, (std::vector<std::size_t>{0, 1, 2}));
+  CAF_REQUIRE_EQUAL(plan.not_applied.size(), 2u);
+  CAF_CHECK(plan.not_applied[0].find("gone is no longer configured") != std::string::npos);
+  CAF_CHECK(plan.not_applied[1].find("new is new") != std::string::npos);
+  // Unchanged: nothing to do. A new runtime id is not a restart's to apply.
+  CAF_CHECK(plan_service_reload(running, running).changed.empty());
+  auto renamed = running;
+  renamed[2].runtime_id = "b2";
+  plan = plan_service_reload(running, renamed);
+  CAF_CHECK(plan.changed.empty());
+  CAF_REQUIRE_EQUAL(plan.not_applied.size(), 1u);
+  CAF_CHECK(plan.not_applied[0].find("new runtime id") != std::string::npos);
 }

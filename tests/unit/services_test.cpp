@@ -24,13 +24,23 @@ struct services_fixture : actor_fixture {
   std::vector<fake_transport_ptr> transports;
   std::vector<connection_actor> conns;
 
-  /// A runtime `id` registered under `name` (its service).
-  connection_actor add_replica(const std::string& id, const std::string& name) {
+  /// A runtime `id` registered under `name` (its service). With
+  /// `actions`, the manager lists them (as it does outside these tests) and
+  /// the runtime answers with that listActions result.
+  connection_actor add_replica(const std::string& id, const std::string& name,
+                               const std::string& actions = {}) {
     auto t = make_fake_transport("127.0.0.1:" + std::to_string(41000 + transports.size()));
-    auto c = spawn_connection(t, dir);
+    auto opts = default_connection_options();
+    opts.learn_actions = !actions.empty();
+    auto c = spawn_connection(t, dir, opts);
     send_frame(c, register_frame(id, R"("1")", "4242", name));
-    CAF_REQUIRE_EQUAL(t->size(), 1u);
+    CAF_REQUIRE_EQUAL(t->size(), actions.empty() ? 1u : 2u);
     CAF_CHECK_EQUAL(member(t->frame(0), {"result"}), "{}");
+    if (!actions.empty()) {
+      CAF_CHECK_EQUAL(member_str(t->frame(1), {"method"}), "listActions");
+      send_frame(c, R"({"jsonrpc":"2.0","result":)" + actions + R"(,"id":)"
+                      + member(t->frame(1), {"id"}) + "}");
+    }
     t->clear();
     transports.push_back(t);
     conns.push_back(c);
@@ -346,6 +356,92 @@ CAF_TEST(a call whose replica ended before taking it goes to another replica) {
   CAF_CHECK_EQUAL(b_entry.load->current(), 0);
   CAF_CHECK_EQUAL(stale->entries[0].load->current(), 0);
   stop(session, caf::exit_reason::user_shutdown);
+  finish();
+}
+
+CAF_TEST(an action its runtime declares idempotent runs again on another replica after UNAVAILABLE) {
+  const std::string actions =
+    R"({"actions":{"/flow/x":{"key":"/flow/x","name":"x","metadata":{"retry":"idempotent"}},)"
+    R"("/flow/y":{"key":"/flow/y","name":"y","metadata":{"retry":"never"}},"/flow/z":{"key":"/flow/z"}}})";
+  add_replica("svc-1", "svc", actions);
+  add_replica("svc-2", "svc", actions);
+  auto routes = board->current();
+  CAF_REQUIRE_EQUAL(routes->idempotent_by_service.count("svc"), 1u);
+  CAF_CHECK_EQUAL(routes->idempotent_by_service.at("svc").size(), 2u); // one per replica
+  CAF_CHECK_EQUAL(routes->idempotent_by_service.at("svc")[0], "/flow/x");
+  auto t = make_fake_transport("127.0.0.1:42000");
+  auto session = spawn_session(t, dir);
+  // The replica that took the run loses its link before any chunk: /flow/x
+  // runs once more on the other one; /flow/y (not declared) fails.
+  auto run_and_drop = [&](const std::string& key, const std::string& id) -> std::size_t {
+    send_frame(session, R"({"jsonrpc":"2.0","id":")" + id
+                          + R"(","method":"runAction","params":{"key":")" + key + R"("}})");
+    for (std::size_t i = 0; i < transports.size(); ++i)
+      if (transports[i]->size() == 1) {
+        transports[i]->clear();
+        caf::anon_send(conns[i], closed_atom_v, std::string{"gone"});
+        sched.run();
+        return i;
+      }
+    CAF_FAIL("no replica got the run");
+    return 0;
+  };
+  auto first = run_and_drop("/flow/x", "r1");
+  auto other = 1 - first;
+  CAF_REQUIRE_EQUAL(transports[other]->size(), 1u);
+  CAF_CHECK_EQUAL(member_str(transports[other]->last(), {"params", "key"}), "/flow/x");
+  CAF_CHECK_EQUAL(t->size(), 0u);
+  send_frame(conns[other], R"({"jsonrpc":"2.0","result":{"result":1},"id":)"
+                             + member(transports[other]->last(), {"id"}) + "}");
+  CAF_REQUIRE_EQUAL(t->size(), 1u);
+  CAF_CHECK_EQUAL(member(t->last(), {"result", "result"}), "1");
+  transports[other]->clear();
+  // One replica is left: /flow/y on it, dropped, fails UNAVAILABLE.
+  run_and_drop("/flow/y", "r2");
+  CAF_REQUIRE_EQUAL(t->size(), 2u);
+  CAF_CHECK_EQUAL(member(t->last(), {"error", "data", "code"}), "14");
+  stop(session, caf::exit_reason::user_shutdown);
+  finish();
+}
+
+CAF_TEST(replicas at other nodes are balanced on the figures their node reports) {
+  // Two replicas of svc, at nodes b and c; none here.
+  auto b = caf::actor_cast<connection_actor>(spawn_probe());
+  auto c = caf::actor_cast<connection_actor>(spawn_probe());
+  caf::anon_send(dir, remote_up_atom_v, std::string{"b"}, std::string{"svc-b"},
+                 std::string{R"({"id":"svc-b","pid":1,"name":"svc"})"}, b);
+  caf::anon_send(dir, remote_up_atom_v, std::string{"c"}, std::string{"svc-c"},
+                 std::string{R"({"id":"svc-c","pid":2,"name":"svc"})"}, c);
+  sched.run();
+  auto picks = [&](int n) {
+    std::map<std::string, int> got;
+    for (int i = 0; i < n; ++i) {
+      auto r = route_of(run("svc"));
+      CAF_REQUIRE(r.how == call_route::kind::runtime);
+      ++got[r.runtime_id];
+      r.load->release(); // ended (remote_call releases it)
+    }
+    return got;
+  };
+  // c's node reports 6 calls in flight there (other nodes' callers): b takes every call.
+  caf::anon_send(dir, remote_load_atom_v, std::string{"c"}, std::vector<std::string>{"svc-c"},
+                 std::vector<std::int32_t>{6});
+  sched.run();
+  CAF_CHECK_EQUAL(picks(40)["svc-b"], 40);
+  // Then b is the busy one. A report names only its own node's runtimes.
+  caf::anon_send(dir, remote_load_atom_v, std::string{"b"}, std::vector<std::string>{"svc-b"},
+                 std::vector<std::int32_t>{9});
+  caf::anon_send(dir, remote_load_atom_v, std::string{"b"}, std::vector<std::string>{"svc-c"},
+                 std::vector<std::int32_t>{100});
+  caf::anon_send(dir, remote_load_atom_v, std::string{"c"}, std::vector<std::string>{"svc-c"},
+                 std::vector<std::int32_t>{0});
+  sched.run();
+  CAF_CHECK_EQUAL(picks(40)["svc-c"], 40);
+  caf::anon_send(dir, node_lost_atom_v, std::string{"b"});
+  caf::anon_send(dir, node_lost_atom_v, std::string{"c"});
+  sched.run();
+  stop(caf::actor_cast<caf::actor>(b));
+  stop(caf::actor_cast<caf::actor>(c));
   finish();
 }
 

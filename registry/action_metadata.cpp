@@ -1,0 +1,34 @@
+#include "registry/action_metadata.hpp"
+
+#include "net/jsonrpc.hpp"
+
+namespace actor_host::registry {
+
+namespace rpc = net::jsonrpc;
+
+std::vector<std::string> idempotent_actions(const std::string& list_actions_result) {
+  std::vector<std::string> out;
+  rpc::object_members result, actions;
+  std::string why;
+  if (!rpc::split_object(list_actions_result, result, why))
+    return out;
+  auto* listed = result.find("actions");
+  if (!listed || !rpc::split_object(*listed, actions, why))
+    return out;
+  for (auto& [key, descriptor] : actions.members) {
+    std::string_view meta[1];
+    std::string_view retry[1];
+    std::string value;
+    if (rpc::find_members(descriptor, {"metadata"}, meta) && !meta[0].empty()
+        && meta[0].front() == '{' && rpc::find_members(descriptor, meta[0], {"retry"}, retry)
+        && !retry[0].empty() && rpc::string_value(retry[0], value) && value == "idempotent"
+        && !key.empty() && key.size() <= 1024) {
+      out.push_back(key);
+      if (out.size() == max_declared)
+        break;
+    }
+  }
+  return out;
+}
+
+} // namespace actor_host::registry
