@@ -57,6 +57,7 @@ public:
   void output(std::string json) override;
   void fail(int code, std::string message) override;
   void abort(grpc::Status status) override;
+  void first_message_overdue() override;
 
   std::mutex mtx; // guards the reactor's state too
   action_call* call_;
@@ -72,6 +73,7 @@ public:
       ctx_(&context()),
       sink_(std::make_shared<sink_impl>(this)) {
     door_->action_started(sink_);
+    door_->await_first_message(sink_);
     StartRead(&in_);
   }
 
@@ -83,6 +85,13 @@ public:
 
   void OnReadDone(bool ok) override {
     bool bidi = method_->kind == method_kind::bidi_streaming;
+    {
+      // Ended before this read completed (first_message_overdue, a
+      // shutdown): nothing is started or read any more.
+      std::lock_guard<std::mutex> guard{sink_->mtx};
+      if (ended_ && !source_)
+        return;
+    }
     if (!started_) {
       started_ = true;
       if (!bidi && !ok)
@@ -189,6 +198,19 @@ public:
       code = grpc::StatusCode::UNKNOWN;
     if (!finish_)
       finish_ = grpc::Status{static_cast<grpc::StatusCode>(code), std::move(message)};
+  }
+
+  void on_first_message_overdue() {
+    if (started_ || ended_)
+      return;
+    auto ms = door_->opts.first_message_timeout.count();
+    spdlog::warn("gRPC client {}: no request message within {} ms of the call to {}; ended "
+                 "(first_message_timeout)",
+                 detail::peer_ip(ctx_->peer()), ms, method_->key);
+    obs::global().grpc_first_message_timeouts.fetch_add(1, std::memory_order_relaxed);
+    on_abort({grpc::StatusCode::DEADLINE_EXCEEDED,
+              "no request message came within " + std::to_string(ms)
+                + " ms of the call's start (first_message_timeout)"});
   }
 
   void on_abort(grpc::Status status) {
@@ -445,6 +467,9 @@ void sink_impl::fail(int code, std::string message) {
 }
 void sink_impl::abort(grpc::Status status) {
   with_call(*this, [&](action_call& c) { c.on_abort(std::move(status)); });
+}
+void sink_impl::first_message_overdue() {
+  with_call(*this, [](action_call& c) { c.on_first_message_overdue(); });
 }
 
 } // namespace

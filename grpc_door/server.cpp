@@ -19,10 +19,7 @@
 
 namespace actor_host::grpc_door {
 
-namespace {
-
-/// The IP of a gRPC peer string ("ipv4:127.0.0.1:5000", "ipv6:[::1]:5000").
-std::string peer_ip(std::string_view peer) {
+std::string detail::peer_ip(std::string_view peer) {
   auto colon = peer.find(':');
   if (colon == std::string_view::npos)
     return {};
@@ -41,6 +38,8 @@ std::string peer_ip(std::string_view peer) {
   auto last = rest.rfind(':');
   return std::string{rest.substr(0, last)};
 }
+
+namespace {
 
 /// A method name as it may appear in a message or a log line: printable
 /// ASCII, capped.
@@ -74,7 +73,7 @@ grpc::Status admit(const server_options& opts, grpc::GenericServerContext& ctx) 
   }
   bool verified = !opts.tls.cert_file.empty() && !opts.tls.client_ca_file.empty()
                   && !opts.tls.skip_client_verify;
-  if (verified || opts.insecure || net::is_loopback_address(peer_ip(ctx.peer())))
+  if (verified || opts.insecure || net::is_loopback_address(detail::peer_ip(ctx.peer())))
     return grpc::Status::OK;
   return {grpc::StatusCode::PERMISSION_DENIED,
           "only loopback peers may call without a token (--auth-token-file)"};
@@ -92,6 +91,13 @@ void serve(const detail::door_ptr& door, std::unique_ptr<detail::cq_call> call) 
     return detail::refusal(std::move(call),
                            {grpc::StatusCode::RESOURCE_EXHAUSTED,
                             "too many calls open on this listener (max_connections)"});
+  // Checked and counted on this one thread (counted_reactor), so a peer
+  // cannot pass the cap with calls in a burst.
+  if (opts.max_calls_per_peer > 0
+      && door->peer_calls(detail::peer_ip(call->ctx.peer())) >= opts.max_calls_per_peer)
+    return detail::refusal(std::move(call),
+                           {grpc::StatusCode::RESOURCE_EXHAUSTED,
+                            "too many calls open from your address (max_calls_per_caller)"});
   const auto& method = call->ctx.method();
   if (method == "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
       || method == "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
@@ -175,8 +181,17 @@ struct server::impl {
     pthread_setname_np(pthread_self(), "grpc-door");
     void* tag = nullptr;
     bool ok = false;
-    while (cq->Next(&tag, &ok))
-      static_cast<detail::cq_tag*>(tag)->on_event(ok);
+    // Wakes at least every second for the calls whose first message is
+    // overdue (door_state::expire_first_messages).
+    for (;;) {
+      auto now = std::chrono::system_clock::now();
+      auto st = cq->AsyncNext(&tag, &ok, now + std::chrono::seconds(1));
+      if (st == grpc::CompletionQueue::SHUTDOWN)
+        return;
+      if (st == grpc::CompletionQueue::GOT_EVENT)
+        static_cast<detail::cq_tag*>(tag)->on_event(ok);
+      door->expire_first_messages(std::chrono::steady_clock::now());
+    }
   }
 };
 
@@ -217,6 +232,12 @@ std::unique_ptr<server> server::start(server_options opts, std::string& error) {
   builder.RegisterAsyncGenericService(&p->service);
   p->cq = builder.AddCompletionQueue();
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
+  // gRPC's own memory (connection buffers, queued frames) is bounded: under
+  // pressure it shrinks buffers, then closes connections, instead of
+  // growing without end for one peer's stream or reset storm.
+  grpc::ResourceQuota quota{"actor-host-grpc-door"};
+  quota.Resize(std::max<std::size_t>(std::size_t{256} << 20, 16 * o.max_message_bytes));
+  builder.SetResourceQuota(quota);
   builder.SetMaxSendMessageSize(-1);
   // A connection's streams are capped (gRPC advertises 2^32-1 by default):
   // one connection could otherwise queue calls without end.
@@ -248,6 +269,10 @@ std::unique_ptr<server> server::start(server_options opts, std::string& error) {
 
 std::uint16_t server::port() const {
   return static_cast<std::uint16_t>(impl_->port);
+}
+
+std::size_t server::open_calls() const {
+  return impl_->door->open_calls.load();
 }
 
 void server::set_catalog(std::shared_ptr<const catalog> c) {

@@ -37,6 +37,12 @@ struct server_options {
   std::size_t max_message_bytes = 8 << 20;
   /// Calls open at once on the listener; more fail with RESOURCE_EXHAUSTED.
   std::size_t max_calls = 4096;
+  /// Calls open at once from one peer address (all its connections): one
+  /// client cannot take every call slot. 0 = no cap.
+  std::size_t max_calls_per_peer = 1024;
+  /// A catalog call whose first request message has not come by then ends
+  /// DEADLINE_EXCEEDED (it holds a call slot meanwhile). 0 = no limit.
+  std::chrono::milliseconds first_message_timeout{10000};
   /// HTTP/2 streams one connection may open at once (SETTINGS_MAX_CONCURRENT_STREAMS;
   /// gRPC's default is unlimited): a client that opens more waits for its own.
   std::size_t max_streams_per_connection = 100;
@@ -62,6 +68,8 @@ public:
   static std::unique_ptr<server> start(server_options opts, std::string& error);
 
   std::uint16_t port() const;
+  /// Calls open now (GET /api/__stats).
+  std::size_t open_calls() const;
 
   /// Publishes the catalog calls, reflection and health answer from (the
   /// empty one until the first). Thread-safe; Health.Watch streams hear it.

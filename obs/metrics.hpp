@@ -94,6 +94,9 @@ struct metrics {
   // gRPC calls ended RESOURCE_EXHAUSTED: their client did not read and
   // max_write_queue_bytes of responses waited.
   std::atomic<std::uint64_t> grpc_write_queue_overflows{0};
+  // gRPC calls ended DEADLINE_EXCEEDED: no request message within
+  // first_message_timeout.
+  std::atomic<std::uint64_t> grpc_first_message_timeouts{0};
   std::atomic<std::uint64_t> read_pauses{0};
   std::atomic<std::uint64_t> read_pauses_long{0};
   std::atomic<std::int64_t> read_paused_sockets{0};

@@ -228,6 +228,10 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
    "gRPC calls ended RESOURCE_EXHAUSTED because their client did not read and "
    "max_write_queue_bytes of responses waited; their runs are cancelled.",
    &metrics::grpc_write_queue_overflows},
+  {"actor_host_grpc_first_message_timeouts_total", "counter",
+   "gRPC calls ended DEADLINE_EXCEEDED because their first request message did not come within "
+   "first_message_timeout.",
+   &metrics::grpc_first_message_timeouts},
   {"actor_host_read_pauses_total", "counter",
    "Times a socket stopped being read because its actor had max_unread_frames unprocessed.",
    &metrics::read_pauses},

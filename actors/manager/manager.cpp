@@ -417,7 +417,8 @@ std::string manager::stats_json() const {
          + std::to_string(rc.websockets.load()) + R"(,"api":)"
          + std::to_string(ac.websockets.load() + ac.http_connections.load()) + R"(,"worker":)"
          + std::to_string(wc.websockets.load() + impl_->rbac_workers.counters().websockets.load())
-         + R"(},"runtimes":)"
+         + R"(},"grpc":{"open_calls":)"
+         + std::to_string(impl_->grpc ? impl_->grpc->open_calls() : 0) + R"(},"runtimes":)"
          + std::to_string(registered_runtimes.load()) + "}";
 }
 

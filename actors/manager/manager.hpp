@@ -79,6 +79,8 @@ struct manager_options {
   service_limits admission; // per service: caps on calls in flight, queues
   /// SIGTERM: how long in-flight calls may finish before they are cancelled.
   std::chrono::milliseconds drain_timeout{15000};
+  // gRPC: a call's first request message must come within this; 0 = no limit.
+  std::chrono::milliseconds first_message_timeout{10000};
   /// Child runtimes to start once listening (host config, `-- <command>`).
   std::vector<config::service_spec> services;
   /// Write the children's GENKIT_* variables here once the port is known.

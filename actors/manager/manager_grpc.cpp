@@ -19,6 +19,8 @@ std::string manager::impl::start_grpc() {
   so.max_write_queue_bytes = opts.max_write_queue_bytes;
   so.max_message_bytes = opts.max_body_bytes;
   so.max_calls = opts.max_connections;
+  so.max_calls_per_peer = opts.policy.max_calls_per_caller;
+  so.first_message_timeout = opts.first_message_timeout;
   // One hub per scheduler thread keeps every worker busy under load; a
   // hub's work per call is a few map operations.
   std::vector<grpc_caller_actor> hubs;

@@ -9,10 +9,13 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <utility>
 
 namespace actor_host::grpc_door::detail {
 
@@ -27,6 +30,9 @@ public:
   /// Ends the call with `status` and cancels its run (any thread; a no-op
   /// once the call is over).
   virtual void abort(grpc::Status status) = 0;
+  /// Ends the call DEADLINE_EXCEEDED if its first request message has not
+  /// come (the door's thread).
+  virtual void first_message_overdue() = 0;
 };
 
 /// What the listener's reactors share: the options, the current catalog and
@@ -65,6 +71,39 @@ struct door_state {
     return calls_cv_.wait_until(lock, deadline, [this] { return actions_.empty(); });
   }
 
+  /// Calls open from one peer address (counted_reactor).
+  std::size_t peer_calls(const std::string& ip) const {
+    std::lock_guard<std::mutex> guard{peers_mtx_};
+    auto i = open_by_peer_.find(ip);
+    return i == open_by_peer_.end() ? 0 : i->second;
+  }
+  void peer_opened(const std::string& ip) {
+    std::lock_guard<std::mutex> guard{peers_mtx_};
+    ++open_by_peer_[ip];
+  }
+  void peer_closed(const std::string& ip) {
+    std::lock_guard<std::mutex> guard{peers_mtx_};
+    if (auto i = open_by_peer_.find(ip); i != open_by_peer_.end() && --i->second == 0)
+      open_by_peer_.erase(i);
+  }
+
+  /// A call waits for its first request message until now + the timeout
+  /// (the door's thread; one timeout for all, so the queue is in order).
+  void await_first_message(std::weak_ptr<open_action> a) {
+    if (opts.first_message_timeout.count() > 0)
+      awaiting_first_.emplace_back(std::chrono::steady_clock::now() + opts.first_message_timeout,
+                                   std::move(a));
+  }
+  /// Tells the calls whose first message is overdue (the door's thread).
+  /// Bounded by max_calls: an entry leaves when its time is up.
+  void expire_first_messages(std::chrono::steady_clock::time_point now) {
+    while (!awaiting_first_.empty() && awaiting_first_.front().first <= now) {
+      if (auto a = awaiting_first_.front().second.lock())
+        a->first_message_overdue();
+      awaiting_first_.pop_front();
+    }
+  }
+
   std::shared_ptr<const catalog> current() const {
     std::lock_guard<std::mutex> guard{mtx_};
     return catalog_;
@@ -89,6 +128,10 @@ struct door_state {
   }
 
 private:
+  mutable std::mutex peers_mtx_;
+  std::unordered_map<std::string, std::size_t> open_by_peer_;
+  std::deque<std::pair<std::chrono::steady_clock::time_point, std::weak_ptr<open_action>>>
+    awaiting_first_;
   std::mutex calls_mtx_;
   std::condition_variable calls_cv_;
   std::set<std::shared_ptr<open_action>> actions_;
@@ -99,20 +142,29 @@ private:
 
 using door_ptr = std::shared_ptr<door_state>;
 
-/// Every reactor of the listener counts as an open call while it lives
-/// (server_options::max_calls).
+/// The IP of a gRPC peer string ("ipv4:127.0.0.1:5000", "ipv6:[::1]:5000").
+std::string peer_ip(std::string_view peer);
+
+/// Every reactor of the listener counts as an open call while it lives, on
+/// the listener and for its peer's address (server_options::max_calls,
+/// max_calls_per_peer).
 class counted_reactor : public generic_reactor {
 public:
   counted_reactor(door_ptr door, std::unique_ptr<cq_call> call)
-    : generic_reactor(std::move(call)), door_(std::move(door)) {
+    : generic_reactor(std::move(call)), door_(std::move(door)), ip_(peer_ip(context().peer())) {
     ++door_->open_calls;
+    door_->peer_opened(ip_);
   }
   ~counted_reactor() override {
+    door_->peer_closed(ip_);
     --door_->open_calls;
   }
 
 protected:
   door_ptr door_;
+
+private:
+  std::string ip_;
 };
 
 /// The reactors of the generic service, by method (server.cpp picks). Each

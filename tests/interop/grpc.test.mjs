@@ -510,6 +510,43 @@ describe('gRPC front door limits', () => {
     }
   });
 
+  test('one peer cannot hold every call slot: a cap per address, and calls without a first message end', async () => {
+    const { manager: m, address: a } = await startGrpcManager(['--max-calls-per-caller', '3', '--first-message-timeout', '1s']);
+    await m.startRuntime('rt-peer', { kind: 'cpp' });
+    await waitForService(a, 'genkit.flow.Flows');
+    const reflection = new GrpcReflection(a, grpc.credentials.createInsecure());
+    const descriptor = await reflection.getDescriptorBySymbol('genkit.flow.Flows');
+    const client = new (descriptor.getPackageObject(LOADER_OPTIONS).genkit.flow.Flows)(a, grpc.credentials.createInsecure());
+    const session = http2.connect(`http://${a}`);
+    try {
+      // Three calls that never send their request message hold this address's slots.
+      const silent = Array.from({ length: 3 }, () => {
+        const req = session.request({ ':method': 'POST', ':path': '/genkit.flow.Flows/echo',
+          'content-type': 'application/grpc', te: 'trailers' });
+        req.on('data', () => {});
+        return new Promise((resolve) => {
+          req.on('trailers', (t) => resolve(t));
+          req.on('response', (h) => h['grpc-status'] !== undefined && resolve(h));
+        });
+      });
+      await m.waitForStats({ 'grpc.open_calls': 3 });
+      await assert.rejects(unary(client, 'echo', toValue('a fourth')),
+        (e) => e.code === grpc.status.RESOURCE_EXHAUSTED && /too many calls open from your address \(max_calls_per_caller\)/.test(e.details));
+      // first_message_timeout ends them; then the address has its slots back.
+      for (const t of await Promise.all(silent)) {
+        assert.equal(Number(t['grpc-status']), grpc.status.DEADLINE_EXCEEDED, JSON.stringify(t));
+        assert.match(decodeURIComponent(t['grpc-message']), /no request message came within 1000 ms/);
+      }
+      await m.child.waitForLine(/no request message within 1000 ms of the call to \/flow\/echo/, 1000);
+      assert.equal((await unary(client, 'echo', toValue('after'))).string_value, 'after');
+      const metrics = (await m.get('/metrics')).text;
+      assert.match(metrics, /actor_host_grpc_first_message_timeouts_total 3/);
+    } finally {
+      session.destroy();
+      client.close();
+    }
+  });
+
   test('a request over --max-body-bytes is RESOURCE_EXHAUSTED, and the next call runs', async () => {
     await assert.rejects(unary(flows, 'echo', toValue('x'.repeat(300000))),
       (e) => e.code === grpc.status.RESOURCE_EXHAUSTED && /larger than max/.test(e.details));
