@@ -85,6 +85,20 @@ public:
     return false;
   }
 
+  /// Whether a text message over the frame cap is for this handler to
+  /// settle (on_oversized) rather than a reason to close the socket (1009).
+  /// A runtime's link takes them: one answer too large for the cap fails
+  /// its own call, not every call on the link.
+  virtual bool takes_oversized() const {
+    return false;
+  }
+
+  /// A text message over the cap, read and dropped: its first and last
+  /// bytes (at most oversized_head_bytes and oversized_tail_bytes) and its
+  /// size. Memory held is bounded by the cap whatever the message's size.
+  virtual void on_oversized(std::string /*head*/, std::string /*tail*/, std::uint64_t /*size*/) {
+  }
+
   /// The peer sent a close frame with this code and reason (called once,
   /// just before `on_closed`): for protocols whose close reason means
   /// something, e.g. iii channels' `stream_complete`.
@@ -96,6 +110,9 @@ public:
 };
 
 using frame_handler_ptr = std::shared_ptr<frame_handler>;
+
+inline constexpr std::size_t oversized_head_bytes = 64 * 1024;
+inline constexpr std::size_t oversized_tail_bytes = 4 * 1024;
 
 /// Makes the handler for a freshly opened WebSocket; runs on its strand
 /// before the first read.

@@ -179,7 +179,9 @@ private:
     t.idle_timeout = std::chrono::seconds(120);
     t.keep_alive_pings = true;
     ws_.set_option(t);
-    ws_.read_message_max(limits_.max_frame_bytes);
+    // The cap is ours (on_read): a message over it is read and dropped, so
+    // a handler that takes it (a runtime's link) keeps the connection.
+    ws_.read_message_max(0);
     // Pongs to our liveness pings (Beast's keep-alive pings carry no payload).
     ws_.control_callback([this](websocket::frame_type kind, beast::string_view payload) {
       if (kind != websocket::frame_type::pong || payload != probe_payload)
@@ -231,12 +233,68 @@ private:
   }
 
   void do_read() {
-    ws_.async_read(buffer_, beast::bind_front_handler(&ws_session::on_read, shared_from_this()));
+    // A message comes in parts (usually one): each part is checked against
+    // the cap before the next is read.
+    ws_.async_read_some(buffer_, 0,
+                        beast::bind_front_handler(&ws_session::on_read, shared_from_this()));
+  }
+
+  // The message being read is over the cap: its first bytes are kept for
+  // the handler, the rest dropped as it comes (only the last few kept).
+  void begin_oversized() {
+    oversized_ = true;
+    auto data = buffer_.cdata();
+    std::string_view all{static_cast<const char*>(data.data()), data.size()};
+    if (!ws_.got_text() || !handler_ || closing_ || !handler_->takes_oversized()) {
+      oversize_close_ = true;
+      spdlog::warn("closed {}: message larger than {} bytes", peer_, limits_.max_frame_bytes);
+      on_close_request(static_cast<std::uint16_t>(websocket::close_code::too_big),
+                       "message too big");
+    } else {
+      over_head_.assign(all.substr(0, oversized_head_bytes));
+      over_tail_.clear();
+    }
+    keep_tail(all);
+    buffer_.consume(data.size());
+  }
+
+  void keep_tail(std::string_view part) {
+    if (oversize_close_)
+      return;
+    if (part.size() >= oversized_tail_bytes) {
+      over_tail_.assign(part.substr(part.size() - oversized_tail_bytes));
+      return;
+    }
+    over_tail_.append(part);
+    if (over_tail_.size() > oversized_tail_bytes)
+      over_tail_.erase(0, over_tail_.size() - oversized_tail_bytes);
   }
 
   void on_read(error_code ec, std::size_t n) {
     if (ec)
       return on_done(ec);
+    msg_bytes_ += n;
+    if (!oversized_ && msg_bytes_ > limits_.max_frame_bytes && limits_.max_frame_bytes > 0)
+      begin_oversized();
+    else if (oversized_) {
+      auto data = buffer_.cdata();
+      keep_tail({static_cast<const char*>(data.data()), data.size()});
+      buffer_.consume(data.size());
+    }
+    if (!ws_.is_message_done())
+      return do_read();
+    n = static_cast<std::size_t>(msg_bytes_);
+    msg_bytes_ = 0;
+    if (oversized_) {
+      oversized_ = false;
+      if (oversize_close_)
+        return do_read();
+      counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
+      counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
+      if (handler_ && !closing_)
+        handler_->on_oversized(std::exchange(over_head_, {}), std::exchange(over_tail_, {}), n);
+      return read_next();
+    }
     if (!ws_.got_text()) {
       auto data = buffer_.cdata();
       bool taken = handler_ && !closing_
@@ -269,12 +327,10 @@ private:
     std::string reason;
     if (ec == websocket::error::closed)
       reason = "closed by peer";
-    else if (ec == websocket::error::message_too_big)
-      reason = "message larger than " + std::to_string(limits_.max_frame_bytes) + " bytes";
     else
       reason = ec.message();
-    if (ec == websocket::error::message_too_big)
-      spdlog::warn("closed {}: {}", peer_, reason);
+    if (oversize_close_)
+      reason = "message larger than " + std::to_string(limits_.max_frame_bytes) + " bytes";
     if (auto h = std::move(handler_)) {
       if (ec == websocket::error::closed)
         h->on_peer_close(static_cast<std::uint16_t>(ws_.reason().code),
@@ -404,6 +460,11 @@ private:
   std::function<void(std::string)> on_fail_;
   frame_handler_ptr handler_;
   beast::flat_buffer buffer_;
+  std::uint64_t msg_bytes_ = 0; // of the message being read
+  bool oversized_ = false;      // that message is over the cap
+  bool oversize_close_ = false; // ... and closes the socket
+  std::string over_head_;       // its first bytes, for the handler
+  std::string over_tail_;       // its last bytes, for the handler
   // Filled by actor threads under in_mtx_, swapped out on the strand.
   std::mutex in_mtx_;
   std::vector<out_frame> in_;

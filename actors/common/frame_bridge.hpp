@@ -7,7 +7,10 @@
 
 #include <caf/all.hpp>
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 
 namespace actor_host {
 
@@ -17,9 +20,25 @@ namespace actor_host {
 /// transport (the one the actor was given), each frame is counted.
 class frame_bridge : public net::frame_handler {
 public:
-  explicit frame_bridge(socket_owner_actor target, net::transport_ptr window = nullptr)
+  /// `on_oversized`: what a message over the frame cap becomes (a runtime's
+  /// link: a message to its connection); unset, such a message closes the
+  /// socket.
+  using oversized_fn = std::function<void(std::string head, std::string tail, std::uint64_t size)>;
+
+  explicit frame_bridge(socket_owner_actor target, net::transport_ptr window = nullptr,
+                        oversized_fn on_oversized = nullptr)
     : target_(std::move(target)),
-      window_(std::dynamic_pointer_cast<windowed_transport>(std::move(window))) {
+      window_(std::dynamic_pointer_cast<windowed_transport>(std::move(window))),
+      on_oversized_(std::move(on_oversized)) {
+  }
+
+  bool takes_oversized() const override {
+    return static_cast<bool>(on_oversized_);
+  }
+
+  void on_oversized(std::string head, std::string tail, std::uint64_t size) override {
+    if (on_oversized_)
+      on_oversized_(std::move(head), std::move(tail), size);
   }
 
   void on_text(std::string frame) override {
@@ -32,11 +51,13 @@ public:
     caf::anon_send(target_, closed_atom_v, std::move(reason));
     target_ = nullptr;
     window_ = nullptr;
+    on_oversized_ = nullptr;
   }
 
 private:
   socket_owner_actor target_;
   windowed_transport_ptr window_;
+  oversized_fn on_oversized_;
 };
 
 /// Closes the transport whenever `self` terminates, for whatever reason; the

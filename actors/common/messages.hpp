@@ -242,6 +242,10 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, restart_atom, "restart")
 //   (reload_atom, steps)                        [manager_supervisor] SIGHUP: children whose
 //                                               host.yaml spec changed, rolling per service
 CAF_ADD_ATOM(actor_host, actor_host::atoms, reload_atom, "reload")
+// A runtime's message over max_frame_bytes, read and dropped by its socket:
+//   (oversized_atom, head, tail, size)          [runtime_connection] find its call
+//   (oversized_atom, error)                     [pending_request] fail it, cancel the run
+CAF_ADD_ATOM(actor_host, actor_host::atoms, oversized_atom, "oversized")
 // Reflection V1 runtimes found through their files (v1_discovery):
 //   (scan_atom)                                 [v1_discovery] its own: read the folder again
 CAF_ADD_ATOM(actor_host, actor_host::atoms, scan_atom, "scan")

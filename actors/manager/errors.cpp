@@ -58,6 +58,16 @@ std::string connection_closed(std::string_view runtime_id, std::string_view meth
                         + std::string{method} + ")");
 }
 
+std::string answer_too_large(std::string_view runtime_id, std::uint64_t size, std::size_t cap) {
+  return status_error(status_code::resource_exhausted,
+                      "Runtime " + std::string{runtime_id} + " sent a message of "
+                        + std::to_string(size)
+                        + " bytes for this call, over the manager's max_frame_bytes ("
+                        + std::to_string(cap)
+                        + "): the call failed; make the answer or chunk smaller, or raise "
+                          "--max-frame-bytes");
+}
+
 std::string node_lost(std::string_view runtime_id, std::string_view node, std::string_view method,
                       std::string_view why) {
   return status_error(status_code::unavailable,

@@ -27,6 +27,9 @@ std::string runtime_not_found(std::string_view id);
 std::string timed_out(std::string_view runtime_id, std::string_view method,
                       std::chrono::milliseconds after);
 std::string connection_closed(std::string_view runtime_id, std::string_view method);
+/// RESOURCE_EXHAUSTED: the runtime's answer (or a chunk of it) was over the
+/// manager's max_frame_bytes; that call fails, the link stays.
+std::string answer_too_large(std::string_view runtime_id, std::uint64_t size, std::size_t cap);
 /// UNAVAILABLE: the cluster node holding the runtime was lost mid-call.
 std::string node_lost(std::string_view runtime_id, std::string_view node, std::string_view method,
                       std::string_view why);

@@ -37,7 +37,8 @@ using invocation_actor = call_actor::extend<caf::reacts_to<response_atom, bool, 
 using pending_actor = call_actor::extend<
   caf::reacts_to<run_trace_atom, std::string>, caf::reacts_to<run_chunk_atom, std::string>,
   caf::reacts_to<response_atom, bool, std::string>, caf::reacts_to<conn_lost_atom, std::string>,
-  caf::reacts_to<expired_atom>, caf::reacts_to<cancel_atom>>;
+  caf::reacts_to<expired_atom>, caf::reacts_to<cancel_atom>,
+  caf::reacts_to<oversized_atom, std::string>>;
 
 /// Where a routed call is handed: a runtime's connection, or an iii
 /// worker's for `/iii/` keys. The answer is the call in flight; the caller
@@ -55,7 +56,8 @@ using api_session_actor = caller_actor::extend_with<socket_owner_actor>::extend<
 using connection_actor = call_target_actor::extend_with<socket_owner_actor>::extend<
   caf::reacts_to<forget_atom, std::string, std::string, bool>, caf::reacts_to<expired_atom>,
   caf::replies_to<drain_atom>::with<caf::ok_atom>, caf::reacts_to<cancel_atom>,
-  caf::replies_to<probe_atom>::with<bool>, caf::reacts_to<pong_atom, bool>>;
+  caf::replies_to<probe_atom>::with<bool>, caf::reacts_to<pong_atom, bool>,
+  caf::reacts_to<oversized_atom, std::string, std::string, std::uint64_t>>;
 
 /// An iii worker's connection (worker_connection.hpp): takes calls of its
 /// functions (from the front door, and from the registry for iii callers),

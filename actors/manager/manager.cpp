@@ -188,13 +188,18 @@ std::string manager::start() {
                                d.opts.policy.max_bidi_input_bytes, telemetry_url, "",
                                d.route_spans, d.opts.cluster ? d.opts.cluster->node_name : ""};
   conn_opts.learn_actions = true;
+  conn_opts.max_frame_bytes = d.opts.max_frame_bytes;
   // Every socket that feeds an actor gets a read window (max_unread_frames).
   auto unread = d.opts.policy.max_unread_frames;
   d.reflection.on_websocket("", [spawn = d.spawner(), dir = d.directory, conn_opts,
                                  unread](net::transport_ptr t) -> net::frame_handler_ptr {
     t = with_read_window(std::move(t), unread);
     auto a = spawn(runtime_connection, t, dir, conn_opts);
-    return std::make_shared<frame_bridge>(std::move(a), std::move(t));
+    // One answer over the frame cap fails its call, not the link.
+    auto oversized = [a](std::string head, std::string tail, std::uint64_t size) {
+      caf::anon_send(a, oversized_atom_v, std::move(head), std::move(tail), size);
+    };
+    return std::make_shared<frame_bridge>(std::move(a), std::move(t), std::move(oversized));
   });
   d.api.on_websocket("/api/ws", [spawn = d.spawner(), door = d.door,
                                  unread](net::transport_ptr t) -> net::frame_handler_ptr {

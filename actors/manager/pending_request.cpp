@@ -214,6 +214,16 @@ pending_actor::behavior_type pending_request(self_ptr self, pending_args args) {
                a.runtime_id, a.method,
                std::chrono::duration_cast<std::chrono::milliseconds>(a.timeout)));
     },
+    [self](oversized_atom, std::string& error) {
+      // A chunk or state over the frame cap was dropped: the run cannot be
+      // relayed whole, so it is cancelled on the runtime and fails here.
+      auto& a = self->state.args;
+      auto fields = call_fields(self);
+      spdlog::warn("{} {} on runtime {}: a message over max_frame_bytes; failing and cancelling it",
+                   a.method, a.wire_id, a.runtime_id);
+      give_up(self);
+      finish(self, false, std::move(error));
+    },
     [self](conn_lost_atom, const std::string&) {
       auto& a = self->state.args;
       finish(self, false, manager_errors::connection_closed(a.runtime_id, a.method));

@@ -10,6 +10,7 @@
 #include "registry/action_metadata.hpp"
 #include "registry/runtime_info.hpp"
 
+#include <re2/re2.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -225,6 +226,55 @@ void on_frame(self_ptr self, std::string& frame) {
     reply_error(self, m.id, rpc::code::method_not_found, "Method not found: " + m.method);
 }
 
+// A message over the frame cap, dropped by the socket: the call it belongs
+// to fails (RESOURCE_EXHAUSTED) and the link stays for the others. Our wire
+// ids are quoted decimals, found as a response's last member (Genkit writes
+// `"id"` last) or first, or as a notification's `requestId`.
+void on_oversized(self_ptr self, const std::string& head, const std::string& tail,
+                  std::uint64_t size) {
+  static const re2::RE2 response_tail{R"re("id"\s*:\s*("\d{1,20}")\s*\}\s*$)re"};
+  static const re2::RE2 response_head{
+    R"re(^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("\d{1,20}"))re"};
+  static const re2::RE2 notification{
+    R"re(^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:\s*)re"
+    R"re("(?:streamChunk|runActionState)"\s*,\s*"params"\s*:\s*\{\s*"requestId"\s*:\s*)re"
+    R"re(("\d{1,20}"))re"};
+  auto& st = self->state;
+  std::string id;
+  auto error = [&] {
+    return manager_errors::answer_too_large(st.who(), size, st.opts.max_frame_bytes);
+  };
+  if (re2::RE2::PartialMatch(head, notification, &id)) {
+    if (auto* call = st.pending.find(id)) {
+      spdlog::warn("runtime {}: a {} byte message for request {} is over max_frame_bytes; "
+                   "failing that call",
+                   st.who(), size, id);
+      self->send(*call, oversized_atom_v, error());
+      return;
+    }
+  } else if (re2::RE2::PartialMatch(tail, response_tail, &id)
+             || re2::RE2::PartialMatch(head, response_head, &id)) {
+    if (auto call = st.pending.take(id)) {
+      spdlog::warn("runtime {}: its {} byte answer to request {} is over max_frame_bytes; "
+                   "failing that call",
+                   st.who(), size, id);
+      release_load(self);
+      self->send(call, response_atom_v, false, error());
+      check_drained(self);
+      return;
+    }
+    if (!id.empty() && id == st.actions_wire_id) {
+      st.actions_wire_id.clear();
+      return;
+    }
+  }
+  // Nobody's: a runtime that sends what cannot be read is cut off, as before.
+  spdlog::warn("closing runtime {}: a message of {} bytes over max_frame_bytes for no call of "
+               "its own",
+               st.who(), size);
+  st.transport->close(1009, "message too big");
+}
+
 } // namespace
 
 connection_actor::behavior_type runtime_connection(self_ptr self, net::transport_ptr transport,
@@ -312,6 +362,9 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
         if (auto* p = dynamic_cast<net::pingable*>(self->state.transport.get()))
           p->ping([a = connection_actor{self}] { caf::anon_send(a, pong_atom_v, true); });
       return probes->back();
+    },
+    [self](oversized_atom, const std::string& head, const std::string& tail, std::uint64_t size) {
+      on_oversized(self, head, tail, size);
     },
     [probes](pong_atom, bool) {
       for (auto& rp : std::exchange(*probes, {}))

@@ -24,6 +24,9 @@ struct connection_options {
   // After each register, list the runtime's actions once to learn which it
   // declares safe to run twice (metadata `retry: "idempotent"`).
   bool learn_actions = false;
+  // The socket's frame cap (net::ws_limits), quoted when a message over it
+  // fails its call.
+  std::size_t max_frame_bytes = 0;
 };
 
 struct connection_state {

@@ -102,6 +102,42 @@ test('reflection: a frame over --max-frame-bytes closes the socket with 1009', a
   await manager.assertHealthy();
 });
 
+test('reflection: an answer or a chunk over --max-frame-bytes fails its own call; the runtime stays for the others', async () => {
+  const manager = await startManager(['--max-frame-bytes', '65536']);
+  const rt = await manager.fakeRuntime('loud');
+  rt.handlers.runAction = async (params, msg) => {
+    if (params.input === 'huge') return { result: { result: 'x'.repeat(100 * 1024) } };
+    if (params.input === 'huge-chunk') {
+      rt.notify('runActionState', { requestId: msg.id, state: { traceId: 'c'.repeat(32) } });
+      rt.notify('streamChunk', { requestId: msg.id, chunk: 'y'.repeat(100 * 1024) });
+      return undefined; // cancelled below
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    return { result: { result: params.input } };
+  };
+  let cancelled = null;
+  rt.handlers.cancelAction = (params) => {
+    cancelled = params.traceId;
+    return { result: { message: 'Action cancelled' } };
+  };
+  await rt.register('rt-loud');
+  // A slow call on the same link while the others meet the cap.
+  const slow = manager.post('/api/runAction', { key: '/flow/x', input: 'fine' });
+  const huge = await manager.post('/api/runAction', { key: '/flow/x', input: 'huge' });
+  assert.equal(huge.status, 429, huge.text);
+  assert.equal(huge.json.error.code, 8, huge.text);
+  assert.match(huge.json.error.message, /over the manager's max_frame_bytes \(65536\)/);
+  const chunk = await manager.post('/api/runAction', { key: '/flow/x', input: 'huge-chunk' });
+  assert.equal(chunk.status, 429, chunk.text);
+  await manager.poll(async () => cancelled, (c) => c === 'c'.repeat(32), { what: 'the run of the dropped chunk cancelled' });
+  const fine = await slow;
+  assert.equal(fine.status, 200, fine.text);
+  assert.equal(fine.json.result, 'fine');
+  assert.deepEqual((await manager.runtimes()).map((r) => r.id), ['rt-loud']);
+  await manager.child.waitForLine(/runtime rt-loud: its \d+ byte answer to request "\d+" is over max_frame_bytes; failing that call/, 1000);
+  await manager.assertHealthy();
+});
+
 test('reflection: a ping is answered with a pong', async () => {
   const manager = await startManager();
   const rt = await manager.fakeRuntime();

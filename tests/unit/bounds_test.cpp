@@ -121,6 +121,47 @@ CAF_TEST(calls of a caller that leaves end at once and their runs are cancelled)
   finish();
 }
 
+CAF_TEST(a runtime message over the frame cap fails its own call and the link stays) {
+  open_session();
+  from_caller(run_action(1));
+  from_caller(run_action(2));
+  from_caller(run_action(3));
+  from_runtime(trace_state(R"("2")", "t-2"));
+  rt->clear();
+  api->clear();
+  auto oversized = [&](std::string head, std::string tail) {
+    caf::anon_send(conn, oversized_atom_v, std::move(head), std::move(tail),
+                   std::uint64_t{9} << 20);
+    sched.run();
+  };
+  // An answer (Genkit writes "id" last): call 1 fails RESOURCE_EXHAUSTED.
+  oversized(R"({"jsonrpc":"2.0","result":{"result":"xxxx)", R"(xxxx"},"id":"1"})");
+  CAF_REQUIRE_EQUAL(api->size(), 1u);
+  CAF_CHECK_EQUAL(member(api->last(), {"id"}), "1");
+  CAF_CHECK_EQUAL(member(api->last(), {"error", "data", "code"}), "8");
+  CAF_CHECK(contains(member_str(api->last(), {"error", "message"}), "over the manager's max_frame_bytes"));
+  // A chunk of run 2: it fails too, and is cancelled on the runtime.
+  oversized(R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"2","chunk":"yyyy)",
+            "yyyy\"}}");
+  CAF_REQUIRE_EQUAL(api->size(), 2u);
+  CAF_CHECK_EQUAL(member(api->last(), {"id"}), "2");
+  CAF_CHECK_EQUAL(member(api->last(), {"error", "data", "code"}), "8");
+  CAF_REQUIRE_EQUAL(rt->size(), 1u);
+  CAF_CHECK_EQUAL(member_str(rt->last(), {"method"}), "cancelAction");
+  CAF_CHECK_EQUAL(member_str(rt->last(), {"params", "traceId"}), "t-2");
+  // The link stays: call 3 is answered as usual.
+  CAF_CHECK_EQUAL(rt->close_calls(), 0);
+  from_runtime(R"({"jsonrpc":"2.0","result":{"result":3},"id":"3"})");
+  CAF_REQUIRE_EQUAL(api->size(), 3u);
+  CAF_CHECK_EQUAL(member(api->last(), {"result", "result"}), "3");
+  CAF_CHECK_EQUAL(conn_state().load->current(), 0);
+  // A message that belongs to no call closes the link (1009), as before.
+  oversized(R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"77","chunk":"z)", "z\"}}");
+  CAF_CHECK_EQUAL(rt->close_calls(), 1);
+  CAF_CHECK_EQUAL(rt->close_code(), 1009);
+  finish();
+}
+
 CAF_TEST(what a connection remembers of forgotten calls is bounded) {
   call_policy policy;
   policy.max_calls_per_caller = 0; // no cap
