@@ -284,6 +284,7 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.allowed_origins = net::split_list(eff.at("allowed_origins").value);
   m.allowed_hosts = net::split_list(eff.at("allowed_hosts").value);
   m.max_write_queue_bytes = num(eff, "max_write_queue_bytes");
+  m.max_response_bytes_total = num(eff, "max_response_bytes_total");
   m.max_connections = num(eff, "max_connections");
   if (!eff.at("tls_cert_file").value.empty() || !eff.at("tls_key_file").value.empty()) {
     net::tls_server_files tls{eff.at("tls_cert_file").value, eff.at("tls_key_file").value,

@@ -44,6 +44,7 @@ constexpr auto settings = std::to_array<setting_def>({
   {"auth_token_file", "", setting_type::text, "file whose content is the token callers (Authorization: Bearer), runtimes and workers (header or ?token=) must present; unset = loopback peers only", ""},
   {"allowed_origins", "", setting_type::text, "comma-separated browser origins admitted besides loopback ones, e.g. https://ui.example.com; * = any", ""},
   {"allowed_hosts", "", setting_type::text, "comma-separated Host names served besides loopback names and the bind address; * = any", ""},
+  {"max_response_bytes_total", "268435456", setting_type::limit, "bytes all HTTP responses of one listener may hold at once, the piece being written included; a response that would pass it aborts its call (its run cancelled) and drops its client. 0 = no cap", ""},
   {"max_write_queue_bytes", "16777216", setting_type::count, "bytes that may wait to be written to one WebSocket or one HTTP response (beyond the message being written); over it the peer is dropped and its HTTP call cancelled", ""},
   {"max_connections", "4096", setting_type::count, "open connections per listener; over it a connection gets 503 and is closed. All listeners together also share one budget fitted to the file descriptor limit (the same 503 beyond it)", ""},
   {"tls_cert_file", "", setting_type::text, "PEM certificate chain: every listener then speaks only TLS (https://, wss://); reloaded on SIGHUP", ""},

@@ -59,6 +59,12 @@ void http_session::set_abort(std::function<void()> fn) {
 }
 
 void http_session::enqueue(std::string data, bool last) {
+  auto budget = srv_->opts.max_response_bytes_total;
+  if (budget > 0
+      && srv_->counters->response_bytes.load(std::memory_order_relaxed)
+             + static_cast<std::int64_t>(data.size())
+           > static_cast<std::int64_t>(budget))
+    return over_budget(data.size());
   add_out_bytes(static_cast<std::int64_t>(data.size()));
   outq_.push_back(std::move(data));
   if (last)
@@ -79,6 +85,12 @@ void http_session::overflow() {
   spdlog::warn("dropping HTTP client {}: {} bytes of its response wait to be written "
                "(max_write_queue_bytes {}); the call is cancelled",
                peer_, out_bytes_, srv_->opts.max_write_queue_bytes);
+  drop_exchange();
+}
+
+// The response will not be written: what waits goes now, the exchange is
+// aborted (its run cancelled) and the connection dropped.
+void http_session::drop_exchange() {
   peer_gone_ = true;
   std::deque<std::string>{}.swap(outq_);
   add_out_bytes(-static_cast<std::int64_t>(out_bytes_ - inflight_bytes_));
@@ -89,10 +101,23 @@ void http_session::overflow() {
   shutdown();
 }
 
-// out_bytes_ and the listener-wide gauge move together.
+// The listener's responses hold max_response_bytes_total already: this one
+// is aborted like a reader that does not drain (its run cancelled), so
+// slow readers together cannot pin more.
+void http_session::over_budget(std::size_t adding) {
+  srv_->counters->response_budget_overflows.fetch_add(1, std::memory_order_relaxed);
+  spdlog::warn("dropping HTTP client {}: its response ({} more bytes) would pass the {} bytes "
+               "all responses of this listener may hold (max_response_bytes_total); the call "
+               "is cancelled",
+               peer_, adding, srv_->opts.max_response_bytes_total);
+  drop_exchange();
+}
+
+// out_bytes_ and the listener-wide gauges move together.
 void http_session::add_out_bytes(std::int64_t delta) {
   out_bytes_ = static_cast<std::size_t>(static_cast<std::int64_t>(out_bytes_) + delta);
   srv_->counters->queued_bytes.fetch_add(delta, std::memory_order_relaxed);
+  srv_->counters->response_bytes.fetch_add(delta, std::memory_order_relaxed);
 }
 
 void http_session::do_write() {

@@ -66,8 +66,7 @@ http_session::http_session(flex_stream&& stream, std::shared_ptr<server::impl> s
 
 http_session::~http_session() {
   --srv_->counters->http_connections;
-  srv_->counters->queued_bytes.fetch_sub(static_cast<std::int64_t>(out_bytes_),
-                                         std::memory_order_relaxed);
+  add_out_bytes(-static_cast<std::int64_t>(out_bytes_));
 }
 
 void http_session::run() {

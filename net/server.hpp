@@ -31,6 +31,11 @@ struct server_options {
   /// response's reader) is dropped once this many bytes wait behind the
   /// write in flight; an HTTP exchange is aborted (its run cancelled).
   std::size_t max_write_queue_bytes = 16u << 20;
+  /// What every HTTP response of the listener may hold at once, the piece
+  /// being written included (a trace, a big result): a response that would
+  /// pass it aborts its exchange, as a queue over max_write_queue_bytes
+  /// does. Slow readers cannot pin more than this together. 0 = no cap.
+  std::size_t max_response_bytes_total = 256u << 20;
   /// Idle keep-alive HTTP connections are closed after this long.
   unsigned http_idle_timeout_ms = 60000;
   /// Open connections; the next one gets "503 too many connections" and is

@@ -20,6 +20,10 @@ struct socket_counters {
   std::atomic<std::uint64_t> unsafe_headers_dropped{0};
   // Bytes queued for writing and not yet written, over all sockets.
   std::atomic<std::int64_t> queued_bytes{0};
+  // Of those, HTTP responses' (the piece being written included), against
+  // max_response_bytes_total; and the exchanges dropped for it.
+  std::atomic<std::int64_t> response_bytes{0};
+  std::atomic<std::uint64_t> response_budget_overflows{0};
   // Accepted connections still open (HTTP or WebSocket), against max_connections.
   std::atomic<std::int64_t> connections{0};
   std::atomic<std::uint64_t> connections_refused{0}; // over max_connections

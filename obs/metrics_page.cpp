@@ -101,6 +101,10 @@ constexpr socket_metric<std::int64_t> socket_gauges[] = {
   {"actor_host_http_connections", "gauge", "Open HTTP connections.", &sc::http_connections},
   {"actor_host_write_queue_bytes", "gauge",
    "Bytes queued for writing to sockets and not yet written.", &sc::queued_bytes},
+  {"actor_host_response_bytes", "gauge",
+   "Bytes HTTP responses hold (the piece being written included), against "
+   "max_response_bytes_total.",
+   &sc::response_bytes},
   {"actor_host_connections", "gauge",
    "Open connections (HTTP or WebSocket), against max_connections.", &sc::connections},
 };
@@ -114,6 +118,10 @@ constexpr socket_metric<std::uint64_t> socket_counters[] = {
    "Peers dropped (WebSocket) or HTTP calls aborted because they did not drain their socket "
    "(max_write_queue_bytes).",
    &sc::write_queue_overflows},
+  {"actor_host_response_budget_overflows_total", "counter",
+   "HTTP calls aborted because their response would pass the bytes all responses of the "
+   "listener may hold (max_response_bytes_total).",
+   &sc::response_budget_overflows},
   {"actor_host_access_refused_total", "counter",
    "Requests and upgrades refused by the access policy (Origin, Host, token).",
    &sc::access_refused},

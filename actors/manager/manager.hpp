@@ -72,6 +72,7 @@ struct manager_options {
   bool remote_without_token = false;
   bool insecure = false; // --insecure: off-loopback peers need neither token nor certificate
   std::size_t max_write_queue_bytes = 16u << 20; // per WebSocket / HTTP response
+  std::size_t max_response_bytes_total = 256u << 20; // every HTTP response of a listener
   std::size_t max_connections = 4096;            // per listener
   /// Set: every listener speaks TLS with these files (see net/tls.hpp).
   std::optional<net::tls_server_files> tls;

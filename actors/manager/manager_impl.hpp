@@ -74,6 +74,7 @@ struct manager::impl {
     so.max_frame_bytes = opts.max_frame_bytes;
     so.max_body_bytes = opts.max_body_bytes;
     so.max_write_queue_bytes = opts.max_write_queue_bytes;
+    so.max_response_bytes_total = opts.max_response_bytes_total;
     so.max_connections = opts.max_connections;
     so.tls = tls;
     so.access = access_for(opts, l);

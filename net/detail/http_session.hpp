@@ -61,6 +61,8 @@ private:
   http_responder_ptr make_responder();
   void enqueue(std::string data, bool last);
   void overflow();
+  void over_budget(std::size_t adding);
+  void drop_exchange();
   void add_out_bytes(std::int64_t delta);
   void do_write();
   void on_write(error_code ec, std::size_t);

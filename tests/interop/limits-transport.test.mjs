@@ -101,6 +101,39 @@ test('a streamAction caller that never reads: the response is capped, the run ca
   await fake.close();
 });
 
+test('slow readers of big answers together hold at most max_response_bytes_total', async () => {
+  const manager = await startManager(['--max-frame-bytes', String(64 * MiB), '--max-response-bytes-total', String(32 * MiB)]);
+  const fake = await manager.fakeRuntime('rt-big');
+  const big = 'x'.repeat(20 * MiB);
+  fake.handlers.runAction = () => ({ result: { result: big } });
+  await fake.register('rt-big');
+  const body = JSON.stringify({ key: '/flow/big', input: {} });
+  const ask = async () => {
+    const sock = await rawConnect(manager.apiPort);
+    sock.write(`POST /api/runAction HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    sock.pause(); // reads nothing for now
+    return sock;
+  };
+  // The first slow reader's 20 MiB answer is held (counted until written) ...
+  const first = await ask();
+  await manager.poll(async () => metric((await manager.get('/metrics')).text, 'actor_host_response_bytes', 'api'),
+    (v) => v >= 20 * MiB, { what: 'the first answer held for its reader' });
+  // ... so the second one's would pass 32 MiB: that call is aborted and its client dropped.
+  const second = await ask();
+  await second.closedPromise;
+  assert.equal(second.received, '');
+  await manager.child.waitForLine(/dropping HTTP client .*: its response \(\d+ more bytes\) would pass the 33554432 bytes all responses of this listener may hold \(max_response_bytes_total\)/, 2000);
+  assert.equal(metric((await manager.get('/metrics')).text, 'actor_host_response_budget_overflows_total', 'api'), 1);
+  // The first reader reads at last and gets its whole answer.
+  first.resume();
+  await manager.poll(async () => first.received.length, (n) => n > 20 * MiB, { what: 'the first answer read whole', timeoutMs: 20000 });
+  assert.match(first.received, /^HTTP\/1\.1 200 /);
+  first.destroy();
+  await manager.waitForStats({ 'actors.pending_request': 0 });
+  await manager.assertHealthy();
+  await fake.close();
+});
+
 test('an /api/ws caller that never reads a streaming run: dropped at the default cap, the run cancelled, memory bounded', async (t) => {
   // The default max_write_queue_bytes (16 MiB); older builds queued up to 256 MiB per socket.
   const manager = await startManager();
