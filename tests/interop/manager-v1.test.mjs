@@ -58,9 +58,17 @@ async function setup({ managerArgs = [] } = {}) {
   const manager = await startManager(['--project-root', root, ...managerArgs]);
   await manager.child.waitForLine(/Watching .* for Reflection V1 runtimes/, 5000);
   const js = startJsV1(root);
-  const [file] = await manager.poll(() => (fs.existsSync(runtimesDir(root)) ? fs.readdirSync(runtimesDir(root)) : []),
-    (f) => f.length === 1, { timeoutMs: 30000, what: 'the JS runtime file' });
-  const id = JSON.parse(fs.readFileSync(path.join(runtimesDir(root), file), 'utf8')).id;
+  // Genkit creates the file, then writes it: read it once it parses.
+  const readFile = () => {
+    const files = fs.existsSync(runtimesDir(root)) ? fs.readdirSync(runtimesDir(root)) : [];
+    try {
+      return files.length === 1 ? JSON.parse(fs.readFileSync(path.join(runtimesDir(root), files[0]), 'utf8')) : null;
+    } catch {
+      return null;
+    }
+  };
+  const { id } = await manager.poll(readFile, (f) => f !== null && typeof f.id === 'string',
+    { timeoutMs: 30000, what: 'the JS runtime file, written whole' });
   const info = await manager.waitForRuntime(id, { timeoutMs: 10000, child: js });
   return { root, manager, js, info, id };
 }
