@@ -4,7 +4,7 @@
 # merges what it found into fuzz/corpus/TARGET with -merge=1 (only inputs that
 # add coverage are kept) and prints the figures for fuzz/README.md.
 #   fuzz/run.sh TARGET [RUNS]        e.g. fuzz/run.sh jsonrpc 1000000
-# TARGET: jsonrpc reflection_v2 iii http_head schema host_config grpc_json
+# TARGET: jsonrpc reflection_v2 iii http_head schema host_config grpc_json cluster_handshake
 # Environment: BUILD_DIR (default build-fuzz), MAX_TOTAL_TIME (seconds; stop
 # earlier), MAX_LEN (default 4096), MERGE=0 (leave fuzz/corpus alone), EXTRA
 # (more libFuzzer flags).
@@ -17,6 +17,7 @@ case $t in
   jsonrpc|reflection_v2|iii|schema|grpc_json) dict=json.dict ;;
   http_head) dict=http.dict ;;
   host_config) dict=yaml.dict ;;
+  cluster_handshake) dict= ;;
   *) echo "unknown target '$t'" >&2; exit 2 ;;
 esac
 
@@ -43,7 +44,9 @@ find "$work" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name '
   -o -name 'oom-*' \) -exec mv {} "$work/earlier/" \;
 
 rc=0
-"$bin" -runs="$runs" -max_len="${MAX_LEN:-4096}" -timeout=30 -dict="$root/fuzz/dict/$dict" \
+dict_flag=()
+[ -n "$dict" ] && dict_flag=(-dict="$root/fuzz/dict/$dict")
+"$bin" -runs="$runs" -max_len="${MAX_LEN:-4096}" -timeout=30 "${dict_flag[@]}" \
   -print_final_stats=1 -artifact_prefix="$work/" ${MAX_TOTAL_TIME:+-max_total_time=$MAX_TOTAL_TIME} \
   ${EXTRA:-} "$work/new" "$corpus" "$seeds/$t" 2>&1 | tee "$work/log" | grep -v '^#[0-9]*.*\(NEW\|REDUCE\)' \
   || rc=$?

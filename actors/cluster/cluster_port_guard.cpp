@@ -1,10 +1,10 @@
 #include "actors/cluster/cluster_port_guard.hpp"
 
+#include "actors/cluster/basp_header_check.hpp"
+
 #include "obs/metrics.hpp"
 
 #include <caf/actor_system_config.hpp>
-#include <caf/binary_deserializer.hpp>
-#include <caf/io/basp/header.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/io/network/default_multiplexer.hpp>
 #include <caf/io/network/scribe_impl.hpp>
@@ -21,7 +21,6 @@ namespace actor_host {
 namespace {
 
 namespace net = caf::io::network;
-namespace basp = caf::io::basp;
 
 void report(const std::string& addr, std::uint16_t port, const char* what) {
   obs::global().cluster_non_caf_peers.fetch_add(1, std::memory_order_relaxed);
@@ -29,16 +28,6 @@ void report(const std::string& addr, std::uint16_t port, const char* what) {
                "application pass the cluster port)",
                addr, port, what);
 }
-
-// The largest payloads a BASP header may announce. CAF sizes (and zero-fills)
-// the payload's buffer from the header alone, so a 32-byte header could cost
-// gigabytes; these are checked first. A handshake carries a node id, the
-// application ids and a published actor's interface: a few hundred bytes. Any
-// other message is one of CAF's or a gateway batch (docs/CLUSTER.md): at most
-// one call's input or answer (max_body_bytes / max_frame_bytes, 8 MiB by
-// default) beside 256 KiB of others, or a node's directory snapshot.
-constexpr std::uint32_t max_handshake_payload = 64 * 1024;
-constexpr std::uint32_t max_message_payload = 64u << 20;
 
 class guarded_scribe;
 
@@ -84,29 +73,25 @@ public:
       payload_due_ = false;
       return net::scribe_impl::consume(ctx, buf, size);
     }
-    basp::header hdr;
-    bool parsed = read_header(ctx, buf, size, hdr);
+    auto v = judge_basp_header(buf, size, !judged_);
+    using kind = basp_header_verdict::kind;
     if (!judged_) {
       judged();
-      if (!parsed || hdr.operation != basp::message_type::client_handshake || !basp::valid(hdr)) {
+      if (v.what == kind::not_caf) {
         drop("sent something other than a CAF handshake");
         return false; // read no more; the drop runs next in the event loop
       }
     }
-    if (parsed) {
-      bool handshake = hdr.operation == basp::message_type::client_handshake
-                       || hdr.operation == basp::message_type::server_handshake;
-      auto cap = handshake ? max_handshake_payload : max_message_payload;
-      if (hdr.payload_len > cap) {
-        obs::global().cluster_oversized_messages.fetch_add(1, std::memory_order_relaxed);
-        spdlog::warn("cluster: {}:{} announced a {}-byte {} (at most {} bytes); connection closed",
-                     peer_addr_, peer_port_, hdr.payload_len,
-                     handshake ? "handshake" : "BASP message", cap);
-        close_now();
-        return false;
-      }
-      payload_due_ = hdr.payload_len > 0;
+    if (v.what == kind::oversized) {
+      obs::global().cluster_oversized_messages.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("cluster: {}:{} announced a {}-byte {} (at most {} bytes); connection closed",
+                   peer_addr_, peer_port_, v.payload_len,
+                   v.handshake ? "handshake" : "BASP message", v.cap);
+      close_now();
+      return false;
     }
+    if (v.what == kind::ok)
+      payload_due_ = v.payload_len > 0;
     return net::scribe_impl::consume(ctx, buf, size);
   }
 
@@ -135,15 +120,6 @@ private:
       net::shutdown_both(self->stream_.fd());
       self->io_failure(&self->mx_, net::operation::read);
     });
-  }
-
-  static bool read_header(caf::execution_unit* ctx, const void* buf, size_t size,
-                          basp::header& hdr) {
-    if (size < basp::header_size)
-      return false;
-    caf::binary_deserializer source{
-      ctx, caf::span<const caf::byte>{static_cast<const caf::byte*>(buf), basp::header_size}};
-    return !source(hdr);
   }
 
   net::default_multiplexer& mx_;
