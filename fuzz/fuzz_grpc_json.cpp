@@ -9,7 +9,7 @@
 // path (fast, else the converter) either succeeds or says why.
 
 #include "fuzz/fuzz_support.hpp"
-#include "grpc_door/catalog.hpp"
+#include "fuzz/grpc_catalog_fixture.hpp"
 #include "grpc_door/detail/json_wire.hpp"
 
 #include <google/protobuf/descriptor.h>
@@ -22,55 +22,9 @@
 
 namespace pb = google::protobuf;
 using actor_host::fuzz::require;
-using actor_host::grpc_door::catalog;
-using actor_host::grpc_door::catalog_action;
-
-namespace {
-
-struct fixture {
-  std::shared_ptr<const catalog> cat;
-  std::unique_ptr<pb::util::TypeResolver> resolver;
-  const pb::Descriptor* types[4] = {};
-
-  fixture() {
-    const char* order = R"({"type":"object","properties":{
-      "customer":{"type":"object","properties":{"name":{"type":"string"},
-        "address":{"type":"object","properties":{"zip":{"type":"string"}}}},"required":["name"]},
-      "items":{"type":"array","items":{"type":"object","properties":{
-        "sku":{"type":"string"},"qty":{"type":"integer"},"unit-price":{"type":"number"}}}},
-      "priority":{"type":"string","enum":["low","normal","high"]},
-      "tags":{"type":"array","items":{"type":"string"}},
-      "flags":{"type":"array","items":{"type":"boolean"}},
-      "note":{"type":["string","null"]},
-      "extra":{"type":"object","additionalProperties":true},
-      "grid":{"type":"array","items":{"type":"array","items":{"type":"number"}}},
-      "rush":{"type":"boolean"}},"required":["customer","items"]})";
-    const char* result = R"({"type":"object","properties":{"n":{"type":"integer"},
-      "xs":{"type":"array","items":{"type":"number"}},"ok":{"type":"boolean"},
-      "ps":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["n"]})";
-    cat = catalog::build(
-      {catalog_action{.key = "/flow/order", .name = "order", .input_schema = order,
-                      .output_schema = result, .stream_schema = {}, .bidi = false},
-       catalog_action{.key = "/flow/count", .name = "count", .input_schema = {},
-                      .output_schema = R"({"type":"number"})",
-                      .stream_schema = R"({"type":"object","properties":{"i":{"type":"number"}}})",
-                      .bidi = false}},
-      nullptr);
-    require(cat != nullptr, "the fixture catalog builds");
-    resolver.reset(pb::util::NewTypeResolverForDescriptorPool("type.googleapis.com", &cat->pool()));
-    types[0] = cat->find_method("/genkit.flow.Flows/order")->request;
-    types[1] = cat->find_method("/genkit.flow.Flows/order")->response;
-    types[2] = cat->find_method("/genkit.flow.Flows/count")->response;
-    types[3] = cat->pool().FindMessageTypeByName("google.protobuf.Value");
-    for (auto* t : types)
-      require(t != nullptr, "the fixture types exist");
-  }
-};
-
-} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const fixture f;
+  static const actor_host::fuzz::grpc_catalog_fixture f;
   if (size == 0)
     return 0;
   const auto* type = f.types[data[0] % 4];

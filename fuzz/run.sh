@@ -4,7 +4,8 @@
 # merges what it found into fuzz/corpus/TARGET with -merge=1 (only inputs that
 # add coverage are kept) and prints the figures for fuzz/README.md.
 #   fuzz/run.sh TARGET [RUNS]        e.g. fuzz/run.sh jsonrpc 1000000
-# TARGET: jsonrpc reflection_v2 iii http_head schema host_config grpc_json cluster_handshake
+# TARGET: jsonrpc reflection_v2 iii http_head schema host_config grpc_json grpc_request
+#         cluster_handshake
 # Environment: BUILD_DIR (default build-fuzz), MAX_TOTAL_TIME (seconds; stop
 # earlier), MAX_LEN (default 4096), MERGE=0 (leave fuzz/corpus alone), EXTRA
 # (more libFuzzer flags).
@@ -17,7 +18,7 @@ case $t in
   jsonrpc|reflection_v2|iii|schema|grpc_json) dict=json.dict ;;
   http_head) dict=http.dict ;;
   host_config) dict=yaml.dict ;;
-  cluster_handshake) dict= ;;
+  grpc_request|cluster_handshake) dict= ;;
   *) echo "unknown target '$t'" >&2; exit 2 ;;
 esac
 

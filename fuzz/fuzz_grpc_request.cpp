@@ -1,0 +1,41 @@
+// A gRPC client's request message as the door reads it: the wire bytes of
+// one length-delimited message (gRPC's framing hands the door exactly that)
+// parsed as the method's request type, then turned into the JSON the
+// runtime gets (catalog::to_json). The client is a peer: any bytes. The
+// first byte picks the type (the typed request with nested, repeated, enum
+// and Value fields; google.protobuf.Value, a bidi method's input), the rest
+// is the message.
+//
+// Oracle: what parses becomes one valid JSON value that the catalog takes
+// back as the same type (or refuses with a reason); nothing crashes or
+// reads past the bytes.
+
+#include "fuzz/fuzz_support.hpp"
+#include "fuzz/grpc_catalog_fixture.hpp"
+#include "net/jsonrpc.hpp"
+
+#include <google/protobuf/message.h>
+
+#include <vector>
+
+using actor_host::fuzz::require;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const actor_host::fuzz::grpc_catalog_fixture f;
+  if (size == 0)
+    return 0;
+  const auto* type = data[0] % 2 == 0 ? f.types[0] : f.types[3];
+  // A copy of exactly the message's bytes: a read past them is ASan's.
+  std::vector<std::uint8_t> bytes(data + 1, data + size);
+  auto msg = f.cat->new_message(type);
+  if (!msg->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return 0; // the door answers INVALID_ARGUMENT
+  auto json = f.cat->to_json(*msg);
+  std::string why;
+  require(actor_host::net::jsonrpc::validate(json, &why), "a request becomes valid JSON",
+          why + " | " + json);
+  std::string wire;
+  if (!f.cat->json_to_wire(type, json, wire, why))
+    require(!why.empty(), "a refused conversion says why");
+  return 0;
+}
