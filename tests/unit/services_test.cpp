@@ -427,7 +427,8 @@ CAF_TEST(replicas at other nodes are balanced on the figures their node reports)
   caf::anon_send(dir, remote_load_atom_v, std::string{"c"}, std::vector<std::string>{"svc-c"},
                  std::vector<std::int32_t>{6});
   sched.run();
-  CAF_CHECK_EQUAL(picks(40)["svc-b"], 40);
+  auto got = picks(40);
+  CAF_CHECK_EQUAL(got["svc-b"], 40);
   // Then b is the busy one. A report names only its own node's runtimes.
   caf::anon_send(dir, remote_load_atom_v, std::string{"b"}, std::vector<std::string>{"svc-b"},
                  std::vector<std::int32_t>{9});
@@ -436,7 +437,8 @@ CAF_TEST(replicas at other nodes are balanced on the figures their node reports)
   caf::anon_send(dir, remote_load_atom_v, std::string{"c"}, std::vector<std::string>{"svc-c"},
                  std::vector<std::int32_t>{0});
   sched.run();
-  CAF_CHECK_EQUAL(picks(40)["svc-c"], 40);
+  got = picks(40);
+  CAF_CHECK_EQUAL(got["svc-c"], 40);
   caf::anon_send(dir, node_lost_atom_v, std::string{"b"});
   caf::anon_send(dir, node_lost_atom_v, std::string{"c"});
   sched.run();
