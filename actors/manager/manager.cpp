@@ -279,7 +279,10 @@ std::string manager::start() {
       replica_services.push_back(spec.service.empty() ? spec.runtime_id : spec.service);
     }
   }
-  d.children = services;
+  {
+    std::lock_guard guard{d.reload_mutex}; // a SIGHUP may come at any time
+    d.children = services;
+  }
   // From here the supervisor answers /readyz and owns the drain.
   caf::anon_send(d.supervisor, serving_atom_v, d.directory, std::move(service_ids),
                  std::move(services), std::move(replicas), std::move(replica_services));
