@@ -35,6 +35,8 @@ public:
     req_.version(11);
     req_.set(http::field::host, host_header(url_));
     req_.set(http::field::user_agent, "actor-host");
+    if (spec_.hops > 0)
+      req_.set(hops_header, std::to_string(spec_.hops));
     if (spec_.post) {
       req_.set(http::field::content_type, spec_.content_type);
       req_.body() = std::move(spec_.body);

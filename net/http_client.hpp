@@ -13,6 +13,9 @@
 
 namespace actor_host::net {
 
+/// The header that counts the managers a call has passed through.
+inline constexpr const char* hops_header = "X-Actor-Host-Hops";
+
 /// One HTTP/1.1 request an http_fetch() makes (plain http:// only: the peers
 /// are local Genkit runtimes and telemetry servers).
 struct http_request_spec {
@@ -28,6 +31,9 @@ struct http_request_spec {
   /// arrives, before anyone parses it); 0 = no cap (a stream whose reader
   /// caps its own records).
   std::size_t max_body_bytes = 8u << 20;
+  /// > 0: sent as X-Actor-Host-Hops, the times the call has passed through
+  /// a manager (a V1 runtime's URL that leads back to one is a loop).
+  std::uint32_t hops = 0;
 };
 
 /// The head of an answer: its status and fields (names as sent).

@@ -143,6 +143,10 @@ http_plan plan_request(std::string_view method, std::string params) {
     p.what = http_plan::kind::run;
     p.post = true;
     p.stream = read_flag(m, "stream");
+    double hops = 0;
+    if (auto* h = m.find("actorHostHops"); h && rpc::number_value(*h, hops) && hops >= 0
+                                              && hops <= 1000)
+      p.hops = static_cast<std::uint32_t>(hops);
     p.target = p.stream ? "/api/runAction?stream=true" : "/api/runAction";
     // The params go on as the body: V1 runtimes read key, input, context,
     // telemetryLabels and ignore the rest, as V2 runtimes do.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,10 @@ struct http_plan {
   bool stream = false; // run: the answer is NDJSON chunks, then the final record
   /// Set: no HTTP at all, answer the request with this JSON-RPC error object.
   std::string refusal;
+  /// run: the managers the call has passed through (params' `actorHostHops`,
+  /// set by the HTTP door from X-Actor-Host-Hops); the request carries one
+  /// more, so a runtime URL that leads back to a manager shows as a loop.
+  std::uint32_t hops = 0;
 };
 
 /// Plans `method` with its raw `params` (a JSON object or "").

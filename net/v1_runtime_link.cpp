@@ -233,6 +233,7 @@ private:
     spec.post = plan.post;
     spec.url = opts_.url + plan.target;
     spec.body = plan.body;
+    spec.hops = plan.hops + 1;
     bool run = plan.what == v1::http_plan::kind::run;
     // A run takes as long as it takes: its deadline is the caller's, kept by
     // the connection, which cancels it.

@@ -211,11 +211,45 @@ void begin(self_ptr self, call_request req) {
     [self](bool ok, std::string raw) { on_done(self, ok, raw); });
 }
 
+// A call that came back through a manager (X-Actor-Host-Hops, which our V1
+// link sends: a runtime URL that leads back to a manager, through a proxy or
+// another name) is counted in its params for the next hop, and refused past
+// this many: a loop would otherwise take every call slot.
+constexpr std::uint32_t max_call_hops = 8;
+
+// "" or the error object for the caller.
+std::string count_hop(const std::string* header, call_request& req) {
+  double n = 0;
+  if (!header || header->empty() || header->size() > 4 || !rpc::number_value(*header, n)
+      || n < 1 || n != static_cast<double>(static_cast<std::uint32_t>(n)))
+    return header ? rpc::error_object(rpc::code::invalid_request,
+                                      "Invalid request: X-Actor-Host-Hops must be a count from 1")
+                  : std::string{};
+  auto hops = static_cast<std::uint32_t>(n);
+  if (hops >= max_call_hops)
+    return manager_errors::status_error(
+      registry::status_code::failed_precondition,
+      "this call came back through a manager " + std::to_string(hops)
+        + " times: a runtime's URL leads back to a manager (a call loop); fix the runtime "
+          "file or the proxy in front of it");
+  boost::json::parse_options deep;
+  deep.max_depth = net::jsonrpc::max_json_depth;
+  boost::system::error_code ec;
+  auto params = boost::json::parse(req.params, ec, {}, deep);
+  if (ec || !params.is_object())
+    return rpc::error_object(rpc::code::invalid_params, "Invalid params: " + ec.message());
+  params.as_object()["actorHostHops"] = hops;
+  req.params = boost::json::serialize(params);
+  return {};
+}
+
 void start_run(self_ptr self, bool stream) {
   auto& st = self->state;
   call_request req;
   auto error = parse_run_action(std::move(st.args.req.body), st.args.door.policy,
                                 {stream, st.bidi}, req);
+  if (error.empty())
+    error = count_hop(st.args.req.header("x-actor-host-hops"), req);
   if (!error.empty())
     return respond_error(self, error);
   begin(self, std::move(req));

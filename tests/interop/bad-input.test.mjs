@@ -138,6 +138,30 @@ test('reflection: an answer or a chunk over --max-frame-bytes fails its own call
   await manager.assertHealthy();
 });
 
+test('a call that came back through managers too often is refused as a loop; below the cap the count goes on', async () => {
+  const manager = await startManager();
+  const rt = await manager.fakeRuntime('hops');
+  let seen = null;
+  rt.handlers.runAction = (params) => {
+    seen = params;
+    return { result: { result: 1 } };
+  };
+  await rt.register('rt-hops');
+  // Our V1 link sends X-Actor-Host-Hops; the door puts the count in the params for the next hop.
+  const ok = await manager.post('/api/runAction', { key: '/flow/x', input: 1 }, { headers: { 'X-Actor-Host-Hops': '3' } });
+  assert.equal(ok.status, 200, ok.text);
+  assert.equal(seen.actorHostHops, 3);
+  seen = null;
+  const loop = await manager.post('/api/runAction', { key: '/flow/x', input: 1 }, { headers: { 'X-Actor-Host-Hops': '8' } });
+  assert.equal(loop.status, 400, loop.text);
+  assert.equal(loop.json.error.code, 9, loop.text);
+  assert.match(loop.json.error.message, /came back through a manager 8 times: .*a call loop/);
+  assert.equal(seen, null, 'the looping call never reached the runtime');
+  const bad = await manager.post('/api/runAction', { key: '/flow/x', input: 1 }, { headers: { 'X-Actor-Host-Hops': 'many' } });
+  assert.equal(bad.status, 400, bad.text);
+  await manager.assertHealthy();
+});
+
 test('reflection: a ping is answered with a pong', async () => {
   const manager = await startManager();
   const rt = await manager.fakeRuntime();

@@ -72,6 +72,7 @@ struct fake_v1 {
   int health_status = 200;
   std::size_t aborted = 0;
   std::vector<std::string> cancels; // bodies of POST /api/cancelAction
+  std::vector<std::string> hops;    // X-Actor-Host-Hops of each run
 
   explicit fake_v1(io_runtime& io) : io(io), srv(io, server_options{}) {
     srv.on_http([this](http_request req, http_responder_ptr res) { route(req, res); });
@@ -99,6 +100,11 @@ struct fake_v1 {
     }
     if (req.path != "/api/runAction")
       return res->respond(404, "text/plain", "not here");
+    {
+      std::lock_guard g{mtx};
+      auto* h = req.header("x-actor-host-hops");
+      hops.push_back(h ? *h : "<none>");
+    }
     http_headers head{{"X-Genkit-Trace-Id", "0123456789abcdef0123456789abcdef"}};
     if (contains(req.body, "/flow/hold")) {
       res->on_abort([this] {
@@ -185,6 +191,17 @@ CAF_TEST(a healthy runtime is registered and a streaming run arrives as V2 frame
   CAF_CHECK(contains(rec->next(), R"("result":{"result":"done")"));
   link->send_text(R"({"jsonrpc":"2.0","method":"listActions","id":"2"})");
   CAF_CHECK(contains(rec->next(), R"("result":{"actions":{"/flow/echo")"));
+  // Each run counts one more manager passed (a URL that leads back to a
+  // manager shows as a loop there): 1, or the call's count plus one.
+  link->send_text(
+    R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/echo","actorHostHops":3},"id":"3"})");
+  CAF_CHECK(contains(rec->next(), R"("requestId":"3")"));
+  {
+    std::lock_guard g{v1.mtx};
+    CAF_REQUIRE_EQUAL(v1.hops.size(), 2u);
+    CAF_CHECK_EQUAL(v1.hops[0], "1");
+    CAF_CHECK_EQUAL(v1.hops[1], "4");
+  }
   link->close(1000, "test over");
   CAF_CHECK(contains(rec->wait_closed(), "test over"));
 }
