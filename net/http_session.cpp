@@ -23,6 +23,27 @@
 
 namespace actor_host::net {
 
+// Request-side views of a parsed head (declared in detail/ws_session.hpp:
+// upgrades are described with them).
+std::map<std::string, std::string> lower_case_headers(const http_request_message& req) {
+  std::map<std::string, std::string> out;
+  for (auto& f : req) {
+    std::string name{f.name_string()};
+    for (auto& c : name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out[name] = std::string{f.value()};
+  }
+  return out;
+}
+
+upgrade_request describe_upgrade(const http_request_message& req) {
+  upgrade_request up;
+  up.target = std::string{req.target()};
+  up.headers = lower_case_headers(req);
+  split_target(up.target, up.path, up.query);
+  return up;
+}
+
 namespace {
 
 std::string endpoint_string(const tcp::socket& s) {

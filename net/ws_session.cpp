@@ -1,10 +1,10 @@
 #include "net/detail/ws_session.hpp"
 
 #include "net/detail/beast_names.hpp"
+#include "net/detail/message_meter.hpp"
 #include "net/detail/write_gate.hpp"
 #include "net/detail/ws_frame_encoder.hpp"
 #include "net/liveness.hpp"
-#include "net/url.hpp"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -15,7 +15,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cctype>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -35,7 +34,7 @@ public:
   ws_session(flex_stream&& stream, ws_limits limits, std::shared_ptr<socket_counters> counters,
              std::string peer)
     : ws_(std::move(stream)), strand_(ws_.get_executor()), limits_(limits),
-      counters_(std::move(counters)), peer_(std::move(peer)) {
+      counters_(std::move(counters)), peer_(std::move(peer)), meter_(limits.max_frame_bytes) {
     ++counters_->websockets;
   }
 
@@ -239,60 +238,40 @@ private:
                         beast::bind_front_handler(&ws_session::on_read, shared_from_this()));
   }
 
-  // The message being read is over the cap: its first bytes are kept for
-  // the handler, the rest dropped as it comes (only the last few kept).
+  // The message being read went over the cap: a handler that takes such
+  // messages gets its first and last bytes (message_meter); otherwise the
+  // socket is closed (1009) while the rest is read and dropped.
   void begin_oversized() {
-    oversized_ = true;
-    auto data = buffer_.cdata();
-    std::string_view all{static_cast<const char*>(data.data()), data.size()};
-    if (!ws_.got_text() || !handler_ || closing_ || !handler_->takes_oversized()) {
-      oversize_close_ = true;
-      spdlog::warn("closed {}: message larger than {} bytes", peer_, limits_.max_frame_bytes);
-      on_close_request(static_cast<std::uint16_t>(websocket::close_code::too_big),
-                       "message too big");
-    } else {
-      over_head_.assign(all.substr(0, oversized_head_bytes));
-      over_tail_.clear();
-    }
-    keep_tail(all);
-    buffer_.consume(data.size());
-  }
-
-  void keep_tail(std::string_view part) {
-    if (oversize_close_)
+    if (ws_.got_text() && handler_ && !closing_ && handler_->takes_oversized())
       return;
-    if (part.size() >= oversized_tail_bytes) {
-      over_tail_.assign(part.substr(part.size() - oversized_tail_bytes));
-      return;
-    }
-    over_tail_.append(part);
-    if (over_tail_.size() > oversized_tail_bytes)
-      over_tail_.erase(0, over_tail_.size() - oversized_tail_bytes);
+    oversize_close_ = true;
+    spdlog::warn("closed {}: message larger than {} bytes", peer_, limits_.max_frame_bytes);
+    on_close_request(static_cast<std::uint16_t>(websocket::close_code::too_big),
+                     "message too big");
   }
 
   void on_read(error_code ec, std::size_t n) {
     if (ec)
       return on_done(ec);
-    msg_bytes_ += n;
-    if (!oversized_ && msg_bytes_ > limits_.max_frame_bytes && limits_.max_frame_bytes > 0)
+    if (meter_.add(n))
       begin_oversized();
-    else if (oversized_) {
+    if (meter_.over()) {
       auto data = buffer_.cdata();
-      keep_tail({static_cast<const char*>(data.data()), data.size()});
+      if (!oversize_close_)
+        meter_.keep({static_cast<const char*>(data.data()), data.size()});
       buffer_.consume(data.size());
     }
     if (!ws_.is_message_done())
       return do_read();
-    n = static_cast<std::size_t>(msg_bytes_);
-    msg_bytes_ = 0;
-    if (oversized_) {
-      oversized_ = false;
+    auto msg = meter_.end();
+    n = static_cast<std::size_t>(msg.size);
+    if (msg.over) {
       if (oversize_close_)
         return do_read();
       counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
       counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
       if (handler_ && !closing_)
-        handler_->on_oversized(std::exchange(over_head_, {}), std::exchange(over_tail_, {}), n);
+        handler_->on_oversized(std::move(msg.head), std::move(msg.tail), n);
       return read_next();
     }
     if (!ws_.got_text()) {
@@ -460,11 +439,8 @@ private:
   std::function<void(std::string)> on_fail_;
   frame_handler_ptr handler_;
   beast::flat_buffer buffer_;
-  std::uint64_t msg_bytes_ = 0; // of the message being read
-  bool oversized_ = false;      // that message is over the cap
-  bool oversize_close_ = false; // ... and closes the socket
-  std::string over_head_;       // its first bytes, for the handler
-  std::string over_tail_;       // its last bytes, for the handler
+  detail::message_meter meter_;  // the message being read, against the cap
+  bool oversize_close_ = false; // one went over it: the socket closes
   // Filled by actor threads under in_mtx_, swapped out on the strand.
   std::mutex in_mtx_;
   std::vector<out_frame> in_;
@@ -487,25 +463,6 @@ private:
 
 
 } // namespace
-
-std::map<std::string, std::string> lower_case_headers(const http_request_message& req) {
-  std::map<std::string, std::string> out;
-  for (auto& f : req) {
-    std::string name{f.name_string()};
-    for (auto& c : name)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    out[name] = std::string{f.value()};
-  }
-  return out;
-}
-
-upgrade_request describe_upgrade(const http_request_message& req) {
-  upgrade_request up;
-  up.target = std::string{req.target()};
-  up.headers = lower_case_headers(req);
-  split_target(up.target, up.path, up.query);
-  return up;
-}
 
 void run_server_websocket(flex_stream&& stream, http_request_message&& req, upgrade_request up,
                           std::string peer, const session_factory& factory, ws_limits limits,
