@@ -57,13 +57,12 @@ public:
   void output(std::string json) override;
   void fail(int code, std::string message) override;
   void abort(grpc::Status status) override;
-  void first_message_overdue() override;
 
   std::mutex mtx; // guards the reactor's state too
   action_call* call_;
 };
 
-class action_call final : public counted_reactor {
+class action_call final : public counted_reactor, public first_message_waiter {
 public:
   action_call(door_ptr door, std::shared_ptr<const catalog> cat, const catalog_method* m,
               std::unique_ptr<cq_call> call)
@@ -73,11 +72,12 @@ public:
       ctx_(&context()),
       sink_(std::make_shared<sink_impl>(this)) {
     door_->action_started(sink_);
-    door_->await_first_message(sink_);
+    door_->await_first_message(*this);
     StartRead(&in_);
   }
 
   ~action_call() override {
+    door_->stop_waiting(*this);
     door_->action_ended(sink_);
   }
 
@@ -85,6 +85,7 @@ public:
 
   void OnReadDone(bool ok) override {
     bool bidi = method_->kind == method_kind::bidi_streaming;
+    door_->stop_waiting(*this);
     {
       // Ended before this read completed (first_message_overdue, a
       // shutdown): nothing is started or read any more.
@@ -199,6 +200,8 @@ public:
     if (!finish_)
       finish_ = grpc::Status{static_cast<grpc::StatusCode>(code), std::move(message)};
   }
+
+  void first_message_overdue() override;
 
   void on_first_message_overdue() {
     if (started_ || ended_)
@@ -468,8 +471,8 @@ void sink_impl::fail(int code, std::string message) {
 void sink_impl::abort(grpc::Status status) {
   with_call(*this, [&](action_call& c) { c.on_abort(std::move(status)); });
 }
-void sink_impl::first_message_overdue() {
-  with_call(*this, [](action_call& c) { c.on_first_message_overdue(); });
+void action_call::first_message_overdue() {
+  with_call(*sink_, [](action_call& c) { c.on_first_message_overdue(); });
 }
 
 } // namespace

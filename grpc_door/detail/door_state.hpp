@@ -6,16 +6,16 @@
 #include "grpc_door/detail/cq_reactor.hpp"
 #include "grpc_door/server.hpp"
 
+#include <boost/intrusive/list.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <unordered_map>
-#include <utility>
 
 namespace actor_host::grpc_door::detail {
 
@@ -30,9 +30,20 @@ public:
   /// Ends the call with `status` and cancels its run (any thread; a no-op
   /// once the call is over).
   virtual void abort(grpc::Status status) = 0;
-  /// Ends the call DEADLINE_EXCEEDED if its first request message has not
-  /// come (the door's thread).
+};
+
+/// A call waiting for its first request message (door_state's list). It
+/// joins when it starts and leaves when the message comes or it ends, all
+/// on the door's thread, so the list holds only calls that still wait.
+class first_message_waiter
+  : public boost::intrusive::list_base_hook<boost::intrusive::link_mode<boost::intrusive::safe_link>> {
+public:
+  std::chrono::steady_clock::time_point due;
+  /// Ends the call DEADLINE_EXCEEDED (the door's thread).
   virtual void first_message_overdue() = 0;
+
+protected:
+  ~first_message_waiter() = default;
 };
 
 /// What the listener's reactors share: the options, the current catalog and
@@ -88,19 +99,25 @@ struct door_state {
   }
 
   /// A call waits for its first request message until now + the timeout
-  /// (the door's thread; one timeout for all, so the queue is in order).
-  void await_first_message(std::weak_ptr<open_action> a) {
-    if (opts.first_message_timeout.count() > 0)
-      awaiting_first_.emplace_back(std::chrono::steady_clock::now() + opts.first_message_timeout,
-                                   std::move(a));
+  /// (the door's thread; one timeout for all, so the list is in order). It
+  /// leaves the list (stop_waiting) when the message comes or it ends.
+  void await_first_message(first_message_waiter& w) {
+    if (opts.first_message_timeout.count() <= 0)
+      return;
+    w.due = std::chrono::steady_clock::now() + opts.first_message_timeout;
+    awaiting_first_.push_back(w);
   }
-  /// Tells the calls whose first message is overdue (the door's thread).
-  /// Bounded by max_calls: an entry leaves when its time is up.
+  /// The message came, or the call ends (the door's thread).
+  void stop_waiting(first_message_waiter& w) {
+    if (w.is_linked())
+      awaiting_first_.erase(awaiting_first_.iterator_to(w));
+  }
+  /// Ends the calls whose first message is overdue (the door's thread).
   void expire_first_messages(std::chrono::steady_clock::time_point now) {
-    while (!awaiting_first_.empty() && awaiting_first_.front().first <= now) {
-      if (auto a = awaiting_first_.front().second.lock())
-        a->first_message_overdue();
+    while (!awaiting_first_.empty() && awaiting_first_.front().due <= now) {
+      auto& w = awaiting_first_.front();
       awaiting_first_.pop_front();
+      w.first_message_overdue();
     }
   }
 
@@ -130,8 +147,8 @@ struct door_state {
 private:
   mutable std::mutex peers_mtx_;
   std::unordered_map<std::string, std::size_t> open_by_peer_;
-  std::deque<std::pair<std::chrono::steady_clock::time_point, std::weak_ptr<open_action>>>
-    awaiting_first_;
+  boost::intrusive::list<first_message_waiter, boost::intrusive::constant_time_size<false>>
+    awaiting_first_; // the door's thread only
   std::mutex calls_mtx_;
   std::condition_variable calls_cv_;
   std::set<std::shared_ptr<open_action>> actions_;
