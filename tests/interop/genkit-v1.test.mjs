@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, describe, test } from 'node:test';
 import {
@@ -21,6 +20,7 @@ import {
   startCppRuntime,
   startManager,
   TRACE_ID_RE,
+  tempDir,
 } from './lib/harness.mjs';
 
 const GENKIT_CLI = path.join(INTEROP_NODE_DIR, 'node_modules', 'genkit-cli', 'dist', 'bin', 'genkit.js');
@@ -45,9 +45,9 @@ after(cleanup);
 
 /** A fresh Genkit project (a package.json marks its root) and a HOME whose CLI config opts out of analytics. */
 function makeProject() {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-v1-project-'));
+  const root = tempDir('ah-v1-project-');
   fs.writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'v1-test', private: true }));
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-v1-home-'));
+  const home = tempDir('ah-v1-home-');
   const env = { ...process.env, HOME: home };
   for (const k of Object.keys(env)) if (k.startsWith('GENKIT_')) delete env[k];
   return { root, env };

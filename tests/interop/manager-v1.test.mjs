@@ -7,7 +7,6 @@
 // runtime role in V1 mode.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, test } from 'node:test';
 import {
@@ -17,6 +16,7 @@ import {
   startCppRuntime,
   startManager,
   TRACE_ID_RE,
+  tempDir,
 } from './lib/harness.mjs';
 
 const started = new Set();
@@ -28,7 +28,7 @@ afterEach(async () => {
 after(cleanup);
 
 function makeProject() {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-mgr-v1-'));
+  const root = tempDir('ah-mgr-v1-');
   fs.writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'mgr-v1', private: true }));
   return root;
 }
@@ -168,7 +168,7 @@ test('a V1 runtime that dies without removing its file disappears at its next he
 });
 
 test('with a trace store the V1 runtime is told of it through /api/notify and its spans arrive', async () => {
-  const store = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ah-mgr-v1-store-')), 'traces.db');
+  const store = path.join(tempDir('ah-mgr-v1-store-'), 'traces.db');
   const { manager, id } = await setup({ managerArgs: ['--trace-store', store] });
   const echo = await manager.post('/api/rpc/runAction', { key: '/flow/echo', input: 'traced', runtimeId: id });
   assert.equal(echo.status, 200, echo.text);

@@ -8,7 +8,6 @@
 // its store, and clear errors for what it does not serve.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, afterEach, before, describe, test } from 'node:test';
@@ -21,6 +20,7 @@ import {
   pollUntil,
   startCppRuntime,
   startManager,
+  tempDir,
 } from './lib/harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -51,7 +51,7 @@ describe('the tools server queries and routes, against the real tools server', (
   before(async () => {
     const port = await freePort();
     const httpPort = await freePort();
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-tools-home-'));
+    const home = tempDir('ah-tools-home-');
     toolsChild = new Child('tools-server', process.execPath,
       [TOOLS_SERVER, '--node-dir', INTEROP_NODE_DIR, '--port', String(port), '--http-port', String(httpPort), '--home', home],
       { env: { ...process.env, GENKIT_ENV: 'dev' } });
@@ -176,7 +176,7 @@ describe('queries actor-host adds or refuses', () => {
   afterEach(cleanup);
 
   test('listTraces and getTrace read the trace store; unserved procedures, batches and POSTs get clear errors', async () => {
-    const store = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ah-tools-traces-')), 't.sqlite');
+    const store = path.join(tempDir('ah-tools-traces-'), 't.sqlite');
     const manager = await startManager(['--trace-store', store]);
     await manager.startRuntime('cpp', { kind: 'cpp' });
     const run = await manager.post('/api/runAction', { key: '/flow/echo', input: 'traced' });

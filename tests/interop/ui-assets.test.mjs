@@ -3,17 +3,16 @@
 // manager, beside the API; the dashboard stays at /ui/index.html.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { after, afterEach, test } from 'node:test';
-import { ACTOR_HOST_BIN, cleanup, startManager } from './lib/harness.mjs';
+import { ACTOR_HOST_BIN, cleanup, startManager, tempDir } from './lib/harness.mjs';
 
 afterEach(cleanup);
 after(cleanup);
 
 test('the app is served at / with its files, its routes and the API beside it', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-ui-'));
+  const dir = tempDir('ah-ui-');
   fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>dev ui</title>');
   fs.writeFileSync(path.join(dir, 'main.js'), 'console.log("dev ui")');
   const manager = await startManager(['--ui-assets', dir]);
@@ -39,7 +38,7 @@ test('the app is served at / with its files, its routes and the API beside it', 
 });
 
 test('a folder that cannot be served stops the start with the reason', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-ui-empty-'));
+  const dir = tempDir('ah-ui-empty-');
   const r = await new Promise((resolve) =>
     execFile(ACTOR_HOST_BIN, ['--role', 'manager', '--port', '0', '--http-port', '0', '--worker-port', '0', '--trace-store', 'none', '--ui-assets', dir],
       { timeout: 20000 }, (err, stdout, stderr) => resolve({ code: err ? err.code : 0, out: stdout + stderr })));

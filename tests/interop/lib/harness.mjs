@@ -924,6 +924,20 @@ export async function startGenkitManager(runtimeId, { port = 0, args = [], timeo
   return { child, port: Number(m[1]), url: `ws://127.0.0.1:${m[1]}`, steps };
 }
 
+/**
+ * A new directory under the system's temp folder, removed when the test
+ * process exits (whatever the outcome): a test leaves no files behind.
+ */
+export function tempDir(prefix) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
+}
+const tempDirs = new Set();
+process.on('exit', () => {
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 /** A free TCP port on 127.0.0.1 (bound, then released). */
 export function freePort() {
   return new Promise((resolve, reject) => {
