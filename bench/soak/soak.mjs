@@ -2,13 +2,14 @@
 // Soak of the manager (not in CI; see README.md here): runtimes (ours and the
 // real Genkit JS runtime) and iii workers (iii-sdk and raw) connecting and
 // dying, slow and vanishing callers (HTTP, NDJSON, /api/ws), floods and bad
-// frames, for --minutes. Samples the manager's RSS and open fds from /proc,
+// frames, and (doors.mjs) the gRPC door, the cluster port and the trace
+// store with their callers and attackers, for --minutes. Samples the manager's RSS and open fds from /proc,
 // checks /api/__stats live counts once the callers are gone and once
 // everything is gone, and writes report.md + report.json.
 //
 //   node bench/soak/soak.mjs [--minutes 10] [--intensity 1] [--out DIR]
 //        [--sample-ms 2000] [--flat-pct 10] [--flat-floor-mib 4]
-//        [--no-genkit] [--no-iii] [--manager-arg=--flag ...]
+//        [--no-genkit] [--no-iii] [--no-doors] [--manager-arg=--flag ...]
 //
 // Environment as for the interop tests: ACTOR_HOST_BIN, INTEROP_NODE_DIR
 // (tests/interop/setup.sh BUILD_DIR prepares it). Exit: 0 pass, 1 a verdict
@@ -20,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { cleanup, startCppRuntime, startGenkitRuntime, startManager } from '../../tests/interop/lib/harness.mjs';
 import { writeReport } from './report.mjs';
 import * as w from './workloads.mjs';
+import * as d from './doors.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,12 +33,13 @@ const { values: args } = parseArgs({
     'flat-floor-mib': { type: 'string', default: '4' },
     'no-genkit': { type: 'boolean', default: false },
     'no-iii': { type: 'boolean', default: false },
+    'no-doors': { type: 'boolean', default: false },
     'manager-arg': { type: 'string', multiple: true, default: [] },
     help: { type: 'boolean', default: false },
   },
 });
 if (args.help) {
-  console.log(fs.readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 16).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  console.log(fs.readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 17).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
   process.exit(0);
 }
 
@@ -68,12 +71,36 @@ for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => (console.error(
 
 // -- sampling -----------------------------------------------------------------
 
+// The trace store's file (with the doors): the manager maps it (SQLite
+// mmap_size 256 MiB), so the pages of it that were read or written count in
+// RSS. They are the kernel's page cache of a file bounded by the store's cap,
+// not the manager's memory: the RSS verdict is judged without them.
+let storePath = null;
+
+/** Resident MiB of the mappings of the trace store's files (/proc/<pid>/smaps). */
+function storeRssMiB(pid) {
+  if (!storePath) return 0;
+  let inStore = false;
+  let kb = 0;
+  for (const line of fs.readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inStore = line.includes(storePath);
+    else if (inStore && line.startsWith('Rss:')) kb += Number(line.match(/(\d+)/)[1]);
+  }
+  return kb / 1024;
+}
+
 function procSample(pid) {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (k) => Number(status.match(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm'))?.[1] ?? NaN);
+  const rssMiB = kib('VmRSS') / 1024;
+  const storeMiB = storeRssMiB(pid);
   return {
-    rssMiB: kib('VmRSS') / 1024,
+    rssMiB,
     hwmMiB: kib('VmHWM') / 1024,
+    anonMiB: kib('RssAnon') / 1024,
+    fileMiB: kib('RssFile') / 1024, // the mapped binary and libraries, and the trace store
+    storeMiB,
+    judgedMiB: rssMiB - storeMiB,
     threads: Number(status.match(/^Threads:\s+(\d+)/m)?.[1] ?? NaN),
     fds: fs.readdirSync(`/proc/${pid}/fd`).length,
   };
@@ -93,7 +120,10 @@ async function sample(manager, phase) {
 
 // -- leak checkpoints ---------------------------------------------------------
 
-const callerKeys = ['actors.pending_request', 'actors.caller_session', 'actors.invocation', 'actors.channel', 'actors.trigger_binding'];
+const callerKeys = ['actors.pending_request', 'actors.caller_session', 'actors.invocation', 'actors.channel', 'actors.trigger_binding',
+  'grpc.open_calls'];
+// With the doors: the calls that crossed the cluster link (node a's side).
+const clusterKeys = ['actors.remote_call', 'gateway.outbound', 'gateway.inbound'];
 const peerKeys = ['actors.runtime_connection', 'actors.worker_connection', 'runtimes', 'sockets.runtime', 'sockets.worker'];
 const get = (obj, p) => p.split('.').reduce((o, k) => o?.[k], obj);
 
@@ -118,13 +148,18 @@ async function checkpoint(manager, name, keys, ms = 15000) {
 
 async function main() {
   log(`${minutes} min (active ${activeMs / 1000}s), intensity ${intensity}, out ${outDir}`);
-  const manager = await startManager(args['manager-arg']);
+  const doorsOn = !args['no-doors'];
+  const door = doorsOn ? await d.doorArgs(outDir, args['manager-arg']) : { args: [] };
+  storePath = door.store ?? null;
+  const manager = await startManager([...door.args, ...args['manager-arg']]);
   log(`manager pid ${manager.child.pid}: API ${manager.apiUrl}, reflection ${manager.reflectionUrl}, workers ${manager.workerUrl}`);
   const genkit = !args['no-genkit'];
   const stable = [startCppRuntime(manager.reflectionUrl, { id: 'stable-cpp' })];
   if (genkit) stable.push(startGenkitRuntime(manager.reflectionUrl, { id: 'stable-genkit' }));
   const runtimeIds = genkit ? ['stable-cpp', 'stable-genkit'] : ['stable-cpp'];
   for (const [i, id] of runtimeIds.entries()) await manager.waitForRuntime(id, { timeoutMs: 30000, child: stable[i] });
+  const doors = doorsOn ? await d.startDoors(manager, { maxBodyBytes: managerFlag('--max-body-bytes', 8388608), store: door.store }) : null;
+  if (doors) log(`doors: gRPC ${doors.grpcAddress}, cluster ${doors.clusterAddress}, node b pid ${doors.nodeB.child.pid} with stable-b, trace store ${door.store}`);
   const tally = new w.Tally();
   const ctx = new w.Ctx(manager, tally, { intensity, activeMs });
   const mute = await w.startMuteRuntime(ctx);
@@ -154,6 +189,8 @@ async function main() {
     w.fakeRuntimes(ctx),
     w.callersOfMute(ctx),
     ...(args['no-iii'] ? [] : [w.sdkWorkerChurn(ctx), w.rawWorkers(ctx)]),
+    ...(doors ? [d.grpcCalls(ctx, doors), d.grpcAttacks(ctx, doors), d.clusterCalls(ctx), d.clusterAttacks(ctx, doors),
+      d.traceReads(ctx), d.traceAttacks(ctx, doors)] : []),
   ];
   const stopTimer = setTimeout(() => (log('active phase over: stopping the workloads'), ctx.stop()), activeMs);
   const died = manager.child.exited.then((exit) => {
@@ -171,24 +208,42 @@ async function main() {
   const result = { minutes, intensity, activeMs, baseline, tally, checkpoints: [], outDir };
   // A: callers gone, the stable runtimes (the mute one too) still connected:
   // nothing may be left.
-  result.checkpoints.push(await checkpoint(manager, 'callers gone', callerKeys));
+  const gone = doors ? [...callerKeys, ...clusterKeys] : callerKeys;
+  result.checkpoints.push(await checkpoint(manager, 'callers gone', gone));
   await sample(manager, 'callers-gone');
-  // B: every runtime and worker gone too.
+  if (doors) {
+    result.doors = { grpc: doors.grpcAddress, cluster: doors.clusterAddress, notes: doors.notes, metrics: await d.doorMetrics(manager) };
+    try {
+      result.doors.nodeBRssMiB = procSample(doors.nodeB.child.pid).rssMiB;
+    } catch {}
+  }
+  // B: every runtime and worker gone too, and node b with stable-b.
   await mute.terminate();
   for (const c of stable) c.kill('SIGTERM');
+  if (doors) Object.assign(result.doors, await d.stopDoors(doors));
   await Promise.all(stable.map((c) => Promise.race([c.exited, w.sleep(5000)])));
-  result.checkpoints.push(await checkpoint(manager, 'everything gone', [...callerKeys, ...peerKeys]));
+  result.checkpoints.push(await checkpoint(manager, 'everything gone', [...gone, ...peerKeys]));
   result.final = await sample(manager, 'everything-gone');
   manager.child.kill('SIGTERM');
   result.managerExit = await Promise.race([manager.child.exited, w.sleep(15000).then(() => 'still running 15 s after SIGTERM')]);
   result.managerLog = manager.child.logPath;
   result.warnings = countWarnings(manager.child.lines);
+  if (doors) result.doors.store = d.removeStore(door.store);
   try {
     await cleanup();
   } catch (e) {
     result.cleanupProblems = e.message.slice(0, 2000);
   }
   return result;
+}
+
+/** The value of `--flag N` among the --manager-arg flags, else `fallback`. */
+function managerFlag(flag, fallback) {
+  const a = args['manager-arg'];
+  const i = a.findIndex((x) => x === flag || x.startsWith(`${flag}=`));
+  if (i < 0) return fallback;
+  const v = a[i].includes('=') ? a[i].split('=')[1] : a[i + 1];
+  return Number(v) > 0 ? Number(v) : fallback;
 }
 
 /** The manager's warn/error lines by their text with numbers and ids blanked, most frequent first. */
