@@ -69,12 +69,31 @@ std::string refusal_text(std::string_view body) {
   return clipped(body);
 }
 
+// The Status in an `{"error": Status}` body (the Genkit tools server's
+// envelope, and a manager's HTTP door when a V1 runtime file names one):
+// its raw text, empty when the body has none.
+std::string enveloped_status(std::string_view body, std::string& message) {
+  rpc::object_members m;
+  std::string why;
+  if (!rpc::split_object(body, m, why))
+    return {};
+  auto* err = m.find("error");
+  if (err == nullptr || !read_status(*err, message))
+    return {};
+  return *err;
+}
+
 // An HTTP status other than 200: the V2 error a V2 runtime gives for it.
 std::string http_error(const http_plan& plan, std::string_view id, int status,
                        std::string_view body) {
   std::string message;
   if (read_status(body, message)) // Go's envelope: a bare Status
     return error_frame(id, rpc::error_object(rpc::code::server_error, message, body));
+  // Relayed as the Status it is, code and all: quoted whole as a message
+  // instead, an error that comes back through managers doubled its escapes
+  // at every hop.
+  if (auto status_raw = enveloped_status(body, message); !status_raw.empty())
+    return error_frame(id, rpc::error_object(rpc::code::server_error, message, status_raw));
   if (status == 404 && plan.what == http_plan::kind::cancel)
     return error_frame(id, rpc::error_object(rpc::code::invalid_params,
                                              "Action not found or already completed"));
@@ -133,6 +152,12 @@ http_plan plan_request(std::string_view method, std::string params) {
     p.refusal = rpc::error_object(rpc::code::invalid_params, "Invalid params: " + why);
     return p;
   }
+  // A manager's HTTP door counts the calls that came back through it in
+  // every request's params (runs and listings alike); the link sends it on.
+  double hops = 0;
+  if (auto* h = m.find("actorHostHops"); h && rpc::number_value(*h, hops) && hops >= 0
+                                            && hops <= 1000)
+    p.hops = static_cast<std::uint32_t>(hops);
   if (method == "runAction") {
     if (read_flag(m, "streamInput")) {
       p.refusal = registry::status_error(
@@ -143,10 +168,6 @@ http_plan plan_request(std::string_view method, std::string params) {
     p.what = http_plan::kind::run;
     p.post = true;
     p.stream = read_flag(m, "stream");
-    double hops = 0;
-    if (auto* h = m.find("actorHostHops"); h && rpc::number_value(*h, hops) && hops >= 0
-                                              && hops <= 1000)
-      p.hops = static_cast<std::uint32_t>(hops);
     p.target = p.stream ? "/api/runAction?stream=true" : "/api/runAction";
     // The params go on as the body: V1 runtimes read key, input, context,
     // telemetryLabels and ignore the rest, as V2 runtimes do.

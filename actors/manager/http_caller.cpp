@@ -203,14 +203,6 @@ void on_accepted(self_ptr self, call_actor& pending) {
   maybe_register_bidi(self);
 }
 
-void begin(self_ptr self, call_request req) {
-  req.tag = the_call;
-  start_call(
-    self, self->state.args.door, std::move(req), self,
-    [self](call_actor pending) { on_accepted(self, pending); },
-    [self](bool ok, std::string raw) { on_done(self, ok, raw); });
-}
-
 // A call that came back through a manager (X-Actor-Host-Hops, which our V1
 // link sends: a runtime URL that leads back to a manager, through a proxy or
 // another name) is counted in its params for the next hop, and refused past
@@ -235,7 +227,9 @@ std::string count_hop(const std::string* header, call_request& req) {
   boost::json::parse_options deep;
   deep.max_depth = net::jsonrpc::max_json_depth;
   boost::system::error_code ec;
-  auto params = boost::json::parse(req.params, ec, {}, deep);
+  auto params = boost::json::parse(req.params.empty() ? std::string_view{"{}"}
+                                                      : std::string_view{req.params},
+                                   ec, {}, deep);
   if (ec || !params.is_object())
     return rpc::error_object(rpc::code::invalid_params, "Invalid params: " + ec.message());
   params.as_object()["actorHostHops"] = hops;
@@ -243,13 +237,24 @@ std::string count_hop(const std::string* header, call_request& req) {
   return {};
 }
 
+void begin(self_ptr self, call_request req) {
+  // Every call the door makes (runs, listings, cancels): a listing that
+  // comes back through a manager loops as well as a run does.
+  if (auto error = count_hop(self->state.args.req.header("x-actor-host-hops"), req);
+      !error.empty())
+    return respond_error(self, error);
+  req.tag = the_call;
+  start_call(
+    self, self->state.args.door, std::move(req), self,
+    [self](call_actor pending) { on_accepted(self, pending); },
+    [self](bool ok, std::string raw) { on_done(self, ok, raw); });
+}
+
 void start_run(self_ptr self, bool stream) {
   auto& st = self->state;
   call_request req;
   auto error = parse_run_action(std::move(st.args.req.body), st.args.door.policy,
                                 {stream, st.bidi}, req);
-  if (error.empty())
-    error = count_hop(st.args.req.header("x-actor-host-hops"), req);
   if (!error.empty())
     return respond_error(self, error);
   begin(self, std::move(req));

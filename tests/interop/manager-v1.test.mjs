@@ -7,6 +7,7 @@
 // runtime role in V1 mode.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { after, afterEach, test } from 'node:test';
 import {
@@ -190,4 +191,47 @@ test('runtime files that are not valid or not on loopback are ignored with a rea
   await manager.child.waitForLine(/runtime file bad-1\.json: not a JSON object/, 5000);
   await manager.child.waitForLine(/runtime file far-1\.json \(runtime far\): reflectionServerUrl is not on a loopback host/, 5000);
   assert.deepEqual((await manager.get('/api/runtimes')).json, []);
+});
+
+test('a runtime file whose URL reaches our own API through a proxy makes a call loop, cut at 8 hops', async () => {
+  const root = makeProject();
+  fs.mkdirSync(runtimesDir(root), { recursive: true });
+  const manager = await startManager(['--project-root', root]);
+  // A plain TCP relay to the manager's API: the file's URL is not one of
+  // the manager's listeners, so only the hop count can see the loop.
+  let calls = 0;
+  const sockets = new Set();
+  const proxy = net.createServer((down) => {
+    const up = net.connect(manager.apiPort, '127.0.0.1');
+    for (const s of [down, up]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => sockets.delete(s));
+    }
+    down.on('data', (d) => {
+      calls += (d.toString('latin1').match(/^POST \/api\/runAction[ ?]/gm) || []).length;
+    });
+    down.pipe(up);
+    up.pipe(down);
+  });
+  await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  try {
+    fs.writeFileSync(path.join(runtimesDir(root), 'loop-1.json'), JSON.stringify({
+      id: 'loop', pid: process.pid, reflectionServerUrl: `http://127.0.0.1:${proxy.address().port}`,
+      timestamp: new Date().toISOString(),
+    }));
+    await manager.waitForRuntime('loop', { timeoutMs: 15000 });
+    const started = Date.now();
+    const res = await manager.post('/api/runAction', { key: '/flow/echo', input: 'round and round', runtimeId: 'loop' });
+    assert.notEqual(res.status, 200, res.text);
+    assert.match(res.text, /came back through a manager 8 times: .*a call loop/);
+    // The first call and seven that came back through the proxy; the 8th hop was refused at the door.
+    assert.equal(calls, 8);
+    assert.ok(Date.now() - started < 10000);
+    await manager.waitForStats({ 'actors.pending_request': 0 });
+    await manager.assertHealthy();
+  } finally {
+    for (const s of sockets) s.destroy();
+    await new Promise((resolve) => proxy.close(resolve));
+  }
 });

@@ -34,6 +34,13 @@ CAF_TEST(runAction becomes a POST with the params as body and stream as query) {
   CAF_CHECK_EQUAL(q.target, "/api/runAction");
 }
 
+CAF_TEST(the hop count a manager put in the params goes on for runs and listings alike) {
+  CAF_CHECK_EQUAL(plan_request("runAction", R"({"key":"/flow/x","actorHostHops":3})").hops, 3u);
+  CAF_CHECK_EQUAL(plan_request("listActions", R"({"actorHostHops":5})").hops, 5u);
+  CAF_CHECK_EQUAL(plan_request("listActions", "").hops, 0u);
+  CAF_CHECK_EQUAL(plan_request("listActions", R"({"actorHostHops":-1})").hops, 0u);
+}
+
 CAF_TEST(a bidi run is refused at once with UNIMPLEMENTED) {
   auto p = plan_request("runAction", R"({"key":"/flow/chat","streamInput":true})");
   CAF_CHECK(p.what == kind::none);
@@ -125,6 +132,16 @@ CAF_TEST(other HTTP statuses keep their meaning and a long text is clipped) {
   // Go's envelope: a bare Status is relayed as the error's data.
   auto g = answer_frame(list, "1", 500, R"({"code":13,"message":"registry broken"})", "");
   CAF_CHECK(contains(g, R"("message":"registry broken","data":{"code":13)"));
+}
+
+CAF_TEST(an error answered in the tools server envelope is relayed as its Status and not quoted) {
+  // What a manager's HTTP door answers: relayed as text, each manager a
+  // call came back through doubled the escapes of the one before.
+  auto run = plan_request("runAction", R"({"key":"/flow/echo"})");
+  auto f = answer_frame(run, "1", 400,
+                        R"({"error":{"code":9,"message":"a call loop","details":{"hops":8}}})", "");
+  CAF_CHECK(contains(f, R"("message":"a call loop","data":{"code":9,"message":"a call loop")"));
+  CAF_CHECK(!contains(f, R"(\")"));
 }
 
 CAF_TEST(stream lines become streamChunk frames only when they are JSON) {
