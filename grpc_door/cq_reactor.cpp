@@ -38,6 +38,8 @@ void cq_call::on_event(event ev, bool ok) {
       done_early = true;
     return;
   }
+  if (ev == event::done)
+    on_done(server, *this);
   reactor->completed(ev, ok);
 }
 

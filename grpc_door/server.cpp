@@ -1,7 +1,10 @@
 #include "grpc_door/server.hpp"
 
 #include "grpc_door/detail/door_state.hpp"
+#include "grpc_door/reset_meter.hpp"
 #include "net/access_policy.hpp"
+#include "net/socket_shutdown.hpp"
+#include "obs/metrics.hpp"
 #include "registry/status.hpp"
 
 #include <absl/synchronization/mutex.h>
@@ -40,6 +43,20 @@ std::string detail::peer_ip(std::string_view peer) {
 }
 
 namespace {
+
+/// The port of a gRPC peer string; 0 when it has none.
+std::uint16_t peer_port(std::string_view peer) {
+  auto colon = peer.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == peer.size())
+    return 0;
+  unsigned port = 0;
+  for (char c : peer.substr(colon + 1)) {
+    if (c < '0' || c > '9' || port > 65535)
+      return 0;
+    port = port * 10 + static_cast<unsigned>(c - '0');
+  }
+  return port <= 65535 ? static_cast<std::uint16_t>(port) : 0;
+}
 
 /// A method name as it may appear in a message or a log line: printable
 /// ASCII, capped.
@@ -151,6 +168,9 @@ struct server::impl {
   std::mutex accept_mtx;
   bool accepting = true; // under accept_mtx: no call is requested after shutdown began
   int port = 0;
+  /// The door's thread only (on_request, on_done, poll).
+  reset_meter resets{{}};
+  std::chrono::steady_clock::time_point next_sweep{};
 
   /// Calls requested ahead: a burst of new calls is matched without waiting
   /// for the poller to request each.
@@ -160,7 +180,7 @@ struct server::impl {
     std::lock_guard<std::mutex> guard{accept_mtx};
     if (!accepting)
       return;
-    auto* call = new detail::cq_call(&impl::on_request, this, &live);
+    auto* call = new detail::cq_call(&impl::on_request, &impl::on_done, this, &live);
     call->ctx.AsyncNotifyWhenDone(&call->done_tag);
     service.RequestCall(&call->ctx, &call->stream, cq.get(), cq.get(), &call->request_tag);
   }
@@ -171,9 +191,41 @@ struct server::impl {
       return; // shutting down: the request came back unmatched
     auto* p = static_cast<impl*>(self);
     p->request_call();
-    if (call->done_early)
-      return; // over before it was served: nothing to answer
+    if (call->done_early) {
+      // Over before it was served: nothing to answer.
+      p->judge(*call, true);
+      return;
+    }
     serve(p->door, std::move(call));
+  }
+
+  static void on_done(void* self, detail::cq_call& call) {
+    static_cast<impl*>(self)->judge(call, call.ctx.IsCancelled());
+  }
+
+  /// Counts how a call ended against its connection (reset_meter) and
+  /// closes a connection whose client resets calls faster than it lets
+  /// them finish.
+  void judge(detail::cq_call& call, bool cancelled) {
+    auto now = std::chrono::steady_clock::now();
+    if (!cancelled) {
+      if (resets.tracked() > 0)
+        resets.finished(call.ctx.peer(), now);
+      return;
+    }
+    // Ended by its own deadline, not by the client.
+    if (call.ctx.deadline() <= std::chrono::system_clock::now())
+      return;
+    auto peer = call.ctx.peer();
+    if (!resets.reset(peer, now))
+      return;
+    obs::global().grpc_reset_closures.fetch_add(1, std::memory_order_relaxed);
+    bool closed = net::shutdown_connection(detail::peer_ip(peer), peer_port(peer),
+                                           static_cast<std::uint16_t>(port));
+    spdlog::warn("gRPC: {} the connection from {}: its client cancelled more than {} calls "
+                 "beyond those it let finish (HTTP/2 rapid reset; max_client_resets)",
+                 closed ? "closed" : "could not find", printable(peer),
+                 door->opts.max_client_resets);
   }
 
   /// The one thread that polls the listener and runs the reactors' OnX.
@@ -190,7 +242,12 @@ struct server::impl {
         return;
       if (st == grpc::CompletionQueue::GOT_EVENT)
         static_cast<detail::cq_tag*>(tag)->on_event(ok);
-      door->expire_first_messages(std::chrono::steady_clock::now());
+      auto steady = std::chrono::steady_clock::now();
+      door->expire_first_messages(steady);
+      if (steady >= next_sweep) {
+        resets.sweep(steady);
+        next_sweep = steady + std::chrono::seconds(1);
+      }
     }
   }
 };
@@ -207,6 +264,7 @@ std::unique_ptr<server> server::start(server_options opts, std::string& error) {
   p->door = std::make_shared<detail::door_state>();
   p->door->opts = std::move(opts);
   auto& o = p->door->opts;
+  p->resets = reset_meter{{o.max_client_resets, 100.0}};
   auto creds = credentials(o.tls, error);
   if (!creds)
     return nullptr;

@@ -46,6 +46,10 @@ struct server_options {
   /// HTTP/2 streams one connection may open at once (SETTINGS_MAX_CONCURRENT_STREAMS;
   /// gRPC's default is unlimited): a client that opens more waits for its own.
   std::size_t max_streams_per_connection = 100;
+  /// Calls a connection's client may cancel beyond those it lets finish
+  /// (less 100 a second) before the connection is closed (HTTP/2 rapid
+  /// reset, reset_meter.hpp). 0 = no limit.
+  std::size_t max_client_resets = 200;
   /// Makes catalog methods calls (the caller's deadline is the call's
   /// timeout; without one the call path's default applies).
   call_starter start_call;

@@ -97,6 +97,9 @@ struct metrics {
   // gRPC calls ended DEADLINE_EXCEEDED: no request message within
   // first_message_timeout.
   std::atomic<std::uint64_t> grpc_first_message_timeouts{0};
+  // gRPC connections closed because their client reset calls faster than it
+  // let them finish (max_client_resets).
+  std::atomic<std::uint64_t> grpc_reset_closures{0};
   std::atomic<std::uint64_t> read_pauses{0};
   std::atomic<std::uint64_t> read_pauses_long{0};
   std::atomic<std::int64_t> read_paused_sockets{0};

@@ -240,6 +240,10 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
    "gRPC calls ended DEADLINE_EXCEEDED because their first request message did not come within "
    "first_message_timeout.",
    &metrics::grpc_first_message_timeouts},
+  {"actor_host_grpc_reset_closures_total", "counter",
+   "gRPC connections closed because their client cancelled more than max_client_resets calls "
+   "beyond those it let finish (HTTP/2 rapid reset).",
+   &metrics::grpc_reset_closures},
   {"actor_host_read_pauses_total", "counter",
    "Times a socket stopped being read because its actor had max_unread_frames unprocessed.",
    &metrics::read_pauses},

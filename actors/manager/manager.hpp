@@ -82,6 +82,9 @@ struct manager_options {
   std::chrono::milliseconds drain_timeout{15000};
   // gRPC: a call's first request message must come within this; 0 = no limit.
   std::chrono::milliseconds first_message_timeout{10000};
+  // gRPC: calls a client may reset beyond those it lets finish before its
+  // connection is closed (rapid reset); 0 = no limit.
+  std::size_t max_client_resets = 200;
   /// Child runtimes to start once listening (host config, `-- <command>`).
   std::vector<config::service_spec> services;
   /// Write the children's GENKIT_* variables here once the port is known.

@@ -21,6 +21,7 @@ std::string manager::impl::start_grpc() {
   so.max_calls = opts.max_connections;
   so.max_calls_per_peer = opts.policy.max_calls_per_caller;
   so.first_message_timeout = opts.first_message_timeout;
+  so.max_client_resets = opts.max_client_resets;
   // One hub per scheduler thread keeps every worker busy under load; a
   // hub's work per call is a few map operations.
   std::vector<grpc_caller_actor> hubs;

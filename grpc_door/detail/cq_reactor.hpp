@@ -81,9 +81,12 @@ struct cq_call {
   /// a call arrived; not ok: the server is shutting down and `this` is the
   /// callee's to delete).
   using on_request_fn = void (*)(void* server, cq_call* call, bool ok);
+  /// Called on the completion-queue thread when a served call is over
+  /// (before its reactor hears it): the server judges how it ended.
+  using on_done_fn = void (*)(void* server, cq_call& call);
 
-  cq_call(on_request_fn f, void* server, reactor_count* live)
-    : on_request(f), server(server), live(live) {
+  cq_call(on_request_fn f, on_done_fn d, void* server, reactor_count* live)
+    : on_request(f), on_done(d), server(server), live(live) {
   }
 
   void on_event(event ev, bool ok);
@@ -96,6 +99,7 @@ struct cq_call {
   tag finish_tag{this, event::finish};
   tag done_tag{this, event::done};
   on_request_fn on_request;
+  on_done_fn on_done;
   void* server;
   reactor_count* live;
   cq_reactor* reactor = nullptr;

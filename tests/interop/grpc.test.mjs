@@ -547,6 +547,69 @@ describe('gRPC front door limits', () => {
     }
   });
 
+  test('a client that resets calls as fast as it opens them loses its connection (HTTP/2 rapid reset); one that cancels some keeps it', async () => {
+    const { manager: m, address: a } = await startGrpcManager(['--max-client-resets', '20']);
+    await m.startRuntime('rt-reset', { kind: 'cpp' });
+    await waitForService(a, 'genkit.flow.Flows');
+    const reflection = new GrpcReflection(a, grpc.credentials.createInsecure());
+    const descriptor = await reflection.getDescriptorBySymbol('genkit.flow.Flows');
+    const client = new (descriptor.getPackageObject(LOADER_OPTIONS).genkit.flow.Flows)(a, grpc.credentials.createInsecure());
+    const session = http2.connect(`http://${a}`);
+    session.on('error', () => {});
+    const settled = new Promise((resolve, reject) => {
+      session.once('remoteSettings', resolve);
+      session.once('error', reject);
+    });
+    try {
+      // One call in two cancelled by its client, 50 rounds (more cancels
+      // than the cap of 20): the calls that finish pay for the cancels, the
+      // connection stays. (grpc-js sends no RST_STREAM for a call cancelled
+      // before its stream is open: each cancel waits for the run.)
+      for (let i = 0; i < 50; i++) {
+        const slow = client.slow({ ms: 30000 }, () => {});
+        await m.waitForStats({ 'actors.pending_request': 1 });
+        slow.cancel();
+        await m.waitForStats({ 'actors.pending_request': 0 });
+        assert.equal((await unary(client, 'echo', toValue(`round ${i}`))).string_value, `round ${i}`);
+      }
+      assert.match((await m.get('/metrics')).text, /actor_host_grpc_reset_closures_total 0/);
+      await m.waitForStats({ 'grpc.open_calls': 0, 'actors.pending_request': 0 });
+      // HEADERS, DATA, RST_STREAM in a loop on one connection.
+      await settled;
+      let gone = false;
+      session.once('close', () => {
+        gone = true;
+      });
+      const message = Buffer.from([0, 0, 0, 0, 2, 0x1a, 0]); // a Value with string_value ''
+      let opened = 0;
+      const until = Date.now() + 20000;
+      while (!gone && !session.destroyed && Date.now() < until) {
+        for (let i = 0; i < 100 && !gone; i++) {
+          try {
+            const req = session.request({ ':method': 'POST', ':path': '/genkit.flow.Flows/echo',
+              'content-type': 'application/grpc', te: 'trailers' });
+            req.on('error', () => {});
+            req.write(message);
+            req.close(http2.constants.NGHTTP2_CANCEL);
+            ++opened;
+          } catch {
+            gone = true; // the session is closing
+          }
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+      await pollUntil(async () => gone, (g) => g, { timeoutMs: 5000, intervalMs: 50, what: `the connection closed by the server (${opened} calls reset)` });
+      await m.child.waitForLine(/gRPC: closed the connection from ipv4:127\.0\.0\.1:\d+: its client cancelled more than 20 calls/, 5000);
+      assert.match((await m.get('/metrics')).text, /actor_host_grpc_reset_closures_total 1/);
+      // The other client was never cut off.
+      assert.equal((await unary(client, 'echo', toValue('after'))).string_value, 'after');
+      await m.waitForStats({ 'grpc.open_calls': 0, 'actors.pending_request': 0 });
+    } finally {
+      session.destroy();
+      client.close();
+    }
+  });
+
   test('a request over --max-body-bytes is RESOURCE_EXHAUSTED, and the next call runs', async () => {
     await assert.rejects(unary(flows, 'echo', toValue('x'.repeat(300000))),
       (e) => e.code === grpc.status.RESOURCE_EXHAUSTED && /larger than max/.test(e.details));
