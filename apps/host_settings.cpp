@@ -215,7 +215,9 @@ void add_host_options(CLI::App& app, host_flags& f) {
   }
   auto* rt = app.add_option_group("runtime role");
   rt->add_option("--manager", f.manager_url,
-                 "manager URL (default $GENKIT_REFLECTION_V2_SERVER), e.g. ws://localhost:3200");
+                 "manager URL (default $GENKIT_REFLECTION_V2_SERVER), e.g. ws://localhost:3200; "
+                 "cluster nodes as a comma-separated list, tried in order, the next at once when "
+                 "one fails or drops");
   rt->add_option("--id", f.runtime_id,
                  "runtime id (default $GENKIT_RUNTIME_ID, else the pid); with -- <command>, the "
                  "attached runtime's id");

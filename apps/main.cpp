@@ -228,8 +228,16 @@ int main(int argc, char** argv) {
     ro.max_bidi_input_bytes = hs.manager.policy.max_bidi_input_bytes;
     // auth_token_file also serves the runtime role: the token rides in the
     // query, as for the children the manager starts.
-    if (!hs.manager.auth_token.empty() && ro.manager_url.find("token=") == std::string::npos)
-      ro.manager_url = net::url_with_token(ro.manager_url, hs.manager.auth_token);
+    if (!hs.manager.auth_token.empty()) {
+      // Each manager of the list gets it (cluster nodes share one token).
+      std::string with_token;
+      for (auto& url : net::split_list(ro.manager_url)) {
+        if (url.find("token=") == std::string::npos)
+          url = net::url_with_token(url, hs.manager.auth_token);
+        with_token += (with_token.empty() ? "" : ",") + url;
+      }
+      ro.manager_url = std::move(with_token);
+    }
     main_component = std::make_unique<runtime>(sys, io, ro, std::move(catalog));
   } else {
     auto opts = hs.manager;

@@ -45,13 +45,29 @@ caf::timespan backoff(self_ptr self) {
   return std::min(d, st.opts.backoff_max);
 }
 
+const std::string& manager_url(self_ptr self) {
+  auto& st = self->state;
+  return st.opts.manager_urls[st.manager];
+}
+
+/// The manager in use failed or dropped: the next one at once while some
+/// have not failed in this row, else the backoff (then the next one).
 void schedule_reconnect(self_ptr self) {
   auto& st = self->state;
   if (st.stopping)
     return;
+  auto n = st.opts.manager_urls.size();
+  st.manager = (st.manager + 1) % n;
+  if (++st.failed_in_row < n) {
+    spdlog::info("trying manager {} next", manager_url(self));
+    self->send(self, reconnect_atom_v);
+    self->become(st.waiting);
+    return;
+  }
+  st.failed_in_row = 0;
   auto d = backoff(self);
   ++st.attempt;
-  spdlog::debug("reconnecting to {} in {} ms", st.opts.manager_url,
+  spdlog::debug("reconnecting to {} in {} ms", manager_url(self),
                 std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
   self->delayed_send(self, d, reconnect_atom_v);
   self->become(st.waiting);
@@ -195,9 +211,9 @@ void on_frame(self_ptr self, std::string& frame) {
     if (m.id != st.register_id) {
       spdlog::debug("response for unknown request id {}", m.id);
     } else if (!m.error.empty()) {
-      spdlog::warn("Failed to register with manager {}: {}", st.opts.manager_url, m.error);
+      spdlog::warn("Failed to register with manager {}: {}", manager_url(self), m.error);
     } else {
-      spdlog::info("Registered with manager {} as {}", st.opts.manager_url, st.opts.runtime_id);
+      spdlog::info("Registered with manager {} as {}", manager_url(self), st.opts.runtime_id);
       std::string_view url;
       std::string text;
       if (st.opts.spans && rpc::find_members(m.result, {"telemetryServerUrl"}, &url)
@@ -301,16 +317,17 @@ caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_o
   caf::message_handler connecting{
     [self](connected_atom, net::transport_ptr& t) {
       auto& st = self->state;
-      spdlog::info("Connected to manager {}", st.opts.manager_url);
+      spdlog::info("Connected to manager {}", manager_url(self));
       st.transport = std::move(t);
       st.attempt = 0;
+      st.failed_in_row = 0;
       if (st.stopping)
         return maybe_finish_stop(self);
       send_register(self);
       self->become(st.connected);
     },
     [self](connect_failed_atom, const std::string& reason) {
-      spdlog::warn("cannot reach manager {}: {}", self->state.opts.manager_url, reason);
+      spdlog::warn("cannot reach manager {}: {}", manager_url(self), reason);
       schedule_reconnect(self);
     }};
   caf::message_handler connected{
@@ -325,12 +342,14 @@ caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_o
     if (st.stopping)
       return;
     self->become(st.connecting);
-    st.connect(caf::actor{self});
+    st.connect(caf::actor{self}, st.manager);
   }};
   st.connecting = connecting.or_else(run_events);
   st.connected = connected.or_else(run_events);
   st.waiting = waiting.or_else(run_events);
-  st.connect(caf::actor{self});
+  if (st.opts.manager_urls.empty())
+    st.opts.manager_urls.emplace_back("the manager");
+  st.connect(caf::actor{self}, st.manager);
   return st.connecting;
 }
 

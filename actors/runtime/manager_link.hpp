@@ -8,19 +8,23 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace actor_host {
 
-/// Starts one connection attempt for `link`, which then receives
-/// (connected_atom, transport_ptr) followed by its frames, or
+/// Starts one connection attempt for `link` to its manager number
+/// `manager` (an index into link_options::manager_urls); the link then
+/// receives (connected_atom, transport_ptr) followed by its frames, or
 /// (connect_failed_atom, reason). Injected so tests run without sockets.
-using link_connector = std::function<void(const caf::actor& link)>;
+using link_connector = std::function<void(const caf::actor& link, std::size_t manager)>;
 
 struct link_options {
   std::string runtime_id;
   std::string name;
   std::int64_t pid = 0;
-  std::string manager_url; // for logs
+  /// The managers to dial, in order (tokens redacted: for logs; the
+  /// connector holds the real URLs). At least one.
+  std::vector<std::string> manager_urls;
   caf::timespan backoff_base{std::chrono::milliseconds(500)};
   caf::timespan backoff_max{std::chrono::seconds(5)};
   std::size_t max_bidi_input_bytes = 16u << 20; // unread input per bidi run; 0 = no cap
@@ -41,7 +45,9 @@ struct manager_link_state {
   net::transport_ptr transport; // null while disconnected
   std::uint64_t next_request_id = 1; // never reset, as in Genkit
   std::string register_id;           // raw id of our pending register
-  unsigned attempt = 0;              // reconnect attempts since the last open
+  unsigned attempt = 0;              // backoffs since the last open
+  std::size_t manager = 0;           // index of the manager dialled or connected
+  std::size_t failed_in_row = 0;     // managers that failed or dropped since the last open
   bool stopping = false;
   caf::response_promise stopped;
   std::unordered_map<std::string, run> runs;             // by raw runAction id
@@ -70,6 +76,10 @@ struct manager_link_state {
 /// Spawned and restarted by the runtime_supervisor. Each run is an
 /// active_action it monitors; a run that dies without answering gets an
 /// INTERNAL error reply.
+///
+/// With several managers (cluster nodes), a link that drops or a dial that
+/// fails goes to the next one at once; only when each has failed in a row
+/// does the backoff apply. The same runtime id registers wherever it lands.
 ///
 /// Named behaviors: connecting -> connected -> waiting -> connecting ...
 /// - (shutdown_atom) -> ok: cancels every run, waits for them (and so for

@@ -12,6 +12,7 @@
 #include "proc/private_file.hpp"
 #include "registry/runtime_file.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -142,20 +143,28 @@ std::string runtime::start() {
   lo.pid = ::getpid();
   lo.runtime_id = d.opts.id.empty() ? std::to_string(lo.pid) : d.opts.id;
   lo.name = d.opts.name.empty() ? lo.runtime_id : d.opts.name;
-  lo.manager_url = net::redact_token(d.opts.manager_url); // logs only: keep the token out
+  // Several managers (cluster nodes) are one list, tried in order.
+  auto urls = net::split_list(d.opts.manager_url);
+  if (urls.empty())
+    return "no manager URL";
+  auto secure = [](const std::string& url) {
+    return url.starts_with("wss://") || url.starts_with("https://");
+  };
+  std::string err;
+  for (const auto& url : urls) {
+    lo.manager_urls.push_back(net::redact_token(url)); // logs only: keep the token out
+    if (secure(url) && !net::tls_client_context::load(d.opts.tls, err))
+      return err; // a bad file is a startup error, not a reconnect loop
+  }
   lo.max_bidi_input_bytes = d.opts.max_bidi_input_bytes;
   lo.spans = d.spans;
-  const bool secure
-    = d.opts.manager_url.starts_with("wss://") || d.opts.manager_url.starts_with("https://");
-  std::string err;
-  if (secure && !net::tls_client_context::load(d.opts.tls, err))
-    return err; // a bad file is a startup error, not a reconnect loop
   // The files are read again at each connect: a renewed certificate is
   // picked up by the next reconnect without a restart.
-  auto connect = [&io = d.io, url = d.opts.manager_url, tls = d.opts.tls, secure,
-                  unread = d.opts.max_unread_frames](const caf::actor& link) {
+  auto connect = [&io = d.io, urls, tls = d.opts.tls, secure,
+                  unread = d.opts.max_unread_frames](const caf::actor& link, std::size_t i) {
+    const auto& url = urls[i % urls.size()];
     net::connect_options co;
-    if (secure) {
+    if (secure(url)) {
       std::string why;
       co.tls = net::tls_client_context::load(tls, why);
       if (!co.tls) {
@@ -175,7 +184,7 @@ std::string runtime::start() {
       [link](std::string why) { caf::anon_send(link, connect_failed_atom_v, std::move(why)); });
   };
   spdlog::info("Runtime {} hosting {} action(s), manager {}", lo.runtime_id,
-               d.catalog->actions().size(), lo.manager_url);
+               d.catalog->actions().size(), fmt::join(lo.manager_urls, ", "));
   d.supervisor = d.sys.spawn(runtime_supervisor, std::move(lo), d.catalog, std::move(connect),
                              restart_limit{});
   end_process_with(d.supervisor, d.stopping, "runtime supervisor");

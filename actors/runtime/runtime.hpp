@@ -31,7 +31,9 @@ struct reflection_v1_options {
 };
 
 struct runtime_options {
-  std::string manager_url; // ws://host:port or wss://host:port
+  /// ws://host:port or wss://host:port; several (cluster nodes) joined by
+  /// commas are tried in order, the next at once when one fails or drops.
+  std::string manager_url;
   /// For a wss:// manager: trust and an optional client certificate.
   net::tls_client_files tls;
   std::string id;

@@ -11,7 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { ACTOR_HOST_BIN, cleanup, freePort, sdkCall, startIiiWorker, startManager, TRACE_ID_RE, withTimeout } from './lib/harness.mjs';
+import { ACTOR_HOST_BIN, cleanup, freePort, sdkCall, startCppRuntime, startIiiWorker, startManager, TRACE_ID_RE, waitForRegistered, withTimeout } from './lib/harness.mjs';
 
 afterEach(cleanup);
 after(cleanup);
@@ -300,6 +300,31 @@ describe('a cluster of three', () => {
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.result, 'again');
     assert.ok(cpp.running);
+  });
+
+  test('our runtime given every node moves at once when its node dies: registered at the next, callable everywhere, listed once', async () => {
+    const a = await startNode('a');
+    const b = await startNode('b', { seeds: [a] });
+    const c = await startNode('c', { seeds: [a, b] });
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
+    const rt = startCppRuntime([a, b, c].map((m) => m.reflectionUrl).join(','), { id: 'roamer' });
+    const first = await waitForRegistered(rt);
+    assert.equal(first[1], a.reflectionUrl);
+    await waitForListed(c, ['a/roamer']);
+    assert.equal((await runAction(c, 'roamer', '/flow/echo', 'before')).json.result, 'before');
+    a.child.kill('SIGKILL');
+    // The link drops with a's process: b is dialled at once, with the same id.
+    const second = await waitForRegistered(rt, { count: 2, timeoutMs: 5000 });
+    assert.equal(second[1], b.reflectionUrl);
+    assert.equal(second[2], 'roamer');
+    for (const m of [b, c]) {
+      await m.poll(() => m.runtimes(), (rts) => rts.map((r) => r.qualifiedId).join() === 'b/roamer',
+        { timeoutMs: 5000, intervalMs: 25, what: `${m.name} to list b/roamer only` });
+    }
+    const r = await runAction(c, 'roamer', '/flow/echo', 'after');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.result, 'after');
+    for (const m of [b, c]) await m.waitForStats(NOTHING_LEFT);
   });
 
   test('SIGSTOP of a node: its callers get UNAVAILABLE within the heartbeat timeout', async () => {

@@ -45,6 +45,8 @@ struct link_fixture : actor_fixture {
   gate_ptr handlers = std::make_shared<gate>();
   actions::catalog_ptr catalog = make_catalog(handlers);
   std::shared_ptr<std::vector<caf::actor>> dials = std::make_shared<std::vector<caf::actor>>();
+  std::shared_ptr<std::vector<std::size_t>> dialed_managers
+    = std::make_shared<std::vector<std::size_t>>();
   std::int64_t links_at_start = live(actor_kind::manager_link);
   std::int64_t actions_at_start = live(actor_kind::active_action);
   std::int64_t bidis_at_start = live(actor_kind::bidi_session);
@@ -55,10 +57,14 @@ struct link_fixture : actor_fixture {
     opts.runtime_id = "rt-test";
     opts.name = "test runtime";
     opts.pid = 4242;
-    opts.manager_url = "ws://localhost:4100";
+    opts.manager_urls = {"ws://localhost:4100"};
     auto d = dials;
+    auto m = dialed_managers;
     link = sys.spawn(manager_link, std::move(opts), catalog,
-                     [d](const caf::actor& l) { d->push_back(l); });
+                     [d, m](const caf::actor& l, std::size_t i) {
+                       d->push_back(l);
+                       m->push_back(i);
+                     });
     sched.run();
   }
 
@@ -194,6 +200,55 @@ CAF_TEST(reconnect backs off exponentially up to the cap and resets after a conn
   CAF_REQUIRE_EQUAL(t2->size(), 1u);
   CAF_CHECK_EQUAL(member_str(t2->frame(0), {"method"}), "register");
   CAF_CHECK_EQUAL(member(t2->frame(0), {"id"}), R"("2")");
+}
+
+CAF_TEST(with several managers a drop or a failed dial goes to the next at once) {
+  // A link of its own, with three managers.
+  caf::anon_send_exit(link, caf::exit_reason::kill);
+  sched.run();
+  link_options opts;
+  opts.runtime_id = "rt-failover";
+  opts.name = "failover runtime";
+  opts.pid = 4245;
+  opts.manager_urls = {"ws://a:3200", "ws://b:3200", "ws://c:3200"};
+  auto tried = std::make_shared<std::vector<std::size_t>>();
+  link = sys.spawn(manager_link, std::move(opts), catalog,
+                   [tried](const caf::actor&, std::size_t i) { tried->push_back(i); });
+  sched.run();
+  using tries = std::vector<std::size_t>;
+  CAF_CHECK_EQUAL(*tried, tries({0}));
+  // a refuses: b at once; b registers.
+  fail();
+  CAF_CHECK_EQUAL(*tried, tries({0, 1}));
+  auto t1 = connect();
+  CAF_REQUIRE_EQUAL(t1->size(), 1u);
+  CAF_CHECK_EQUAL(member_str(t1->frame(0), {"params", "id"}), "rt-failover");
+  // b's link drops (its node died): c at once, no backoff; the same id.
+  closed();
+  CAF_CHECK_EQUAL(*tried, tries({0, 1, 2}));
+  auto t2 = connect();
+  CAF_REQUIRE_EQUAL(t2->size(), 1u);
+  CAF_CHECK_EQUAL(member_str(t2->frame(0), {"method"}), "register");
+  CAF_CHECK_EQUAL(member_str(t2->frame(0), {"params", "id"}), "rt-failover");
+  // c drops and nobody answers: a, b at once, then c again only after the
+  // backoff (500 ms), and the next round after twice that.
+  closed();
+  fail();
+  CAF_CHECK_EQUAL(*tried, tries({0, 1, 2, 0, 1}));
+  fail();
+  CAF_CHECK_EQUAL(tried->size(), 5u);
+  tick(499ms);
+  CAF_CHECK_EQUAL(tried->size(), 5u);
+  tick(1ms);
+  CAF_CHECK_EQUAL(*tried, tries({0, 1, 2, 0, 1, 2}));
+  fail();
+  fail();
+  fail();
+  CAF_CHECK_EQUAL(*tried, tries({0, 1, 2, 0, 1, 2, 0, 1}));
+  tick(999ms);
+  CAF_CHECK_EQUAL(tried->size(), 8u);
+  tick(1ms);
+  CAF_CHECK_EQUAL(tried->size(), 9u);
 }
 
 // -- requests ---------------------------------------------------------------------
@@ -469,9 +524,9 @@ CAF_TEST(cancel racing the last chunk keeps the wire order and answers once) {
   opts.runtime_id = "rt-race";
   opts.name = "race runtime";
   opts.pid = 4243;
-  opts.manager_url = "ws://localhost:4100";
+  opts.manager_urls = {"ws://localhost:4100"};
   auto l = sys.spawn(manager_link, std::move(opts), actions::catalog_ptr{cat},
-                     [](const caf::actor&) {});
+                     [](const caf::actor&, std::size_t) {});
   sched.run();
   auto t = make_fake_transport("127.0.0.1:4100");
   caf::anon_send(l, connected_atom_v, net::transport_ptr{t});

@@ -58,10 +58,10 @@ struct supervisor_fixture : actor_fixture {
     opts.runtime_id = "rt-sup";
     opts.name = "supervised runtime";
     opts.pid = 4244;
-    opts.manager_url = "ws://localhost:4100";
+    opts.manager_urls = {"ws://localhost:4100"};
     auto d = dials;
     sup = sys.spawn(runtime_supervisor, std::move(opts), catalog,
-                    [d](const caf::actor& l) { d->push_back(l); }, limit);
+                    [d](const caf::actor& l, std::size_t) { d->push_back(l); }, limit);
     sup->attach_functor([out = sup_exit](const caf::error& reason) { *out = reason; });
     sched.run();
   }
