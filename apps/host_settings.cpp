@@ -326,6 +326,7 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   m.drain_timeout = std::chrono::milliseconds{ms(eff, "drain_timeout")};
   m.first_message_timeout = std::chrono::milliseconds{ms(eff, "first_message_timeout")};
   m.max_client_resets = num(eff, "max_client_resets");
+  m.failover_hold = std::chrono::milliseconds{ms(eff, "failover_hold")};
   m.write_env_file = eff.at("write_env_file").value;
   m.ui_assets = eff.at("ui_assets").value;
   m.otlp_endpoint = eff.at("otlp_endpoint").value;

@@ -39,6 +39,7 @@ constexpr auto settings = std::to_array<setting_def>({
   {"max_unread_frames", "256", setting_type::count, "frames read from a WebSocket and not yet processed by its actor before the socket stops being read (resumed at half)", ""},
   {"first_message_timeout", "10s", setting_type::duration, "gRPC: a call whose first request message has not come by then ends DEADLINE_EXCEEDED (it holds a call slot meanwhile); 0 = no limit", ""},
   {"max_client_resets", "200", setting_type::limit, "gRPC: calls a connection's client may cancel beyond those it lets finish (less 100 a second) before the connection is closed (HTTP/2 rapid reset); 0 = no limit", ""},
+  {"failover_hold", "5s", setting_type::duration, "cluster: how long a call for a runtime (or service) of a node that was lost waits for it to register at another node before it fails UNAVAILABLE; 0 = fail at once", ""},
   {"drain_timeout", "15s", setting_type::duration, "on SIGTERM, how long in-flight calls may finish before they are cancelled", ""},
   {"max_frame_bytes", "8388608", setting_type::count, "largest WebSocket message accepted (memory per connection is bounded by it)", ""},
   {"max_body_bytes", "8388608", setting_type::count, "largest HTTP request body accepted (memory per connection is bounded by it)", ""},

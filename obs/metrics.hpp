@@ -100,6 +100,13 @@ struct metrics {
   // gRPC connections closed because their client reset calls faster than it
   // let them finish (max_client_resets).
   std::atomic<std::uint64_t> grpc_reset_closures{0};
+  // Cluster failover hold (failover_hold.hpp): calls waiting now for a
+  // runtime that is moving, calls held in all, held calls that ran out of
+  // time, calls refused because the hold was full.
+  std::atomic<std::int64_t> failover_held{0};
+  std::atomic<std::uint64_t> failover_holds{0};
+  std::atomic<std::uint64_t> failover_hold_expired{0};
+  std::atomic<std::uint64_t> failover_hold_refused{0};
   std::atomic<std::uint64_t> read_pauses{0};
   std::atomic<std::uint64_t> read_pauses_long{0};
   std::atomic<std::int64_t> read_paused_sockets{0};

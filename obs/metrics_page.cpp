@@ -244,6 +244,16 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
    "gRPC connections closed because their client cancelled more than max_client_resets calls "
    "beyond those it let finish (HTTP/2 rapid reset).",
    &metrics::grpc_reset_closures},
+  {"actor_host_failover_holds_total", "counter",
+   "Calls for a runtime of a lost cluster node that waited for it to register at another node.",
+   &metrics::failover_holds},
+  {"actor_host_failover_hold_expired_total", "counter",
+   "Held calls that failed because their runtime did not come back within failover_hold (or "
+   "their own deadline passed).",
+   &metrics::failover_hold_expired},
+  {"actor_host_failover_hold_refused_total", "counter",
+   "Calls that failed at once because the failover hold was full.",
+   &metrics::failover_hold_refused},
   {"actor_host_read_pauses_total", "counter",
    "Times a socket stopped being read because its actor had max_unread_frames unprocessed.",
    &metrics::read_pauses},
@@ -266,6 +276,9 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
 };
 
 constexpr global_metric<std::int64_t> global_gauges[] = {
+  {"actor_host_failover_held", "gauge",
+   "Calls waiting now for a runtime of a lost cluster node to register at another node.",
+   &metrics::failover_held},
   {"actor_host_service_calls_queued", "gauge",
    "Calls waiting in services' queues for a replica with room.", &metrics::service_calls_queued},
   {"actor_host_services_expected", "gauge", "Configured services that must register.",

@@ -30,6 +30,9 @@ struct front_door {
   caf::actor feed;           // dashboard_feed: what `watch` on /api/ws subscribes to
   std::string project_name;  // the project root's base name (tools server listings)
   caf::actor supervisor;     // manager_supervisor: rolling restarts; null: none (tests)
+  // Where calls for a runtime or service that is moving wait for it
+  // (failover_hold.hpp); null: they fail at once.
+  call_target_actor hold;
 };
 
 /// GET /api/cluster, `getCluster` on /api/ws.
@@ -99,6 +102,11 @@ namespace detail {
 /// `avoid` is passed to route_call, and `routed_to` (if set) gets the
 /// connection a runtime call went to.
 template <class Self, class Accepted, class Finished>
+void dispatch_route(Self* self, const front_door& door, std::shared_ptr<const route_table> routes,
+                    call_route route, call_request req, caller_actor caller, Accepted accepted,
+                    Finished finished, const caf::actor_addr& avoid);
+
+template <class Self, class Accepted, class Finished>
 void route_and_hand_off(Self* self, const front_door& door,
                         std::shared_ptr<const route_table> routes, call_request req,
                         caller_actor caller, Accepted accepted, Finished finished,
@@ -106,8 +114,21 @@ void route_and_hand_off(Self* self, const front_door& door,
   auto route = route_call(*routes, req, avoid);
   if (routed_to)
     *routed_to = route.conn.address();
+  dispatch_route(self, door, std::move(routes), std::move(route), std::move(req),
+                 std::move(caller), std::move(accepted), std::move(finished), avoid);
+}
+
+/// The hand-off of a call route_call() placed (route_and_hand_off; the
+/// failover hold once the call's runtime is back).
+template <class Self, class Accepted, class Finished>
+void dispatch_route(Self* self, const front_door& door, std::shared_ptr<const route_table> routes,
+                    call_route route, call_request req, caller_actor caller, Accepted accepted,
+                    Finished finished, const caf::actor_addr& avoid) {
   using kind = call_route::kind;
-  if (route.how == kind::failed)
+  if (route.how == kind::hold && door.hold)
+    return detail::hand_off(self, door.hold, std::move(route.runtime_id), std::move(req),
+                            std::move(caller), std::move(accepted), std::move(finished));
+  if (route.how == kind::failed || route.how == kind::hold)
     return finished(false, std::move(route.error));
   if (route.how == kind::broadcast) {
     std::vector<cancel_target> targets;

@@ -1,4 +1,5 @@
 #include "actors/manager/manager_impl.hpp"
+#include "actors/manager/failover_hold.hpp"
 
 namespace actor_host {
 
@@ -116,7 +117,8 @@ std::string manager::start() {
     scfg.cluster_readiness = [view = d.cluster_view] { return view->current()->not_ready; };
   d.supervisor = d.sys.spawn(manager_supervisor, scfg);
   auto routes = std::make_shared<route_board>();
-  d.directory = d.spawn_child(runtime_directory, routes);
+  d.directory = d.spawn_child(runtime_directory, routes,
+                              d.opts.cluster ? d.opts.failover_hold : std::chrono::milliseconds{0});
   caf::anon_send(d.directory, limits_atom_v, d.opts.admission);
   d.functions = d.spawn_child(function_registry);
   dashboard_feed_config feed_cfg;
@@ -127,6 +129,11 @@ std::string manager::start() {
                       d.opts.cluster ? d.cluster_view : nullptr, feed,
                       std::filesystem::path{d.opts.project_root}.filename().string(),
                       d.supervisor};
+  if (d.opts.cluster && d.opts.failover_hold.count() > 0) {
+    // Calls for the runtimes of a lost node wait while they move.
+    d.door.hold = d.spawn_child(failover_hold, d.door, failover_hold_limits{});
+    caf::anon_send(d.directory, subscribe_atom_v, caf::actor_cast<caf::actor>(d.door.hold));
+  }
   function_registry_options fopts;
   fopts.channels = d.opts.channels;
   if (d.opts.worker_rbac_port)

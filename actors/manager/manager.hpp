@@ -85,6 +85,9 @@ struct manager_options {
   // gRPC: calls a client may reset beyond those it lets finish before its
   // connection is closed (rapid reset); 0 = no limit.
   std::size_t max_client_resets = 200;
+  // Cluster: how long calls for the runtimes of a lost node wait for them
+  // to register at another node (failover_hold.hpp); 0 = they fail at once.
+  std::chrono::milliseconds failover_hold{5000};
   /// Child runtimes to start once listening (host config, `-- <command>`).
   std::vector<config::service_spec> services;
   /// Write the children's GENKIT_* variables here once the port is known.

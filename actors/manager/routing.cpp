@@ -108,6 +108,16 @@ const route_table::entry* reserve_in(const entries_t& es, std::string_view servi
   return nullptr;
 }
 
+// Whether `name` was lost with its node within the failover hold (read
+// only when a call finds nothing to go to).
+bool moving(const std::unordered_map<std::string, std::chrono::steady_clock::time_point>& m,
+            std::string_view name) {
+  if (m.empty())
+    return false;
+  auto i = m.find(std::string{name});
+  return i != m.end() && i->second > std::chrono::steady_clock::now();
+}
+
 } // namespace
 
 const route_table::entry* reserve_replica(const route_table& routes, std::string_view service) {
@@ -200,6 +210,8 @@ call_route route_call(const route_table& routes, const call_request& req,
       // Another node's replicas, balanced on the calls this node has there.
       r.load = e->load;
     } else {
+      if (moving(routes.moving_services, service))
+        r.how = call_route::kind::hold;
       r.error = manager_errors::service_not_found(req.runtime_name);
       return r;
     }
@@ -221,6 +233,8 @@ call_route route_call(const route_table& routes, const call_request& req,
         r.load = e->load;
     }
     if (!e) {
+      if (moving(routes.moving_ids, req.runtime_id))
+        r.how = call_route::kind::hold;
       r.error = manager_errors::runtime_not_found(req.runtime_id);
       return r;
     }

@@ -5,6 +5,7 @@
 #include "actors/manager/replica_load.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -34,6 +35,11 @@ struct route_table {
   std::unordered_map<std::string, std::vector<std::string>> idempotent_by_service;
   std::string self_node;      // "" outside a cluster
   caf::actor gateway;         // this node's cluster gateway; null outside a cluster
+  // Runtimes (by id) and services (by name) whose node was lost in the last
+  // failover hold, until when: a call for one of them waits for it to
+  // register again somewhere (failover_hold.hpp) instead of failing at once.
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> moving_ids;
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> moving_services;
 };
 
 /// Where the runtime directory publishes its routes for every front door.
@@ -62,7 +68,9 @@ using route_board_ptr = std::shared_ptr<route_board>;
 struct call_route {
   // broadcast: a cancelAction by trace id alone with several runtimes here,
   // asked of each of them (cancel_broadcast.hpp): `service`'s, or all.
-  enum class kind { runtime, iii_function, iii_listing, broadcast, failed };
+  // hold: the runtime or service named is not listed but moving (its node
+  // was lost moments ago): the call waits for it (failover_hold.hpp).
+  enum class kind { runtime, iii_function, iii_listing, broadcast, hold, failed };
   kind how = kind::failed;
   call_target_actor conn;  // runtime: its connection
   std::string runtime_id;  // runtime: its id

@@ -94,6 +94,14 @@ void publish_routes(self_ptr self) {
     }
   t.self_node = st.node_name;
   t.gateway = st.gateway;
+  if (!st.moving_ids.empty()) {
+    auto now = std::chrono::steady_clock::now();
+    auto expired = [now](auto& kv) { return kv.second <= now; };
+    std::erase_if(st.moving_ids, expired);
+    std::erase_if(st.moving_services, expired);
+    t.moving_ids = st.moving_ids;
+    t.moving_services = st.moving_services;
+  }
   st.board->publish(std::move(t));
 }
 
@@ -249,8 +257,10 @@ std::string services_json(self_ptr self) {
 
 } // namespace
 
-directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr board) {
+directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr board,
+                                                 std::chrono::milliseconds failover_hold) {
   self->state.board = std::move(board);
+  self->state.failover_hold = failover_hold;
   // Routes to a dead directory's connections would lead nowhere.
   self->attach_functor([b = self->state.board] {
     registered_runtimes.store(0);
@@ -402,6 +412,17 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
             e.load->reported.store(i->second, std::memory_order_relaxed);
     },
     [self](node_lost_atom, const std::string& node) {
+      auto& st = self->state;
+      // Our runtimes given several managers register at another node within
+      // moments: calls for them wait that long (failover_hold.hpp).
+      if (st.failover_hold.count() > 0) {
+        auto until = std::chrono::steady_clock::now() + st.failover_hold;
+        for (auto& e : st.remote)
+          if (e.node == node) {
+            st.moving_ids[e.id] = until;
+            st.moving_services[e.service] = until;
+          }
+      }
       if (erase_remote(self, [&](auto& e) { return e.node == node; }))
         spdlog::info("Runtimes of node {} are no longer listed here", node);
     },

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/manager/routing.hpp"
@@ -54,6 +56,10 @@ struct directory_state {
   route_board_ptr board;
   // Told (changed_atom, "runtimes") on every change of the listing (the dashboard feed).
   std::vector<caf::actor> listeners;
+  // How long the runtimes of a lost node count as moving (routing.hpp); 0: not at all.
+  std::chrono::milliseconds failover_hold{0};
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> moving_ids;
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> moving_services;
   static inline const char* name = "runtime_directory";
 
   entry* find(const std::string& id);
@@ -98,7 +104,12 @@ struct directory_state {
 ///   when several nodes hold the id; routing.hpp).
 /// - (subscribe_atom, listener): the listener gets (changed_atom, "runtimes")
 ///   whenever the listing changes (it asks for the new one with list_atom)
+///
+/// `failover_hold`: the runtimes (and services) of a node that is lost are
+/// published as moving for this long (routing.hpp), so calls for them wait
+/// in the failover hold while they register at another node.
 directory_actor::behavior_type
-runtime_directory(directory_actor::stateful_pointer<directory_state> self, route_board_ptr board);
+runtime_directory(directory_actor::stateful_pointer<directory_state> self, route_board_ptr board,
+                  std::chrono::milliseconds failover_hold);
 
 } // namespace actor_host

@@ -18,18 +18,17 @@ void count_queued(self_ptr self, std::int64_t delta) {
   obs::global().service_calls_queued.fetch_add(delta, std::memory_order_relaxed);
 }
 
-// One wake-up at a time, for the oldest deadline still waiting; a call
-// handed on early leaves a wake-up that finds nothing due.
+// A wake-up for the earliest deadline waiting, armed again when a call
+// with an earlier one comes (a call handed on early, or a wake-up armed for
+// later, leaves a wake-up that finds nothing due).
 void arm_wake(self_ptr self) {
   auto& st = self->state;
-  if (st.wake_armed)
-    return;
   auto next = clock::time_point::max();
   for (auto& w : st.calls)
     next = std::min(next, w.deadline);
-  if (next == clock::time_point::max())
+  if (next >= st.wake_at)
     return;
-  st.wake_armed = true;
+  st.wake_at = next;
   auto in = std::max(next - self->clock().now(), clock::duration::zero());
   self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(in), expired_atom_v);
 }
@@ -120,7 +119,7 @@ service_queue_actor::behavior_type service_queue(self_ptr self, service_queue_ar
     },
     [self](slot_atom) { hand_on(self); },
     [self](expired_atom) {
-      self->state.wake_armed = false;
+      self->state.wake_at = clock::time_point::max();
       give_up_due(self);
       arm_wake(self);
     },

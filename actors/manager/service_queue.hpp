@@ -38,7 +38,8 @@ struct service_queue_state {
   live_count live{actor_kind::service_queue};
   service_queue_args args;
   std::deque<waiting> calls; // FIFO
-  bool wake_armed = false;
+  // When the armed wake-up fires; max(): none armed.
+  std::chrono::steady_clock::time_point wake_at = std::chrono::steady_clock::time_point::max();
   static inline const char* name = "service_queue";
 };
 

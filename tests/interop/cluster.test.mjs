@@ -327,6 +327,47 @@ describe('a cluster of three', () => {
     for (const m of [b, c]) await m.waitForStats(NOTHING_LEFT);
   });
 
+  test('calls for a runtime of a lost node wait for it to register at another node (failover hold), else fail UNAVAILABLE', async () => {
+    const hold = ['--failover-hold', '2s'];
+    const a = await startNode('a', { args: hold });
+    const b = await startNode('b', { seeds: [a], args: hold });
+    const c = await startNode('c', { seeds: [a, b], args: hold });
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
+    const echoing = async (m, id) => {
+      const rt = await m.fakeRuntime(id);
+      rt.handlers.runAction = (params) => ({ result: { result: params.input, telemetry: { traceId: 'c'.repeat(32) } } });
+      await rt.register(id);
+      return rt;
+    };
+    await echoing(a, 'mover');
+    await echoing(a, 'lost');
+    await waitForListed(c, ['a/mover', 'a/lost']);
+    a.child.kill('SIGKILL');
+    await c.poll(() => c.runtimes(), (rts) => rts.length === 0, { timeoutMs: 5000, intervalMs: 25, what: "a's runtimes gone at c" });
+    const started = Date.now();
+    const held = runAction(c, 'mover', '/flow/x', 'held');
+    const lost = runAction(c, 'lost', '/flow/x', 'never');
+    await c.poll(() => c.get('/metrics'), (m) => /actor_host_failover_held 2\b/.test(m.text),
+      { timeoutMs: 2000, intervalMs: 20, what: 'two calls held at c' });
+    // mover registers at b: the call held for it goes there.
+    await echoing(b, 'mover');
+    const r = await held;
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.result, 'held');
+    // lost never comes back: UNAVAILABLE once the hold (2 s from a's loss) is over.
+    const l = await lost;
+    assert.equal(l.status, 503, l.text);
+    assert.equal(l.json.error.data.code, 14, l.text);
+    assert.match(l.json.error.message, /lost was on a node that was lost and did not register again within the failover hold/);
+    assert.ok(Date.now() - started < 2500, 'the hold ran past its 2 s');
+    await c.child.waitForLine(/failover hold: lost did not come back within \d+ ms/, 1000);
+    const metrics = (await c.get('/metrics')).text;
+    assert.match(metrics, /actor_host_failover_holds_total 2\b/);
+    assert.match(metrics, /actor_host_failover_hold_expired_total 1\b/);
+    assert.match(metrics, /actor_host_failover_held 0\b/);
+    for (const m of [b, c]) await m.waitForStats(NOTHING_LEFT);
+  });
+
   test('SIGSTOP of a node: its callers get UNAVAILABLE within the heartbeat timeout', async () => {
     const hb = ['--cluster-heartbeat-timeout', '2s'];
     const a = await startNode('a', { args: hb });

@@ -43,7 +43,7 @@ CAF_TEST_FIXTURE_SCOPE(cluster_gateway_tests, actor_fixture)
 CAF_TEST(a call to another node passes both gateways in order and a lost node fails it with UNAVAILABLE) {
   // The owner's side: a real connection with a registered runtime, and its gateway.
   auto owner_routes = std::make_shared<route_board>();
-  auto owner_dir = sys.spawn(runtime_directory, owner_routes);
+  auto owner_dir = sys.spawn(runtime_directory, owner_routes, std::chrono::milliseconds{0});
   auto owner_gw = spawn_cluster_gateway(sys);
   sched.run();
   auto rt = make_fake_transport();
@@ -188,7 +188,7 @@ CAF_TEST(a call to another node passes both gateways in order and a lost node fa
 
 CAF_TEST(calls another node made are abandoned when its gateway is lost) {
   auto owner_routes = std::make_shared<route_board>();
-  auto owner_dir = sys.spawn(runtime_directory, owner_routes);
+  auto owner_dir = sys.spawn(runtime_directory, owner_routes, std::chrono::milliseconds{0});
   auto owner_gw = spawn_cluster_gateway(sys);
   auto entry_gw = spawn_cluster_gateway(sys);
   auto probe_for_abort = spawn_dummy();

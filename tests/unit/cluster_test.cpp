@@ -35,7 +35,7 @@ struct cluster_fixture : actor_fixture {
   test_node make_node(const std::string& name) {
     test_node n;
     n.name = name;
-    n.dir = sys.spawn(runtime_directory, n.routes);
+    n.dir = sys.spawn(runtime_directory, n.routes, std::chrono::milliseconds{0});
     n.gateway = spawn_cluster_gateway(sys);
     cluster_options o;
     o.node_name = name;

@@ -197,7 +197,7 @@ struct actor_fixture : test_coordinator_fixture<> {
   // init (its behavior function) runs only when it is first scheduled.
 
   directory_actor spawn_directory() {
-    auto d = sys.spawn(runtime_directory, board);
+    auto d = sys.spawn(runtime_directory, board, std::chrono::milliseconds{0});
     sched.run();
     return d;
   }
