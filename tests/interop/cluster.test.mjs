@@ -11,39 +11,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { ACTOR_HOST_BIN, cleanup, freePort, sdkCall, startCppRuntime, startIiiWorker, startManager, TRACE_ID_RE, waitForRegistered, withTimeout } from './lib/harness.mjs';
+import { ACTOR_HOST_BIN, cleanup, freePort, sdkCall, startIiiWorker, TRACE_ID_RE, withTimeout } from './lib/harness.mjs';
+import { NOTHING_LEFT, runAction, startNode, waitForListed, waitForMembers } from './lib/cluster.mjs';
 
 afterEach(cleanup);
 after(cleanup);
-
-const NOTHING_LEFT = { 'actors.pending_request': 0, 'actors.remote_call': 0, 'actors.caller_session': 0, 'gateway.outbound': 0, 'gateway.inbound': 0 };
-
-/** Starts node `name`; `seeds` are other nodes; returns the manager with `.clusterAddress`. */
-async function startNode(name, { seeds = [], clusterPort = 0, port = 0, args = [] } = {}) {
-  const flags = ['--node-name', name, '--cluster-port', String(clusterPort), '--cluster-heartbeat-interval', '500ms', ...args];
-  if (seeds.length) flags.push('--cluster-seeds', seeds.map((s) => s.clusterAddress ?? s).join(','));
-  const m = await startManager(flags, { port });
-  const line = await m.child.waitForLine(/Cluster node \S+: listening on (\S+)/, 10000);
-  m.clusterAddress = line[1];
-  m.name = name;
-  return m;
-}
-
-async function waitForMembers(m, names, { status = 'up', timeoutMs = 5000 } = {}) {
-  return m.poll(
-    () => m.json('/api/cluster'),
-    (c) => names.every((n) => c.nodes.some((x) => x.name === n && x.status === status)),
-    { timeoutMs, intervalMs: 25, what: `${m.name} to see ${names.join(',')} ${status}` }
-  );
-}
-
-async function waitForListed(m, qualifiedIds, timeoutMs = 5000) {
-  return m.poll(
-    () => m.runtimes(),
-    (rts) => qualifiedIds.every((q) => rts.some((r) => r.qualifiedId === q)),
-    { timeoutMs, intervalMs: 25, what: `${m.name} to list ${qualifiedIds.join(',')}` }
-  );
-}
 
 const fdCount = (m) => fs.readdirSync(`/proc/${m.child.pid}/fd`).length;
 
@@ -73,9 +45,6 @@ function misbehave(m, payload, sockets) {
   });
 }
 
-function runAction(m, runtimeId, key, input, extra = {}) {
-  return m.post('/api/rpc/runAction', { key, input, runtimeId, ...extra });
-}
 
 describe('a cluster of three', () => {
   test('forms, lists every runtime on every node and calls them through every node', async () => {
@@ -300,72 +269,6 @@ describe('a cluster of three', () => {
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.result, 'again');
     assert.ok(cpp.running);
-  });
-
-  test('our runtime given every node moves at once when its node dies: registered at the next, callable everywhere, listed once', async () => {
-    const a = await startNode('a');
-    const b = await startNode('b', { seeds: [a] });
-    const c = await startNode('c', { seeds: [a, b] });
-    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
-    const rt = startCppRuntime([a, b, c].map((m) => m.reflectionUrl).join(','), { id: 'roamer' });
-    const first = await waitForRegistered(rt);
-    assert.equal(first[1], a.reflectionUrl);
-    await waitForListed(c, ['a/roamer']);
-    assert.equal((await runAction(c, 'roamer', '/flow/echo', 'before')).json.result, 'before');
-    a.child.kill('SIGKILL');
-    // The link drops with a's process: b is dialled at once, with the same id.
-    const second = await waitForRegistered(rt, { count: 2, timeoutMs: 5000 });
-    assert.equal(second[1], b.reflectionUrl);
-    assert.equal(second[2], 'roamer');
-    for (const m of [b, c]) {
-      await m.poll(() => m.runtimes(), (rts) => rts.map((r) => r.qualifiedId).join() === 'b/roamer',
-        { timeoutMs: 5000, intervalMs: 25, what: `${m.name} to list b/roamer only` });
-    }
-    const r = await runAction(c, 'roamer', '/flow/echo', 'after');
-    assert.equal(r.status, 200, r.text);
-    assert.equal(r.json.result, 'after');
-    for (const m of [b, c]) await m.waitForStats(NOTHING_LEFT);
-  });
-
-  test('calls for a runtime of a lost node wait for it to register at another node (failover hold), else fail UNAVAILABLE', async () => {
-    const hold = ['--failover-hold', '2s'];
-    const a = await startNode('a', { args: hold });
-    const b = await startNode('b', { seeds: [a], args: hold });
-    const c = await startNode('c', { seeds: [a, b], args: hold });
-    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
-    const echoing = async (m, id) => {
-      const rt = await m.fakeRuntime(id);
-      rt.handlers.runAction = (params) => ({ result: { result: params.input, telemetry: { traceId: 'c'.repeat(32) } } });
-      await rt.register(id);
-      return rt;
-    };
-    await echoing(a, 'mover');
-    await echoing(a, 'lost');
-    await waitForListed(c, ['a/mover', 'a/lost']);
-    a.child.kill('SIGKILL');
-    await c.poll(() => c.runtimes(), (rts) => rts.length === 0, { timeoutMs: 5000, intervalMs: 25, what: "a's runtimes gone at c" });
-    const started = Date.now();
-    const held = runAction(c, 'mover', '/flow/x', 'held');
-    const lost = runAction(c, 'lost', '/flow/x', 'never');
-    await c.poll(() => c.get('/metrics'), (m) => /actor_host_failover_held 2\b/.test(m.text),
-      { timeoutMs: 2000, intervalMs: 20, what: 'two calls held at c' });
-    // mover registers at b: the call held for it goes there.
-    await echoing(b, 'mover');
-    const r = await held;
-    assert.equal(r.status, 200, r.text);
-    assert.equal(r.json.result, 'held');
-    // lost never comes back: UNAVAILABLE once the hold (2 s from a's loss) is over.
-    const l = await lost;
-    assert.equal(l.status, 503, l.text);
-    assert.equal(l.json.error.data.code, 14, l.text);
-    assert.match(l.json.error.message, /lost was on a node that was lost and did not register again within the failover hold/);
-    assert.ok(Date.now() - started < 2500, 'the hold ran past its 2 s');
-    await c.child.waitForLine(/failover hold: lost did not come back within \d+ ms/, 1000);
-    const metrics = (await c.get('/metrics')).text;
-    assert.match(metrics, /actor_host_failover_holds_total 2\b/);
-    assert.match(metrics, /actor_host_failover_hold_expired_total 1\b/);
-    assert.match(metrics, /actor_host_failover_held 0\b/);
-    for (const m of [b, c]) await m.waitForStats(NOTHING_LEFT);
   });
 
   test('SIGSTOP of a node: its callers get UNAVAILABLE within the heartbeat timeout', async () => {

@@ -1,0 +1,36 @@
+// Cluster nodes for the interop tests: managers joined over their cluster
+// ports on loopback (cluster.test.mjs, failover.test.mjs).
+import { startManager } from './harness.mjs';
+
+export const NOTHING_LEFT = { 'actors.pending_request': 0, 'actors.remote_call': 0, 'actors.caller_session': 0, 'gateway.outbound': 0, 'gateway.inbound': 0 };
+
+/** Starts node `name`; `seeds` are other nodes; returns the manager with `.clusterAddress`. */
+export async function startNode(name, { seeds = [], clusterPort = 0, port = 0, args = [] } = {}) {
+  const flags = ['--node-name', name, '--cluster-port', String(clusterPort), '--cluster-heartbeat-interval', '500ms', ...args];
+  if (seeds.length) flags.push('--cluster-seeds', seeds.map((s) => s.clusterAddress ?? s).join(','));
+  const m = await startManager(flags, { port });
+  const line = await m.child.waitForLine(/Cluster node \S+: listening on (\S+)/, 10000);
+  m.clusterAddress = line[1];
+  m.name = name;
+  return m;
+}
+
+export async function waitForMembers(m, names, { status = 'up', timeoutMs = 5000 } = {}) {
+  return m.poll(
+    () => m.json('/api/cluster'),
+    (c) => names.every((n) => c.nodes.some((x) => x.name === n && x.status === status)),
+    { timeoutMs, intervalMs: 25, what: `${m.name} to see ${names.join(',')} ${status}` }
+  );
+}
+
+export async function waitForListed(m, qualifiedIds, timeoutMs = 5000) {
+  return m.poll(
+    () => m.runtimes(),
+    (rts) => qualifiedIds.every((q) => rts.some((r) => r.qualifiedId === q)),
+    { timeoutMs, intervalMs: 25, what: `${m.name} to list ${qualifiedIds.join(',')}` }
+  );
+}
+
+export function runAction(m, runtimeId, key, input, extra = {}) {
+  return m.post('/api/rpc/runAction', { key, input, runtimeId, ...extra });
+}
