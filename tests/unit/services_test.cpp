@@ -1,9 +1,6 @@
 #define CAF_SUITE services
 
-#include "test_support.hpp"
-
-#include "actors/manager/failover_hold.hpp"
-#include "obs/metrics.hpp"
+#include "services_fixture.hpp"
 
 // Services and replicas (docs/API.md): runtimes registered under one name
 // share its calls, the least loaded of two random picks first; with a cap on
@@ -20,59 +17,6 @@ std::uint32_t counter_draw() {
   static std::uint32_t n = 0;
   return n++ * 2654435761u;
 }
-
-struct services_fixture : actor_fixture {
-  directory_actor dir = spawn_directory();
-  caf::actor caller = spawn_probe();
-  std::vector<fake_transport_ptr> transports;
-  std::vector<connection_actor> conns;
-
-  /// A runtime `id` registered under `name` (its service). With
-  /// `actions`, the manager lists them (as it does outside these tests) and
-  /// the runtime answers with that listActions result.
-  connection_actor add_replica(const std::string& id, const std::string& name,
-                               const std::string& actions = {}) {
-    auto t = make_fake_transport("127.0.0.1:" + std::to_string(41000 + transports.size()));
-    auto opts = default_connection_options();
-    opts.learn_actions = !actions.empty();
-    auto c = spawn_connection(t, dir, opts);
-    send_frame(c, register_frame(id, R"("1")", "4242", name));
-    CAF_REQUIRE_EQUAL(t->size(), actions.empty() ? 1u : 2u);
-    CAF_CHECK_EQUAL(member(t->frame(0), {"result"}), "{}");
-    if (!actions.empty()) {
-      CAF_CHECK_EQUAL(member_str(t->frame(1), {"method"}), "listActions");
-      send_frame(c, R"({"jsonrpc":"2.0","result":)" + actions + R"(,"id":)"
-                      + member(t->frame(1), {"id"}) + "}");
-    }
-    t->clear();
-    transports.push_back(t);
-    conns.push_back(c);
-    return c;
-  }
-
-  call_request run(std::string name = {}, std::string id = {}, caf::timespan timeout = {}) {
-    auto c = make_call(0, "runAction", R"({"key":"/flow/x"})", timeout);
-    c.runtime_name = std::move(name);
-    c.runtime_id = std::move(id);
-    return c;
-  }
-
-  call_route route_of(const call_request& req) {
-    return route_call(*board->current(), req);
-  }
-
-  std::string services() {
-    return std::get<0>(ask<std::string>(dir, services_atom_v));
-  }
-
-  void finish() {
-    stop(caller);
-    for (auto& c : conns)
-      stop(c, caf::exit_reason::user_shutdown);
-    stop(dir);
-    check_no_leaks();
-  }
-};
 
 } // namespace
 
@@ -478,70 +422,6 @@ CAF_TEST(replicas at other nodes are balanced on the figures their node reports)
   sched.run();
   stop(caf::actor_cast<caf::actor>(b));
   stop(caf::actor_cast<caf::actor>(c));
-  finish();
-}
-
-CAF_TEST(calls for a runtime of a lost node wait in the failover hold and go on when it is back) {
-  // A directory that marks a lost node's runtimes as moving for an hour.
-  stop(dir);
-  dir = sys.spawn(runtime_directory, board, std::chrono::milliseconds{3600000});
-  sched.run();
-  failover_hold_limits limits;
-  limits.max_calls = 2;
-  auto hold = sys.spawn(failover_hold, door(dir), limits);
-  sched.run();
-  caf::anon_send(dir, subscribe_atom_v, caf::actor_cast<caf::actor>(hold));
-  auto at_b = caf::actor_cast<connection_actor>(spawn_dummy());
-  caf::anon_send(dir, remote_up_atom_v, std::string{"b"}, std::string{"mover"},
-                 std::string{R"({"id":"mover","pid":1})"}, at_b);
-  sched.run();
-  CAF_CHECK(route_of(run({}, "mover")).how == call_route::kind::runtime);
-  caf::anon_send(dir, node_lost_atom_v, std::string{"b"});
-  sched.run();
-  // Not listed, but moving (by id and by its service); others fail as before.
-  CAF_CHECK(route_of(run({}, "mover")).how == call_route::kind::hold);
-  CAF_CHECK(route_of(run("mover")).how == call_route::kind::hold);
-  CAF_CHECK(route_of(run({}, "never-seen")).how == call_route::kind::failed);
-  auto as_caller = caf::actor_cast<caller_actor>(caller);
-  auto refusal_of = [&](auto& hdl) {
-    std::string refusal;
-    hdl.receive([&](call_actor&) { CAF_FAIL("the call was taken"); },
-                [&](caf::error& e) { refusal = e.context().get_as<std::string>(0); });
-    return refusal;
-  };
-  // Two calls wait; a third finds the hold full (UNAVAILABLE at once).
-  auto first = self->request(hold, caf::infinite, call_atom_v, run({}, "mover"), as_caller);
-  auto second = self->request(hold, caf::infinite, call_atom_v, run({}, "mover", 200ms),
-                              as_caller);
-  sched.run();
-  CAF_CHECK(self->mailbox().empty());
-  auto third = self->request(hold, caf::infinite, call_atom_v, run({}, "mover"), as_caller);
-  sched.run();
-  auto full = refusal_of(third);
-  CAF_CHECK_EQUAL(member(full, {"data", "code"}), "14");
-  CAF_CHECK(contains(member_str(full, {"message"}), "failover hold is full"));
-  // The second's own deadline passes while it waits.
-  sched.advance_time(250ms);
-  sched.run();
-  auto late = refusal_of(second);
-  CAF_CHECK_EQUAL(member(late, {"data", "code"}), "4");
-  // The runtime registers again (here): the first goes to it, right
-  // behind the answer to its register.
-  auto t = make_fake_transport("127.0.0.1:41999");
-  auto back = spawn_connection(t, dir, default_connection_options());
-  transports.push_back(t);
-  conns.push_back(back);
-  send_frame(back, register_frame("mover", R"("1")", "4242", "mover"));
-  CAF_REQUIRE_EQUAL(t->size(), 2u);
-  CAF_CHECK_EQUAL(member(t->frame(0), {"result"}), "{}");
-  CAF_CHECK_EQUAL(member_str(t->frame(1), {"method"}), "runAction");
-  bool taken = false;
-  first.receive([&](call_actor& c) { taken = static_cast<bool>(c); },
-                [&](caf::error& e) { CAF_FAIL("the held call failed: " << sys.render(e)); });
-  CAF_CHECK(taken);
-  CAF_CHECK_EQUAL(obs::global().failover_held.load(), 0);
-  stop(caf::actor_cast<caf::actor>(hold));
-  stop(caf::actor_cast<caf::actor>(at_b));
   finish();
 }
 
