@@ -93,6 +93,15 @@ public:
       if (ended_ && !source_)
         return;
     }
+    if (!bidi && started_) {
+      // The read behind the one request message of a unary or
+      // server-streaming call: the client's end of the stream, or a second
+      // message, which the method does not take (its run is cancelled).
+      if (ok)
+        fail_here(grpc::StatusCode::INVALID_ARGUMENT,
+                  "this method takes one request message; the call sent more");
+      return;
+    }
     if (!started_) {
       started_ = true;
       if (!bidi && !ok)
@@ -102,8 +111,12 @@ public:
         return;
       if (!start(bidi ? std::string{} : input))
         return;
-      if (!bidi)
+      if (!bidi) {
+        // A second message would be a protocol error: the run starts now
+        // and this read sees whether the stream ends here.
+        StartRead(&in_);
         return;
+      }
       if (ok)
         source_->input(std::move(input));
     } else if (ok) {

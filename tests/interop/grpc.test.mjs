@@ -610,6 +610,33 @@ describe('gRPC front door limits', () => {
     }
   });
 
+  test('a unary call with two request messages is INVALID_ARGUMENT, and the next call runs', async () => {
+    // slow: the run is still going when the second message is read.
+    const method = root.lookupService('genkit.flow.Flows').methods.slow;
+    method.resolve();
+    const body = method.resolvedRequestType.encode({ ms: 5000 }).finish();
+    const message = Buffer.concat([Buffer.from([0, 0, 0, 0, body.length]), Buffer.from(body)]);
+    const session = http2.connect(`http://${address}`);
+    try {
+      const req = session.request({ ':method': 'POST', ':path': '/genkit.flow.Flows/slow',
+        'content-type': 'application/grpc', te: 'trailers' });
+      req.on('data', () => {});
+      const status = new Promise((resolve) => {
+        req.on('trailers', (t) => resolve(t));
+        req.on('response', (h) => h['grpc-status'] !== undefined && resolve(h));
+      });
+      req.end(Buffer.concat([message, message]));
+      const t = await status;
+      assert.equal(Number(t['grpc-status']), grpc.status.INVALID_ARGUMENT, JSON.stringify(t));
+      assert.match(decodeURIComponent(t['grpc-message']), /takes one request message/);
+    } finally {
+      session.destroy();
+    }
+    const res = await unary(flows, 'echo', toValue('one'));
+    assert.equal(res.string_value, 'one');
+    await manager.waitForStats({ 'actors.pending_request': 0, 'grpc.open_calls': 0 });
+  });
+
   test('a request over --max-body-bytes is RESOURCE_EXHAUSTED, and the next call runs', async () => {
     await assert.rejects(unary(flows, 'echo', toValue('x'.repeat(300000))),
       (e) => e.code === grpc.status.RESOURCE_EXHAUSTED && /larger than max/.test(e.details));
