@@ -171,6 +171,14 @@ call_route route_call(const route_table& routes, const call_request& req,
     });
     return i == es.rend() ? nullptr : &*i;
   };
+  // Between nodes the holder announced first wins: an id registered at
+  // another node while one is live (a copy, or a runtime claiming a name
+  // that is not its own) never takes that one's unqualified calls; it is
+  // reachable as node/id. (On one node a live holder keeps its id.)
+  auto first_by_id = [](const entries_t& es, std::string_view id) -> const route_table::entry* {
+    auto i = std::find_if(es.begin(), es.end(), [&](auto& x) { return x.runtime_id == id; });
+    return i == es.end() ? nullptr : &*i;
+  };
   if (req.method == call_method::cancel_action && req.runtime_id.empty()) {
     // Only the runtime that holds a run knows its trace id.
     auto n = req.runtime_name.empty()
@@ -219,7 +227,7 @@ call_route route_call(const route_table& routes, const call_request& req,
     // A pinned call is counted, never held back by the cap.
     if (e->load && e->load->try_reserve(0))
       r.load = e->load;
-  } else if ((e = by_id(remote, req.runtime_id))) {
+  } else if ((e = first_by_id(remote, req.runtime_id))) {
     if (e->load && e->load->try_reserve(0))
       r.load = e->load;
   } else {

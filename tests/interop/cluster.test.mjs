@@ -271,6 +271,25 @@ describe('a cluster of three', () => {
     assert.ok(cpp.running);
   });
 
+  test('an id registered at another node while its holder is live never takes the holder\'s calls', async () => {
+    const a = await startNode('a');
+    const b = await startNode('b', { seeds: [a] });
+    const d = await startNode('d', { seeds: [a, b] });
+    for (const m of [a, b, d]) await waitForMembers(m, ['a', 'b', 'd']);
+    const answering = async (m, answer) => {
+      const rt = await m.fakeRuntime('onB');
+      rt.handlers.runAction = () => ({ result: { result: answer, telemetry: { traceId: 'd'.repeat(32) } } });
+      await rt.register('onB');
+    };
+    await answering(b, 'the real one');
+    await waitForListed(a, ['b/onB']);
+    await answering(d, 'an impostor');
+    await waitForListed(a, ['b/onB', 'd/onB']);
+    for (let i = 0; i < 3; i++) assert.equal((await runAction(a, 'onB', '/flow/x', i)).json.result, 'the real one');
+    assert.equal((await runAction(a, 'd/onB', '/flow/x', 0)).json.result, 'an impostor');
+    for (const m of [a, b, d]) await m.waitForStats(NOTHING_LEFT);
+  });
+
   test('SIGSTOP of a node: its callers get UNAVAILABLE within the heartbeat timeout', async () => {
     const hb = ['--cluster-heartbeat-timeout', '2s'];
     const a = await startNode('a', { args: hb });

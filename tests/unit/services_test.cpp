@@ -425,6 +425,30 @@ CAF_TEST(replicas at other nodes are balanced on the figures their node reports)
   finish();
 }
 
+CAF_TEST(between nodes an id goes to the node that announced it first) {
+  auto b = caf::actor_cast<connection_actor>(spawn_dummy());
+  auto d = caf::actor_cast<connection_actor>(spawn_dummy());
+  caf::anon_send(dir, remote_up_atom_v, std::string{"b"}, std::string{"onB"},
+                 std::string{R"({"id":"onB","pid":1})"}, b);
+  sched.run();
+  // Another node's runtime claims the same id later: the calls stay with b's.
+  caf::anon_send(dir, remote_up_atom_v, std::string{"d"}, std::string{"onB"},
+                 std::string{R"({"id":"onB","pid":2})"}, d);
+  sched.run();
+  for (int i = 0; i < 3; ++i)
+    CAF_CHECK_EQUAL(route_of(run({}, "onB")).node, "b");
+  CAF_CHECK_EQUAL(route_of(run({}, "d/onB")).node, "d");
+  // When b's leaves, the id is d's.
+  caf::anon_send(dir, remote_down_atom_v, std::string{"b"}, std::string{"onB"});
+  sched.run();
+  CAF_CHECK_EQUAL(route_of(run({}, "onB")).node, "d");
+  caf::anon_send(dir, node_lost_atom_v, std::string{"d"});
+  sched.run();
+  stop(caf::actor_cast<caf::actor>(b));
+  stop(caf::actor_cast<caf::actor>(d));
+  finish();
+}
+
 CAF_TEST(host yaml replicas belong to their service whatever name they register) {
   service_limits limits;
   limits.service_of_id["orders-1"] = "orders";
