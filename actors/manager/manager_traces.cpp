@@ -49,6 +49,18 @@ std::string manager::impl::start_traces() {
                                          exporter);
     caf::anon_send(d.supervisor, adopt_atom_v, d.traces);
     d.route_spans = d.spawn_child(route_span_batcher, d.traces);
+    // Reads on a connection and a thread of their own: a filtered listing
+    // that scans for seconds no longer holds up the stores behind it.
+    std::string why;
+    if (auto reads = traces::trace_store::open(d.opts.trace_store, d.opts.trace_retention, why)) {
+      auto reader = d.sys.spawn<caf::detached>(
+        trace_reader, std::shared_ptr<traces::trace_store>{std::move(reads)});
+      caf::anon_send(d.supervisor, adopt_atom_v, reader);
+      caf::anon_send(d.traces, trace_reader_atom_v, reader);
+    } else {
+      spdlog::warn("trace store: no reader connection ({}); listings run on the writer's thread",
+                   why);
+    }
   }
   return {};
 }

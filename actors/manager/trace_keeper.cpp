@@ -179,6 +179,20 @@ void take_route_span(self_ptr self, traces::run_span& span) {
   w.emplace_back(self->clock().now(), std::move(span));
 }
 
+// (trace_get_atom) and (trace_list_atom), answered by the keeper or its reader.
+caf::result<bool, std::string> load_trace(traces::trace_store& store, const std::string& id) {
+  auto t = store.load(id);
+  return {t.has_value(), t ? std::move(*t) : std::string{}};
+}
+
+std::string list_traces(traces::trace_store& store, std::uint64_t limit, std::uint64_t offset,
+                        const std::string& filter_json) {
+  traces::trace_filter filter;
+  if (!filter_json.empty() && !traces::trace_filter::parse(filter_json, filter).empty())
+    return R"({"traces":[]})"; // checked by the route already
+  return store.list(limit, offset, filter);
+}
+
 } // namespace
 
 caf::behavior route_span_batcher(caf::stateful_actor<route_span_batcher_state>* self,
@@ -205,6 +219,20 @@ caf::behavior route_span_batcher(caf::stateful_actor<route_span_batcher_state>* 
     [self, flush](route_batch_atom) {
       self->state.window_open = false;
       flush();
+    },
+  };
+}
+
+caf::behavior trace_reader(caf::stateful_actor<trace_reader_state>* self,
+                           std::shared_ptr<traces::trace_store> store) {
+  self->state.store = std::move(store);
+  return {
+    [self](trace_get_atom, const std::string& id) -> caf::result<bool, std::string> {
+      return load_trace(*self->state.store, id);
+    },
+    [self](trace_list_atom, std::uint64_t limit, std::uint64_t offset,
+           const std::string& filter_json) -> std::string {
+      return list_traces(*self->state.store, limit, offset, filter_json);
     },
   };
 }
@@ -283,15 +311,24 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
       return {true, st.store->load(id).value_or(std::string{})};
     },
     [self](trace_get_atom, const std::string& id) -> caf::result<bool, std::string> {
-      auto t = self->state.store->load(id);
-      return {t.has_value(), t ? std::move(*t) : std::string{}};
+      if (auto& reader = self->state.reader) {
+        auto rp = self->make_response_promise();
+        rp.delegate(reader, trace_get_atom_v, id);
+        return rp;
+      }
+      return load_trace(*self->state.store, id);
     },
     [self](trace_list_atom, std::uint64_t limit, std::uint64_t offset,
-           const std::string& filter_json) -> std::string {
-      traces::trace_filter filter;
-      if (!filter_json.empty() && !traces::trace_filter::parse(filter_json, filter).empty())
-        return R"({"traces":[]})"; // checked by the route already
-      return self->state.store->list(limit, offset, filter);
+           const std::string& filter_json) -> caf::result<std::string> {
+      if (auto& reader = self->state.reader) {
+        auto rp = self->make_response_promise();
+        rp.delegate(reader, trace_list_atom_v, limit, offset, filter_json);
+        return rp;
+      }
+      return list_traces(*self->state.store, limit, offset, filter_json);
+    },
+    [self](trace_reader_atom, caf::actor& reader) {
+      self->state.reader = std::move(reader);
     },
     [self](trace_prune_atom) {
       if (auto n = self->state.store->prune(now_ms()); n > 0)

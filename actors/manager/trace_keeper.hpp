@@ -43,6 +43,8 @@ CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_batch_atom, "rout
 // now on; snapshot = the trace so far ("" = none yet); not accepted: too many
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_watch_atom, "tracewatch")
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_event_atom, "traceevent")
+// (trace_reader_atom, reader): the keeper's listings and loads go there
+CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_reader_atom, "tracereadr")
 CAF_ADD_TYPE_ID(actor_host_traces, (actor_host::traces::run_span))
 CAF_ADD_TYPE_ID(actor_host_traces, (std::vector<actor_host::traces::run_span>))
 CAF_END_TYPE_ID_BLOCK(actor_host_traces)
@@ -105,8 +107,23 @@ struct trace_keeper_state {
   bool incoming_window_open = false;
   std::unordered_map<std::string, std::vector<caf::actor>> watchers; // by trace id
   std::size_t watcher_count = 0;
+  // A trace_reader with a connection of its own: listings and loads go
+  // there, so a slow filtered listing never holds up a store. Null: here.
+  caf::actor reader;
   static inline const char* name = "trace_keeper";
 };
+
+struct trace_reader_state {
+  std::shared_ptr<traces::trace_store> store; // its own connection to the keeper's file
+  static inline const char* name = "trace_reader";
+};
+
+/// Answers (trace_get_atom, id) and (trace_list_atom, ...) as the keeper
+/// does, from a second connection to the store's file: SQLite in WAL mode
+/// lets it read while the keeper writes. Spawned detached, like the keeper;
+/// the keeper hands it its reads once told (trace_reader_atom, reader).
+caf::behavior trace_reader(caf::stateful_actor<trace_reader_state>* self,
+                           std::shared_ptr<traces::trace_store> store);
 
 /// Route spans collected before they go to the keeper in one message: the
 /// keeper has a thread of its own, and waking it once per run cost more than

@@ -189,4 +189,25 @@ CAF_TEST(route spans reach the keeper in batches) {
   stop(batcher);
 }
 
+CAF_TEST(with a reader the keeper hands it its listings and loads) {
+  // The reader's store has a trace the keeper's has not: what the keeper
+  // answers comes from the reader.
+  std::string error;
+  std::shared_ptr<traces::trace_store> other = traces::trace_store::open(":memory:", {}, error);
+  CAF_REQUIRE(other);
+  CAF_REQUIRE_EQUAL(other->save(root_doc(), 1700000000000), "");
+  CAF_CHECK_EQUAL(load(), "<none>");
+  auto reader = sys.spawn(trace_reader, other);
+  sched.run();
+  caf::anon_send(keeper, trace_reader_atom_v, reader);
+  sched.run();
+  CAF_CHECK(load().find(trace_t) != std::string::npos);
+  auto list = std::get<0>(ask<std::string>(keeper, trace_list_atom_v, std::uint64_t{10},
+                                          std::uint64_t{0}, std::string{}));
+  CAF_CHECK(list.find(trace_t) != std::string::npos);
+  // Stores still go to the keeper's own.
+  CAF_CHECK_EQUAL(post(root_doc()), "");
+  stop(reader);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
