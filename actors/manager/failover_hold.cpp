@@ -30,21 +30,11 @@ clock::time_point moving_until(const route_table& routes, const call_request& re
   return i == m.end() ? clock::time_point::min() : i->second;
 }
 
-// A wake-up for the earliest deadline held, armed again when a call with
-// an earlier one comes (a wake-up armed for later then finds nothing due).
 void arm_wake(self_ptr self) {
-  auto& st = self->state;
-  auto next = clock::time_point::max();
-  for (auto& h : st.calls)
-    next = std::min(next, h.deadline);
-  if (next >= st.wake_at)
-    return;
-  st.wake_at = next;
-  auto in = std::max(next - self->clock().now(), clock::duration::zero());
-  self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(in), expired_atom_v);
+  arm_deadline_wake(self, self->state.calls, self->state.wake_at);
 }
 
-void release(self_ptr self, failover_hold_state::held& h) {
+void release(self_ptr self, waiting_call& h) {
   self->state.bytes -= h.req.params.size();
   count_held(-1);
 }

@@ -2,6 +2,7 @@
 
 #include "actors/common/messages.hpp"
 #include "actors/manager/interfaces.hpp"
+#include "actors/manager/waiting_call.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -24,14 +25,7 @@ struct failover_hold_limits {
 };
 
 struct failover_hold_state {
-  struct held {
-    call_request req;
-    caller_actor caller;
-    caf::response_promise answer; // the door's hand-off: the call_actor, or a refusal
-    std::chrono::steady_clock::time_point since;
-    std::chrono::steady_clock::time_point deadline;
-  };
-  std::deque<held> calls; // oldest first
+  std::deque<waiting_call> calls; // oldest first
   std::size_t bytes = 0;
   // When the armed wake-up fires; max(): none armed.
   std::chrono::steady_clock::time_point wake_at = std::chrono::steady_clock::time_point::max();

@@ -18,19 +18,8 @@ void count_queued(self_ptr self, std::int64_t delta) {
   obs::global().service_calls_queued.fetch_add(delta, std::memory_order_relaxed);
 }
 
-// A wake-up for the earliest deadline waiting, armed again when a call
-// with an earlier one comes (a call handed on early, or a wake-up armed for
-// later, leaves a wake-up that finds nothing due).
 void arm_wake(self_ptr self) {
-  auto& st = self->state;
-  auto next = clock::time_point::max();
-  for (auto& w : st.calls)
-    next = std::min(next, w.deadline);
-  if (next >= st.wake_at)
-    return;
-  st.wake_at = next;
-  auto in = std::max(next - self->clock().now(), clock::duration::zero());
-  self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(in), expired_atom_v);
+  arm_deadline_wake(self, self->state.calls, self->state.wake_at);
 }
 
 // Hands waiting calls, oldest first, to replicas with room.

@@ -4,6 +4,7 @@
 #include "actors/common/messages.hpp"
 #include "actors/manager/interfaces.hpp"
 #include "actors/manager/routing.hpp"
+#include "actors/manager/waiting_call.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -28,16 +29,9 @@ struct service_queue_args {
 };
 
 struct service_queue_state {
-  struct waiting {
-    call_request req;
-    caller_actor caller;
-    caf::response_promise answer; // the door's hand-off: the call_actor, or a refusal
-    std::chrono::steady_clock::time_point since;
-    std::chrono::steady_clock::time_point deadline; // max(): none
-  };
   live_count live{actor_kind::service_queue};
   service_queue_args args;
-  std::deque<waiting> calls; // FIFO
+  std::deque<waiting_call> calls; // FIFO
   // When the armed wake-up fires; max(): none armed.
   std::chrono::steady_clock::time_point wake_at = std::chrono::steady_clock::time_point::max();
   static inline const char* name = "service_queue";
