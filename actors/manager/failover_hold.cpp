@@ -72,28 +72,23 @@ void route_again(self_ptr self, const front_door& door) {
 void give_up_due(self_ptr self) {
   auto& st = self->state;
   auto now = self->clock().now();
-  for (auto i = st.calls.begin(); i != st.calls.end();) {
-    if (i->deadline > now) {
-      ++i;
-      continue;
-    }
-    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - i->since);
-    bool own_deadline = i->req.timeout.count() > 0 && i->since + i->req.timeout <= now;
+  take_due(st.calls, now, [&](waiting_call& w) {
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - w.since);
+    bool own_deadline = w.req.timeout.count() > 0 && w.since + w.req.timeout <= now;
     obs::global().failover_hold_expired.fetch_add(1, std::memory_order_relaxed);
     spdlog::info("failover hold: {} did not come back within {} ms; the call fails",
-                 awaited(i->req), waited.count());
-    i->answer.deliver(call_refusal(
+                 awaited(w.req), waited.count());
+    w.answer.deliver(call_refusal(
       own_deadline
         ? manager_errors::status_error(registry::status_code::deadline_exceeded,
-                                       "the call's deadline passed while " + awaited(i->req)
+                                       "the call's deadline passed while " + awaited(w.req)
                                          + " was moving to another node")
         : manager_errors::status_error(registry::status_code::unavailable,
-                                       awaited(i->req) + " was on a node that was lost and did "
+                                       awaited(w.req) + " was on a node that was lost and did "
                                        "not register again within the failover hold ("
                                          + std::to_string(waited.count()) + " ms)")));
-    release(self, *i);
-    i = st.calls.erase(i);
-  }
+    release(self, w);
+  });
 }
 
 } // namespace

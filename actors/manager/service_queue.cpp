@@ -58,17 +58,12 @@ void hand_on(self_ptr self) {
 void give_up_due(self_ptr self) {
   auto& st = self->state;
   auto now = self->clock().now();
-  for (auto i = st.calls.begin(); i != st.calls.end();) {
-    if (i->deadline > now) {
-      ++i;
-      continue;
-    }
+  take_due(st.calls, now, [&](waiting_call& w) {
     obs::global().service_queue_timeouts.fetch_add(1, std::memory_order_relaxed);
-    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - i->since);
-    i->answer.deliver(call_refusal(manager_errors::queue_timed_out(st.args.service, waited)));
-    i = st.calls.erase(i);
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - w.since);
+    w.answer.deliver(call_refusal(manager_errors::queue_timed_out(st.args.service, waited)));
     count_queued(self, -1);
-  }
+  });
 }
 
 } // namespace

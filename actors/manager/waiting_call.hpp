@@ -37,4 +37,19 @@ void arm_deadline_wake(Self* self, const Calls& calls,
   self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(in), expired_atom_v);
 }
 
+/// Takes the calls whose deadline is `now` or earlier out of `calls`, in
+/// order, and hands each to `give_up(call)`.
+template <class Calls, class F>
+void take_due(Calls& calls, std::chrono::steady_clock::time_point now, F give_up) {
+  for (auto i = calls.begin(); i != calls.end();) {
+    if (i->deadline > now) {
+      ++i;
+      continue;
+    }
+    auto due = std::move(*i);
+    i = calls.erase(i);
+    give_up(due);
+  }
+}
+
 } // namespace actor_host
