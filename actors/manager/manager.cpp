@@ -128,7 +128,7 @@ std::string manager::start() {
   d.door = front_door{routes, d.directory, d.functions, d.opts.policy,
                       d.opts.cluster ? d.cluster_view : nullptr, feed,
                       std::filesystem::path{d.opts.project_root}.filename().string(),
-                      d.supervisor};
+                      d.supervisor, {}};
   if (d.opts.cluster && d.opts.failover_hold.count() > 0) {
     // Calls for the runtimes of a lost node wait while they move.
     d.door.hold = d.spawn_child(failover_hold, d.door, failover_hold_limits{});
