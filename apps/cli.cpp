@@ -27,8 +27,8 @@ namespace json = boost::json;
 
 constexpr std::string_view default_manager_url = "http://127.0.0.1:4100";
 
-constexpr std::array<std::string_view, 7> commands{"runtimes", "services", "restart", "actions",
-                                                   "run",      "cancel",   "cluster"};
+constexpr std::array<std::string_view, 8> commands{"runtimes", "services", "restart", "actions",
+                                                   "run",      "cancel",   "cluster",  "drain"};
 
 // -- parsing helpers ----------------------------------------------------------
 
@@ -147,6 +147,10 @@ int run_cli(int argc, char** argv) {
   add_common(run);
   auto* cluster = app.add_subcommand("cluster", "List the nodes of the manager's cluster");
   add_common(cluster);
+  auto* drain = app.add_subcommand(
+    "drain", "Drain the manager and stop it, as SIGTERM does: its runtimes finish their calls, "
+             "then move to the other nodes of its cluster");
+  add_common(drain);
   auto* cancel = app.add_subcommand("cancel", "Cancel a running action by trace ID");
   cancel->add_option("TRACE_ID", opts.trace_id, "Trace ID printed by 'run'")->required();
   add_runtime(cancel);
@@ -231,6 +235,8 @@ int run_cli(int argc, char** argv) {
     return cmd_run(*session, opts, input, context, timeout_ms);
   if (cluster->parsed())
     return cmd_cluster(*session, opts);
+  if (drain->parsed())
+    return cmd_drain(*session, opts);
   return cmd_cancel(*session, opts);
 }
 

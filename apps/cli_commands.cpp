@@ -274,6 +274,23 @@ int cmd_restart(manager_session& session, const cli_options& opts) {
   return exit_ok;
 }
 
+int cmd_drain(manager_session& session, const cli_options& opts) {
+  auto res = session.call("drainNode", {});
+  if (auto rc = check(res); rc >= 0)
+    return rc;
+  if (opts.json) {
+    std::cout << json_out(*res.result) << '\n';
+    return exit_ok;
+  }
+  const auto* message = member(*res.result, "message");
+  if (message == nullptr || !message->is_string()) {
+    std::cerr << "error: the manager's answer to drainNode has no message\n";
+    return exit_failed;
+  }
+  std::cout << terminal_safe(std::string{message->as_string()}) << '\n';
+  return exit_ok;
+}
+
 int cmd_cluster(manager_session& session, const cli_options& opts) {
   auto res = session.call("getCluster", {});
   if (auto rc = check(res); rc >= 0)

@@ -70,4 +70,8 @@ int cmd_cancel(manager_session& session, const cli_options& opts);
 /// `actor-host cluster`: the nodes as the manager sees them.
 int cmd_cluster(manager_session& session, const cli_options& opts);
 
+/// `drain`: the manager drains (its runtimes' calls finish, then they move
+/// to other nodes) and stops, as on SIGTERM.
+int cmd_drain(manager_session& session, const cli_options& opts);
+
 } // namespace actor_host::apps

@@ -248,6 +248,7 @@ int main(int argc, char** argv) {
       if (attached)
         latch.finish(code, std::move(why));
     };
+    opts.on_drain_request = [&latch] { latch.finish(0, "drain requested (actor-host drain)"); };
     mgr = std::make_unique<manager>(sys, io, std::move(opts));
   }
   component& comp = mgr ? static_cast<component&>(*mgr) : *main_component;

@@ -28,7 +28,8 @@ void schedule_retry(self_ptr self, const std::string& address) {
 
 void dial(self_ptr self, const std::string& address) {
   auto& st = self->state;
-  if (address == st.self_card.address || st.self_addresses.count(address))
+  // A node that leaves says hello to nobody (the others would admit it again).
+  if (address == st.self_card.address || st.self_addresses.count(address) || st.leaving)
     return;
   auto& d = st.dials[address];
   if (d.in_flight || !st.links.middleman)
@@ -68,7 +69,7 @@ void dial(self_ptr self, const std::string& address) {
         // Nothing listens there: a lost member there is down, not just unreachable.
         for (auto& [name, m] : st.members)
           if (m.card.address == address && m.state == member::status::unreachable)
-            mark_lost(self, m, member::status::down, "nothing answers at its address");
+            mark_lost(self, m, member::status::down, "nothing answers at its address", false);
         schedule_retry(self, address);
       });
 }

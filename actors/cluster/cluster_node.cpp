@@ -36,15 +36,17 @@ void publish_view(self_ptr self) {
              + std::to_string(c.incarnation) + "\"}";
   };
   add(st.self_card, "up", st.local.size(), st.opts.worker_count ? st.opts.worker_count() : 0);
+  cluster_view v;
   for (auto& [name, m] : st.members) {
     add(m.card, status_name(m.state), m.runtimes.size(), m.workers);
+    if (m.state == member::status::up && !m.card.reflection_url.empty())
+      v.peer_reflection_urls.push_back(m.card.reflection_url);
     (m.state == member::status::up ? up : m.state == member::status::down ? down : unreachable)++;
   }
   auto& g = obs::global();
   g.cluster_nodes_up.store(up);
   g.cluster_nodes_unreachable.store(unreachable);
   g.cluster_nodes_down.store(down);
-  cluster_view v;
   v.json = R"({"self":)" + rpc::quote(st.self_card.name) + R"(,"nodes":[)" + nodes + "]}";
   if (!st.refusal.empty())
     v.not_ready = "cluster: " + st.refusal;
@@ -78,7 +80,10 @@ void remote_up(self_ptr self, member& m, runtime_record& r) {
 }
 
 // The link to `m` is gone, or it left: its runtimes go from the directory.
-void mark_lost(self_ptr self, member& m, member::status to, const std::string& why) {
+// A node that left drains: the calls routed to it before its runtimes were
+// unlisted here still go to it (its gateway stays until its link closes),
+// and it waits for them before its runtimes move.
+void mark_lost(self_ptr self, member& m, member::status to, const std::string& why, bool left) {
   if (m.state == member::status::up) {
     obs::global().cluster_membership_changes.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("cluster: node {} at {} is {} ({}); its {} runtime(s) are no longer listed",
@@ -87,9 +92,9 @@ void mark_lost(self_ptr self, member& m, member::status to, const std::string& w
   m.state = to;
   m.since = clock_type::now();
   m.runtimes.clear();
-  // New calls for it fail at once; the gateway fails those in flight when
-  // CAF kills the node's proxies.
-  if (self->state.links.gateway)
+  // Else new calls for it fail at once; the gateway fails those in flight
+  // when CAF kills the node's proxies.
+  if (self->state.links.gateway && !left)
     self->send(self->state.links.gateway, gateway_atom_v, m.card.name, caf::actor{});
   self->send(self->state.directory, node_lost_atom_v, m.card.name);
   if (self->state.functions)
@@ -102,6 +107,10 @@ void admit(self_ptr self, member_card card, std::vector<runtime_record> records)
   auto& st = self->state;
   auto [i, fresh] = st.members.try_emplace(card.name);
   auto& m = i->second;
+  if (!fresh && m.left_incarnation == card.incarnation) {
+    spdlog::debug("cluster: node {} left; its draining process is not admitted again", card.name);
+    return;
+  }
   bool same = !fresh && m.card.incarnation == card.incarnation && m.card.node == card.node
               && m.state == member::status::up;
   if (!same) {
@@ -188,7 +197,8 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
         mark_lost(self, m, member::status::unreachable,
                   dm.reason == caf::exit_reason::remote_link_unreachable
                     ? "its connection closed, or it sent no heartbeat within the timeout"
-                    : caf::to_string(dm.reason));
+                    : caf::to_string(dm.reason),
+                  false);
   });
   // A node leaving tells the others, so they drop it at once.
   self->attach_functor([board = st.board] { board->publish({}); });
@@ -277,7 +287,8 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
       }
       if (auto* m = from_member(node)) {
         self->demonitor(m->card.node.address());
-        mark_lost(self, *m, member::status::down, "it left");
+        m->left_incarnation = m->card.incarnation;
+        mark_lost(self, *m, member::status::down, "it left", true);
       }
     },
     // -- within this node ---------------------------------------------------
@@ -297,10 +308,11 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
         broadcast(self, rt_down_atom_v, st.self_card.name, id);
       publish_view(self);
     },
-    [self](listening_atom, std::string& advertise) {
+    [self](listening_atom, std::string& advertise, std::string& reflection_url) {
       // The endpoint is up: now others can dial back what we advertise.
       auto& st = self->state;
       st.self_card.address = std::move(advertise);
+      st.self_card.reflection_url = std::move(reflection_url);
       std::string host;
       std::uint16_t port = 0;
       if (st.opts.tls && split_address(st.self_card.address, host, port))

@@ -47,6 +47,9 @@ struct cluster_options {
 struct cluster_view {
   std::string json;      // GET /api/cluster
   std::string not_ready; // "" = joined (or serving alone after the grace)
+  // The reflection URLs of the other nodes up: a register answer hands
+  // them to the runtime (managerUrls), so it can move when this node goes.
+  std::vector<std::string> peer_reflection_urls;
 };
 
 /// What /api/cluster and /readyz read without a round trip to the cluster
@@ -64,7 +67,7 @@ struct cluster_links {
 };
 
 /// Spawns this node's membership actor (actors/cluster/cluster_node.cpp).
-/// Once told (listening_atom, advertised "host:port") it dials the seeds, admits and introduces nodes, sends this node's runtime
+/// Once told (listening_atom, advertised "host:port", the reflection URL runtimes dial) it dials the seeds, admits and introduces nodes, sends this node's runtime
 /// registrations (from `directory`) to every node and feeds theirs into it,
 /// and drops a node's runtimes when its link is lost. `directory` is the
 /// runtime_directory, as a plain handle.

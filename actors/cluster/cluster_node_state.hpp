@@ -35,6 +35,9 @@ struct member {
   // dialed sends first, after the welcome (the welcome has to arrive
   // first); the other answers with its own.
   bool fns_sent = false;
+  // The incarnation that left (a drain): it is not admitted again, though it
+  // still answers while it drains; a restart comes with a new one.
+  std::uint64_t left_incarnation = 0;
 };
 
 inline const char* status_name(member::status s) {
@@ -84,8 +87,9 @@ using self_ptr = caf::stateful_actor<cluster_state>*;
 void publish_view(self_ptr self);
 /// This node's runtimes, as the others list them.
 std::vector<runtime_record> local_records(self_ptr self);
-/// The link to `m` is gone, or it left: its runtimes go from the directory.
-void mark_lost(self_ptr self, member& m, member::status to, const std::string& why);
+/// The link to `m` is gone, or it `left` (a drain: calls still reach it
+/// until its link closes): its runtimes go from the directory.
+void mark_lost(self_ptr self, member& m, member::status to, const std::string& why, bool left);
 /// `card` said hello or welcomed us: it is a member now, with `records`.
 void admit(self_ptr self, member_card card, std::vector<runtime_record> records);
 /// Why `card` may not join ("" = it may).

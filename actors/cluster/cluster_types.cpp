@@ -40,6 +40,11 @@ std::string card_problem(const member_card& card) {
   if (!registry::peer_text_problem(card.address, max_address_bytes).empty()
       || !split_address(card.address, host, port))
     return "node " + card.name + " advertises an address that is not host:port";
+  if (!card.reflection_url.empty()
+      && (!registry::peer_text_problem(card.reflection_url, max_address_bytes).empty()
+          || !(card.reflection_url.starts_with("ws://") || card.reflection_url.starts_with("wss://"))
+          || card.reflection_url.find_first_of(" ?#@") != std::string::npos))
+    return "node " + card.name + " advertises a reflection URL that is not ws://host:port";
   if (!card.node)
     return "no cluster node handle";
   // Calls go to the gateway: it must be the node's own, not another's.

@@ -17,7 +17,7 @@ namespace actor_host {
 
 /// Bumped when the messages between nodes change incompatibly: a node of
 /// another version is refused at hello, with both versions in the log.
-inline constexpr std::uint32_t cluster_protocol_version = 3;
+inline constexpr std::uint32_t cluster_protocol_version = 4;
 
 /// A node as the others know it.
 struct member_card {
@@ -27,12 +27,15 @@ struct member_card {
   std::uint32_t version = cluster_protocol_version;
   caf::actor node;               // its cluster_node
   caf::actor gateway;            // its cluster_gateway: where calls to it go
+  // Where runtimes register at it (ws:// or wss://, no token): handed to the
+  // runtimes registered at the other nodes, so they can move here.
+  std::string reflection_url;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, member_card& x) {
   return f(caf::meta::type_name("member_card"), x.name, x.address, x.incarnation, x.version,
-           x.node, x.gateway);
+           x.node, x.gateway, x.reflection_url);
 }
 
 /// A runtime registered at one node, as the other nodes list and call it.

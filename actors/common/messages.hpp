@@ -107,7 +107,10 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, ready_timeout_atom, "readytime")
 // (stop_atom, signal) -> ok                     [child_runtime; manager_supervisor: drain,
 //                                               then stop the services with signal]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, stop_atom, "stop")
-// (drain_atom) -> ok [connection] / vector<actor> [directory]
+// (stop_atom, close_code)                     [runtime connection] close the link with
+//                                               close_code (1012: register at another node)
+// (drain_atom) -> ok [connection] / vector<actor> [directory] / string [manager_supervisor:
+//                                               drain this node and stop, as on SIGTERM]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, drain_atom, "drain")
 
 // iii workers: connections <-> function registry <-> invocations, triggers
@@ -182,7 +185,7 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, local_fns_atom, "localfns")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, fn_set_atom, "fnset")
 // (cluster_atom, cluster_node, gateway, node_name)   [runtime_directory, function_registry]
 //                                               where local changes and remote calls go
-// (listening_atom, advertised_address)          [cluster_node] its endpoint is up: start
+// (listening_atom, advertised_address, reflection_url) [cluster_node] its endpoint is up: start
 CAF_ADD_ATOM(actor_host, actor_host::atoms, listening_atom, "listening")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, cluster_atom, "cluster")
 // (dial_atom, peer_cluster_node)               [cluster_node] say hello to it

@@ -186,6 +186,28 @@ void on_restart_service(self_ptr self, const rpc::message& m, std::string name) 
       });
 }
 
+// `drainNode {}`: `actor-host drain`: this node drains and stops as on
+// SIGTERM (manager_supervisor); answered as the drain begins.
+void on_drain_node(self_ptr self, const rpc::message& m) {
+  auto& st = self->state;
+  if (!st.door.supervisor)
+    return send_error(self, m.id, rpc::code::method_not_found, "Method not found: drainNode");
+  self->request(st.door.supervisor, internal_reply_timeout, drain_atom_v)
+    .then(
+      [self, id = m.id](std::string& summary) {
+        self->state.transport->send_text(
+          rpc::result_response(id, "{\"message\":" + rpc::quote(summary) + "}"));
+      },
+      [self, id = m.id](caf::error& err) {
+        auto why = err.context().match_elements<std::string>()
+                     ? err.context().get_as<std::string>(0)
+                     : to_string(err);
+        send_error(self, id,
+                   manager_errors::status_error(registry::status_code::failed_precondition,
+                                                "drain failed: " + why));
+      });
+}
+
 // `watch {topics?: [name...]}`: the dashboard feed pushes every watched
 // topic now and on each change (dashboard_feed.hpp). Without topics, all.
 void on_watch(self_ptr self, const rpc::message& m, const rpc::object_members& p) {
@@ -369,6 +391,8 @@ void on_frame(self_ptr self, std::string& frame) {
                         "Invalid params: 'name' must be the name of a service (1-256 characters)");
     return on_restart_service(self, m, std::move(name));
   }
+  if (m.method == "drainNode")
+    return on_drain_node(self, m);
   if (m.method == "cancelAction") {
     std::string trace;
     auto* raw = p.find("traceId");

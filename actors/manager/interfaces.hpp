@@ -56,6 +56,7 @@ using api_session_actor = caller_actor::extend_with<socket_owner_actor>::extend<
 using connection_actor = call_target_actor::extend_with<socket_owner_actor>::extend<
   caf::reacts_to<forget_atom, std::string, std::string, bool>, caf::reacts_to<expired_atom>,
   caf::replies_to<drain_atom>::with<caf::ok_atom>, caf::reacts_to<cancel_atom>,
+  caf::reacts_to<stop_atom, std::uint16_t>,
   caf::replies_to<probe_atom>::with<bool>, caf::reacts_to<pong_atom, bool>,
   caf::reacts_to<oversized_atom, std::string, std::string, std::uint64_t>>;
 

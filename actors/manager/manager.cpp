@@ -83,7 +83,8 @@ std::string manager::impl::start_cluster() {
                      ? (c.bind == "0.0.0.0" || c.bind == "::" ? host_name() : c.bind)
                      : c.advertise;
   advertise = host_port(advertise, *port);
-  caf::anon_send(d.cluster, listening_atom_v, advertise);
+  // Told once the reflection listener is up (start()): the card carries its URL.
+  d.cluster_advertise = advertise;
   caf::anon_send(d.directory, cluster_atom_v, d.cluster, d.gateway, c.node_name);
   caf::anon_send(d.functions, cluster_atom_v, d.cluster, d.gateway, c.node_name);
   std::string seeds;
@@ -113,8 +114,14 @@ std::string manager::start() {
   const std::string http = d.tls ? "https" : "http";
   supervisor_config scfg;
   scfg.drain_timeout = std::chrono::duration_cast<caf::timespan>(d.opts.drain_timeout);
-  if (d.opts.cluster)
+  if (d.opts.cluster) {
     scfg.cluster_readiness = [view = d.cluster_view] { return view->current()->not_ready; };
+    scfg.who = "node " + d.opts.cluster->node_name;
+    // The leave reaches the others at once; a call they routed here just
+    // before arrives within moments.
+    scfg.leave_settle = std::chrono::milliseconds(500);
+  }
+  scfg.request_stop = d.opts.on_drain_request;
   d.supervisor = d.sys.spawn(manager_supervisor, scfg);
   auto routes = std::make_shared<route_board>();
   d.directory = d.spawn_child(runtime_directory, routes,
@@ -196,6 +203,16 @@ std::string manager::start() {
                                d.route_spans, d.opts.cluster ? d.opts.cluster->node_name : ""};
   conn_opts.learn_actions = true;
   conn_opts.max_frame_bytes = d.opts.max_frame_bytes;
+  if (d.opts.cluster) {
+    // The runtimes reach this node where the other nodes do, at the
+    // reflection port; the register answer lists the other nodes' URLs.
+    auto host = d.cluster_advertise.substr(0, d.cluster_advertise.rfind(':'));
+    caf::anon_send(d.cluster, listening_atom_v, d.cluster_advertise,
+                   ws + "://" + host + ":" + std::to_string(d.reflection.port()));
+    conn_opts.peer_manager_urls = [view = d.cluster_view] {
+      return view->current()->peer_reflection_urls;
+    };
+  }
   // Every socket that feeds an actor gets a read window (max_unread_frames).
   auto unread = d.opts.policy.max_unread_frames;
   d.reflection.on_websocket("", [spawn = d.spawner(), dir = d.directory, conn_opts,

@@ -112,6 +112,9 @@ struct manager_options {
   /// (exit code, why). Used by main to end the process with an attached
   /// `-- <command>`.
   std::function<void(int, std::string)> on_service_exit;
+  /// `actor-host drain` (the API's drainNode) asks the process to stop as
+  /// SIGTERM does; main ends its wait. Unset: drainNode is refused.
+  std::function<void()> on_drain_request;
   /// Set: the gRPC front door listens (same bind, token and caps).
   std::optional<grpc_listener_options> grpc;
   /// Set: this manager is a node of a cluster.

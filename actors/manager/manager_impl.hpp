@@ -101,6 +101,7 @@ struct manager::impl {
   cluster_board_ptr cluster_view = std::make_shared<cluster_board>();
   std::shared_ptr<grpc_door::server> grpc; // null without --grpc-port
   std::uint16_t cluster_port = 0;
+  std::string cluster_advertise; // host:port, told to the cluster node with the reflection URL
 
   /// Spawns actors the supervisor adopts.
   struct adopting_spawner {

@@ -72,20 +72,50 @@ void wait_idle(self_ptr self, const std::vector<connection_actor>& conns, caf::t
   }
 }
 
+void wait_for_calls(self_ptr self, int sig, caf::response_promise rp);
+
+/// WebSocket close code 1012, service restart (RFC 6455 registry): the
+/// runtime registers at another manager of its list at once.
+constexpr std::uint16_t close_service_restart = 1012;
+
+/// The calls are done: the runtimes move to other nodes, then the services stop.
+void move_runtimes_and_stop(self_ptr self, const std::vector<connection_actor>& conns, int sig,
+                            caf::response_promise rp) {
+  for (auto& c : conns)
+    self->send(c, stop_atom_v, close_service_restart);
+  if (!conns.empty())
+    spdlog::info("drain: {} runtime link(s) closed with 1012 (service restart); runtimes given "
+                 "other managers register there",
+                 conns.size());
+  stop_services(self, sig, std::move(rp));
+}
+
 void drain(self_ptr self, int sig, caf::response_promise rp) {
   auto& st = self->state;
   st.draining = true;
   obs::global().draining = true;
+  if (st.cfg.leave_settle.count() > 0 && st.directory) {
+    // (drain_atom, sig) below goes on once the settle time is over.
+    st.drained = std::move(rp);
+    self->delayed_send(self, st.cfg.leave_settle, drain_atom_v, sig);
+    return;
+  }
+  wait_for_calls(self, sig, std::move(rp));
+}
+
+/// The drain's second step: the calls in flight finish (or are cancelled).
+void wait_for_calls(self_ptr self, int sig, caf::response_promise rp) {
+  auto& st = self->state;
   if (!st.directory)
     return stop_services(self, sig, std::move(rp));
   self->request(st.directory, internal_reply_timeout, drain_atom_v)
     .then(
       [self, sig, rp](std::vector<connection_actor>& conns) mutable {
         auto timeout = self->state.cfg.drain_timeout;
-        wait_idle(self, conns, timeout, [self, sig, rp, timeout](std::vector<connection_actor> busy) mutable {
+        wait_idle(self, conns, timeout, [self, sig, rp, timeout, conns](std::vector<connection_actor> busy) mutable {
           if (busy.empty()) {
             spdlog::info("drained: no call in flight");
-            return stop_services(self, sig, std::move(rp));
+            return move_runtimes_and_stop(self, conns, sig, std::move(rp));
           }
           spdlog::warn("drain timeout ({} ms) passed: cancelling the calls still in flight",
                        std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
@@ -94,8 +124,8 @@ void drain(self_ptr self, int sig, caf::response_promise rp) {
           // Cancelled calls answer their callers at once; the connections
           // confirm when their tables are empty.
           wait_idle(self, busy, std::chrono::seconds(5),
-                    [self, sig, rp](std::vector<connection_actor>) mutable {
-                      stop_services(self, sig, std::move(rp));
+                    [self, sig, rp, conns](std::vector<connection_actor>) mutable {
+                      move_runtimes_and_stop(self, conns, sig, std::move(rp));
                     });
         });
       },
@@ -188,6 +218,21 @@ caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self,
       }
       for (auto& plan : plans)
         run_rolling_restart(self, std::move(plan), caf::response_promise{});
+    },
+    [self](drain_atom) -> caf::result<std::string> {
+      auto& st = self->state;
+      if (!st.cfg.request_stop)
+        return caf::make_error(caf::sec::runtime_error, "this manager cannot be drained remotely");
+      if (st.draining || st.stopping)
+        return st.cfg.who + " is already draining";
+      st.cfg.request_stop();
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(st.cfg.drain_timeout).count();
+      return st.cfg.who + " is draining: its runtimes finish the calls they hold (up to "
+             + std::to_string(ms) + " ms), then move to another node, and it stops";
+    },
+    [self](drain_atom, int sig) {
+      // leave_settle is over (drain above).
+      wait_for_calls(self, sig, std::move(self->state.drained));
     },
     [self](stop_atom, int sig) -> caf::result<caf::ok_atom> {
       auto rp = self->make_response_promise();

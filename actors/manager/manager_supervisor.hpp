@@ -21,6 +21,14 @@ struct supervisor_config {
   caf::timespan service_stop_timeout{std::chrono::minutes(2)};
   /// In a cluster: "" once joined, else why not ready (cluster_board).
   std::function<std::string()> cluster_readiness;
+  /// (drain_atom) from the API: ends the process as SIGTERM does (main's
+  /// latch). Unset: the API cannot drain this manager.
+  std::function<void()> request_stop;
+  /// How the drain's answer names this manager ("node a", "the manager").
+  std::string who = "the manager";
+  /// In a cluster: how long the drain waits, once the other nodes were told
+  /// this one leaves, for the calls they routed here before they heard it.
+  caf::timespan leave_settle{0};
 };
 
 struct supervisor_state {
@@ -28,6 +36,7 @@ struct supervisor_state {
   supervisor_config cfg;
   std::unordered_map<caf::actor_addr, caf::actor> children;
   caf::response_promise shutdown_done;
+  caf::response_promise drained; // (stop_atom)'s, while leave_settle runs
   bool stopping = false;
   // Lifecycle: what /readyz reports, and what a drain needs.
   bool serving = false;
@@ -61,7 +70,11 @@ struct supervisor_state {
 ///   listening", "draining", "1 of 2 configured services registered")
 /// - (stop_atom, signal) -> ok: the drain: not ready any more; calls in
 ///   flight may finish for cfg.drain_timeout, the rest are cancelled (their
-///   callers get CANCELLED); then every service is stopped with `signal`
+///   callers get CANCELLED); then the runtimes' links close with 1012
+///   (service restart: those given other managers register there at once)
+///   and every service is stopped with `signal`
+/// - (drain_atom) -> string: `actor-host drain`: cfg.request_stop(), which
+///   ends in (stop_atom, SIGTERM) as a signal does; answers at once
 /// - (shutdown_atom) -> ok: kills every child, answers after the last is down
 caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self,
                                  supervisor_config cfg);

@@ -25,6 +25,28 @@ const std::string& connection_state::who() const {
 
 namespace {
 
+/// The register answer: the telemetry server (only with a trace store: an
+/// unreachable telemetryServerUrl wedges the Genkit JS runtime, so otherwise
+/// the key is left out and the runtime keeps its own), and in a cluster the
+/// other nodes' reflection URLs (managerUrls; Genkit runtimes ignore it).
+std::string register_answer(const connection_options& opts) {
+  std::string out = "{";
+  if (!opts.telemetry_url.empty())
+    out += R"("telemetryServerUrl":)" + rpc::quote(opts.telemetry_url);
+  if (opts.peer_manager_urls) {
+    out += out.size() > 1 ? "," : "";
+    out += R"("managerUrls":[)";
+    bool first = true;
+    for (auto& url : opts.peer_manager_urls()) {
+      out += (first ? "" : ",") + rpc::quote(url);
+      first = false;
+    }
+    out += ']';
+  }
+  return out + '}';
+}
+
+
 using self_ptr = connection_actor::stateful_pointer<connection_state>;
 
 void reply_error(self_ptr self, const std::string& id, int code, const std::string& message) {
@@ -68,14 +90,8 @@ void on_register(self_ptr self, const rpc::message& m) {
           self->send(st.directory, deregister_atom_v, st.runtime_id, connection_actor{self});
         st.runtime_id = id;
         st.service_queue = std::move(queue);
-        // The manager is the telemetry server only with a trace store: an
-        // unreachable telemetryServerUrl wedges the Genkit JS runtime, so
-        // otherwise the key is left out (the runtime keeps its own).
         if (request)
-          st.transport->send_text(rpc::result_response(
-            rid, st.opts.telemetry_url.empty()
-                   ? std::string{"{}"}
-                   : R"({"telemetryServerUrl":)" + rpc::quote(st.opts.telemetry_url) + "}"));
+          st.transport->send_text(rpc::result_response(rid, register_answer(st.opts)));
         // Which actions it declares safe to run twice (call_path.hpp).
         if (st.opts.learn_actions) {
           st.actions_wire_id = '"' + std::to_string(st.next_id++) + '"';
@@ -352,6 +368,11 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
     [self](cancel_atom) {
       for (auto& [id, p] : self->state.pending)
         self->send(p, cancel_atom_v);
+    },
+    // The node drains: the runtime is told to register elsewhere (1012,
+    // service restart); closed_atom follows as for any close.
+    [self](stop_atom, std::uint16_t close_code) {
+      self->state.transport->close(close_code, "this manager is draining; register at another");
     },
     // Liveness probe (the directory, before it hands our id to another
     // socket): true once the socket answers a WebSocket ping, no answer at

@@ -27,6 +27,9 @@ struct connection_options {
   // The socket's frame cap (net::ws_limits), quoted when a message over it
   // fails its call.
   std::size_t max_frame_bytes = 0;
+  // In a cluster: the other nodes' reflection URLs, listed in the register
+  // answer (managerUrls) for runtimes that move when this node goes.
+  std::function<std::vector<std::string>()> peer_manager_urls;
 };
 
 struct connection_state {

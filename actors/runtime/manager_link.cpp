@@ -5,10 +5,15 @@
 #include "actors/runtime/bidi_session.hpp"
 #include "actors/runtime/run_params.hpp"
 #include "actors/common/span_exporter.hpp"
+#include "net/access_policy.hpp"
 #include "net/jsonrpc.hpp"
 #include "net/reflection_frames.hpp"
+#include "net/url.hpp"
 
+#include <simdjson.h>
 #include <spdlog/spdlog.h>
+
+#include <map>
 
 namespace actor_host {
 
@@ -45,9 +50,66 @@ caf::timespan backoff(self_ptr self) {
   return std::min(d, st.opts.backoff_max);
 }
 
-const std::string& manager_url(self_ptr self) {
+/// The manager in use, for logs (no token).
+std::string manager_url(self_ptr self) {
   auto& st = self->state;
-  return st.opts.manager_urls[st.manager];
+  return net::redact_token(st.opts.manager_urls[st.manager]);
+}
+
+/// The register answer's managerUrls (the cluster's other nodes): added to
+/// the list, with the token of the manager that answered, so this runtime
+/// moves to them when its node goes. Checked: ws:// or wss:// URLs only.
+void learn_managers(self_ptr self, std::string_view answer) {
+  auto& st = self->state;
+  std::string owner{answer};
+  std::string_view raw;
+  if (!rpc::find_members(owner, {"managerUrls"}, &raw) || raw.empty())
+    return;
+  std::string token;
+  if (auto current = net::parse_url(st.opts.manager_urls[st.manager])) {
+    std::string path;
+    std::map<std::string, std::string> query;
+    net::split_target(current->target, path, query);
+    if (auto i = query.find("token"); i != query.end())
+      token = i->second;
+  }
+  std::vector<std::string> learned;
+  simdjson::ondemand::parser parser;
+  simdjson::padded_string padded(raw);
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::array list;
+  bool ok = !parser.iterate(padded).get(doc) && !doc.get_array().get(list);
+  for (auto element : list) {
+    if (!ok)
+      break;
+    std::string_view url;
+    ok = !element.get_string().get(url) && url.size() <= 2048
+         && learned.size() < max_manager_urls;
+    auto parsed = ok ? net::parse_url(url) : std::nullopt;
+    ok = parsed && (parsed->scheme == "ws" || parsed->scheme == "wss")
+         && url.find_first_of("?#") == std::string_view::npos;
+    if (ok)
+      learned.emplace_back(url);
+  }
+  if (!ok) {
+    spdlog::warn("manager {}: managerUrls in its register answer is not a list of ws:// URLs; "
+                 "ignored",
+                 manager_url(self));
+    return;
+  }
+  auto known = [&](const std::string& url) {
+    return std::any_of(st.opts.manager_urls.begin(), st.opts.manager_urls.end(),
+                       [&](const std::string& u) { return u.substr(0, u.find('?')) == url; });
+  };
+  std::string added;
+  for (auto& url : learned) {
+    if (known(url) || st.opts.manager_urls.size() >= max_manager_urls)
+      continue;
+    added += (added.empty() ? "" : ", ") + url;
+    st.opts.manager_urls.push_back(token.empty() ? url : net::url_with_token(url, token));
+  }
+  if (!added.empty())
+    spdlog::info("learned the cluster's other managers from {}: {}", manager_url(self), added);
 }
 
 /// The manager in use failed or dropped: the next one at once while some
@@ -214,6 +276,7 @@ void on_frame(self_ptr self, std::string& frame) {
       spdlog::warn("Failed to register with manager {}: {}", manager_url(self), m.error);
     } else {
       spdlog::info("Registered with manager {} as {}", manager_url(self), st.opts.runtime_id);
+      learn_managers(self, m.result);
       std::string_view url;
       std::string text;
       if (st.opts.spans && rpc::find_members(m.result, {"telemetryServerUrl"}, &url)
@@ -342,14 +405,14 @@ caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_o
     if (st.stopping)
       return;
     self->become(st.connecting);
-    st.connect(caf::actor{self}, st.manager);
+    st.connect(caf::actor{self}, st.opts.manager_urls[st.manager]);
   }};
   st.connecting = connecting.or_else(run_events);
   st.connected = connected.or_else(run_events);
   st.waiting = waiting.or_else(run_events);
   if (st.opts.manager_urls.empty())
     st.opts.manager_urls.emplace_back("the manager");
-  st.connect(caf::actor{self}, st.manager);
+  st.connect(caf::actor{self}, st.opts.manager_urls[st.manager]);
   return st.connecting;
 }
 

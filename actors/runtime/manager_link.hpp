@@ -12,18 +12,22 @@
 
 namespace actor_host {
 
-/// Starts one connection attempt for `link` to its manager number
-/// `manager` (an index into link_options::manager_urls); the link then
-/// receives (connected_atom, transport_ptr) followed by its frames, or
-/// (connect_failed_atom, reason). Injected so tests run without sockets.
-using link_connector = std::function<void(const caf::actor& link, std::size_t manager)>;
+/// Starts one connection attempt for `link` to the manager at `url` (one of
+/// link_options::manager_urls); the link then receives (connected_atom,
+/// transport_ptr) followed by its frames, or (connect_failed_atom, reason).
+/// Injected so tests run without sockets.
+using link_connector = std::function<void(const caf::actor& link, const std::string& url)>;
+
+/// The most managers a link keeps (given and learned from register answers).
+inline constexpr std::size_t max_manager_urls = 16;
 
 struct link_options {
   std::string runtime_id;
   std::string name;
   std::int64_t pid = 0;
-  /// The managers to dial, in order (tokens redacted: for logs; the
-  /// connector holds the real URLs). At least one.
+  /// The managers to dial, in order, tokens included (logged redacted). At
+  /// least one. The other nodes a register answer lists (managerUrls) are
+  /// added, with this list's token, up to max_manager_urls.
   std::vector<std::string> manager_urls;
   caf::timespan backoff_base{std::chrono::milliseconds(500)};
   caf::timespan backoff_max{std::chrono::seconds(5)};

@@ -152,7 +152,7 @@ std::string runtime::start() {
   };
   std::string err;
   for (const auto& url : urls) {
-    lo.manager_urls.push_back(net::redact_token(url)); // logs only: keep the token out
+    lo.manager_urls.push_back(url);
     if (secure(url) && !net::tls_client_context::load(d.opts.tls, err))
       return err; // a bad file is a startup error, not a reconnect loop
   }
@@ -160,9 +160,8 @@ std::string runtime::start() {
   lo.spans = d.spans;
   // The files are read again at each connect: a renewed certificate is
   // picked up by the next reconnect without a restart.
-  auto connect = [&io = d.io, urls, tls = d.opts.tls, secure,
-                  unread = d.opts.max_unread_frames](const caf::actor& link, std::size_t i) {
-    const auto& url = urls[i % urls.size()];
+  auto connect = [&io = d.io, tls = d.opts.tls, secure,
+                  unread = d.opts.max_unread_frames](const caf::actor& link, const std::string& url) {
     net::connect_options co;
     if (secure(url)) {
       std::string why;
@@ -183,8 +182,11 @@ std::string runtime::start() {
       },
       [link](std::string why) { caf::anon_send(link, connect_failed_atom_v, std::move(why)); });
   };
+  std::vector<std::string> shown; // logs keep the token out
+  for (auto& url : lo.manager_urls)
+    shown.push_back(net::redact_token(url));
   spdlog::info("Runtime {} hosting {} action(s), manager {}", lo.runtime_id,
-               d.catalog->actions().size(), fmt::join(lo.manager_urls, ", "));
+               d.catalog->actions().size(), fmt::join(shown, ", "));
   d.supervisor = d.sys.spawn(runtime_supervisor, std::move(lo), d.catalog, std::move(connect),
                              restart_limit{});
   end_process_with(d.supervisor, d.stopping, "runtime supervisor");

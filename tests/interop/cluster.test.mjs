@@ -175,7 +175,9 @@ describe('a cluster of three', () => {
         rt.held -= 1;
         return { result: { result: id, telemetry: { traceId: 'a'.repeat(32) } } };
       };
-      assert.deepEqual((await rt.register(id, { name: 'svc' })).result, {});
+      // The register answer lists the other nodes, where runtimes can move.
+      const others = [a, b, c].filter((n) => n !== m).map((n) => n.reflectionUrl).sort();
+      assert.deepEqual((await rt.register(id, { name: 'svc' })).result.managerUrls.sort(), others);
       return rt;
     };
     const ra = await replica(a, 'svc-a');
@@ -231,7 +233,7 @@ describe('a cluster of three', () => {
     for (const m of [a, c]) await m.waitForStats(NOTHING_LEFT);
   });
 
-  test('SIGKILL of a node mid-stream: its callers get UNAVAILABLE within 2 s; it rejoins when restarted', async () => {
+  test('SIGKILL of a node mid-stream: its callers get UNAVAILABLE within 2 s; its runtime moves to a live node; it rejoins when restarted', async () => {
     const a = await startNode('a');
     const bClusterPort = await freePort();
     const bPort = await freePort();
@@ -253,18 +255,22 @@ describe('a cluster of three', () => {
     assert.equal(last.error?.data?.code, 14, JSON.stringify(last));
     assert.match(last.error.message, /node b is unreachable/);
     assert.ok(rest.slice(0, -1).every((x, k) => x.i === k + 5), 'chunks before the error stay in order');
+    // Given b's URL only, the runtime learned a's and c's from b's register
+    // answer: it registers at one of them, and is listed there alone.
     for (const m of [a, c]) {
-      await m.poll(() => m.runtimes(), (rts) => rts.length === 0, { timeoutMs: 2000, what: `${m.name}: b's runtimes gone` });
+      await m.poll(() => m.runtimes(), (rts) => rts.length === 1 && /^[ac]\/cpp-b$/.test(rts[0].qualifiedId),
+        { timeoutMs: 2000, what: `${m.name}: cpp-b moved off b` });
       await m.poll(() => m.json('/api/cluster'), (cl) => cl.nodes.find((n) => n.name === 'b')?.status !== 'up', { timeoutMs: 2000, what: 'b not up' });
       await m.waitForStats(NOTHING_LEFT);
     }
     const metrics = await a.get('/metrics');
     assert.match(metrics.text, /actor_host_remote_calls_lost_total [1-9]/);
 
-    // b comes back on the same ports: its runtime reconnects and is listed everywhere again.
+    // b comes back on the same ports and rejoins; the runtime stays where it moved.
     b = await startNode('b', { seeds: [a], clusterPort: bClusterPort, port: bPort });
     for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c'], { timeoutMs: 10000 });
-    for (const m of [a, c]) await waitForListed(m, ['b/cpp-b'], 15000);
+    await b.poll(() => b.runtimes(), (rts) => rts.length === 1 && /^[ac]\/cpp-b$/.test(rts[0].qualifiedId),
+      { timeoutMs: 5000, what: 'b: cpp-b listed at its new node' });
     const r = await runAction(c, 'cpp-b', '/flow/echo', 'again');
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.result, 'again');

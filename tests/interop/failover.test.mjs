@@ -4,7 +4,7 @@
 // Three manager processes on loopback, real SIGKILLs.
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, test } from 'node:test';
-import { cleanup, startCppRuntime, waitForRegistered } from './lib/harness.mjs';
+import { cleanup, runCli, startCppRuntime, waitForRegistered, withTimeout } from './lib/harness.mjs';
 import { NOTHING_LEFT, runAction, startNode, waitForListed, waitForMembers } from './lib/cluster.mjs';
 
 afterEach(cleanup);
@@ -33,6 +33,50 @@ describe('failover', () => {
     const r = await runAction(c, 'roamer', '/flow/echo', 'after');
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.result, 'after');
+    for (const m of [b, c]) await m.waitForStats(NOTHING_LEFT);
+  });
+
+  test('our runtime given one node learns the others from its register answer and moves to one of them when that node dies', async () => {
+    const a = await startNode('a');
+    const b = await startNode('b', { seeds: [a] });
+    const c = await startNode('c', { seeds: [a, b] });
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
+    const rt = startCppRuntime(a.reflectionUrl, { id: 'learner' });
+    assert.equal((await waitForRegistered(rt))[1], a.reflectionUrl);
+    const learned = await rt.waitForLine(/learned the cluster's other managers from \S+: (.*)$/, 5000);
+    assert.deepEqual(learned[1].split(', ').sort(), [b.reflectionUrl, c.reflectionUrl].sort());
+    a.child.kill('SIGKILL');
+    const second = await waitForRegistered(rt, { count: 2, timeoutMs: 5000 });
+    assert.ok([b.reflectionUrl, c.reflectionUrl].includes(second[1]), second[1]);
+    const r = await runAction(c, 'learner', '/flow/echo', 'moved');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.result, 'moved');
+  });
+
+  test('100 runtimes on a node that is killed: all registered at the others within 5 s, each listed once, nothing pending', async () => {
+    const a = await startNode('a');
+    const b = await startNode('b', { seeds: [a] });
+    const c = await startNode('c', { seeds: [a, b] });
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
+    const urls = [a, b, c].map((m) => m.reflectionUrl).join(',');
+    const ids = Array.from({ length: 100 }, (_, i) => `r${i}`);
+    const rts = ids.map((id) => startCppRuntime(urls, { id, args: ['--log-level', 'info'] }));
+    await Promise.all(rts.map((rt) => waitForRegistered(rt, { timeoutMs: 60000 })));
+    await waitForListed(c, ids.map((id) => `a/${id}`), 20000);
+    const killed = Date.now();
+    a.child.kill('SIGKILL');
+    const moved = await Promise.all(rts.map((rt) => waitForRegistered(rt, { count: 2, timeoutMs: 10000 }).then((m) => ({ url: m[1], at: Date.now() }))));
+    const lastMs = Math.max(...moved.map((m) => m.at)) - killed;
+    assert.ok(moved.every((m) => m.url === b.reflectionUrl), 'each moved to the next URL of its list');
+    assert.ok(lastMs < 5000, `the last runtime registered again ${lastMs} ms after the kill`);
+    for (const m of [b, c]) {
+      const rts2 = await m.poll(() => m.runtimes(), (list) => list.length === 100,
+        { timeoutMs: 5000, intervalMs: 50, what: `${m.name} to list 100 runtimes` });
+      const listed = rts2.map((r) => r.qualifiedId).sort();
+      assert.deepEqual(listed, ids.map((id) => `b/${id}`).sort(), `${m.name} lists each id once, at b`);
+    }
+    const r = await runAction(c, 'r42', '/flow/echo', 'still here');
+    assert.equal(r.json.result, 'still here', r.text);
     for (const m of [b, c]) await m.waitForStats(NOTHING_LEFT);
   });
 
@@ -74,6 +118,70 @@ describe('failover', () => {
     assert.match(metrics, /actor_host_failover_holds_total 2\b/);
     assert.match(metrics, /actor_host_failover_hold_expired_total 1\b/);
     assert.match(metrics, /actor_host_failover_held 0\b/);
+    for (const m of [b, c]) await m.waitForStats(NOTHING_LEFT);
+  });
+});
+
+describe('planned drain', () => {
+  // 4 callers keep calling through c while a, which holds the runtime, drains.
+  async function drainUnderLoad(a, b, c, rt, startDrain) {
+    let stop = false;
+    const failures = [];
+    let ok = 0;
+    const caller = async (n) => {
+      for (let i = 0; !stop; i++) {
+        const r = await runAction(c, 'roamer', '/flow/echo', `c${n}-${i}`);
+        if (r.status === 200 && r.json.result === `c${n}-${i}`) ok++;
+        else failures.push(`${r.status} ${r.text}`);
+      }
+    };
+    const callers = [0, 1, 2, 3].map(caller);
+    await c.poll(async () => ok, (n) => n >= 20, { timeoutMs: 5000, intervalMs: 10, what: 'calls flowing' });
+    const drainStarted = Date.now();
+    await startDrain();
+    const exit = await withTimeout(a.child.exited, 8000, 'the drained node to exit');
+    const drainMs = Date.now() - drainStarted;
+    // The runtime moved: calls keep flowing through c to its new node.
+    const second = await waitForRegistered(rt, { count: 2, timeoutMs: 5000 });
+    assert.notEqual(second[1], a.reflectionUrl);
+    const before = ok;
+    await c.poll(async () => ok, (n) => n >= before + 20, { timeoutMs: 5000, intervalMs: 10, what: 'calls flowing after the move' });
+    stop = true;
+    await Promise.all(callers);
+    assert.deepEqual(failures, [], `${failures.length} of ${failures.length + ok} calls failed`);
+    return { exit, drainMs };
+  }
+
+  test('SIGTERM of the node that holds the runtime while 4 callers call it through another node: it moves, no call fails, the node exits 0', async () => {
+    const a = await startNode('a', { args: ['--drain-timeout', '5s'] });
+    const b = await startNode('b', { seeds: [a] });
+    const c = await startNode('c', { seeds: [a, b] });
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
+    const rt = startCppRuntime([a, b, c].map((m) => m.reflectionUrl).join(','), { id: 'roamer' });
+    assert.equal((await waitForRegistered(rt))[1], a.reflectionUrl);
+    await waitForListed(c, ['a/roamer']);
+    const { exit, drainMs } = await drainUnderLoad(a, b, c, rt, async () => a.child.kill('SIGTERM'));
+    assert.deepEqual(exit, { code: 0, signal: null });
+    assert.ok(drainMs < 5000, `the drain took ${drainMs} ms`);
+    await a.child.waitForLine(/drain: \d+ runtime link\(s\) closed with 1012/, 100);
+    for (const m of [b, c]) await m.waitForStats(NOTHING_LEFT);
+  });
+
+  test('actor-host drain against a node does the same', async () => {
+    const a = await startNode('a', { args: ['--drain-timeout', '5s'] });
+    const b = await startNode('b', { seeds: [a] });
+    const c = await startNode('c', { seeds: [a, b] });
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
+    const rt = startCppRuntime([a, b, c].map((m) => m.reflectionUrl).join(','), { id: 'roamer' });
+    assert.equal((await waitForRegistered(rt))[1], a.reflectionUrl);
+    await waitForListed(c, ['a/roamer']);
+    a.child.mayExit = true; // it stops by itself once drained
+    const { exit } = await drainUnderLoad(a, b, c, rt, async () => {
+      const r = await runCli(['drain', '--manager', a.apiUrl]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /node a is draining/);
+    });
+    assert.deepEqual(exit, { code: 0, signal: null });
     for (const m of [b, c]) await m.waitForStats(NOTHING_LEFT);
   });
 });

@@ -43,7 +43,7 @@ struct cluster_fixture : actor_fixture {
     cluster_links links;
     links.gateway = n.gateway;
     n.node = spawn_cluster_node(sys, o, links, caf::actor_cast<caf::actor>(n.dir), n.view);
-    caf::anon_send(n.node, listening_atom_v, name + ".test:7300");
+    caf::anon_send(n.node, listening_atom_v, name + ".test:7300", "ws://" + name + ".test:3100");
     caf::anon_send(n.dir, cluster_atom_v, n.node, n.gateway, name);
     sched.run();
     return n;
@@ -217,6 +217,10 @@ CAF_TEST(a node that leaves is down at once) {
   caf::anon_send(a.node, leave_atom_v, std::string{"a"});
   sched.run();
   CAF_CHECK_EQUAL(status_of(b, "a"), "down");
+  // It still answers while it drains, but that incarnation is not admitted again.
+  introduce(b.node, a.node);
+  sched.run();
+  CAF_CHECK_EQUAL(status_of(b, "a"), "down");
   end({&a, &b});
   check_no_leaks();
 }
@@ -229,7 +233,8 @@ CAF_TEST(a second live node under a taken name is refused) {
   auto refused = obs::global().cluster_hellos_refused.load();
   auto impostor = make_node("b"); // another incarnation, another address
   // The impostor's address differs from b's, so a refuses it.
-  caf::anon_send(impostor.node, listening_atom_v, std::string{"elsewhere.test:7300"});
+  caf::anon_send(impostor.node, listening_atom_v, std::string{"elsewhere.test:7300"},
+                 std::string{});
   sched.run();
   introduce(impostor.node, a.node);
   sched.run();

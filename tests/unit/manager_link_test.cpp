@@ -7,6 +7,7 @@
 #include "actors/runtime/manager_link.hpp"
 #include "actions/cancel_flag.hpp"
 #include "actions/input_queue.hpp"
+#include "net/access_policy.hpp"
 
 #include <condition_variable>
 #include <mutex>
@@ -45,8 +46,8 @@ struct link_fixture : actor_fixture {
   gate_ptr handlers = std::make_shared<gate>();
   actions::catalog_ptr catalog = make_catalog(handlers);
   std::shared_ptr<std::vector<caf::actor>> dials = std::make_shared<std::vector<caf::actor>>();
-  std::shared_ptr<std::vector<std::size_t>> dialed_managers
-    = std::make_shared<std::vector<std::size_t>>();
+  std::shared_ptr<std::vector<std::string>> dialed_managers
+    = std::make_shared<std::vector<std::string>>();
   std::int64_t links_at_start = live(actor_kind::manager_link);
   std::int64_t actions_at_start = live(actor_kind::active_action);
   std::int64_t bidis_at_start = live(actor_kind::bidi_session);
@@ -61,9 +62,9 @@ struct link_fixture : actor_fixture {
     auto d = dials;
     auto m = dialed_managers;
     link = sys.spawn(manager_link, std::move(opts), catalog,
-                     [d, m](const caf::actor& l, std::size_t i) {
+                     [d, m](const caf::actor& l, const std::string& url) {
                        d->push_back(l);
-                       m->push_back(i);
+                       m->push_back(url);
                      });
     sched.run();
   }
@@ -212,8 +213,11 @@ CAF_TEST(with several managers a drop or a failed dial goes to the next at once)
   opts.pid = 4245;
   opts.manager_urls = {"ws://a:3200", "ws://b:3200", "ws://c:3200"};
   auto tried = std::make_shared<std::vector<std::size_t>>();
+  auto urls = opts.manager_urls;
   link = sys.spawn(manager_link, std::move(opts), catalog,
-                   [tried](const caf::actor&, std::size_t i) { tried->push_back(i); });
+                   [tried, urls](const caf::actor&, const std::string& url) {
+                     tried->push_back(std::find(urls.begin(), urls.end(), url) - urls.begin());
+                   });
   sched.run();
   using tries = std::vector<std::size_t>;
   CAF_CHECK_EQUAL(*tried, tries({0}));
@@ -249,6 +253,49 @@ CAF_TEST(with several managers a drop or a failed dial goes to the next at once)
   CAF_CHECK_EQUAL(tried->size(), 8u);
   tick(1ms);
   CAF_CHECK_EQUAL(tried->size(), 9u);
+}
+
+CAF_TEST(the managerUrls of a register answer join the list with the token of the manager that answered) {
+  caf::anon_send_exit(link, caf::exit_reason::kill);
+  sched.run();
+  link_options opts;
+  opts.runtime_id = "rt-learner";
+  opts.name = "learner";
+  opts.pid = 4246;
+  opts.manager_urls = {net::url_with_token("ws://a:3200", "s3cret")};
+  auto tried = std::make_shared<std::vector<std::string>>();
+  link = sys.spawn(manager_link, std::move(opts), catalog,
+                   [tried](const caf::actor&, const std::string& url) { tried->push_back(url); });
+  sched.run();
+  auto answer = [&](const fake_transport_ptr& t, const std::string& result) {
+    auto id = member(t->frame(0), {"id"});
+    post(R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":)" + result + "}");
+    sched.run();
+  };
+  // Not all ws:// URLs: the whole list is ignored.
+  auto t1 = connect();
+  answer(t1, R"({"managerUrls":["ws://b:3200","http://evil:80"]})");
+  CAF_CHECK_EQUAL(link_state().opts.manager_urls.size(), 1u);
+  // A URL with its own query (a token of someone else's) is refused too.
+  closed();
+  tick(500ms);
+  auto t2 = connect();
+  answer(t2, R"({"managerUrls":["ws://b:3200/?token=x"]})");
+  CAF_CHECK_EQUAL(link_state().opts.manager_urls.size(), 1u);
+  closed();
+  tick(500ms);
+  auto t3 = connect();
+  // The one that answered (a) is known already; b and c are new.
+  answer(t3, R"({"telemetryServerUrl":"http://a:4100/t","managerUrls":["ws://b:3200","ws://a:3200","ws://c:3200"]})");
+  using urls = std::vector<std::string>;
+  CAF_CHECK_EQUAL(link_state().opts.manager_urls,
+                  urls({net::url_with_token("ws://a:3200", "s3cret"),
+                        net::url_with_token("ws://b:3200", "s3cret"),
+                        net::url_with_token("ws://c:3200", "s3cret")}));
+  // a drops: b next, at once, with the token.
+  tried->clear();
+  closed();
+  CAF_CHECK_EQUAL(*tried, urls({net::url_with_token("ws://b:3200", "s3cret")}));
 }
 
 // -- requests ---------------------------------------------------------------------
@@ -526,7 +573,7 @@ CAF_TEST(cancel racing the last chunk keeps the wire order and answers once) {
   opts.pid = 4243;
   opts.manager_urls = {"ws://localhost:4100"};
   auto l = sys.spawn(manager_link, std::move(opts), actions::catalog_ptr{cat},
-                     [](const caf::actor&, std::size_t) {});
+                     [](const caf::actor&, const std::string&) {});
   sched.run();
   auto t = make_fake_transport("127.0.0.1:4100");
   caf::anon_send(l, connected_atom_v, net::transport_ptr{t});

@@ -61,7 +61,7 @@ struct supervisor_fixture : actor_fixture {
     opts.manager_urls = {"ws://localhost:4100"};
     auto d = dials;
     sup = sys.spawn(runtime_supervisor, std::move(opts), catalog,
-                    [d](const caf::actor& l, std::size_t) { d->push_back(l); }, limit);
+                    [d](const caf::actor& l, const std::string&) { d->push_back(l); }, limit);
     sup->attach_functor([out = sup_exit](const caf::error& reason) { *out = reason; });
     sched.run();
   }
