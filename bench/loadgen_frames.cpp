@@ -1,15 +1,12 @@
 #include "bench/loadgen_frames.hpp"
 
+#include "bench/frame_scan.hpp"
 #include "bench/wsraw.hpp"
 #include "net/json_raw.hpp"
-
-#include <simdjson.h>
 
 #include <charconv>
 
 namespace bench {
-
-namespace od = simdjson::ondemand;
 
 static bool to_u64(std::string_view s, std::uint64_t& out) {
   auto r = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -76,82 +73,51 @@ bool fast_parse(std::string_view f, inbound& m) {
 }
 
 bool slow_parse(std::string_view f, inbound& m) {
-  thread_local od::parser parser;
-  od::document doc;
-  if (parser.iterate(f.data(), f.size(), f.size() + bench::read_padding).get(doc))
-    return false;
-  od::object obj;
-  if (doc.get_object().get(obj))
-    return false;
-  for (auto field : obj) {
-    std::string_view k;
-    if (field.unescaped_key().get(k))
-      return false;
-    od::value v;
-    if (field.value().get(v))
-      return false;
-    if (k == "method") {
-      if (v.get_string().get(m.method))
+  // A numeric id or requestId; any other kind is left out (has_id stays).
+  auto take_id = [&m](od::value& v) {
+    std::uint64_t id;
+    if (!v.get_uint64().get(id)) {
+      m.id = id;
+      m.has_id = true;
+    }
+  };
+  auto on_state = [&m](std::string_view k, od::value& v) {
+    return k != "traceId" || !v.get_string().get(m.trace_id);
+  };
+  auto on_param = [&](std::string_view k, od::value& v) {
+    if (k == "requestId")
+      take_id(v);
+    else if (k == "state")
+      return for_each_member_if_object(v, on_state);
+    else if (k == "chunk") {
+      std::string_view raw;
+      if (actor_host::net::json_raw::raw_of(v, raw))
         return false;
-    } else if (k == "id") {
-      std::uint64_t id;
-      if (!v.get_uint64().get(id)) {
-        m.id = id;
-        m.has_id = true;
-      }
-    } else if (k == "result" || k == "error") {
-      m.response = true;
-      m.error = k == "error";
-      if (actor_host::net::json_raw::raw_of(v, m.result))
-        return false;
-    } else if (k == "params") {
-      od::object p;
-      if (v.get_object().get(p))
-        continue;
-      for (auto pf : p) {
-        std::string_view pk;
-        if (pf.unescaped_key().get(pk))
-          return false;
-        od::value pv;
-        if (pf.value().get(pv))
-          return false;
-        if (pk == "requestId") {
-          std::uint64_t id;
-          if (!pv.get_uint64().get(id)) {
-            m.id = id;
-            m.has_id = true;
-          }
-        } else if (pk == "state") {
-          od::object st;
-          if (pv.get_object().get(st))
-            continue;
-          for (auto sf : st) {
-            std::string_view sk;
-            if (sf.unescaped_key().get(sk))
-              return false;
-            if (sk == "traceId") {
-              od::value tv;
-              if (sf.value().get(tv) || tv.get_string().get(m.trace_id))
-                return false;
-            }
-          }
-        } else if (pk == "chunk") {
-          std::string_view raw;
-          if (actor_host::net::json_raw::raw_of(pv, raw))
-            return false;
-          // {"i":k} or {"q":k}
-          auto c = raw.find("\":");
-          if (c != std::string_view::npos) {
-            auto s = raw.substr(c + 2);
-            long k;
-            if (eat_number(s, k))
-              m.chunk_num = k;
-          }
-        }
+      // {"i":k} or {"q":k}
+      auto c = raw.find("\":");
+      if (c != std::string_view::npos) {
+        auto s = raw.substr(c + 2);
+        long n;
+        if (eat_number(s, n))
+          m.chunk_num = n;
       }
     }
-  }
-  return true;
+    return true;
+  };
+  return scan_frame(f.data(), f.size(), f.size() + bench::read_padding,
+                    [&](std::string_view k, od::value& v) {
+                      if (k == "method")
+                        return !v.get_string().get(m.method);
+                      if (k == "id")
+                        take_id(v);
+                      else if (k == "result" || k == "error") {
+                        m.response = true;
+                        m.error = k == "error";
+                        return !actor_host::net::json_raw::raw_of(v, m.result);
+                      } else if (k == "params")
+                        return for_each_member_if_object(v, on_param);
+                      return true;
+                    });
 }
 
 bool is_run_action_state(std::string_view f) {

@@ -15,11 +15,11 @@
 //
 // Prints {"relay":true,"runtime_port":P,"api_port":H,"pid":N} once listening;
 // SIGINT/SIGTERM stop it.
+#include "bench/frame_scan.hpp"
 #include "net/io_runtime.hpp"
 #include "net/json_raw.hpp"
 #include "net/server.hpp"
 
-#include <simdjson.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -37,7 +37,7 @@
 namespace {
 
 namespace net = actor_host::net;
-namespace od = simdjson::ondemand;
+namespace od = bench::od;
 
 // Where the routing ids sit in a frame (offsets into it).
 struct ids {
@@ -55,53 +55,34 @@ bool routed_by_request_id(std::string_view m) {
 
 // `frame` has simdjson's padding as spare capacity (ws_session reserves it).
 bool locate(std::string& frame, ids& out) {
-  thread_local od::parser parser;
   if (frame.capacity() < frame.size() + simdjson::SIMDJSON_PADDING)
     frame.reserve(frame.size() + simdjson::SIMDJSON_PADDING);
-  od::document doc;
-  if (parser.iterate(frame.data(), frame.size(), frame.capacity()).get(doc))
-    return false;
-  od::object obj;
-  if (doc.get_object().get(obj))
-    return false;
   const char* base = frame.data();
-  for (auto field : obj) {
-    std::string_view k;
-    if (field.unescaped_key().get(k))
-      return false;
-    od::value v;
-    if (field.value().get(v))
-      return false;
-    if (k == "method") {
-      if (v.get_string().get(out.method))
-        return false;
-    } else if (k == "id") {
-      auto tok = actor_host::net::json_raw::trim(v.raw_json_token());
-      out.id_pos = static_cast<std::size_t>(tok.data() - base);
-      out.id_len = tok.size();
-      out.has_id = true;
-    } else if (k == "params" && routed_by_request_id(out.method)) {
-      od::object p;
-      if (v.get_object().get(p))
-        continue;
-      for (auto pf : p) {
-        std::string_view pk;
-        if (pf.unescaped_key().get(pk))
-          return false;
-        if (pk == "requestId") {
-          od::value pv;
-          if (pf.value().get(pv))
-            return false;
-          auto tok = actor_host::net::json_raw::trim(pv.raw_json_token());
-          out.rid_pos = static_cast<std::size_t>(tok.data() - base);
-          out.rid_len = tok.size();
-          out.has_rid = true;
-          break;
-        }
-      }
+  // Where a raw id token sits in the frame.
+  auto place = [base](od::value& v, std::size_t& pos, std::size_t& len) {
+    auto tok = net::json_raw::trim(v.raw_json_token());
+    pos = static_cast<std::size_t>(tok.data() - base);
+    len = tok.size();
+  };
+  auto on_param = [&](std::string_view k, od::value& v) {
+    // The first requestId routes; later members are walked past, not read.
+    if (k == "requestId" && !out.has_rid) {
+      place(v, out.rid_pos, out.rid_len);
+      out.has_rid = true;
     }
-  }
-  return true;
+    return true;
+  };
+  return bench::scan_frame(frame.data(), frame.size(), frame.capacity(),
+                           [&](std::string_view k, od::value& v) {
+                             if (k == "method")
+                               return !v.get_string().get(out.method);
+                             if (k == "id") {
+                               place(v, out.id_pos, out.id_len);
+                               out.has_id = true;
+                             } else if (k == "params" && routed_by_request_id(out.method))
+                               return bench::for_each_member_if_object(v, on_param);
+                             return true;
+                           });
 }
 
 std::string splice(const std::string& frame, std::size_t pos, std::size_t len, std::string_view with) {
