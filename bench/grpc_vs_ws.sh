@@ -13,34 +13,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/sh_helpers.sh"
-build=$root/build
-rounds=5
-secs=5
-out=$root/bench/runs/$(date -u +%F)-grpc-vs-ws.jsonl
-while [ $# -gt 0 ]; do
-  case $1 in
-    --build-dir) build=$2; shift ;;
-    --rounds) rounds=$2; shift ;;
-    --seconds) secs=$2; shift ;;
-    --out) out=$2; shift ;;
-    *) echo "grpc_vs_ws.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-  shift
-done
-for b in actor-host bench/bench_load bench/bench_grpc_load bench/bench_fake_runtime; do
-  [ -x "$build/$b" ] || { echo "grpc_vs_ws.sh: $build/$b is missing (build with -DACTOR_HOST_BENCH=ON)" >&2; exit 1; }
-done
-tmp=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
-trap cleanup EXIT
+side_by_side_options grpc-vs-ws "$@"
+require_built "build with -DACTOR_HOST_BENCH=ON" actor-host bench/bench_load bench/bench_grpc_load \
+  bench/bench_fake_runtime
+start_scratch
 
-"$build/actor-host" --role manager --port 0 --http-port 0 --worker-port 0 --grpc-port 0 --trace-store none \
-  --project-root "$tmp" >"$tmp/manager.log" 2>&1 &
-mpid=$!
-pids+=("$mpid")
-refl=$(wait_line "$tmp/manager.log" 'reflection server: ws://localhost:\K\d+')
-http=$(wait_line "$tmp/manager.log" 'API server: http://localhost:\K\d+')
+start_manager --grpc-port 0
 grpc=$(wait_line "$tmp/manager.log" 'gRPC front door: \S+:\K\d+')
 "$build/bench/bench_fake_runtime" --url "ws://127.0.0.1:$refl" --n 1 --prefix bench-rt --lifetime 7200 \
   >"$tmp/fake.out" 2>"$tmp/fake.err" &
@@ -71,8 +49,7 @@ grpc_stream() {
     --callers 8 --inflight 1 --seconds "$secs" --warmup 1 --watch "sut=$mpid" --watch "runtime=$fpid" \
     --system ours-grpc-stream --round "$1"
 }
-mkdir -p "$(dirname "$out")"
-: >"$out"
+new_results_file
 for r in $(seq "$rounds"); do
   if [ $((r % 2)) = 1 ]; then
     ws "$r" >>"$out"; grpc_run "$r" 64 1 ours-grpc >>"$out"; grpc_run "$r" 1 64 ours-grpc-1ch >>"$out"
@@ -82,17 +59,13 @@ for r in $(seq "$rounds"); do
     grpc_stream "$r" >>"$out"; ws_stream "$r" >>"$out"
   fi
 done
-echo "raw: $out"
-python3 - "$out" <<'PY'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip().startswith('{')]
-by = {}
-for r in rows:
-    by.setdefault(r['system'], {}).setdefault(r['round'], r)
+summarize_results <<'PY'
+import statistics, sys
+from side_by_side import lines_by_system_round, manager_cpu as cpu
+by = lines_by_system_round(sys.argv[1])
 def med(sys_, f):
     return statistics.median(f(r) for r in by[sys_].values())
 rate = lambda r: r['rate']
-cpu = lambda r: r['procs']['sut']['cpu_us_per_op']
 for s in sorted(by):
     unit = next(iter(by[s].values()))['unit']
     print(f"{s:16s} rate {med(s, rate):9.0f} {unit}/s   manager {med(s, cpu):7.1f} us CPU per {unit[:-1]}   errors {sum(r.get('errors', 0) for r in by[s].values())}")

@@ -17,36 +17,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/sh_helpers.sh"
-build=$root/build
-rounds=5
-secs=5
 serial=1000
-out=$root/bench/runs/$(date -u +%F)-replicas.jsonl
-while [ $# -gt 0 ]; do
-  case $1 in
-    --build-dir) build=$2; shift ;;
-    --rounds) rounds=$2; shift ;;
-    --seconds) secs=$2; shift ;;
-    --serial-us) serial=$2; shift ;;
-    --out) out=$2; shift ;;
-    *) echo "replicas.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-  shift
-done
-for b in actor-host bench/bench_load bench/bench_fake_runtime; do
-  [ -x "$build/$b" ] || { echo "replicas.sh: $build/$b is missing (build with -DACTOR_HOST_BENCH=ON)" >&2; exit 1; }
-done
-tmp=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
-trap cleanup EXIT
+extra_option() { case $1 in --serial-us) serial=$2 ;; *) return 1 ;; esac; }
+side_by_side_options replicas "$@"
+require_built "build with -DACTOR_HOST_BENCH=ON" actor-host bench/bench_load bench/bench_fake_runtime
+start_scratch
 
-"$build/actor-host" --role manager --port 0 --http-port 0 --worker-port 0 --trace-store none \
-  --project-root "$tmp" >"$tmp/manager.log" 2>&1 &
-mpid=$!
-pids+=("$mpid")
-refl=$(wait_line "$tmp/manager.log" 'reflection server: ws://localhost:\K\d+')
-http=$(wait_line "$tmp/manager.log" 'API server: http://localhost:\K\d+')
+start_manager
 # One process per replica: a --serial-us process serves one call at a time.
 fake() { # prefix name serial
   "$build/bench/bench_fake_runtime" --url "ws://127.0.0.1:$refl" --n 1 --prefix "$1" --name "$2" \
@@ -63,8 +40,7 @@ load() { # round system [runtime args...]
   "$build/bench/bench_load" --url "ws://127.0.0.1:$http/api/ws" --scenario echo --callers 64 --inflight 1 \
     --seconds "$secs" --warmup 1 --watch "sut=$mpid" --system "$sys" --round "$r" "$@"
 }
-mkdir -p "$(dirname "$out")"
-: >"$out"
+new_results_file
 for r in $(seq "$rounds"); do
   phases=("slow-pinned --runtime-id slow1-0" "slow-by-name --runtime-name slow"
           "fast-pinned --runtime-id fast1-0" "fast-by-name --runtime-name fast")
@@ -74,14 +50,10 @@ for r in $(seq "$rounds"); do
     load "$r" $p >>"$out"
   done
 done
-echo "raw: $out"
-python3 - "$out" <<'PY'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip().startswith('{')]
-by = {}
-for r in rows:
-    by.setdefault(r['system'], {})[r['round']] = r
-cpu = lambda r: r['procs']['sut']['cpu_us_per_op']
+summarize_results <<'PY'
+import statistics, sys
+from side_by_side import lines_by_system_round, manager_cpu as cpu
+by = lines_by_system_round(sys.argv[1])
 for s in sorted(by):
     rs = by[s].values()
     print(f"{s:14s} rate {statistics.median(r['rate'] for r in rs):9.0f} calls/s   manager "

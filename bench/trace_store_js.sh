@@ -17,27 +17,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/sh_helpers.sh"
-build=$root/build
-rounds=5
-secs=5
-out=$root/bench/runs/$(date -u +%F)-trace-store-js.jsonl
-while [ $# -gt 0 ]; do
-  case $1 in
-    --build-dir) build=$2; shift ;;
-    --rounds) rounds=$2; shift ;;
-    --seconds) secs=$2; shift ;;
-    --out) out=$2; shift ;;
-    *) echo "trace_store_js.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-  shift
-done
-for b in actor-host bench/bench_load interop-node/genkit-runtime.mjs; do
-  [ -e "$build/$b" ] || { echo "trace_store_js.sh: $build/$b is missing (build, then tests/interop/setup.sh $build)" >&2; exit 1; }
-done
-tmp=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
-trap cleanup EXIT
+side_by_side_options trace-store-js "$@"
+require_built "build, then tests/interop/setup.sh $build" actor-host bench/bench_load \
+  interop-node/genkit-runtime.mjs
+start_scratch
 
 start() { # name store [ENV=VALUE...] -> "<manager pid> <api port> <runtime pid>"
   local dir=$tmp/$1 store=$2
@@ -75,8 +58,7 @@ load() { # system http mpid rpid round callers
   "$build/bench/bench_load" --url "ws://127.0.0.1:$2/api/ws" --scenario echo --callers "$6" --inflight 1 \
     --seconds "$secs" --warmup 1 --watch "sut=$3" --watch "runtime=$4" --system "$1" --round "$5"
 }
-mkdir -p "$(dirname "$out")"
-: >"$out"
+new_results_file
 for r in $(seq "$rounds"); do
   for c in 64 1; do
     case $((r % 3)) in
