@@ -363,38 +363,10 @@ if [ $do_memory = 1 ]; then
     [ "$sys" = tsws ] || [ "$sys" = ours-http ] || [ "$sys" = tools ] || [[ $sys == ours+* ]] && continue
     for n in $mem_ns_run; do
       log "memory: $sys with $n idle runtimes"
-      ok=false; rss=-1; note=""
-      case $sys in
-        ours) start_ours && url="ws://127.0.0.1:$ours_rport" && pid=$ours_pid ;;
-        relay) start_relay && url="ws://127.0.0.1:$relay_rport" && pid=$relay_pid ;;
-        ts) start_ts && url="ws://127.0.0.1:$ts_port" && pid=$ts_pid ;;
-      esac
-      if [ -z "${pid:-}" ] || ! kill -0 "$pid" 2>/dev/null; then
-        note="the system did not start"
-      elif start_fake "$url" "$n" "mem" 300 "$out/fake-mem.out"; then
-        if [ "$sys" = ts ]; then
-          ts_cmd "{\"cmd\":\"wait\",\"runtimes\":$n,\"timeoutMs\":60000}" 90
-          sleep 1
-          ts_cmd '{"cmd":"mem"}' 60
-          reply=$ts_reply
-          rss=$(json_field "$reply" rssKb)
-          got=$(json_field "$reply" runtimes)
-          [ "$got" = "$n" ] && ok=true || note="only $got of $n runtimes listed"
-        else
-          sleep 1
-          rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
-          ok=true
-        fi
-        stop_pid "$fake_pid"
-      else
-        note="not all $n runtimes registered within 300 s"
-      fi
-      [ -n "$rss" ] || rss=-1
+      idle_rss "$sys" "$n" mem
       printf '{"kind":"memory","system":"%s","runtimes":%s,"rss_kb":%s,"ok":%s,"note":"%s"}\n' \
-        "$sys" "$n" "$rss" "$ok" "$note" >>"$results"
-      [ $ok = true ] || { failed=1; log "memory $sys $n: $note"; }
-      if [ "$sys" = ts ]; then stop_ts; else stop_pid "$pid"; fi
-      pid=""
+        "$sys" "$n" "$idle_rss_kb" "$idle_ok" "$idle_note" >>"$results"
+      [ $idle_ok = true ] || { failed=1; log "memory $sys $n: $idle_note"; }
       sleep 0.5
     done
   done

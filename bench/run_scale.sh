@@ -174,7 +174,7 @@ run_spread() {
 
 # ---- idle runtime connections ------------------------------------------------------------------
 run_idle() { # system
-  local sys=$1 n pid url rss ok note got
+  local sys=$1 n
   if [ "$sys" = ts ] && { ! command -v node >/dev/null || [ ! -d "$node_dir/node_modules" ]; }; then
     log "idle: ts skipped (no node or no $node_dir/node_modules)"
     return 0
@@ -182,35 +182,10 @@ run_idle() { # system
   for n in 1 $idle_ns; do
     if [ "$n" -gt $((soft - 200)) ]; then log "idle: fd limit $soft too low for $n"; continue; fi
     log "idle: $sys with $n runtimes"
-    ok=false; rss=-1; note=""; pid=""
-    case $sys in
-      ours) start_ours && url="ws://127.0.0.1:$ours_rport" && pid=$ours_pid ;;
-      relay) start_relay && url="ws://127.0.0.1:$relay_rport" && pid=$relay_pid ;;
-      ts) start_ts && url="ws://127.0.0.1:$ts_port" && pid=$ts_pid ;;
-    esac
-    if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
-      note="the system did not start"
-    elif start_fake "$url" "$n" idle 300 "$out/fake-idle.out"; then
-      if [ "$sys" = ts ]; then
-        ts_cmd "{\"cmd\":\"wait\",\"runtimes\":$n,\"timeoutMs\":60000}" 90
-        sleep 1
-        ts_cmd '{"cmd":"mem"}' 60
-        rss=$(json_field "$ts_reply" rssKb)
-        got=$(json_field "$ts_reply" runtimes)
-        [ "$got" = "$n" ] && ok=true || note="only $got of $n runtimes listed"
-      else
-        sleep 1
-        rss=$(rss_kb "$pid")
-        ok=true
-      fi
-      stop_pid "$fake_pid"
-    else
-      note="not all $n runtimes registered within 300 s"
-    fi
+    idle_rss "$sys" "$n" idle
     emit "$(printf '{"kind":"scale","test":"idle","system":"%s","runtimes":%s,"rss_kb":%s,"ok":%s,"note":"%s"}' \
-      "$sys" "$n" "${rss:--1}" "$ok" "$note")"
-    [ $ok = true ] || failed=1
-    if [ "$sys" = ts ]; then stop_ts; else stop_pid "$pid"; fi
+      "$sys" "$n" "$idle_rss_kb" "$idle_ok" "$idle_note")"
+    [ $idle_ok = true ] || failed=1
     sleep 0.5
   done
 }

@@ -146,6 +146,42 @@ start_tools() { # sets tools_pid tools_port tools_api: the Genkit tools server
   wait_listen "$tools_api" 20
 }
 
+# One memory point (run.sh's memory section, run_scale.sh's idle test): the
+# RSS of SYSTEM (ours, relay or ts) with N idle runtimes connected, each
+# point in fresh processes, stopped again before it returns. The runtimes
+# log to $out/fake-PREFIX.out. Sets idle_ok (true/false), idle_rss_kb (-1
+# when not read) and idle_note (why not ok).
+idle_rss() { # system n prefix
+  local sys=$1 n=$2 pid="" url="" got
+  idle_ok=false; idle_rss_kb=-1; idle_note=""
+  case $sys in
+    ours) start_ours && url="ws://127.0.0.1:$ours_rport" && pid=$ours_pid ;;
+    relay) start_relay && url="ws://127.0.0.1:$relay_rport" && pid=$relay_pid ;;
+    ts) start_ts && url="ws://127.0.0.1:$ts_port" && pid=$ts_pid ;;
+  esac
+  if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+    idle_note="the system did not start"
+  elif start_fake "$url" "$n" "$3" 300 "$out/fake-$3.out"; then
+    if [ "$sys" = ts ]; then
+      ts_cmd "{\"cmd\":\"wait\",\"runtimes\":$n,\"timeoutMs\":60000}" 90
+      sleep 1
+      ts_cmd '{"cmd":"mem"}' 60
+      idle_rss_kb=$(json_field "$ts_reply" rssKb)
+      got=$(json_field "$ts_reply" runtimes)
+      [ "$got" = "$n" ] && idle_ok=true || idle_note="only $got of $n runtimes listed"
+    else
+      sleep 1
+      idle_rss_kb=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+      idle_ok=true
+    fi
+    stop_pid "$fake_pid"
+  else
+    idle_note="not all $n runtimes registered within 300 s"
+  fi
+  [ -n "$idle_rss_kb" ] || idle_rss_kb=-1
+  if [ "$sys" = ts ]; then stop_ts; else stop_pid "$pid"; fi
+}
+
 # Systems called over HTTP (/api/runAction, /api/streamAction): echo and
 # stream scenarios only.
 http_system() { [ "$1" = ours-http ] || [ "$1" = tools ]; }
