@@ -55,7 +55,7 @@ using bench::clock;
 
 // ---- the generator ----------------------------------------------------------------
 
-enum class phase { connecting, warmup, measure, drain, done };
+using phase = bench::load_phase;
 enum class op_kind { echo, stream, bidi, slow, cancel_ack };
 
 struct op {
@@ -82,17 +82,13 @@ struct process_snapshot {
   double cpu_ms = 0;
 };
 
-struct loadgen {
+struct loadgen : bench::load_run {
   load_options o;
   bench::loop loop;
   std::vector<std::unique_ptr<caller>> callers;
-  phase ph = phase::connecting;
   int opened = 0;
   int closed_early = 0;
-  std::string close_reason;
   clock::time_point t_begin;
-  bench::load_window w; // what the measured window counted
-  std::string first_error;
   long total_inflight = 0;
   // open loop
   std::uint64_t open_sent = 0;
@@ -102,15 +98,6 @@ struct loadgen {
 
   std::string rt_param() const {
     return bench::runtime_id_param(o, 0);
-  }
-
-  bool issuing() const { return ph == phase::warmup || ph == phase::measure; }
-
-  void error(const std::string& what) {
-    if (ph == phase::measure)
-      ++w.errors;
-    if (first_error.empty())
-      first_error = what;
   }
 
   // -- issuing ------------------------------------------------------------------
@@ -450,19 +437,6 @@ struct loadgen {
       p->ws = bench::ws_conn::connect(loop, o.host, o.port, o.path, std::move(h));
     }
   }
-
-  // -- output --------------------------------------------------------------------
-  std::string json() {
-    bool ok = ph == phase::done && closed_early == 0 && w.errors == 0 && w.order_errors == 0
-              && w.done_ops > 0;
-    std::string note;
-    if (!first_error.empty() || !close_reason.empty() || ph != phase::done)
-      note = !close_reason.empty() ? close_reason
-             : !first_error.empty() ? first_error
-                                    : "drain timed out with " + std::to_string(total_inflight)
-                                        + " in flight";
-    return bench::result_json(o, w, ok, note);
-  }
 };
 
 } // namespace
@@ -475,18 +449,8 @@ int main(int argc, char** argv) {
   if (o.http)
     return bench::run_http_load(o);
   g.connect_all();
-  // Bounded: connect (10 s) + warm-up + measure + drain, whatever happens.
-  auto limit = std::chrono::duration<double>(10 + o.warmup + o.seconds + o.drain_timeout + 1);
-  g.loop.run_for(std::chrono::duration_cast<std::chrono::nanoseconds>(limit));
-  if (g.ph == phase::connecting || g.ph == phase::warmup) {
-    std::fprintf(stderr, "bench_load: %s\n",
-                 g.close_reason.empty() ? "could not start (connect timeout)" : g.close_reason.c_str());
-    std::printf("{\"system\":\"%s\",\"scenario\":\"%s\",\"round\":%d,\"ok\":false,\"note\":\"could not start\"}\n",
-                o.system.c_str(), o.scenario.c_str(), o.round);
-    return 1;
-  }
+  g.loop.run_for(bench::run_time_bound(o));
   if (g.ph == phase::measure)
     g.end_measure(); // run_for ran out (should not happen)
-  std::printf("%s\n", g.json().c_str());
-  return g.ph == phase::done ? 0 : 1;
+  return g.print_result(o, g.closed_early == 0, g.total_inflight);
 }

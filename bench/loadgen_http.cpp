@@ -28,7 +28,7 @@ using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 using namespace std::chrono_literals;
 
-enum class phase { connecting, warmup, measure, drain, done };
+using phase = load_phase;
 
 // Where the response parser of one connection is. The parser is hand-written
 // (status line, Content-Length or chunked, nothing else) because the load
@@ -64,16 +64,13 @@ struct slot {
   explicit slot(asio::io_context& io) : sock(io) {}
 };
 
-struct http_load {
+struct http_load : load_run {
   const load_options& o;
   asio::io_context io;
   std::vector<std::unique_ptr<slot>> slots;
   asio::steady_timer timer{io};
-  phase ph = phase::connecting;
   std::size_t connected = 0;
   long inflight = 0;
-  bench::load_window w;
-  std::string first_error, close_reason;
   std::string head_prefix; // request line + headers up to Content-Length
   bool stream = false;
 
@@ -82,15 +79,6 @@ struct http_load {
     head_prefix = std::string{"POST "} + (stream ? "/api/streamAction" : "/api/runAction")
                   + " HTTP/1.1\r\nHost: " + o.host + ":" + std::to_string(o.port)
                   + "\r\nContent-Type: application/json\r\nContent-Length: ";
-  }
-
-  bool issuing() const { return ph == phase::warmup || ph == phase::measure; }
-
-  void error(const std::string& what) {
-    if (ph == phase::measure)
-      ++w.errors;
-    if (first_error.empty())
-      first_error = what;
   }
 
   static double us_since(bench::clock::time_point t) {
@@ -418,28 +406,10 @@ int run_http_load(const load_options& o) {
   }
   http_load g{o};
   g.connect_all();
-  // Bounded: connect + warm-up + measure + drain, whatever happens.
-  auto limit = std::chrono::duration<double>(10 + o.warmup + o.seconds + o.drain_timeout + 1);
-  g.io.run_for(std::chrono::duration_cast<std::chrono::nanoseconds>(limit));
-  if (g.ph == phase::connecting || g.ph == phase::warmup) {
-    std::fprintf(stderr, "bench_load: %s\n",
-                 g.close_reason.empty() ? "could not start (connect timeout)"
-                                        : g.close_reason.c_str());
-    std::printf("{\"system\":\"%s\",\"scenario\":\"%s\",\"round\":%d,\"ok\":false,\"note\":\"could not start\"}\n",
-                o.system.c_str(), o.scenario.c_str(), o.round);
-    return 1;
-  }
+  g.io.run_for(run_time_bound(o));
   if (g.ph == phase::measure)
-    g.snapshot(false);
-  bool ok = g.ph == phase::done && g.close_reason.empty() && g.w.errors == 0
-            && g.w.order_errors == 0 && g.w.done_ops > 0;
-  std::string note = !g.close_reason.empty() ? g.close_reason
-                     : !g.first_error.empty() ? g.first_error
-                     : g.ph != phase::done
-                       ? "drain timed out with " + std::to_string(g.inflight) + " in flight"
-                       : "";
-  std::printf("%s\n", bench::result_json(o, g.w, ok, note).c_str());
-  return g.ph == phase::done ? 0 : 1;
+    g.snapshot(false); // run_for ran out
+  return g.print_result(o, g.close_reason.empty(), g.inflight);
 }
 
 } // namespace bench

@@ -3,8 +3,40 @@
 #include <algorithm>
 #include <cstdio>
 #include <unistd.h>
+#include <utility>
 
 namespace bench {
+
+void load_run::error(const std::string& what) {
+  if (ph == load_phase::measure)
+    ++w.errors;
+  if (first_error.empty())
+    first_error = what;
+}
+
+int load_run::print_result(const load_options& o, bool connections_kept, long in_flight) {
+  if (ph == load_phase::connecting || ph == load_phase::warmup) {
+    std::fprintf(stderr, "bench_load: %s\n",
+                 close_reason.empty() ? "could not start (connect timeout)" : close_reason.c_str());
+    std::printf("{\"system\":\"%s\",\"scenario\":\"%s\",\"round\":%d,\"ok\":false,\"note\":\"could not start\"}\n",
+                o.system.c_str(), o.scenario.c_str(), o.round);
+    return 1;
+  }
+  bool ok = ph == load_phase::done && connections_kept && w.errors == 0 && w.order_errors == 0
+            && w.done_ops > 0;
+  std::string note = !close_reason.empty() ? close_reason
+                     : !first_error.empty() ? first_error
+                     : ph != load_phase::done
+                       ? "drain timed out with " + std::to_string(in_flight) + " in flight"
+                       : "";
+  std::printf("%s\n", result_json(o, w, ok, std::move(note)).c_str());
+  return ph == load_phase::done ? 0 : 1;
+}
+
+std::chrono::nanoseconds run_time_bound(const load_options& o) {
+  auto limit = std::chrono::duration<double>(10 + o.warmup + o.seconds + o.drain_timeout + 1);
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(limit);
+}
 
 std::string result_json(const load_options& o, load_window& w, bool ok, std::string note) {
   double wall_ms = std::chrono::duration<double, std::milli>(w.t_end - w.t_measure).count();
