@@ -31,6 +31,7 @@
 // time (a runtime that serves one call at a time: the bottleneck, so more
 // replicas mean more calls per second).
 #include "bench/fake_runtime_frames.hpp"
+#include "bench/flags.hpp"
 #include "bench/wsraw.hpp"
 
 #include <atomic>
@@ -432,30 +433,16 @@ void on_release(int) {
 int main(int argc, char** argv) {
   fake f;
   std::string url;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i];
-    std::string v = argv[i + 1];
-    if (k == "--url")
-      url = v;
-    else if (k == "--n")
-      f.opt.n = std::atoi(v.c_str());
-    else if (k == "--prefix")
-      f.opt.prefix = v;
-    else if (k == "--connect-window")
-      f.opt.connect_window = std::atoi(v.c_str());
-    else if (k == "--lifetime")
-      f.opt.lifetime_s = std::atoi(v.c_str());
-    else if (k == "--hold")
-      f.opt.hold = std::atol(v.c_str());
-    else if (k == "--name")
-      f.opt.name = v;
-    else if (k == "--serial-us")
-      f.opt.serial_us = std::atol(v.c_str());
-    else {
-      std::fprintf(stderr, "unknown option %s\n", k.c_str());
-      return 2;
-    }
-  }
+  if (!bench::read_flags(argc, argv,
+                         {{"--url", &url},
+                          {"--n", &f.opt.n},
+                          {"--prefix", &f.opt.prefix},
+                          {"--connect-window", &f.opt.connect_window},
+                          {"--lifetime", &f.opt.lifetime_s},
+                          {"--hold", &f.opt.hold},
+                          {"--name", &f.opt.name},
+                          {"--serial-us", &f.opt.serial_us}}))
+    return 2;
   if (url.empty() || !parse_url(url, f.opt) || f.opt.n < 1) {
     std::fprintf(stderr, "usage: bench_fake_runtime --url ws://HOST:PORT[/path] [--n N] "
                          "[--prefix P] [--connect-window W] [--lifetime S] [--hold N] "

@@ -1,5 +1,6 @@
 #include "bench/loadgen_options.hpp"
 
+#include "bench/flags.hpp"
 #include "bench/wsraw.hpp"
 
 #include <cstdio>
@@ -21,51 +22,33 @@ void usage() {
 
 bool parse_load_options(int argc, char** argv, load_options& o) {
   std::string url;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i];
-    std::string v = argv[i + 1];
-    if (k == "--url")
-      url = v;
-    else if (k == "--scenario")
-      o.scenario = v;
-    else if (k == "--callers")
-      o.callers = std::atoi(v.c_str());
-    else if (k == "--inflight")
-      o.inflight = std::atoi(v.c_str());
-    else if (k == "--seconds")
-      o.seconds = std::atof(v.c_str());
-    else if (k == "--warmup")
-      o.warmup = std::atof(v.c_str());
-    else if (k == "--rate")
-      o.rate = std::atof(v.c_str());
-    else if (k == "--stream-n")
-      o.stream_n = std::atol(v.c_str());
-    else if (k == "--drain-timeout")
-      o.drain_timeout = std::atof(v.c_str());
-    else if (k == "--max-inflight")
-      o.max_inflight = std::atol(v.c_str());
-    else if (k == "--system")
-      o.system = v;
-    else if (k == "--round")
-      o.round = std::atoi(v.c_str());
-    else if (k == "--runtime-id")
-      o.runtime_id = v;
-    else if (k == "--runtime-name")
-      o.runtime_name = v;
-    else if (k == "--runtimes")
-      o.runtimes = std::atoi(v.c_str());
-    else if (k == "--watch") {
-      auto eq = v.find('=');
-      if (eq == std::string::npos) {
-        std::fprintf(stderr, "--watch NAME=PID\n");
-        return false;
-      }
-      o.watch.emplace_back(v.substr(0, eq), std::atoi(v.c_str() + eq + 1));
-    } else {
-      std::fprintf(stderr, "unknown option %s\n", k.c_str());
+  auto watch = [&o](const std::string& v) {
+    auto eq = v.find('=');
+    if (eq == std::string::npos) {
+      std::fprintf(stderr, "--watch NAME=PID\n");
       return false;
     }
-  }
+    o.watch.emplace_back(v.substr(0, eq), std::atoi(v.c_str() + eq + 1));
+    return true;
+  };
+  if (!read_flags(argc, argv,
+                  {{"--url", &url},
+                   {"--scenario", &o.scenario},
+                   {"--callers", &o.callers},
+                   {"--inflight", &o.inflight},
+                   {"--seconds", &o.seconds},
+                   {"--warmup", &o.warmup},
+                   {"--rate", &o.rate},
+                   {"--stream-n", &o.stream_n},
+                   {"--drain-timeout", &o.drain_timeout},
+                   {"--max-inflight", &o.max_inflight},
+                   {"--system", &o.system},
+                   {"--round", &o.round},
+                   {"--runtime-id", &o.runtime_id},
+                   {"--runtime-name", &o.runtime_name},
+                   {"--runtimes", &o.runtimes},
+                   {"--watch", watch}}))
+    return false;
   static const char* scenarios[] = {"echo", "open", "stream", "bidi", "cancel", "burst"};
   bool known = false;
   for (auto* s : scenarios)
