@@ -136,7 +136,7 @@ private:
     if (!ok)
       return settle();
     if (got_++ == 0)
-      first_us_ = std::chrono::duration<double, std::micro>(clock::now() - t0_).count();
+      first_us_ = bench::us_since(t0_);
     rw_->Read(&res_, &read_);
   }
   /// The write and the reads are back: the status follows.
@@ -216,7 +216,7 @@ public:
     if (!status_.ok())
       report_error(s_, std::to_string(status_.error_code()) + " " + status_.error_message());
     else if (s_.measuring)
-      count(s_, std::chrono::duration<double, std::micro>(clock::now() - t0_).count(), 1);
+      count(s_, bench::us_since(t0_), 1);
     send();
   }
 

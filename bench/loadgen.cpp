@@ -52,6 +52,7 @@ namespace {
 using bench::load_options;
 using namespace std::chrono_literals;
 using bench::clock;
+using bench::us_since;
 
 // ---- the generator ----------------------------------------------------------------
 
@@ -190,10 +191,6 @@ struct loadgen : bench::load_run {
     }
   }
 
-  static double us_since(clock::time_point t) {
-    return std::chrono::duration<double, std::micro>(clock::now() - t).count();
-  }
-
   // -- receiving ----------------------------------------------------------------
   void on_frame(caller& c, std::string_view f) {
     bench::inbound m;
@@ -222,6 +219,7 @@ struct loadgen : bench::load_run {
         return send_cancel(c, id, x, m.trace_id);
       return;
     }
+    // The answer to a call: judged by its kind, then the call is over.
     switch (x.kind) {
       case op_kind::echo: {
         if (m.error) {
@@ -234,12 +232,7 @@ struct loadgen : bench::load_run {
           else
             record(us_since(x.t0));
         }
-        end_op(c, id);
-        if (issuing() && o.scenario == "echo")
-          send_echo(c);
-        if (o.scenario == "burst" && ph == phase::measure && total_inflight == 0)
-          end_measure(); // every call answered
-        return;
+        break;
       }
       case op_kind::stream: {
         char pat[32];
@@ -248,51 +241,39 @@ struct loadgen : bench::load_run {
           error("stream failed: " + std::string{m.result.substr(0, 200)});
         else if (x.got != o.stream_n)
           error("stream ended after " + std::to_string(x.got) + " chunks");
-        end_op(c, id);
-        if (issuing())
-          send_stream(c);
-        return;
+        break;
       }
-      case op_kind::bidi: {
+      case op_kind::bidi:
         if (m.error)
           error("bidi failed: " + std::string{m.result.substr(0, 200)});
-        end_op(c, id);
-        if (issuing())
-          send_bidi_open(c);
-        return;
-      }
-      case op_kind::slow: {
+        break;
+      case op_kind::slow:
         if (!m.error || m.result.find("cancel") == std::string_view::npos)
           error("slow run did not end cancelled: " + std::string{m.result.substr(0, 200)});
         else if (x.cancel_sent)
           record(us_since(x.t0));
-        end_op(c, id);
-        if (issuing())
-          send_slow(c);
-        return;
-      }
-      case op_kind::cancel_ack: {
+        break;
+      case op_kind::cancel_ack:
+        // Not a call of its own: the slow run it cancelled carries on the loop.
         if (m.error)
           error("cancel failed: " + std::string{m.result.substr(0, 200)});
         else if (ph == phase::measure)
           w.lat_ack.add(us_since(x.t0));
         end_op(c, id);
         return;
-      }
     }
+    end_op(c, id);
+    // Closed loop: the caller's next call of the scenario; the open loop and
+    // the burst send on their own schedule.
+    if (issuing() && o.scenario != "open" && o.scenario != "burst")
+      start_one(c);
+    if (o.scenario == "burst" && ph == phase::measure && total_inflight == 0)
+      end_measure(); // every call answered
   }
 
   void on_chunk(caller& c, std::uint64_t id, op& x, const bench::inbound& m) {
-    if (x.kind == op_kind::stream) {
-      if (m.chunk_num != x.got)
-        ++w.order_errors;
-      if (x.got == 0 && ph == phase::measure)
-        w.lat.add(us_since(x.t0)); // time to first chunk
-      ++x.got;
-      if (ph == phase::measure)
-        ++w.done_ops;
-      return;
-    }
+    if (x.kind == op_kind::stream)
+      return count_chunk(m.chunk_num, x.got, x.t0);
     if (x.kind == op_kind::bidi) {
       if (m.chunk_num != x.got) {
         ++w.order_errors;
@@ -375,21 +356,13 @@ struct loadgen : bench::load_run {
 
   void snapshot_start() {
     w.t_measure = clock::now();
-    w.cpu0.clear();
-    for (auto& [name, pid] : o.watch)
-      w.cpu0.push_back(bench::proc_cpu_ms(pid));
-    w.self_cpu0 = bench::proc_cpu_ms(getpid());
-    w.busy0 = bench::machine_busy_ms();
+    read_cpu(o, true);
     w.lat.reserve(1 << 20);
   }
 
   void end_measure() {
     w.t_end = clock::now();
-    w.cpu1.clear();
-    for (auto& [name, pid] : o.watch)
-      w.cpu1.push_back(bench::proc_cpu_ms(pid));
-    w.self_cpu1 = bench::proc_cpu_ms(getpid());
-    w.busy1 = bench::machine_busy_ms();
+    read_cpu(o, false);
     ph = phase::drain;
     // Bidi sessions idle between echoes get their end now; the others on
     // their next echo.

@@ -81,10 +81,6 @@ struct http_load : load_run {
                   + "\r\nContent-Type: application/json\r\nContent-Length: ";
   }
 
-  static double us_since(bench::clock::time_point t) {
-    return std::chrono::duration<double, std::micro>(bench::clock::now() - t).count();
-  }
-
   // -- requests ---------------------------------------------------------------------
   void send(slot& s) {
     std::string body;
@@ -286,13 +282,7 @@ struct http_load : load_run {
     long k = -1;
     if (p != std::string_view::npos)
       std::from_chars(line.data() + p + 4, line.data() + line.size(), k);
-    if (k != s.got)
-      ++w.order_errors;
-    if (s.got == 0 && ph == phase::measure)
-      w.lat.add(us_since(s.t0)); // time to first chunk
-    ++s.got;
-    if (ph == phase::measure)
-      ++w.done_ops;
+    count_chunk(k, s.got, s.t0);
   }
 
   void complete(slot& s) {
@@ -330,12 +320,7 @@ struct http_load : load_run {
 
   // -- phases -----------------------------------------------------------------------
   void snapshot(bool start) {
-    auto& cpu = start ? w.cpu0 : w.cpu1;
-    cpu.clear();
-    for (auto& [name, pid] : o.watch)
-      cpu.push_back(bench::proc_cpu_ms(pid));
-    (start ? w.self_cpu0 : w.self_cpu1) = bench::proc_cpu_ms(getpid());
-    (start ? w.busy0 : w.busy1) = bench::machine_busy_ms();
+    read_cpu(o, start);
     (start ? w.t_measure : w.t_end) = bench::clock::now();
   }
 

@@ -14,6 +14,25 @@ void load_run::error(const std::string& what) {
     first_error = what;
 }
 
+void load_run::count_chunk(long k, long& got, clock::time_point t0) {
+  if (k != got)
+    ++w.order_errors;
+  if (got == 0 && ph == load_phase::measure)
+    w.lat.add(us_since(t0));
+  ++got;
+  if (ph == load_phase::measure)
+    ++w.done_ops;
+}
+
+void load_run::read_cpu(const load_options& o, bool start) {
+  auto& cpu = start ? w.cpu0 : w.cpu1;
+  cpu.clear();
+  for (auto& [name, pid] : o.watch)
+    cpu.push_back(proc_cpu_ms(pid));
+  (start ? w.self_cpu0 : w.self_cpu1) = proc_cpu_ms(getpid());
+  (start ? w.busy0 : w.busy1) = machine_busy_ms();
+}
+
 int load_run::print_result(const load_options& o, bool connections_kept, long in_flight) {
   if (ph == load_phase::connecting || ph == load_phase::warmup) {
     std::fprintf(stderr, "bench_load: %s\n",

@@ -47,6 +47,16 @@ struct load_run {
   /// kept for the note.
   void error(const std::string& what);
 
+  /// Chunk number `k` of a stream that has had `got` chunks since `t0`: an
+  /// order error unless it is the next one; if measured, an op, and for the
+  /// first chunk the latency (time to first chunk). Counts it in `got`.
+  void count_chunk(long k, long& got, clock::time_point t0);
+
+  /// The CPU readings at one end of the measured window (start: cpu0,
+  /// self_cpu0, busy0; else the ...1): each watched process, bench_load, the
+  /// machine. The drivers take the window's clock reading themselves.
+  void read_cpu(const load_options& o, bool start);
+
   /// Once the driver's loop has stopped (a window still open closed by the
   /// driver first): prints the run's one JSON line and returns the exit
   /// status (0: done). A run that never got to measuring says why on stderr

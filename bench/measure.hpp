@@ -20,6 +20,10 @@ inline double ms_since(clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
 }
 
+inline double us_since(clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(clock::now() - t0).count();
+}
+
 /// utime+stime of a process (all its threads, live and exited), in ms.
 /// Negative if the process is gone.
 inline double proc_cpu_ms(int pid) {
