@@ -382,26 +382,21 @@ int main(int argc, char** argv) {
     auto has = [&](const std::string& s) {
       return std::find(present.begin(), present.end(), s) != present.end();
     };
-    if (has("ours") && has("ts"))
-      ratios.push_back("ours/TS: rate " + fmt_ratio(paired(l, "ours", "ts", &phase_row::rate))
-                       + ", manager CPU per op " + fmt_ratio(paired(l, "ours", "ts", &phase_row::sut_us))
-                       + ", p50 " + fmt_ratio(paired(l, "ours", "ts", &phase_row::p50)));
-    if (has("ours") && has("tsws"))
-      ratios.push_back("ours/TS-ws: rate " + fmt_ratio(paired(l, "ours", "tsws", &phase_row::rate))
-                       + ", manager CPU per op "
-                       + fmt_ratio(paired(l, "ours", "tsws", &phase_row::sut_us)) + ", p50 "
-                       + fmt_ratio(paired(l, "ours", "tsws", &phase_row::p50)));
-    if (has("ours-http") && has("tools"))
-      ratios.push_back("ours-http/tools: rate "
-                       + fmt_ratio(paired(l, "ours-http", "tools", &phase_row::rate))
-                       + ", manager CPU per op "
-                       + fmt_ratio(paired(l, "ours-http", "tools", &phase_row::sut_us))
-                       + ", p50 " + fmt_ratio(paired(l, "ours-http", "tools", &phase_row::p50)));
-    if (has("ours") && has("relay"))
-      ratios.push_back("ours/relay: rate " + fmt_ratio(paired(l, "ours", "relay", &phase_row::rate))
-                       + ", manager CPU per op "
-                       + fmt_ratio(paired(l, "ours", "relay", &phase_row::sut_us)) + ", p50 "
-                       + fmt_ratio(paired(l, "ours", "relay", &phase_row::p50)));
+    // Each system against its counterpart, in this order: the label, then
+    // the paired ratios of rate, manager CPU per op and p50.
+    struct counterpart {
+      const char* system;
+      const char* other;
+      const char* label;
+    };
+    for (const auto& [a, b, label] : {counterpart{"ours", "ts", "ours/TS"},
+                                      counterpart{"ours", "tsws", "ours/TS-ws"},
+                                      counterpart{"ours-http", "tools", "ours-http/tools"},
+                                      counterpart{"ours", "relay", "ours/relay"}})
+      if (has(a) && has(b))
+        ratios.push_back(std::string{label} + ": rate " + fmt_ratio(paired(l, a, b, &phase_row::rate))
+                         + ", manager CPU per op " + fmt_ratio(paired(l, a, b, &phase_row::sut_us))
+                         + ", p50 " + fmt_ratio(paired(l, a, b, &phase_row::p50)));
     if (l.rfind("cancel", 0) == 0) {
       std::string acks = "cancelAction acknowledged (p50/p99):";
       for (auto& s : present) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
+#include <utility>
 
 namespace bench::report {
 
@@ -112,18 +114,17 @@ std::string singular(const std::string& unit) {
 }
 
 std::string system_name(const std::string& s) {
-  if (s == "ours")
-    return "actor-host";
-  if (s == "relay")
-    return "bare relay";
-  if (s == "ts")
-    return "Genkit TS";
-  if (s == "tsws")
-    return "Genkit TS + WS door";
-  if (s == "ours-http")
-    return "actor-host (HTTP)";
-  if (s == "tools")
-    return "Genkit tools server (HTTP)";
+  static constexpr std::pair<std::string_view, std::string_view> names[] = {
+    {"ours", "actor-host"},
+    {"relay", "bare relay"},
+    {"ts", "Genkit TS"},
+    {"tsws", "Genkit TS + WS door"},
+    {"ours-http", "actor-host (HTTP)"},
+    {"tools", "Genkit tools server (HTTP)"},
+  };
+  for (const auto& [system, name] : names)
+    if (s == system)
+      return std::string{name};
   return s;
 }
 
