@@ -108,14 +108,30 @@ struct relay_state {
   std::atomic<long> runtimes{0};
 };
 
-class caller_side : public net::frame_handler, public std::enable_shared_from_this<caller_side> {
+// Either end of a relayed call: its connection and the relay's shared
+// routes; it reads each frame's routing ids and hands them to on_frame.
+class relay_side : public net::frame_handler {
 public:
-  caller_side(relay_state& st, net::transport_ptr t) : st_(st), t_(std::move(t)) {}
+  relay_side(relay_state& st, net::transport_ptr t) : st_(st), t_(std::move(t)) {}
 
   void on_text(std::string frame) override {
     ids x;
-    if (!locate(frame, x))
-      return;
+    if (locate(frame, x))
+      on_frame(frame, x);
+  }
+
+protected:
+  virtual void on_frame(const std::string& frame, const ids& x) = 0;
+
+  relay_state& st_;
+  net::transport_ptr t_;
+};
+
+class caller_side : public relay_side, public std::enable_shared_from_this<caller_side> {
+public:
+  using relay_side::relay_side;
+
+  void on_frame(const std::string& frame, const ids& x) override {
     if (!x.method.empty() && x.has_id) {
       net::transport_ptr rt;
       std::string wire;
@@ -162,19 +178,14 @@ public:
   void forget(const std::string& caller_id) { by_caller_id_.erase(caller_id); }
 
 private:
-  relay_state& st_;
-  net::transport_ptr t_;
   std::unordered_map<std::string, std::uint64_t> by_caller_id_;
 };
 
-class runtime_side : public net::frame_handler {
+class runtime_side : public relay_side {
 public:
-  runtime_side(relay_state& st, net::transport_ptr t) : st_(st), t_(std::move(t)) {}
+  using relay_side::relay_side;
 
-  void on_text(std::string frame) override {
-    ids x;
-    if (!locate(frame, x))
-      return;
+  void on_frame(const std::string& frame, const ids& x) override {
     if (x.method == "register") {
       {
         std::lock_guard lock{st_.mu};
@@ -226,8 +237,6 @@ public:
   }
 
 private:
-  relay_state& st_;
-  net::transport_ptr t_;
   bool registered_ = false;
 };
 
