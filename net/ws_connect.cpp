@@ -67,7 +67,7 @@ private:
     flex_.reset();
     run_client_websocket(std::move(stream), std::move(peer_), host_header(url_), url_.target,
                          std::move(factory_), std::move(on_fail_),
-                         ws_limits{opts_.max_frame_bytes, opts_.max_write_queue_bytes},
+                         ws_limits{opts_.max_frame_bytes, opts_.max_write_queue_bytes, opts_.idle_timeout},
                          opts_.counters ? opts_.counters : std::make_shared<socket_counters>());
   }
 

@@ -20,6 +20,9 @@ struct connect_options {
   /// not a queue a remote peer can fill, so the cap is generous.
   std::size_t max_write_queue_bytes = 256u << 20;
   std::chrono::milliseconds timeout{10000}; // TCP connect
+  /// A peer silent this long is taken for dead and the link closes (Beast
+  /// pings it at half of it; every Reflection V2 peer answers pings).
+  std::chrono::milliseconds idle_timeout{120000};
   std::shared_ptr<socket_counters> counters; // optional
   /// Needed for wss:// (and https://) URLs: trust and client certificate.
   /// The server's certificate is checked against the URL's host.

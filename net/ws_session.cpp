@@ -175,7 +175,7 @@ private:
     t.handshake_timeout = std::chrono::seconds(30);
     // Pings every half period find dead peers (a runtime whose host vanished)
     // without any JSON-RPC heartbeat; every Reflection V2 peer answers pings.
-    t.idle_timeout = std::chrono::seconds(120);
+    t.idle_timeout = limits_.idle_timeout;
     t.keep_alive_pings = true;
     ws_.set_option(t);
     // The cap is ours (on_read): a message over it is read and dropped, so

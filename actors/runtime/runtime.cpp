@@ -163,6 +163,10 @@ std::string runtime::start() {
   auto connect = [&io = d.io, tls = d.opts.tls, secure,
                   unread = d.opts.max_unread_frames](const caf::actor& link, const std::string& url) {
     net::connect_options co;
+    // A hung manager (stopped, or cut off without a reset) is left within
+    // 6 s: the runtime moves to the next manager while the other nodes still
+    // hold its calls (failover_hold, 5 s from their own 5 s heartbeat timeout).
+    co.idle_timeout = std::chrono::seconds(6);
     if (secure(url)) {
       std::string why;
       co.tls = net::tls_client_context::load(tls, why);

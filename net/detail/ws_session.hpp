@@ -11,6 +11,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -22,6 +23,8 @@ namespace actor_host::net {
 struct ws_limits {
   std::size_t max_frame_bytes = 64u << 20;
   std::size_t max_write_queue_bytes = 16u << 20;
+  // Silent this long (a ping goes at half of it): the peer is taken for dead.
+  std::chrono::milliseconds idle_timeout{120000};
 };
 
 using http_request_message = boost::beast::http::request<boost::beast::http::string_body>;

@@ -4,8 +4,8 @@
 // Three manager processes on loopback, real SIGKILLs.
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, test } from 'node:test';
-import { cleanup, runCli, startCppRuntime, waitForRegistered, withTimeout } from './lib/harness.mjs';
-import { NOTHING_LEFT, runAction, startNode, waitForListed, waitForMembers } from './lib/cluster.mjs';
+import { cleanup, runCli, startCppRuntime, startGenkitRuntime, waitForRegistered, withTimeout } from './lib/harness.mjs';
+import { NOTHING_LEFT, runAction, startBalancer, startNode, waitForListed, waitForMembers } from './lib/cluster.mjs';
 
 afterEach(cleanup);
 after(cleanup);
@@ -53,6 +53,30 @@ describe('failover', () => {
     assert.equal(r.json.result, 'moved');
   });
 
+  test('a Genkit JS runtime behind a balanced URL (the Kubernetes Service pattern) reconnects through it to a live node when its node dies', async () => {
+    const a = await startNode('a');
+    const b = await startNode('b', { seeds: [a] });
+    const c = await startNode('c', { seeds: [a, b] });
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
+    const port = (m) => Number(new URL(m.reflectionUrl).port);
+    const service = await startBalancer([a, b, c].map(port));
+    try {
+      startGenkitRuntime(service.url, { id: 'gk' });
+      await waitForListed(c, ['a/gk'], 30000);
+      a.child.kill('SIGKILL');
+      // Genkit reconnects after 500 ms; the Service hands it a live node.
+      for (const m of [b, c]) {
+        await m.poll(() => m.runtimes(), (rts) => rts.length === 1 && /^[bc]\/gk$/.test(rts[0].qualifiedId),
+          { timeoutMs: 10000, intervalMs: 50, what: `${m.name} to list gk at a live node` });
+      }
+      const r = await runAction(c, 'gk', '/flow/echo', 'through the service');
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.result, 'through the service');
+    } finally {
+      await service.close();
+    }
+  });
+
   test('100 runtimes on a node that is killed: all registered at the others within 5 s, each listed once, nothing pending', async () => {
     const a = await startNode('a');
     const b = await startNode('b', { seeds: [a] });
@@ -78,6 +102,30 @@ describe('failover', () => {
     const r = await runAction(c, 'r42', '/flow/echo', 'still here');
     assert.equal(r.json.result, 'still here', r.text);
     for (const m of [b, c]) await m.waitForStats(NOTHING_LEFT);
+  });
+
+  test('a hung node (SIGSTOP): our runtime leaves it within its 6 s idle timeout and calls through another node succeed again', async () => {
+    const a = await startNode('a', { args: ['--cluster-heartbeat-timeout', '3s'] });
+    const b = await startNode('b', { seeds: [a], args: ['--cluster-heartbeat-timeout', '3s'] });
+    const c = await startNode('c', { seeds: [a, b], args: ['--cluster-heartbeat-timeout', '3s'] });
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
+    const rt = startCppRuntime([a, b, c].map((m) => m.reflectionUrl).join(','), { id: 'stuck' });
+    await waitForRegistered(rt);
+    await waitForListed(c, ['a/stuck']);
+    const stopped = Date.now();
+    a.child.kill('SIGSTOP');
+    a.child.mayExit = true;
+    try {
+      const second = await waitForRegistered(rt, { count: 2, timeoutMs: 9000 });
+      assert.equal(second[1], b.reflectionUrl);
+      await rt.waitForLine(/lost the manager link/, 100);
+      const r = await runAction(c, 'stuck', '/flow/echo', 'unstuck');
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.result, 'unstuck');
+      assert.ok(Date.now() - stopped < 9000);
+    } finally {
+      a.child.kill('SIGKILL');
+    }
   });
 
   test('calls for a runtime of a lost node wait for it to register at another node (failover hold), else fail UNAVAILABLE', async () => {

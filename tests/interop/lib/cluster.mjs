@@ -1,5 +1,6 @@
 // Cluster nodes for the interop tests: managers joined over their cluster
 // ports on loopback (cluster.test.mjs, failover.test.mjs).
+import net from 'node:net';
 import { startManager } from './harness.mjs';
 
 export const NOTHING_LEFT = { 'actors.pending_request': 0, 'actors.remote_call': 0, 'actors.caller_session': 0, 'gateway.outbound': 0, 'gateway.inbound': 0 };
@@ -33,4 +34,45 @@ export async function waitForListed(m, qualifiedIds, timeoutMs = 5000) {
 
 export function runAction(m, runtimeId, key, input, extra = {}) {
   return m.post('/api/rpc/runAction', { key, input, runtimeId, ...extra });
+}
+
+/**
+ * A TCP balancer in front of `backends` (ports on 127.0.0.1), as a
+ * Kubernetes Service is for the Genkit runtime: each new connection goes to
+ * the next backend that accepts it (round robin; a dead one is skipped).
+ * Returns {url, close()}.
+ */
+export async function startBalancer(ports) {
+  const sockets = new Set();
+  let next = 0;
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.pause();
+    const attempt = (tries) => {
+      if (tries === ports.length) return client.destroy();
+      const port = ports[next++ % ports.length];
+      const upstream = net.connect(port, '127.0.0.1');
+      upstream.once('error', () => attempt(tries + 1));
+      upstream.once('connect', () => {
+        sockets.add(upstream);
+        upstream.removeAllListeners('error');
+        const end = () => { client.destroy(); upstream.destroy(); };
+        upstream.on('error', end).on('close', end);
+        client.on('error', end).on('close', end);
+        client.pipe(upstream);
+        upstream.pipe(client);
+        client.resume();
+      });
+    };
+    attempt(0);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `ws://127.0.0.1:${server.address().port}`,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }
