@@ -147,6 +147,8 @@ struct metrics {
   std::atomic<std::int64_t> cluster_nodes_up{0};
   std::atomic<std::int64_t> cluster_nodes_unreachable{0};
   std::atomic<std::int64_t> cluster_nodes_down{0};
+  std::atomic<std::int64_t> cluster_minority{0}; // 1: this node is on a minority side
+  std::atomic<std::uint64_t> cluster_minority_changes{0};
   std::atomic<std::uint64_t> cluster_membership_changes{0};
   std::atomic<std::uint64_t> cluster_hellos_refused{0};
   std::atomic<std::uint64_t> cluster_dial_failures{0};

@@ -22,6 +22,52 @@ namespace cluster_detail {
 namespace rpc = net::jsonrpc;
 
 
+/// Keep-majority (as Akka's split-brain resolver): a node that reaches half
+/// or fewer of the nodes it knows (itself included; nodes that left do not
+/// count, nodes unreachable or down do) is on a minority side: it reports
+/// not ready and fails calls for runtimes it cannot reach at once, while the
+/// majority serves. An even split keeps the side with the lowest node name.
+/// Below three nodes there is no majority to keep: every side serves.
+std::string minority_problem(const cluster_state& st) {
+  std::size_t known = 1;
+  std::size_t reachable = 1;
+  const std::string* lowest = &st.self_card.name;
+  bool lowest_reachable = true;
+  for (auto& [name, m] : st.members) {
+    if (m.state == member::status::down && m.left_incarnation == m.card.incarnation)
+      continue;
+    ++known;
+    bool up = m.state == member::status::up;
+    reachable += up ? 1 : 0;
+    if (name < *lowest) {
+      lowest = &name;
+      lowest_reachable = up;
+    }
+  }
+  if (known < 3 || reachable * 2 > known || (reachable * 2 == known && lowest_reachable))
+    return {};
+  return "this node reaches " + std::to_string(reachable) + " of the " + std::to_string(known)
+         + " nodes of its cluster (a minority; keep-majority)";
+}
+
+/// Tells the directory, the log and the metrics when the side changes.
+void follow_majority(self_ptr self) {
+  auto& st = self->state;
+  auto problem = minority_problem(st);
+  if (problem == st.partitioned)
+    return;
+  auto& g = obs::global();
+  g.cluster_minority_changes.fetch_add(1, std::memory_order_relaxed);
+  g.cluster_minority.store(problem.empty() ? 0 : 1);
+  if (problem.empty())
+    spdlog::warn("cluster: a majority of the nodes is reachable again; serving the whole cluster");
+  else
+    spdlog::warn("cluster: {}: not ready, calls for runtimes on the other side fail at once",
+                 problem);
+  st.partitioned = problem;
+  self->send(st.directory, cluster_atom_v, problem);
+}
+
 void publish_view(self_ptr self) {
   auto& st = self->state;
   std::int64_t up = 0, unreachable = 0, down = 0;
@@ -36,6 +82,7 @@ void publish_view(self_ptr self) {
              + std::to_string(c.incarnation) + "\"}";
   };
   add(st.self_card, "up", st.local.size(), st.opts.worker_count ? st.opts.worker_count() : 0);
+  follow_majority(self);
   cluster_view v;
   for (auto& [name, m] : st.members) {
     add(m.card, status_name(m.state), m.runtimes.size(), m.workers);
@@ -50,6 +97,8 @@ void publish_view(self_ptr self) {
   v.json = R"({"self":)" + rpc::quote(st.self_card.name) + R"(,"nodes":[)" + nodes + "]}";
   if (!st.refusal.empty())
     v.not_ready = "cluster: " + st.refusal;
+  else if (!st.partitioned.empty())
+    v.not_ready = "cluster: " + st.partitioned;
   else if (!st.joined && !st.opts.seeds.empty()
            && clock_type::now() - st.started < st.opts.join_grace)
     v.not_ready = "cluster: joining through the seeds";
@@ -201,7 +250,10 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
                   false);
   });
   // A node leaving tells the others, so they drop it at once.
-  self->attach_functor([board = st.board] { board->publish({}); });
+  self->attach_functor([board = st.board] {
+    board->publish({});
+    obs::global().cluster_minority.store(0);
+  });
   auto from_member = [self](const std::string& node) -> member* {
     auto i = self->state.members.find(node);
     if (i == self->state.members.end() || i->second.state != member::status::up)

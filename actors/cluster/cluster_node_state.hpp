@@ -76,6 +76,9 @@ struct cluster_state {
   bool leaving = false;
   bool grace_logged = false;
   std::string refusal; // the last refusal this node got (name in use, version)
+  // Not empty: this node reaches a minority of the nodes (why); see
+  // minority_problem in cluster_node.cpp.
+  std::string partitioned;
   static inline const char* name = "cluster_node";
 };
 

@@ -220,7 +220,12 @@ call_route route_call(const route_table& routes, const call_request& req,
     } else {
       if (moving(routes.moving_services, service))
         r.how = call_route::kind::hold;
-      r.error = manager_errors::service_not_found(req.runtime_name);
+      r.error = routes.partitioned.empty()
+                  ? manager_errors::service_not_found(req.runtime_name)
+                  : manager_errors::status_error(registry::status_code::unavailable,
+                                                 "service " + req.runtime_name
+                                                   + " is not on this side of a partition: "
+                                                   + routes.partitioned);
       return r;
     }
   } else if ((e = by_id(local, req.runtime_id))) {
@@ -243,7 +248,12 @@ call_route route_call(const route_table& routes, const call_request& req,
     if (!e) {
       if (moving(routes.moving_ids, req.runtime_id))
         r.how = call_route::kind::hold;
-      r.error = manager_errors::runtime_not_found(req.runtime_id);
+      r.error = routes.partitioned.empty()
+                  ? manager_errors::runtime_not_found(req.runtime_id)
+                  : manager_errors::status_error(registry::status_code::unavailable,
+                                                 "runtime " + req.runtime_id
+                                                   + " is not on this side of a partition: "
+                                                   + routes.partitioned);
       return r;
     }
   }

@@ -40,6 +40,9 @@ struct route_table {
   // register again somewhere (failover_hold.hpp) instead of failing at once.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> moving_ids;
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> moving_services;
+  // Not empty: this node is on a minority side of a partition (why, for
+  // errors): a call for a runtime it does not list fails UNAVAILABLE at once.
+  std::string partitioned;
 };
 
 /// Where the runtime directory publishes its routes for every front door.

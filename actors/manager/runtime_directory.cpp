@@ -94,6 +94,7 @@ void publish_routes(self_ptr self) {
     }
   t.self_node = st.node_name;
   t.gateway = st.gateway;
+  t.partitioned = st.partitioned;
   if (!st.moving_ids.empty()) {
     auto now = std::chrono::steady_clock::now();
     auto expired = [now](auto& kv) { return kv.second <= now; };
@@ -411,11 +412,21 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
           if (auto i = figure.find(e.id); i != figure.end())
             e.load->reported.store(i->second, std::memory_order_relaxed);
     },
+    [self](cluster_atom, std::string& partitioned) {
+      auto& st = self->state;
+      st.partitioned = std::move(partitioned);
+      // On a minority side nothing moves here: calls fail at once.
+      if (!st.partitioned.empty()) {
+        st.moving_ids.clear();
+        st.moving_services.clear();
+      }
+      publish_routes(self);
+    },
     [self](node_lost_atom, const std::string& node) {
       auto& st = self->state;
       // Our runtimes given several managers register at another node within
       // moments: calls for them wait that long (failover_hold.hpp).
-      if (st.failover_hold.count() > 0) {
+      if (st.failover_hold.count() > 0 && st.partitioned.empty()) {
         auto until = std::chrono::steady_clock::now() + st.failover_hold;
         for (auto& e : st.remote)
           if (e.node == node) {

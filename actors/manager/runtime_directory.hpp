@@ -60,6 +60,9 @@ struct directory_state {
   std::chrono::milliseconds failover_hold{0};
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> moving_ids;
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> moving_services;
+  // Not empty: on a minority side (cluster_node's keep-majority rule); no
+  // call waits for a runtime to move then.
+  std::string partitioned;
   static inline const char* name = "runtime_directory";
 
   entry* find(const std::string& id);

@@ -209,6 +209,75 @@ CAF_TEST(a node whose link is lost takes its runtimes with it) {
   check_no_leaks();
 }
 
+CAF_TEST(keep-majority - a node that reaches a minority is not ready and fails calls for the other side at once) {
+  auto a = make_node("a");
+  auto b = make_node("b");
+  auto c = make_node("c");
+  introduce(b.node, a.node);
+  introduce(c.node, a.node);
+  introduce(c.node, b.node);
+  sched.run();
+  add_runtime(b, "rt");
+  CAF_CHECK(remote_ids(a) == std::vector<std::string>{"b/rt"});
+  auto changes = obs::global().cluster_minority_changes.load();
+  // b is lost: a and c are two of three, a majority.
+  stop(b.node, caf::exit_reason::remote_link_unreachable);
+  CAF_CHECK(!contains(a.view->current()->not_ready, "minority"));
+  CAF_CHECK(a.routes->current()->partitioned.empty());
+  // c too: a alone is one of three.
+  stop(c.node, caf::exit_reason::remote_link_unreachable);
+  CAF_CHECK(contains(a.view->current()->not_ready,
+                     "this node reaches 1 of the 3 nodes of its cluster (a minority"));
+  CAF_CHECK_EQUAL(obs::global().cluster_minority.load(), 1);
+  CAF_CHECK_EQUAL(obs::global().cluster_minority_changes.load(), changes + 1);
+  auto r = route_call(*a.routes->current(), run_call("rt"));
+  CAF_CHECK(r.how == call_route::kind::failed);
+  CAF_CHECK_EQUAL(member(r.error, {"data", "code"}), "14");
+  CAF_CHECK(contains(member_str(r.error, {"message"}), "runtime rt is not on this side of a partition"));
+  // b comes back (a new incarnation): two of three again.
+  auto b2 = make_node("b");
+  introduce(b2.node, a.node);
+  sched.run();
+  CAF_CHECK(!contains(a.view->current()->not_ready, "minority"));
+  CAF_CHECK_EQUAL(obs::global().cluster_minority.load(), 0);
+  CAF_CHECK(a.routes->current()->partitioned.empty());
+  for (auto* n : {&b, &c}) {
+    stop(n->dir);
+    stop(n->gateway);
+  }
+  end({&a, &b2});
+  check_no_leaks();
+}
+
+CAF_TEST(keep-majority - an even split keeps the side with the lowest name and two nodes always serve) {
+  auto a = make_node("a");
+  auto b = make_node("b");
+  introduce(b.node, a.node);
+  sched.run();
+  // Two nodes: no majority to keep, b serves alone.
+  stop(a.node, caf::exit_reason::remote_link_unreachable);
+  CAF_CHECK(!contains(b.view->current()->not_ready, "minority"));
+  auto c = make_node("c");
+  auto d = make_node("d");
+  introduce(c.node, b.node);
+  introduce(d.node, b.node);
+  introduce(d.node, c.node);
+  sched.run();
+  // b knows a (unreachable), c, d: b, c, d reach three of four.
+  CAF_CHECK(!contains(b.view->current()->not_ready, "minority"));
+  stop(d.node, caf::exit_reason::remote_link_unreachable);
+  // Two of four without a (the lowest name): a minority.
+  CAF_CHECK(contains(b.view->current()->not_ready, "reaches 2 of the 4 nodes"));
+  // c never met a: it reaches two of the three nodes it knows.
+  CAF_CHECK(!contains(c.view->current()->not_ready, "minority"));
+  for (auto* n : {&a, &d}) {
+    stop(n->dir);
+    stop(n->gateway);
+  }
+  end({&b, &c});
+  check_no_leaks();
+}
+
 CAF_TEST(a node that leaves is down at once) {
   auto a = make_node("a");
   auto b = make_node("b");

@@ -686,13 +686,13 @@ class ManagerDied extends Error {
 }
 
 export class Manager {
-  constructor(child, reflectionPort, apiPort) {
+  constructor(child, reflectionPort, apiPort, host = '127.0.0.1') {
     this.child = child;
     this.reflectionPort = reflectionPort;
     this.apiPort = apiPort;
-    this.reflectionUrl = `ws://127.0.0.1:${reflectionPort}`;
-    this.apiUrl = `http://127.0.0.1:${apiPort}`;
-    this.apiWsUrl = `ws://127.0.0.1:${apiPort}/api/ws`;
+    this.reflectionUrl = `ws://${host}:${reflectionPort}`;
+    this.apiUrl = `http://${host}:${apiPort}`;
+    this.apiWsUrl = `ws://${host}:${apiPort}/api/ws`;
   }
 
   get(p, opts) {
@@ -957,7 +957,7 @@ export function freePort() {
  * "Starting ..." log lines (manager.workerPort: the iii worker endpoint). `env` is added to the (cleaned) test
  * environment; extraArgs may end in `--`, command.
  */
-export async function startManager(extraArgs = [], { port = 0, timeoutMs = 10000, env = {}, cwd, launcher = [] } = {}) {
+export async function startManager(extraArgs = [], { port = 0, timeoutMs = 10000, env = {}, cwd, launcher = [], host = '127.0.0.1' } = {}) {
   assert.ok(fs.existsSync(ACTOR_HOST_BIN), `manager binary not found: ${ACTOR_HOST_BIN} (set ACTOR_HOST_BIN)`);
   const logLevel = process.env.INTEROP_MANAGER_LOG_LEVEL;
   const args = ['--role', 'manager', '--port', String(port), '--http-port', '0'];
@@ -979,9 +979,10 @@ export async function startManager(extraArgs = [], { port = 0, timeoutMs = 10000
     child.waitForLine(/Starting API server: https?:\/\/[^\s/]+:(\d+)/, timeoutMs),
     child.waitForLine(/Starting worker endpoint: wss?:\/\/[^\s/]+:(\d+)/, timeoutMs),
   ]);
-  const manager = new Manager(child, Number(refl[1]), Number(api[1]));
+  // `host`: where the test reaches it (its --bind; a network namespace's address).
+  const manager = new Manager(child, Number(refl[1]), Number(api[1]), host);
   manager.workerPort = Number(worker[1]);
-  manager.workerUrl = `ws://127.0.0.1:${worker[1]}`;
+  manager.workerUrl = `ws://${host}:${worker[1]}`;
   if (extraArgs.includes('--worker-rbac-port')) {
     const rbac = await child.waitForLine(/Starting worker endpoint \(RBAC\): wss?:\/\/[^\s/]+:(\d+)/, timeoutMs);
     manager.workerRbacUrl = `ws://127.0.0.1:${rbac[1]}`;

@@ -1,0 +1,136 @@
+// Partitions (issue 33): three nodes, each in a network namespace of its own,
+// linked through this process's namespace (tests/interop/netns.sh gives the
+// test one of its own, so the host's network is never touched), which
+// routes between them. A partition is a set of `ip rule ... blackhole`
+// rules here: packets between the sides vanish without a reset, as on a
+// cut link, while this process still reaches every node.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { cleanup } from './lib/harness.mjs';
+import { NOTHING_LEFT, runAction, startNode, waitForListed, waitForMembers } from './lib/cluster.mjs';
+
+const tag = `ah${process.pid % 100000}`;
+const names = ['a', 'b', 'c'];
+const nsOf = (name) => `${tag}-${name}`;
+const subnet = (name) => `10.99.${names.indexOf(name) + 1}`;
+const hostOf = (name) => `${subnet(name)}.1`;
+const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+
+function buildNetwork() {
+  ip('link', 'set', 'lo', 'up');
+  fs.writeFileSync('/proc/sys/net/ipv4/ip_forward', '1');
+  for (const name of names) {
+    const ns = nsOf(name);
+    ip('netns', 'add', ns);
+    ip('link', 'add', `v${name}`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns);
+    ip('addr', 'add', `${subnet(name)}.254/24`, 'dev', `v${name}`);
+    ip('link', 'set', `v${name}`, 'up');
+    ip('-n', ns, 'link', 'set', 'lo', 'up');
+    ip('-n', ns, 'addr', 'add', `${hostOf(name)}/24`, 'dev', 'eth0');
+    ip('-n', ns, 'link', 'set', 'eth0', 'up');
+    ip('-n', ns, 'route', 'add', 'default', 'via', `${subnet(name)}.254`);
+  }
+}
+
+function removeNetwork() {
+  for (const name of names) {
+    try { ip('netns', 'del', nsOf(name)); } catch { /* not made */ }
+  }
+}
+
+/** Cuts `side` off from the other nodes (both ways); returns the heal. */
+function partition(side) {
+  const rules = [];
+  for (const x of side) {
+    for (const y of names.filter((n) => !side.includes(n))) {
+      rules.push(['from', `${subnet(x)}.0/24`, 'to', `${subnet(y)}.0/24`]);
+      rules.push(['from', `${subnet(y)}.0/24`, 'to', `${subnet(x)}.0/24`]);
+    }
+  }
+  for (const r of rules) ip('rule', 'add', ...r, 'blackhole');
+  return () => { for (const r of rules) ip('rule', 'del', ...r, 'blackhole'); };
+}
+
+// Quick detection for the test: beats every 500 ms, a node silent 2 s is unreachable.
+const timeoutMs = 2000;
+function startNsNode(name, seeds) {
+  return startNode(name, {
+    seeds,
+    host: hostOf(name),
+    launcher: ['ip', 'netns', 'exec', nsOf(name)],
+    args: ['--cluster-heartbeat-timeout', `${timeoutMs}ms`, '--failover-hold', '1s', '--insecure', '--cluster-insecure'],
+  });
+}
+
+async function echoing(m, id) {
+  const rt = await m.fakeRuntime(id);
+  rt.handlers.runAction = (params) => ({ result: { result: `${id}:${params.input}`, telemetry: { traceId: 'e'.repeat(32) } } });
+  await rt.register(id);
+  return rt;
+}
+
+before(buildNetwork);
+afterEach(cleanup);
+after(async () => {
+  await cleanup();
+  removeNetwork();
+});
+
+describe('partition', () => {
+  test('{a} | {b, c}: a is a minority (not ready, calls for the other side fail at once), b and c serve; healed, every directory has every runtime again within 2 heartbeat timeouts', async () => {
+    const a = await startNsNode('a', []);
+    const b = await startNsNode('b', [a]);
+    const c = await startNsNode('c', [a, b]);
+    for (const m of [a, b, c]) await waitForMembers(m, names, { timeoutMs: 10000 });
+    await echoing(a, 'on-a');
+    await echoing(b, 'on-b');
+    for (const m of [a, b, c]) await waitForListed(m, ['a/on-a', 'b/on-b']);
+    assert.equal((await a.get('/readyz')).status, 200);
+
+    const heal = partition(['a']);
+    let healed = false;
+    try {
+      // a notices within the heartbeat timeout that it reaches 1 of 3 nodes.
+      const ready = await a.poll(() => a.get('/readyz'), (r) => r.status === 503,
+        { timeoutMs: timeoutMs + 3000, intervalMs: 50, what: 'a not ready' });
+      assert.match(ready.text, /this node reaches 1 of the 3 nodes of its cluster \(a minority; keep-majority\)/);
+      assert.match((await a.get('/metrics')).text, /actor_host_cluster_minority 1\b/);
+      await a.child.waitForLine(/cluster: this node reaches 1 of the 3 nodes .*: not ready/, 1000);
+      // A call for a runtime on the other side fails at once, UNAVAILABLE.
+      const t0 = Date.now();
+      const r = await runAction(a, 'on-b', '/flow/x', 1);
+      assert.ok(Date.now() - t0 < 500, `the call took ${Date.now() - t0} ms`);
+      assert.equal(r.status, 503, r.text);
+      assert.equal(r.json.error.data.code, 14, r.text);
+      assert.match(r.json.error.message, /runtime on-b is not on this side of a partition/);
+      // a's own runtime still serves its callers.
+      assert.equal((await runAction(a, 'on-a', '/flow/x', 2)).json.result, 'on-a:2');
+      // The majority serves: ready, its runtimes callable, a's gone from its listing.
+      for (const m of [b, c]) {
+        await m.poll(() => m.runtimes(), (rts) => rts.map((x) => x.qualifiedId).join() === 'b/on-b',
+          { timeoutMs: timeoutMs + 3000, intervalMs: 50, what: `${m.name} to drop a's runtimes` });
+        assert.equal((await m.get('/readyz')).status, 200, `${m.name} ready`);
+        assert.match((await m.get('/metrics')).text, /actor_host_cluster_minority 0\b/);
+      }
+      assert.equal((await runAction(c, 'on-b', '/flow/x', 3)).json.result, 'on-b:3');
+
+      heal();
+      healed = true;
+      const healedAt = Date.now();
+      for (const m of [a, b, c]) {
+        await m.poll(() => m.runtimes(), (rts) => rts.map((x) => x.qualifiedId).sort().join() === 'a/on-a,b/on-b',
+          { timeoutMs: 2 * timeoutMs, intervalMs: 50, what: `${m.name} to list both runtimes again` });
+      }
+      const convergedMs = Date.now() - healedAt;
+      assert.ok(convergedMs < 2 * timeoutMs, `converged after ${convergedMs} ms`);
+      await a.poll(() => a.get('/readyz'), (x) => x.status === 200, { timeoutMs: 1000, intervalMs: 50, what: 'a ready again' });
+      assert.equal((await runAction(a, 'on-b', '/flow/x', 4)).json.result, 'on-b:4');
+      assert.equal((await runAction(c, 'on-a', '/flow/x', 5)).json.result, 'on-a:5');
+      for (const m of [a, b, c]) await m.waitForStats(NOTHING_LEFT);
+    } finally {
+      if (!healed) heal();
+    }
+  });
+});
