@@ -14,7 +14,7 @@ pkgs=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler
   libmimalloc-dev libjemalloc-dev
   curl procps
-  iproute2 util-linux
+  iproute2 util-linux faketime
   chromium
 )
 

@@ -4,7 +4,9 @@
 // Three manager processes on loopback, real SIGKILLs.
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, test } from 'node:test';
-import { cleanup, runCli, startCppRuntime, startGenkitRuntime, waitForRegistered, withTimeout } from './lib/harness.mjs';
+import fs from 'node:fs';
+import path from 'node:path';
+import { cleanup, runCli, startCppRuntime, startGenkitRuntime, tempDir, waitForRegistered, withTimeout } from './lib/harness.mjs';
 import { NOTHING_LEFT, runAction, startBalancer, startNode, waitForListed, waitForMembers } from './lib/cluster.mjs';
 
 afterEach(cleanup);
@@ -167,6 +169,59 @@ describe('failover', () => {
     assert.match(metrics, /actor_host_failover_hold_expired_total 1\b/);
     assert.match(metrics, /actor_host_failover_held 0\b/);
     for (const m of [b, c]) await m.waitForStats(NOTHING_LEFT);
+  });
+});
+
+describe('clocks', () => {
+  const libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
+  test('a node whose wall clock jumps an hour forward and two back stays a member and serves: no membership change, calls across it keep working', { skip: !fs.existsSync(libfaketime) && 'libfaketime is not installed (scripts/install-deps.sh)' }, async () => {
+    // libfaketime moves b's wall clock (CLOCK_REALTIME) as an NTP step
+    // would; the monotonic clock, which every timeout here uses, is left alone.
+    const dir = tempDir('clock-jump');
+    const offset = path.join(dir, 'offset');
+    fs.writeFileSync(offset, '+0');
+    const env = { LD_PRELOAD: libfaketime, FAKETIME_TIMESTAMP_FILE: offset, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' };
+    const timeout = ['--cluster-heartbeat-timeout', '2s'];
+    const a = await startNode('a', { args: timeout });
+    const b = await startNode('b', { seeds: [a], args: timeout, env });
+    const c = await startNode('c', { seeds: [a, b], args: timeout });
+    for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c']);
+    const echoing = async (m, id) => {
+      const rt = await m.fakeRuntime(id);
+      rt.handlers.runAction = (params) => ({ result: { result: params.input, telemetry: { traceId: 'f'.repeat(32) } } });
+      await rt.register(id);
+    };
+    await echoing(a, 'on-a');
+    await echoing(b, 'on-b');
+    await waitForListed(c, ['a/on-a', 'b/on-b']);
+    const changes = async (m) => Number((await m.get('/metrics')).text.match(/actor_host_cluster_membership_changes_total (\d+)/)[1]);
+    const before = { a: await changes(a), c: await changes(c) };
+    // Calls across b both ways for longer than the heartbeat timeout after each jump.
+    const keepCalling = async (ms) => {
+      const end = Date.now() + ms;
+      for (let i = 0; Date.now() < end; i++) {
+        const r1 = await runAction(c, 'on-b', '/flow/x', `c${i}`);
+        assert.equal(r1.json?.result, `c${i}`, r1.text);
+        const r2 = await runAction(b, 'on-a', '/flow/x', `b${i}`);
+        assert.equal(r2.json?.result, `b${i}`, r2.text);
+      }
+    };
+    for (const jump of ['+3600', '-3600', '+0']) {
+      fs.writeFileSync(offset, jump);
+      if (jump === '+3600') {
+        // b's wall clock did jump: a runtime registered now is stamped an hour ahead.
+        await echoing(b, 'late');
+        const late = (await b.runtimes()).find((r) => r.id === 'late');
+        assert.ok(Date.parse(late.timestamp) - Date.now() > 50 * 60 * 1000, late.timestamp);
+      }
+      await keepCalling(2500);
+    }
+    for (const m of [a, b, c]) {
+      const cl = await m.json('/api/cluster');
+      assert.deepEqual(cl.nodes.map((n) => `${n.name}:${n.status}`).sort(), ['a:up', 'b:up', 'c:up']);
+    }
+    assert.deepEqual({ a: await changes(a), c: await changes(c) }, before, 'no node saw b leave or rejoin');
+    for (const m of [a, b, c]) await m.waitForStats(NOTHING_LEFT);
   });
 });
 

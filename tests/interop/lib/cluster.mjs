@@ -6,11 +6,11 @@ import { startManager } from './harness.mjs';
 export const NOTHING_LEFT = { 'actors.pending_request': 0, 'actors.remote_call': 0, 'actors.caller_session': 0, 'gateway.outbound': 0, 'gateway.inbound': 0 };
 
 /** Starts node `name`; `seeds` are other nodes; returns the manager with `.clusterAddress`. */
-export async function startNode(name, { seeds = [], clusterPort = 0, port = 0, args = [], launcher = [], host } = {}) {
+export async function startNode(name, { seeds = [], clusterPort = 0, port = 0, args = [], launcher = [], host, env = {} } = {}) {
   const flags = ['--node-name', name, '--cluster-port', String(clusterPort), '--cluster-heartbeat-interval', '500ms', ...args];
   if (seeds.length) flags.push('--cluster-seeds', seeds.map((s) => s.clusterAddress ?? s).join(','));
   if (host) flags.push('--bind', host);
-  const m = await startManager(flags, { port, launcher, host });
+  const m = await startManager(flags, { port, launcher, host, env });
   const line = await m.child.waitForLine(/Cluster node \S+: listening on (\S+)/, 10000);
   m.clusterAddress = line[1];
   m.name = name;
