@@ -65,7 +65,11 @@ void follow_majority(self_ptr self) {
     spdlog::warn("cluster: {}: not ready, calls for runtimes on the other side fail at once",
                  problem);
   st.partitioned = problem;
-  self->send(st.directory, cluster_atom_v, problem);
+  // Healed: for as long as the other nodes may take to be admitted again
+  // (each dial's backoff is at most 5 s), an id also held on the other side
+  // stays with it (runtime_directory).
+  caf::timespan yield_window = 2 * st.opts.handshake_timeout + std::chrono::seconds(5);
+  self->send(st.directory, cluster_atom_v, problem, yield_window);
 }
 
 void publish_view(self_ptr self) {

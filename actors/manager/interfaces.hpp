@@ -102,7 +102,7 @@ using directory_actor = caf::typed_actor<
   caf::replies_to<drain_atom>::with<std::vector<connection_actor>>,
   caf::replies_to<drain_atom, std::string>::with<connection_actor>,
   caf::reacts_to<cluster_atom, caf::actor, caf::actor, std::string>,
-  caf::reacts_to<cluster_atom, std::string>,
+  caf::reacts_to<cluster_atom, std::string, caf::timespan>,
   caf::reacts_to<remote_up_atom, std::string, std::string, std::string, connection_actor>,
   caf::reacts_to<remote_down_atom, std::string, std::string>,
   caf::reacts_to<node_lost_atom, std::string>,

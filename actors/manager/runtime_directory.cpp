@@ -150,6 +150,35 @@ bool erase_remote(self_ptr self, Pred pred) {
   return n > 0;
 }
 
+/// WebSocket close code for a runtime whose id another node took while this
+/// one was cut off (a private code: 4000-4999; 409 as HTTP's Conflict).
+constexpr std::uint16_t close_id_taken = 4409;
+
+/// After a heal (runtime_directory_state::yielding): `id` is listed at
+/// another node too, and ours was held while this node was a minority: ours
+/// yields, as a holder that does not answer does on one node. Its link closes
+/// (our runtime dials its next node, where the id is taken); the close
+/// deregisters it as any close does.
+void yield_after_heal(self_ptr self, const std::string& id) {
+  auto& st = self->state;
+  if (st.yielding.empty() || std::chrono::steady_clock::now() >= st.yield_until) {
+    st.yielding.clear();
+    return;
+  }
+  if (!st.yielding.erase(id))
+    return;
+  auto* e = st.find(id);
+  // This node's own services (host.yaml, --demo; watched by the supervisor)
+  // are not copies of another node's: every node may run its own demo.
+  if (!e || st.watchers.count(id))
+    return;
+  spdlog::warn("Runtime {}: registered here while this node was cut off from the majority, and "
+               "listed at another node since; the majority's holder keeps the id, ours yields",
+               id);
+  obs::global().runtime_takeovers.fetch_add(1, std::memory_order_relaxed);
+  self->send(e->conn, stop_atom_v, close_id_taken);
+}
+
 // How long the holder of an id has to answer a ping before another
 // connection may take the id over.
 constexpr auto probe_timeout = std::chrono::seconds(2);
@@ -391,8 +420,10 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       std::erase_if(rs, [&](auto& e) { return e.node == node && e.id == id; });
       spdlog::info("Runtime {} on node {} is listed here", id, node);
       auto service = service_of(info, id);
+      auto listed = id;
       rs.push_back(
         {std::move(node), std::move(id), std::move(info), std::move(conn), std::move(service)});
+      yield_after_heal(self, listed);
       publish_routes(self);
     },
     [self](remote_down_atom, const std::string& node, const std::string& id) {
@@ -412,13 +443,25 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
           if (auto i = figure.find(e.id); i != figure.end())
             e.load->reported.store(i->second, std::memory_order_relaxed);
     },
-    [self](cluster_atom, std::string& partitioned) {
+    [self](cluster_atom, std::string& partitioned, caf::timespan yield_window) {
       auto& st = self->state;
+      bool healed = !st.partitioned.empty() && partitioned.empty();
       st.partitioned = std::move(partitioned);
       // On a minority side nothing moves here: calls fail at once.
       if (!st.partitioned.empty()) {
         st.moving_ids.clear();
         st.moving_services.clear();
+      }
+      if (healed) {
+        st.yielding.clear();
+        for (auto& e : st.entries)
+          st.yielding.insert(e.id);
+        st.yield_until = std::chrono::steady_clock::now() + yield_window;
+        std::vector<std::string> held_elsewhere;
+        for (auto& e : st.remote)
+          held_elsewhere.push_back(e.id);
+        for (auto& id : held_elsewhere)
+          yield_after_heal(self, id);
       }
       publish_routes(self);
     },

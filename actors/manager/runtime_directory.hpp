@@ -9,6 +9,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace actor_host {
@@ -63,6 +64,12 @@ struct directory_state {
   // Not empty: on a minority side (cluster_node's keep-majority rule); no
   // call waits for a runtime to move then.
   std::string partitioned;
+  // After a partition heals, the ids this node held while cut off: for
+  // `yield_until`, a copy another node lists takes the id (the majority's
+  // holder kept it meanwhile) and ours yields, as a dead holder does on one
+  // node.
+  std::unordered_set<std::string> yielding;
+  std::chrono::steady_clock::time_point yield_until{};
   static inline const char* name = "runtime_directory";
 
   entry* find(const std::string& id);

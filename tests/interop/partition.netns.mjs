@@ -79,7 +79,7 @@ after(async () => {
 });
 
 describe('partition', () => {
-  test('{a} | {b, c}: a is a minority (not ready, calls for the other side fail at once), b and c serve; healed, every directory has every runtime again within 2 heartbeat timeouts', async () => {
+  test('{a} | {b, c}: a is a minority (not ready, calls for the other side fail at once), b and c serve; healed, every directory has every runtime again within 2 heartbeat timeouts and an id registered on both sides keeps the majority\'s holder', async () => {
     const a = await startNsNode('a', []);
     const b = await startNsNode('b', [a]);
     const c = await startNsNode('c', [a, b]);
@@ -115,14 +115,21 @@ describe('partition', () => {
         assert.match((await m.get('/metrics')).text, /actor_host_cluster_minority 0\b/);
       }
       assert.equal((await runAction(c, 'on-b', '/flow/x', 3)).json.result, 'on-b:3');
+      // One id registered on both sides while they are apart.
+      const dupOnA = await echoing(a, 'dup');
+      await echoing(b, 'dup');
 
       heal();
       healed = true;
       const healedAt = Date.now();
+      // The majority's holder keeps the id; the copy a held while cut off yields (close 4409).
       for (const m of [a, b, c]) {
-        await m.poll(() => m.runtimes(), (rts) => rts.map((x) => x.qualifiedId).sort().join() === 'a/on-a,b/on-b',
-          { timeoutMs: 2 * timeoutMs, intervalMs: 50, what: `${m.name} to list both runtimes again` });
+        await m.poll(() => m.runtimes(), (rts) => rts.map((x) => x.qualifiedId).sort().join() === 'a/on-a,b/dup,b/on-b',
+          { timeoutMs: 2 * timeoutMs, intervalMs: 50, what: `${m.name} to list every runtime again, dup once` });
       }
+      assert.equal((await dupOnA.closed).code, 4409);
+      await a.child.waitForLine(/Runtime dup: registered here while this node was cut off from the majority/, 100);
+      assert.equal((await runAction(a, 'dup', '/flow/x', 6)).json.result, 'dup:6');
       const convergedMs = Date.now() - healedAt;
       assert.ok(convergedMs < 2 * timeoutMs, `converged after ${convergedMs} ms`);
       await a.poll(() => a.get('/readyz'), (x) => x.status === 200, { timeoutMs: 1000, intervalMs: 50, what: 'a ready again' });

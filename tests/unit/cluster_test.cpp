@@ -234,13 +234,19 @@ CAF_TEST(keep-majority - a node that reaches a minority is not ready and fails c
   CAF_CHECK(r.how == call_route::kind::failed);
   CAF_CHECK_EQUAL(member(r.error, {"data", "code"}), "14");
   CAF_CHECK(contains(member_str(r.error, {"message"}), "runtime rt is not on this side of a partition"));
-  // b comes back (a new incarnation): two of three again.
+  // While a is cut off, its runtime x is taken at the majority (b's new
+  // incarnation here); when they meet again, a's copy yields.
+  auto x = add_runtime(a, "x");
   auto b2 = make_node("b");
+  add_runtime(b2, "x");
+  auto takeovers = obs::global().runtime_takeovers.load();
   introduce(b2.node, a.node);
   sched.run();
+  CAF_CHECK_EQUAL(obs::global().runtime_takeovers.load(), takeovers + 1);
   CAF_CHECK(!contains(a.view->current()->not_ready, "minority"));
   CAF_CHECK_EQUAL(obs::global().cluster_minority.load(), 0);
   CAF_CHECK(a.routes->current()->partitioned.empty());
+  stop(x);
   for (auto* n : {&b, &c}) {
     stop(n->dir);
     stop(n->gateway);
