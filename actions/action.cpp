@@ -15,11 +15,11 @@ void compile_once(const std::string& text, std::shared_ptr<const schema::json_sc
                   std::string_view what, const std::string& key) {
   if (text.empty() || validator)
     return;
-  std::string why;
-  validator = schema::json_schema::compile(text, why);
-  if (!validator)
+  auto compiled = schema::json_schema::compile(text);
+  if (!compiled)
     throw std::invalid_argument(std::string{what} + " schema of " + key + " does not compile: "
-                                + why);
+                                + compiled.error());
+  validator = std::move(*compiled);
 }
 
 } // namespace

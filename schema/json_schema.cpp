@@ -90,8 +90,10 @@ public:
   }
 };
 
-void check_pattern(std::string_view pattern, std::string& why) {
-  compile_re2(pattern, &why);
+registry::expected<void> check_pattern(std::string_view pattern) {
+  if (std::string why; !compile_re2(pattern, &why))
+    return registry::unexpected{std::move(why)};
+  return {};
 }
 
 /// Prepares a schema for valijson: removes the `format` keywords (checked by
@@ -99,44 +101,52 @@ void check_pattern(std::string_view pattern, std::string& why) {
 /// for non-empty objects/arrays, and checks non-strings, which ajv ignores),
 /// renames `pattern` to our RE2 keyword and checks that the patterns compile
 /// (`patternProperties` stays valijson's: see max_pattern_key_length).
-void prepare(json::value& s, std::string& why, bool& pattern_properties) {
+/// Stops at the first problem in document order and returns its reason.
+registry::expected<void> prepare(json::value& s, bool& pattern_properties) {
   auto* o = s.if_object();
   if (!o)
-    return;
+    return {};
   if (auto* f = o->if_contains("format"); f && f->is_string())
     o->erase("format");
   if (auto* p = o->if_contains("pattern"); p && p->is_string()) {
-    check_pattern(p->get_string(), why);
+    if (auto r = check_pattern(p->get_string()); !r)
+      return r;
     json::value text = *p;
     o->erase("pattern");
     (*o)[re2_pattern_keyword] = std::move(text);
   }
   // valijson divides by it (as an integer when it is one, whatever its JSON
   // type: "0" became a division by zero); the spec wants a number > 0.
-  if (auto* m = o->if_contains("multipleOf"); m && why.empty()
-      && (!m->is_number() || !(m->to_number<double>() > 0) || !std::isfinite(m->to_number<double>())))
-    why = "multipleOf must be a number greater than 0";
+  if (auto* m = o->if_contains("multipleOf");
+      m && (!m->is_number() || !(m->to_number<double>() > 0) || !std::isfinite(m->to_number<double>())))
+    return registry::unexpected{"multipleOf must be a number greater than 0"};
   if (o->contains("patternProperties"))
     pattern_properties = true;
   if (auto* m = o->if_contains("patternProperties"); m && m->is_object())
     for (auto& kv : m->get_object())
-      check_pattern(kv.key(), why);
+      if (auto r = check_pattern(kv.key()); !r)
+        return r;
   for (auto* key : {"properties", "patternProperties", "definitions", "$defs", "dependencies"})
     if (auto* m = o->if_contains(key); m && m->is_object())
       for (auto& kv : m->get_object())
-        prepare(kv.value(), why, pattern_properties);
+        if (auto r = prepare(kv.value(), pattern_properties); !r)
+          return r;
   for (auto* key : {"items", "allOf", "anyOf", "oneOf"})
     if (auto* m = o->if_contains(key)) {
-      if (m->is_array())
+      if (m->is_array()) {
         for (auto& e : m->get_array())
-          prepare(e, why, pattern_properties);
-      else
-        prepare(*m, why, pattern_properties);
+          if (auto r = prepare(e, pattern_properties); !r)
+            return r;
+      } else if (auto r = prepare(*m, pattern_properties); !r) {
+        return r;
+      }
     }
   for (auto* key : {"additionalItems", "additionalProperties", "contains", "propertyNames", "not",
                     "if", "then", "else"})
     if (auto* m = o->if_contains(key))
-      prepare(*m, why, pattern_properties);
+      if (auto r = prepare(*m, pattern_properties); !r)
+        return r;
+  return {};
 }
 
 bool uses_format(const json::value& v) {
@@ -330,20 +340,16 @@ const std::string& json_schema::text() const {
   return impl_->text;
 }
 
-std::shared_ptr<const json_schema> json_schema::compile(std::string_view schema_json,
-                                                        std::string& why) {
+registry::expected<std::shared_ptr<const json_schema>>
+json_schema::compile(std::string_view schema_json) {
   auto p = std::make_unique<impl>();
   p->text = std::string{schema_json};
   boost::system::error_code ec;
   p->doc = json::parse(p->text, ec);
-  if (ec) {
-    why = "schema is not valid JSON: " + ec.message();
-    return nullptr;
-  }
-  if (!p->doc.is_object() && !p->doc.is_bool()) {
-    why = "schema must be an object or a boolean";
-    return nullptr;
-  }
+  if (ec)
+    return registry::unexpected{"schema is not valid JSON: " + ec.message()};
+  if (!p->doc.is_object() && !p->doc.is_bool())
+    return registry::unexpected{"schema must be an object or a boolean"};
   // libstdc++ fills ctype<char>::narrow()'s cache lazily, a benign race
   // ThreadSanitizer reports when valijson compiles patterns on several
   // threads at once; fill it up front.
@@ -355,16 +361,10 @@ std::shared_ptr<const json_schema> json_schema::compile(std::string_view schema_
   }();
   (void) narrow_cache_filled;
   p->compiled_doc = p->doc;
-  std::string bad;
-  bool pattern_properties = false;
-  check_refs(p->doc, bad);
-  if (bad.empty())
-    prepare(p->compiled_doc, bad, pattern_properties);
-  p->pattern_properties = pattern_properties;
-  if (!bad.empty()) {
-    why = std::move(bad);
-    return nullptr;
-  }
+  if (auto r = check_refs(p->doc); !r)
+    return registry::unexpected{std::move(r).error()};
+  if (auto r = prepare(p->compiled_doc, p->pattern_properties); !r)
+    return registry::unexpected{std::move(r).error()};
   p->integers = uses_integer(p->compiled_doc);
   p->formats = uses_format(p->doc);
   try {
@@ -374,8 +374,7 @@ std::shared_ptr<const json_schema> json_schema::compile(std::string_view schema_
     valijson::adapters::BoostJsonAdapter adapter{p->compiled_doc};
     parser.populateSchema(adapter, p->schema);
   } catch (const std::exception& e) {
-    why = e.what();
-    return nullptr;
+    return registry::unexpected{e.what()};
   }
   return std::shared_ptr<const json_schema>(new json_schema(std::move(p)));
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 // json_stringify() was declared here; its callers still find it through this.
+#include "registry/expected.hpp"
 #include "schema/js_stringify.hpp"
 
 #include <boost/json/value.hpp>
@@ -31,9 +32,10 @@ public:
   json_schema(const json_schema&) = delete;
   json_schema& operator=(const json_schema&) = delete;
 
-  /// Parses and compiles `schema_json`; nullptr (with a reason in `why`) if it
-  /// is not JSON or not a schema valijson accepts.
-  static std::shared_ptr<const json_schema> compile(std::string_view schema_json, std::string& why);
+  /// Parses and compiles `schema_json`; the reason if it is not JSON or not a
+  /// schema valijson accepts.
+  static registry::expected<std::shared_ptr<const json_schema>>
+  compile(std::string_view schema_json);
 
   /// True if `v` is valid. Otherwise appends errors worded like ajv's, as
   /// Genkit prints them: "<path>: <reason>", path dotted ("customer.address",

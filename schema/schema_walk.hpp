@@ -1,5 +1,7 @@
 #pragma once
 
+#include "registry/expected.hpp"
+
 #include <boost/json/value.hpp>
 
 #include <memory>
@@ -25,10 +27,10 @@ const boost::json::value* resolve(const boost::json::value& root, const boost::j
 /// nullptr with the reason in `*why` (if given and still empty).
 std::shared_ptr<const re2::RE2> compile_re2(std::string_view pattern, std::string* why);
 
-/// Sets `why` (when empty) for the `$ref`s valijson would recurse on without
-/// end: one that is not local, one that names nothing, a cycle that applies a
+/// The reason, for the first `$ref` valijson would recurse on without end:
+/// one that is not local, one that names nothing, a cycle that applies a
 /// schema to the same value again (recursion through properties/items is
 /// fine). Walks with work lists.
-void check_refs(const boost::json::value& root, std::string& why);
+registry::expected<void> check_refs(const boost::json::value& root);
 
 } // namespace actor_host::schema::detail
