@@ -22,10 +22,10 @@ namespace {
 // actors/manager/runtime_connection.cpp: on_register, on_notification.
 void manager_side(rpc::message& m) {
   if (m.kind == rpc::kind::response) {
-    std::string result = m.result;
-    std::string why;
-    if (!result.empty() && actions::normalize_list_actions(result, why))
-      require(rpc::validate(result), "a normalised listActions result is valid JSON", result);
+    if (m.result.empty())
+      return;
+    if (auto result = actions::normalize_list_actions(m.result))
+      require(rpc::validate(*result), "a normalised listActions result is valid JSON", *result);
     return;
   }
   if (m.method == "register") {

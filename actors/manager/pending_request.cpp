@@ -195,12 +195,16 @@ pending_actor::behavior_type pending_request(self_ptr self, pending_args args) {
     },
     [self](response_atom, bool ok, std::string& raw) {
       auto& a = self->state.args;
-      std::string why;
-      if (ok && a.method == "listActions" && !actions::normalize_list_actions(raw, why)) {
-        spdlog::warn("invalid listActions result from runtime {}: {}", a.runtime_id, why);
-        return finish(self, false,
-                      manager_errors::internal("invalid listActions result from runtime "
-                                               + a.runtime_id + ": " + why));
+      if (ok && a.method == "listActions") {
+        auto normalized = actions::normalize_list_actions(raw);
+        if (!normalized) {
+          auto& why = normalized.error();
+          spdlog::warn("invalid listActions result from runtime {}: {}", a.runtime_id, why);
+          return finish(self, false,
+                        manager_errors::internal("invalid listActions result from runtime "
+                                                 + a.runtime_id + ": " + why));
+        }
+        raw = std::move(*normalized);
       }
       finish(self, ok, std::move(raw));
     },
