@@ -45,8 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     require(b->ParseFromString(slow), "the converter's bytes parse", json);
     require(pb::util::MessageDifferencer::Equals(*a, *b), "both paths mean the same message", json);
   }
-  std::string wire, why;
-  if (!f.cat->json_to_wire(type, json, wire, why))
-    require(!why.empty(), "a refused answer says why");
+  if (auto wire = f.cat->json_to_wire(type, json); !wire)
+    require(!wire.error().empty(), "a refused answer says why");
   return 0;
 }

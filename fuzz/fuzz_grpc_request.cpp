@@ -34,8 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string why;
   require(actor_host::net::jsonrpc::validate(json, &why), "a request becomes valid JSON",
           why + " | " + json);
-  std::string wire;
-  if (!f.cat->json_to_wire(type, json, wire, why))
-    require(!why.empty(), "a refused conversion says why");
+  if (auto wire = f.cat->json_to_wire(type, json); !wire)
+    require(!wire.error().empty(), "a refused conversion says why");
   return 0;
 }

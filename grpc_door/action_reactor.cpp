@@ -366,16 +366,16 @@ private:
 
   /// Under the lock: one response message from the runtime's JSON.
   void enqueue_json(const std::string& json) {
-    std::string why, wire;
-    if (!catalog_->json_to_wire(method_->response, json, wire, why)) {
+    auto wire = catalog_->json_to_wire(method_->response, json);
+    if (!wire) {
       drop_queue();
       ended_ = true;
       finish_ = grpc::Status{grpc::StatusCode::INTERNAL,
                              "the runtime's answer does not fit "
-                               + method_->response->full_name() + ": " + why};
+                               + method_->response->full_name() + ": " + wire.error()};
       return;
     }
-    grpc::ByteBuffer buf = wire_buffer(wire);
+    grpc::ByteBuffer buf = wire_buffer(*wire);
     queued_bytes_ += held_bytes(buf);
     if (queued_bytes_ > door_->opts.max_write_queue_bytes) {
       obs::global().grpc_write_queue_overflows.fetch_add(1, std::memory_order_relaxed);

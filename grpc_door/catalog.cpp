@@ -301,14 +301,13 @@ std::unique_ptr<pb::Message> catalog::new_message(const pb::Descriptor* type) co
   return std::unique_ptr<pb::Message>{impl_->factory->GetPrototype(type)->New()};
 }
 
-bool catalog::json_to_wire(const pb::Descriptor* type, std::string_view json, std::string& out,
-                           std::string& why) const {
-  if (json.size() > max_runtime_json) {
-    why = "over 64 MiB";
-    return false;
-  }
+registry::expected<std::string> catalog::json_to_wire(const pb::Descriptor* type,
+                                                      std::string_view json) const {
+  if (json.size() > max_runtime_json)
+    return registry::unexpected{"over 64 MiB"};
+  std::string out;
   if (detail::json_to_wire_fast(type, json, out))
-    return true;
+    return out;
   out.clear();
   pb::util::JsonParseOptions options;
   options.ignore_unknown_fields = true; // schemas allow more than they name
@@ -318,22 +317,18 @@ bool catalog::json_to_wire(const pb::Descriptor* type, std::string_view json, st
   auto status = pb::util::JsonToBinaryStream(
     impl_->resolver.get(), std::string{type_url_prefix} + "/" + type->full_name(), &in, &sink,
     options);
-  if (!status.ok()) {
-    why = std::string{status.message()};
-    return false;
-  }
-  return true;
+  if (!status.ok())
+    return registry::unexpected{std::string{status.message()}};
+  return out;
 }
 
-bool catalog::from_json(std::string_view json, pb::Message& msg, std::string& why) const {
-  std::string wire;
-  if (!json_to_wire(msg.GetDescriptor(), json, wire, why))
-    return false;
-  if (!msg.ParseFromString(wire)) {
-    why = "the converted message does not parse";
-    return false;
-  }
-  return true;
+registry::expected<void> catalog::from_json(std::string_view json, pb::Message& msg) const {
+  auto wire = json_to_wire(msg.GetDescriptor(), json);
+  if (!wire)
+    return registry::unexpected{std::move(wire).error()};
+  if (!msg.ParseFromString(*wire))
+    return registry::unexpected{"the converted message does not parse"};
+  return {};
 }
 
 bool catalog::repeated_required(const pb::FieldDescriptor* f) const {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "registry/expected.hpp"
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -80,13 +82,14 @@ public:
 
   /// The wire bytes of a message of `type` (a descriptor from this pool)
   /// from the JSON a runtime answered: keys the message does not know are
-  /// ignored (schemas allow more); a type mismatch fails with a message in
-  /// `why`. No message object is built (the answer path of every call).
-  bool json_to_wire(const google::protobuf::Descriptor* type, std::string_view json,
-                    std::string& out, std::string& why) const;
+  /// ignored (schemas allow more); a type mismatch is an error with its
+  /// reason. No message object is built (the answer path of every call).
+  registry::expected<std::string> json_to_wire(const google::protobuf::Descriptor* type,
+                                               std::string_view json) const;
 
   /// The same into `msg` (a message of this catalog).
-  bool from_json(std::string_view json, google::protobuf::Message& msg, std::string& why) const;
+  registry::expected<void> from_json(std::string_view json,
+                                     google::protobuf::Message& msg) const;
 
 private:
   /// A repeated field whose property is required (sent even when empty).
