@@ -33,16 +33,15 @@ void members_of(const iii::frame& f) {
 
 void invoke(const iii::frame& f) {
   if (auto* action = f.find("action")) {
-    rpc::object_members a;
-    std::string why, type;
-    if (rpc::split_object(*action, a, why))
-      if (auto* t = a.find("type"))
+    std::string type;
+    if (auto a = rpc::split_object(*action))
+      if (auto* t = a->find("type"))
         rpc::string_value(*t, type);
   }
   auto function_id = f.text("function_id");
-  std::string runtime_id, key, why;
-  if (iii::parse_genkit_function_id(function_id, runtime_id, key, why) && why.empty())
-    require(key.size() >= 2 && key.front() == '/', "a genkit key starts with '/'", key);
+  if (auto target = iii::parse_genkit_function_id(function_id))
+    require(target->key.size() >= 2 && target->key.front() == '/', "a genkit key starts with '/'",
+            target->key);
   auto* data = f.find("data");
   std::string payload = data ? *data : std::string{"null"};
   require(valid(payload), "a relayed payload is valid JSON", payload);
@@ -72,24 +71,21 @@ void result(const iii::frame& f) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto text = actor_host::fuzz::text_of(data, size);
-  iii::frame f;
-  std::string why;
-  if (iii::decode(text, f, why)) {
-    require(!f.type.empty(), "a decoded frame has a type");
-    members_of(f);
-    if (f.type == "invokefunction")
-      invoke(f);
-    else if (f.type == "invocationresult")
-      result(f);
+  if (auto f = iii::decode(text)) {
+    require(!f->type.empty(), "a decoded frame has a type");
+    members_of(*f);
+    if (f->type == "invokefunction")
+      invoke(*f);
+    else if (f->type == "invocationresult")
+      result(*f);
   } else {
-    require(!why.empty(), "a refused frame says why");
+    require(!f.error().empty(), "a refused frame says why");
   }
   // The same text as a Genkit error or result, and as an AuthResult.
   auto err = iii::genkit_error_to_iii(text);
   require(valid(err), "genkit_error_to_iii() is valid JSON", err);
   iii::genkit_result_to_iii(text);
-  actor_host::registry::worker_session session;
-  actor_host::registry::parse_auth_result(text, session, why);
+  (void) actor_host::registry::parse_auth_result(text);
   // Text as an upgrade target and as a function id / glob.
   auto q = iii::query_params_json(text);
   require(valid(q) || !valid(rpc::quote(text)), "query_params_json() is valid JSON", q);

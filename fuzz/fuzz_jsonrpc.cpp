@@ -30,11 +30,8 @@ void check_string(std::string_view raw) {
 }
 
 void check_members(std::string text) {
-  rpc::object_members members;
-  std::string why;
-  bool split = rpc::split_object(text, members, why);
-  if (split)
-    for (auto& [k, v] : members.members) {
+  if (auto members = rpc::split_object(text))
+    for (auto& [k, v] : members->members) {
       check_string(v);
       double d;
       rpc::number_value(v, d);

@@ -29,15 +29,13 @@ void manager_side(rpc::message& m) {
     return;
   }
   if (m.method == "register") {
-    registry::runtime_info info;
-    std::string why;
-    if (registry::parse_register_params(m.params, info, why)) {
-      require(!info.id.empty(), "a registered runtime has an id");
-      info.timestamp = "2026-01-01T00:00:00.000Z";
-      auto json = info.to_json();
+    if (auto info = registry::parse_register_params(m.params)) {
+      require(!info->id.empty(), "a registered runtime has an id");
+      info->timestamp = "2026-01-01T00:00:00.000Z";
+      auto json = info->to_json();
       require(rpc::validate(json), "RuntimeInfo JSON is valid", json);
     } else {
-      require(!why.empty(), "a refused register says why");
+      require(!info.error().empty(), "a refused register says why");
     }
     return;
   }
@@ -57,10 +55,13 @@ void manager_side(rpc::message& m) {
 // actors/runtime/manager_link.cpp: on_run_action, on_cancel_action,
 // on_list_values, on_input.
 void runtime_side(const rpc::message& m) {
-  rpc::object_members p;
-  std::string why, text;
-  if (m.params.empty() || !rpc::split_object(m.params, p, why))
+  std::string text;
+  if (m.params.empty())
     return;
+  auto split = rpc::split_object(m.params);
+  if (!split)
+    return;
+  auto& p = *split;
   if (m.method == "runAction") {
     auto* key = p.find("key");
     if (!key || !rpc::string_value(*key, text))
@@ -99,8 +100,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   runtime_side(m);
   // A body that is a register params object on its own (the decoders take
   // params from any frame).
-  registry::runtime_info info;
-  std::string why;
-  registry::parse_register_params(actor_host::fuzz::text_of(data, size), info, why);
+  (void) registry::parse_register_params(actor_host::fuzz::text_of(data, size));
   return 0;
 }

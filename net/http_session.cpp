@@ -145,11 +145,11 @@ void http_session::on_handshake(error_code ec, std::size_t used) {
   do_read();
 }
 
-void http_session::handshake_failed(const std::string& why) {
+void http_session::handshake_failed(const std::string& reason) {
   srv_->counters->tls_handshake_failures.fetch_add(1, std::memory_order_relaxed);
   if (auto n = srv_->handshake_log.due())
     spdlog::warn("TLS handshake with {} on port {} failed: {} ({} event(s) in 5 s)", peer_,
-                 srv_->bound_port, why, n);
+                 srv_->bound_port, reason, n);
 }
 
 void http_session::do_read() {

@@ -38,11 +38,10 @@ std::string head(std::string_view type) {
 
 // A member of a raw object, as raw JSON ("" when absent or not an object).
 std::string raw_member(std::string_view object, std::string_view name) {
-  rpc::object_members o;
-  std::string why;
-  if (!rpc::split_object(object, o, why))
+  auto o = rpc::split_object(object);
+  if (!o)
     return {};
-  auto* v = o.find(name);
+  auto* v = o->find(name);
   return v ? *v : std::string{};
 }
 
@@ -59,23 +58,20 @@ std::string frame::text(std::string_view name) const {
   return raw ? string_of(*raw) : std::string{};
 }
 
-bool decode(std::string_view text, frame& out, std::string& why) {
-  frame f;
+registry::expected<frame> decode(std::string_view text) {
   // Members are relayed as raw text: `NaN` or `tru` in one would reach the
   // other worker as is. split_object only checks the structure.
-  if (!rpc::validate(text, &why)) {
-    why = "not valid JSON: " + why;
-    return false;
-  }
-  if (!rpc::split_object(text, f.members, why))
-    return false;
+  if (std::string why; !rpc::validate(text, &why))
+    return registry::unexpected{"not valid JSON: " + why};
+  auto members = rpc::split_object(text);
+  if (!members)
+    return registry::unexpected{std::move(members).error()};
+  frame f;
+  f.members = std::move(*members);
   auto* type = f.members.find("type");
-  if (!type || !rpc::string_value(*type, f.type) || f.type.empty()) {
-    why = "no string 'type'";
-    return false;
-  }
-  out = std::move(f);
-  return true;
+  if (!type || !rpc::string_value(*type, f.type) || f.type.empty())
+    return registry::unexpected{"no string 'type'"};
+  return f;
 }
 
 std::string error_object(std::string_view code, std::string_view message,
@@ -184,14 +180,13 @@ bool is_uuid(std::string_view s) {
 }
 
 std::string with_caller_worker_id(const std::string& data, std::string_view worker_id) {
-  rpc::object_members o;
-  std::string why;
-  if (!rpc::split_object(data, o, why))
+  auto o = rpc::split_object(data);
+  if (!o)
     return data;
   std::string out;
   out.reserve(data.size() + worker_id.size() + 32);
   out += '{';
-  for (auto& [k, v] : o.members) {
+  for (auto& [k, v] : o->members) {
     if (k == "_caller_worker_id")
       continue;
     out += rpc::quote(k);
@@ -270,28 +265,23 @@ bool glob_match(std::string_view p, std::string_view t) {
   return pi == p.size();
 }
 
-bool parse_genkit_function_id(std::string_view id, std::string& runtime_id, std::string& key,
-                              std::string& why) {
+registry::expected<genkit_target> parse_genkit_function_id(std::string_view id) {
   if (!id.starts_with(genkit_prefix))
-    return false;
+    return registry::unexpected{"not a genkit:: function id"};
   auto rest = id.substr(genkit_prefix.size());
-  runtime_id.clear();
+  genkit_target t;
   if (!rest.starts_with('/')) {
     auto sep = rest.find("::");
-    if (sep == std::string_view::npos || sep == 0) {
-      why = "expected genkit::<runtimeId>::<action key> or genkit::<action key>";
-      return true;
-    }
-    runtime_id = std::string{rest.substr(0, sep)};
+    if (sep == std::string_view::npos || sep == 0)
+      return registry::unexpected{
+        "expected genkit::<runtimeId>::<action key> or genkit::<action key>"};
+    t.runtime_id = std::string{rest.substr(0, sep)};
     rest = rest.substr(sep + 2);
   }
-  if (!rest.starts_with('/') || rest.size() < 2) {
-    why = "the action key must start with '/', e.g. /flow/echo";
-    return true;
-  }
-  key = std::string{rest};
-  why.clear();
-  return true;
+  if (!rest.starts_with('/') || rest.size() < 2)
+    return registry::unexpected{"the action key must start with '/', e.g. /flow/echo"};
+  t.key = std::string{rest};
+  return t;
 }
 
 std::string genkit_result_to_iii(const std::string& run_result) {
@@ -299,28 +289,28 @@ std::string genkit_result_to_iii(const std::string& run_result) {
 }
 
 std::string genkit_error_to_iii(const std::string& error) {
-  rpc::object_members e, data, details;
-  std::string why;
   std::string message;
   int status = 0;
   double rpc_code = 0;
   std::string stack;
-  if (rpc::split_object(error, e, why)) {
-    if (auto* m = e.find("message"))
+  if (auto e = rpc::split_object(error)) {
+    if (auto* m = e->find("message"))
       message = string_of(*m);
-    if (auto* c = e.find("code"))
+    if (auto* c = e->find("code"))
       rpc::number_value(*c, rpc_code);
-    if (auto* d = e.find("data"); d && rpc::split_object(*d, data, why)) {
-      double n = 0;
-      if (auto* c = data.find("code"); c && rpc::number_value(*c, n))
-        if (auto code = registry::status_from_json_number(n))
-          status = static_cast<int>(*code);
-      if (auto* m = data.find("message"); m && !string_of(*m).empty())
-        message = string_of(*m);
-      if (auto* det = data.find("details"); det && rpc::split_object(*det, details, why))
-        if (auto* s = details.find("stack"))
-          stack = string_of(*s);
-    }
+    if (auto* d = e->find("data"))
+      if (auto data = rpc::split_object(*d)) {
+        double n = 0;
+        if (auto* c = data->find("code"); c && rpc::number_value(*c, n))
+          if (auto code = registry::status_from_json_number(n))
+            status = static_cast<int>(*code);
+        if (auto* m = data->find("message"); m && !string_of(*m).empty())
+          message = string_of(*m);
+        if (auto* det = data->find("details"))
+          if (auto details = rpc::split_object(*det))
+            if (auto* s = details->find("stack"))
+              stack = string_of(*s);
+      }
   }
   if (message.empty())
     message = "Genkit action failed";
@@ -347,14 +337,13 @@ std::string iii_result_to_genkit(const std::string& result, std::string_view tra
 }
 
 std::string iii_error_to_genkit(const std::string& error) {
-  rpc::object_members e;
-  std::string why, c, message, stack;
-  if (rpc::split_object(error, e, why)) {
-    if (auto* x = e.find("code"))
+  std::string c, message, stack;
+  if (auto e = rpc::split_object(error)) {
+    if (auto* x = e->find("code"))
       c = string_of(*x);
-    if (auto* x = e.find("message"))
+    if (auto* x = e->find("message"))
       message = string_of(*x);
-    if (auto* x = e.find("stacktrace"))
+    if (auto* x = e->find("stacktrace"))
       stack = string_of(*x);
   }
   if (message.empty())

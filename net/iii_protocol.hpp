@@ -24,9 +24,9 @@ struct frame {
   std::string text(std::string_view name) const;
 };
 
-/// Decodes one frame; false (with a reason) when it is not an object with a
-/// string `type`.
-bool decode(std::string_view text, frame& out, std::string& why);
+/// Decodes one frame; the reason when it is not an object with a string
+/// `type`.
+registry::expected<frame> decode(std::string_view text);
 
 /// Error codes the engine itself puts on `invocationresult` frames.
 namespace code {
@@ -92,11 +92,17 @@ inline constexpr std::string_view iii_key_prefix = "/iii/";
 /// (`listActions {runtimeId: "iii"}`, `/api/actions?runtimeId=iii`).
 inline constexpr std::string_view iii_runtime_id = "iii";
 
-/// `genkit::<runtimeId>::<key>` or `genkit::<key>` (key starting with '/',
-/// the most recently registered runtime). False if `function_id` is not in
-/// that namespace; `why` is set when it is but cannot be parsed.
-bool parse_genkit_function_id(std::string_view function_id, std::string& runtime_id,
-                              std::string& key, std::string& why);
+/// A Genkit action named as an iii function: `runtime_id` empty for the most
+/// recently registered runtime.
+struct genkit_target {
+  std::string runtime_id;
+  std::string key;
+};
+
+/// `genkit::<runtimeId>::<key>` or `genkit::<key>` (key starting with '/').
+/// The reason when `function_id` cannot be parsed, or is not in that
+/// namespace (callers check genkit_prefix first).
+registry::expected<genkit_target> parse_genkit_function_id(std::string_view function_id);
 
 /// A Genkit runAction result `{result, telemetry}` as an iii result (the
 /// `result` member; "" when absent).

@@ -342,37 +342,28 @@ const std::string* object_members::find(std::string_view name) const {
   return nullptr;
 }
 
-bool split_object(std::string_view json, object_members& out, std::string& why) {
+registry::expected<object_members> split_object(std::string_view json) {
   padded p{json};
   od::document doc;
-  if (auto e = thread_parser().iterate(p.buf.data(), p.buf.size(), p.buf.capacity()).get(doc)) {
-    why = describe(e);
-    return false;
-  }
+  if (auto e = thread_parser().iterate(p.buf.data(), p.buf.size(), p.buf.capacity()).get(doc))
+    return registry::unexpected{describe(e)};
   od::object obj;
-  if (doc.get_object().get(obj)) {
-    why = "expected a JSON object";
-    return false;
-  }
+  if (doc.get_object().get(obj))
+    return registry::unexpected{"expected a JSON object"};
+  object_members out;
   for (auto field : obj) {
     std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) {
-      why = describe(e);
-      return false;
-    }
+    if (auto e = field.unescaped_key().get(key))
+      return registry::unexpected{describe(e)};
     od::value v;
     std::string_view raw;
-    if (auto e = field.value().get(v); e || (e = raw_of(v, raw))) {
-      why = describe(e);
-      return false;
-    }
+    if (auto e = field.value().get(v); e || (e = raw_of(v, raw)))
+      return registry::unexpected{describe(e)};
     out.members.emplace_back(std::string{key}, std::string{raw});
   }
-  if (!at_end(doc)) {
-    why = "trailing content after the JSON object";
-    return false;
-  }
-  return true;
+  if (!at_end(doc))
+    return registry::unexpected{"trailing content after the JSON object"};
+  return out;
 }
 
 namespace {

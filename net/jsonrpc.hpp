@@ -1,5 +1,7 @@
 #pragma once
 
+#include "registry/expected.hpp"
+
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -51,9 +53,9 @@ struct object_members {
   const std::string* find(std::string_view name) const;
 };
 
-/// Splits an object into its members. Fails (with a reason) on invalid JSON or
-/// a non-object.
-bool split_object(std::string_view json, object_members& out, std::string& why);
+/// Splits an object into its members; the reason on invalid JSON or a
+/// non-object.
+registry::expected<object_members> split_object(std::string_view json);
 
 /// Raw JSON of the named top-level members of the object in `json`, as views
 /// into it (left empty when absent; the first occurrence counts), in one pass

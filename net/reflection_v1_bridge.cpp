@@ -47,12 +47,11 @@ status_code code_for_http(int status) {
 // A Status the runtime sent ({code, message, ...}), checked before it is
 // relayed: an object with a numeric code and a string message.
 bool read_status(std::string_view raw, std::string& message) {
-  rpc::object_members m;
-  std::string why;
-  if (!rpc::split_object(raw, m, why) || !rpc::validate(raw))
+  auto m = rpc::split_object(raw);
+  if (!m || !rpc::validate(raw))
     return false;
-  auto* code = m.find("code");
-  auto* msg = m.find("message");
+  auto* code = m->find("code");
+  auto* msg = m->find("message");
   double n = 0;
   return code && rpc::number_value(*code, n) && msg && rpc::string_value(*msg, message);
 }
@@ -60,11 +59,10 @@ bool read_status(std::string_view raw, std::string& message) {
 // The runtime's text of a refused request: the `error`/`message` of a JSON
 // body, else the body itself.
 std::string refusal_text(std::string_view body) {
-  rpc::object_members m;
-  std::string why, text;
-  if (rpc::split_object(body, m, why))
+  std::string text;
+  if (auto m = rpc::split_object(body))
     for (auto name : {"error", "message"})
-      if (auto* v = m.find(name); v && rpc::string_value(*v, text))
+      if (auto* v = m->find(name); v && rpc::string_value(*v, text))
         return clipped(text);
   return clipped(body);
 }
@@ -73,11 +71,10 @@ std::string refusal_text(std::string_view body) {
 // envelope, and a manager's HTTP door when a V1 runtime file names one):
 // its raw text, empty when the body has none.
 std::string enveloped_status(std::string_view body, std::string& message) {
-  rpc::object_members m;
-  std::string why;
-  if (!rpc::split_object(body, m, why))
+  auto m = rpc::split_object(body);
+  if (!m)
     return {};
-  auto* err = m.find("error");
+  auto* err = m->find("error");
   if (err == nullptr || !read_status(*err, message))
     return {};
   return *err;
@@ -113,21 +110,22 @@ std::string bad_answer(std::string_view id, std::string_view what) {
 
 // The final record of a run: {"result", "telemetry"} or {"error": Status}.
 std::string run_answer(std::string_view id, std::string& record, std::string_view header_trace) {
-  rpc::object_members m;
-  std::string why;
-  if (!rpc::split_object(record, m, why) || !rpc::validate(record, &why))
+  auto m = rpc::split_object(record);
+  if (!m)
+    return bad_answer(id, "runAction: " + m.error());
+  if (std::string why; !rpc::validate(record, &why))
     return bad_answer(id, "runAction: " + why);
-  if (auto* err = m.find("error")) {
+  if (auto* err = m->find("error")) {
     std::string message;
     if (!read_status(*err, message))
       return bad_answer(id, "runAction: error is not a Status");
     return error_frame(id, rpc::error_object(rpc::code::server_error, message, *err));
   }
-  if (m.find("telemetry") || header_trace.empty())
+  if (m->find("telemetry") || header_trace.empty())
     return rpc::result_response(id, record);
   // Old runtimes leave telemetry out: the head's trace id fills it in.
   std::string out = "{";
-  for (auto& [k, v] : m.members)
+  for (auto& [k, v] : m->members)
     if (k == "result")
       out += R"("result":)" + v + ',';
   out += R"("telemetry":{"traceId":)" + rpc::quote(header_trace) + "}}";
@@ -135,9 +133,9 @@ std::string run_answer(std::string_view id, std::string& record, std::string_vie
 }
 
 std::string wrapped(std::string_view id, std::string_view member, std::string& body) {
-  std::string why;
-  rpc::object_members m;
-  if (!rpc::split_object(body, m, why) || !rpc::validate(body, &why))
+  if (auto m = rpc::split_object(body); !m)
+    return bad_answer(id, std::string{member} + ": " + m.error());
+  if (std::string why; !rpc::validate(body, &why))
     return bad_answer(id, std::string{member} + ": " + why);
   return rpc::result_response(id, "{" + rpc::quote(member) + ":" + body + "}");
 }
@@ -146,11 +144,14 @@ std::string wrapped(std::string_view id, std::string_view member, std::string& b
 
 http_plan plan_request(std::string_view method, std::string params) {
   http_plan p;
-  rpc::object_members m;
-  std::string why;
-  if (!params.empty() && !rpc::split_object(params, m, why)) {
-    p.refusal = rpc::error_object(rpc::code::invalid_params, "Invalid params: " + why);
-    return p;
+  rpc::object_members m; // none when there are no params
+  if (!params.empty()) {
+    auto split = rpc::split_object(params);
+    if (!split) {
+      p.refusal = rpc::error_object(rpc::code::invalid_params, "Invalid params: " + split.error());
+      return p;
+    }
+    m = std::move(*split);
   }
   // A manager's HTTP door counts the calls that came back through it in
   // every request's params (runs and listings alike); the link sends it on.

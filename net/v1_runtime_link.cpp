@@ -79,8 +79,8 @@ public:
     asio::dispatch(strand_, [self = shared_from_this(), on_pong = std::move(on_pong)]() mutable {
       if (self->closed_)
         return;
-      self->get_health([on_pong = std::move(on_pong)](bool healthy, const std::string&) {
-        if (healthy)
+      self->get_health([on_pong = std::move(on_pong)](const registry::expected<void>& health) {
+        if (health)
           on_pong();
       });
     });
@@ -123,6 +123,7 @@ private:
 
   // Healthy as Genkit's CLI judges: a 200, or an error other than not
   // reaching the server (a busy runtime that answers late is not gone).
+  // `done` takes a registry::expected<void>: healthy, or why not.
   template <class Done>
   void get_health(Done done) {
     http_request_spec spec;
@@ -133,9 +134,10 @@ private:
     http_handlers h;
     h.on_head = [status](http_answer_head head) { *status = head.status; };
     h.on_end = [status, done = std::move(done)](http_end end) mutable {
-      if (*status != 0)
-        return done(*status == 200, "HTTP " + std::to_string(*status));
-      done(end.reached, end.error);
+      if (*status != 0 ? *status == 200 : end.reached)
+        return done(registry::expected<void>{});
+      done(registry::unexpected{*status != 0 ? "HTTP " + std::to_string(*status)
+                                             : std::move(end.error)});
     };
     http_fetch(strand_, std::move(spec), std::move(h));
   }
@@ -143,13 +145,13 @@ private:
   void check_health(bool first) {
     if (closed_)
       return;
-    get_health([self = shared_from_this(), first](bool healthy, const std::string& why) {
+    get_health([self = shared_from_this(), first](const registry::expected<void>& health) {
       if (self->closed_)
         return;
-      if (!healthy)
+      if (!health)
         return self->shut(first ? "no Reflection V1 server answers at " + self->opts_.url + " ("
-                                    + why + ")"
-                                : "health check failed (" + why + ")");
+                                    + health.error() + ")"
+                                : "health check failed (" + health.error() + ")");
       if (first)
         self->deliver(rpc::request("register", self->opts_.register_params, register_id));
       self->health_.expires_after(self->opts_.health_interval);
@@ -310,9 +312,9 @@ private:
     deliver(std::move(frame));
   }
 
-  void fail(const std::string& id, const std::string& why) {
+  void fail(const std::string& id, const std::string& reason) {
     finish(id);
-    deliver(v1::failure_frame(id, opts_.runtime_id, why));
+    deliver(v1::failure_frame(id, opts_.runtime_id, reason));
   }
 
   void finish(const std::string& id) {
@@ -328,10 +330,9 @@ private:
   // here: a V1 runtime that ignores the cancel must not hold a socket forever.
   void arm_cancel_grace(const std::string& cancel_body) {
     std::string trace;
-    rpc::object_members m;
-    std::string why;
-    if (!rpc::split_object(cancel_body, m, why) || !m.find("traceId")
-        || !rpc::string_value(*m.find("traceId"), trace))
+    auto m = rpc::split_object(cancel_body);
+    auto* raw_trace = m ? m->find("traceId") : nullptr;
+    if (!raw_trace || !rpc::string_value(*raw_trace, trace))
       return;
     for (auto& [id, r] : runs_) {
       if (r.plan.what != v1::http_plan::kind::run || r.trace != trace || r.grace)

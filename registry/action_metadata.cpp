@@ -8,14 +8,14 @@ namespace rpc = net::jsonrpc;
 
 std::vector<std::string> idempotent_actions(const std::string& list_actions_result) {
   std::vector<std::string> out;
-  rpc::object_members result, actions;
-  std::string why;
-  if (!rpc::split_object(list_actions_result, result, why))
+  auto result = rpc::split_object(list_actions_result);
+  auto* listed = result ? result->find("actions") : nullptr;
+  if (!listed)
     return out;
-  auto* listed = result.find("actions");
-  if (!listed || !rpc::split_object(*listed, actions, why))
+  auto actions = rpc::split_object(*listed);
+  if (!actions)
     return out;
-  for (auto& [key, descriptor] : actions.members) {
+  for (auto& [key, descriptor] : actions->members) {
     std::string_view meta[1];
     std::string_view retry[1];
     std::string value;

@@ -21,12 +21,11 @@ std::string json_string_or_null(const std::string& s) {
 }
 
 bool internal_metadata(const std::string& metadata) {
-  rpc::object_members m;
-  std::string why;
-  bool b = false;
-  if (metadata.empty() || !rpc::split_object(metadata, m, why))
+  if (metadata.empty())
     return false;
-  auto* v = m.find("internal");
+  auto m = rpc::split_object(metadata);
+  bool b = false;
+  auto* v = m ? m->find("internal") : nullptr;
   return v && rpc::is_bool(*v, b) && b;
 }
 
@@ -118,10 +117,12 @@ worker_record* function_catalog::find_worker(const std::string& id) {
 
 void function_catalog::set_worker_metadata(const std::string& id, const std::string& payload) {
   auto* w = find_worker(id);
-  rpc::object_members p;
-  std::string why;
-  if (!w || !rpc::split_object(payload, p, why))
+  if (!w)
     return;
+  auto split = rpc::split_object(payload);
+  if (!split)
+    return;
+  auto& p = *split;
   w->name = string_of(p, "name");
   w->description = string_of(p, "description");
   w->runtime = string_of(p, "runtime");
@@ -180,15 +181,13 @@ std::string function_catalog::genkit_actions_json() const {
 std::string function_catalog::functions_list_json(
   const std::string& params, const std::vector<std::string>& engine_functions,
   const std::function<bool(const std::string&, const std::string*)>& visible) const {
-  rpc::object_members p;
-  std::string why;
   bool include_internal = false;
   std::string prefix, search;
-  if (rpc::split_object(params, p, why)) {
-    if (auto* v = p.find("include_internal"))
+  if (auto p = rpc::split_object(params)) {
+    if (auto* v = p->find("include_internal"))
       rpc::is_bool(*v, include_internal);
-    prefix = string_of(p, "prefix");
-    search = string_of(p, "search");
+    prefix = string_of(*p, "prefix");
+    search = string_of(*p, "search");
   }
   std::map<std::string, std::string> rows; // sorted by id
   auto keep = [&](const std::string& id, const std::string* metadata) {

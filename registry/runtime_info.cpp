@@ -54,70 +54,55 @@ bool valid_trace_id(std::string_view s) {
             });
 }
 
-bool parse_register_params(std::string_view params, runtime_info& out, std::string& why) {
-  if (params.empty()) {
-    why = "register needs params {id, pid}";
-    return false;
-  }
+expected<runtime_info> parse_register_params(std::string_view params) {
+  if (params.empty())
+    return unexpected{"register needs params {id, pid}"};
   json::error_code ec;
   auto v = json::parse(params, ec);
-  if (ec || !v.is_object()) {
-    why = "register params must be a JSON object";
-    return false;
-  }
+  if (ec || !v.is_object())
+    return unexpected{"register params must be a JSON object"};
   auto& o = v.as_object();
   auto* id = o.if_contains("id");
-  if (!id || !id->is_string() || id->as_string().empty()) {
-    why = "'id' must be a non-empty string";
-    return false;
-  }
+  if (!id || !id->is_string() || id->as_string().empty())
+    return unexpected{"'id' must be a non-empty string"};
   auto* pid = o.if_contains("pid");
-  if (!pid || !pid->is_number()) {
-    why = "'pid' must be a number";
-    return false;
-  }
+  if (!pid || !pid->is_number())
+    return unexpected{"'pid' must be a number"};
   auto view = [](const json::string& x) { return std::string_view{x.data(), x.size()}; };
-  if (auto p = peer_text_problem(view(id->as_string()), max_peer_text_bytes); !p.empty()) {
-    why = "'id' " + p;
-    return false;
-  }
+  if (auto p = peer_text_problem(view(id->as_string()), max_peer_text_bytes); !p.empty())
+    return unexpected{"'id' " + p};
   // Converting a double outside int64's range is undefined ({"pid":1e300},
   // UBSan in fuzz_reflection_v2): take only integral values that fit.
   auto integral_double = [](const json::value& v) {
     return v.is_double() && v.as_double() >= -0x1p63 && v.as_double() < 0x1p63
            && v.as_double() == std::trunc(v.as_double());
   };
-  if (pid->is_int64()) {
+  runtime_info out;
+  if (pid->is_int64())
     out.pid = pid->as_int64();
-  } else if (integral_double(*pid)) {
+  else if (integral_double(*pid))
     out.pid = static_cast<std::int64_t>(pid->as_double());
-  } else {
-    why = "'pid' must be a 64-bit integer";
-    return false;
-  }
+  else
+    return unexpected{"'pid' must be a 64-bit integer"};
   out.id = std::string{id->as_string()};
-  auto opt_string = [&](const char* key, std::optional<std::string>& dst) {
+  auto opt_string = [&](const char* key, std::optional<std::string>& dst) -> expected<void> {
     auto* x = o.if_contains(key);
     if (!x || x->is_null())
-      return true;
-    if (!x->is_string()) {
-      why = std::string{"'"} + key + "' must be a string";
-      return false;
-    }
-    if (auto p = peer_text_problem(view(x->as_string()), max_peer_text_bytes); !p.empty()) {
-      why = std::string{"'"} + key + "' " + p;
-      return false;
-    }
+      return {};
+    if (!x->is_string())
+      return unexpected{std::string{"'"} + key + "' must be a string"};
+    if (auto p = peer_text_problem(view(x->as_string()), max_peer_text_bytes); !p.empty())
+      return unexpected{std::string{"'"} + key + "' " + p};
     dst = std::string{x->as_string()};
-    return true;
+    return {};
   };
-  if (!opt_string("name", out.name) || !opt_string("genkitVersion", out.genkit_version))
-    return false;
+  if (auto r = opt_string("name", out.name); !r)
+    return unexpected{std::move(r).error()};
+  if (auto r = opt_string("genkitVersion", out.genkit_version); !r)
+    return unexpected{std::move(r).error()};
   if (auto* x = o.if_contains("reflectionApiSpecVersion"); x && !x->is_null()) {
-    if (!x->is_number()) {
-      why = "'reflectionApiSpecVersion' must be a number";
-      return false;
-    }
+    if (!x->is_number())
+      return unexpected{"'reflectionApiSpecVersion' must be a number"};
     out.spec_version = x->to_number<double>();
   }
   if (auto* x = o.if_contains("envs"); x && !x->is_null()) {
@@ -125,12 +110,10 @@ bool parse_register_params(std::string_view params, runtime_info& out, std::stri
     if (ok)
       for (auto& e : x->as_array())
         ok = ok && e.is_string();
-    if (!ok) {
-      why = "'envs' must be an array of strings";
-      return false;
-    }
+    if (!ok)
+      return unexpected{"'envs' must be an array of strings"};
   }
-  return true;
+  return out;
 }
 
 std::string iso_timestamp_now() {

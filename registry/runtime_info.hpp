@@ -1,5 +1,7 @@
 #pragma once
 
+#include "registry/expected.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -39,8 +41,8 @@ bool valid_trace_id(std::string_view s);
 /// Validates `register` params: `id` a non-empty string and `pid` an integer
 /// are required; `name`, `genkitVersion` (strings), `reflectionApiSpecVersion`
 /// (number) and `envs` (array of strings) are optional. Unknown keys are
-/// ignored. On failure returns false with a reason a runtime author can act on.
-bool parse_register_params(std::string_view params, runtime_info& out, std::string& why);
+/// ignored. On failure the reason, worded for a runtime author to act on.
+expected<runtime_info> parse_register_params(std::string_view params);
 
 /// Current UTC time as "2026-12-02T12:00:00.123Z".
 std::string iso_timestamp_now();

@@ -24,9 +24,7 @@ bool string_list(const std::string& raw, std::vector<std::string>& out) {
   if (raw.size() < 2 || raw.front() != '[')
     return false;
   // An array of strings: split it through a wrapper object.
-  rpc::object_members o;
-  std::string why;
-  if (!rpc::split_object("{\"a\":" + raw + "}", o, why))
+  if (!rpc::split_object("{\"a\":" + raw + "}"))
     return false;
   std::string_view rest{raw};
   rest.remove_prefix(1);
@@ -68,10 +66,12 @@ std::string_view trimmed(std::string_view s) {
 
 /// `key=glob[&key=glob...]` against a function's metadata object.
 bool metadata_matches(std::string_view filter, const std::string& metadata) {
-  rpc::object_members m;
-  std::string why;
-  if (metadata.empty() || !rpc::split_object(metadata, m, why))
+  if (metadata.empty())
     return false;
+  auto split = rpc::split_object(metadata);
+  if (!split)
+    return false;
+  auto& m = *split;
   while (!filter.empty()) {
     auto amp = filter.find('&');
     auto term = filter.substr(0, amp);
@@ -113,16 +113,14 @@ std::vector<std::string> worker_rbac_config::parse_list(std::string_view s) {
   return out;
 }
 
-bool parse_auth_result(std::string_view raw, worker_session& out, std::string& why) {
-  rpc::object_members o;
-  if (!rpc::split_object(raw, o, why)) {
-    why = "the auth function did not return an object";
-    return false;
-  }
+expected<worker_session> parse_auth_result(std::string_view raw) {
+  auto o = rpc::split_object(raw);
+  if (!o)
+    return unexpected{"the auth function did not return an object"};
   worker_session s;
   // With an auth function, registering trigger types must be granted.
   s.allow_trigger_type_registration = false;
-  for (auto& [key, value] : o.members) {
+  for (auto& [key, value] : o->members) {
     if (value == "null")
       continue;
     bool ok = true;
@@ -144,13 +142,10 @@ bool parse_auth_result(std::string_view raw, worker_session& out, std::string& w
     } else if (key == "function_registration_prefix") {
       ok = rpc::string_value(value, s.prefix);
     }
-    if (!ok) {
-      why = "AuthResult field '" + key + "' has the wrong type";
-      return false;
-    }
+    if (!ok)
+      return unexpected{"AuthResult field '" + key + "' has the wrong type"};
   }
-  out = std::move(s);
-  return true;
+  return s;
 }
 
 invoke_decision check_invoke(const worker_rbac_config& config, const worker_session& session,

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "registry/expected.hpp"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,9 +51,9 @@ struct worker_access {
 };
 using worker_access_ptr = std::shared_ptr<const worker_access>;
 
-/// Parses an AuthResult. False (with why) for anything that is not an
-/// object of the AuthResult shape; the connection is then refused.
-bool parse_auth_result(std::string_view raw, worker_session& out, std::string& why);
+/// Parses an AuthResult; the reason for anything that is not an object of
+/// the AuthResult shape (the connection is then refused).
+expected<worker_session> parse_auth_result(std::string_view raw);
 
 enum class invoke_decision { allow, forbidden_listed, not_exposed };
 

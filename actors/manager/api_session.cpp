@@ -30,9 +30,10 @@ void send_error(self_ptr self, const std::string& id, int code, const std::strin
 bool object_params(self_ptr self, const rpc::message& m, rpc::object_members& out) {
   if (m.params.empty())
     return true;
-  std::string why;
-  if (rpc::split_object(m.params, out, why))
+  if (auto split = rpc::split_object(m.params)) {
+    out = std::move(*split);
     return true;
+  }
   if (m.kind == rpc::kind::request)
     send_error(self, m.id, rpc::code::invalid_params, "Invalid params: params must be a JSON object");
   return false;

@@ -52,9 +52,10 @@ std::string parse_run_action(std::string params, const call_policy& policy, run_
   std::string why;
   if (!rpc::validate(params, &why))
     return rpc::error_object(rpc::code::parse_error, "Parse error: " + why);
-  rpc::object_members p;
-  if (!rpc::split_object(params, p, why))
+  auto split = rpc::split_object(params);
+  if (!split)
     return invalid("runAction params must be a JSON object {key, input?, ...}");
+  auto& p = *split;
   auto* raw_key = p.find("key");
   if (!raw_key || !rpc::string_value(*raw_key, out.key) || out.key.empty())
     return invalid("'key' must be an action key such as \"/flow/echo\"");

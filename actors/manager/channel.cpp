@@ -276,24 +276,20 @@ std::string channel_ref(const std::string& id, const std::string& key, const cha
 }
 
 /// Absent or null: the default; an integer >= 1, clamped to the maximum.
-bool parse_buffer_size(const std::string& data, std::size_t& out, std::string& why) {
-  out = channel_default_buffer;
-  rpc::object_members p;
-  if (data.empty() || data == "null" || !rpc::split_object(data, p, why)) {
-    why.clear();
-    return true; // no object: nothing asked for (the SDK sends {} or {buffer_size})
-  }
-  auto* raw = p.find("buffer_size");
+registry::expected<std::size_t> parse_buffer_size(const std::string& data) {
+  if (data.empty() || data == "null")
+    return channel_default_buffer;
+  auto p = rpc::split_object(data);
+  if (!p)
+    return channel_default_buffer; // no object: nothing asked for (the SDK sends {} or {buffer_size})
+  auto* raw = p->find("buffer_size");
   if (!raw || *raw == "null")
-    return true;
+    return channel_default_buffer;
   long long n = 0;
   auto [end, ec] = std::from_chars(raw->data(), raw->data() + raw->size(), n);
-  if (ec != std::errc{} || end != raw->data() + raw->size() || n < 1) {
-    why = "buffer_size must be an integer of at least 1 (got " + *raw + ")";
-    return false;
-  }
-  out = std::min<std::size_t>(static_cast<std::size_t>(n), channel_max_buffer);
-  return true;
+  if (ec != std::errc{} || end != raw->data() + raw->size() || n < 1)
+    return registry::unexpected{"buffer_size must be an integer of at least 1 (got " + *raw + ")"};
+  return std::min<std::size_t>(static_cast<std::size_t>(n), channel_max_buffer);
 }
 
 } // namespace
@@ -302,10 +298,10 @@ std::pair<bool, std::string> create_channel(caf::local_actor* parent, caf::actor
                                             const std::string& data,
                                             const channel_limits& limits,
                                             caf::timespan sweep_after) {
-  std::size_t buffer = 0;
-  std::string why;
-  if (!parse_buffer_size(data, buffer, why))
-    return {false, iii::error_object(iii::code::invalid_arguments, why)};
+  auto parsed_buffer = parse_buffer_size(data);
+  if (!parsed_buffer)
+    return {false, iii::error_object(iii::code::invalid_arguments, parsed_buffer.error())};
+  auto buffer = *parsed_buffer;
   if (limits.max_per_worker > 0 && owner
       && channels().owned_by(owner.address()) >= limits.max_per_worker) {
     obs::global().channels_refused.fetch_add(1, std::memory_order_relaxed);

@@ -238,8 +238,8 @@ void register_trigger(const engine_request& c) {
   a.function_id = c.text("function_id");
   if (!c.has_params || a.trigger_type.empty() || a.function_id.empty())
     return c.fail(invalid("engine::register_trigger needs {trigger_type, function_id, config}"));
-  if (std::string why; !may_bind(c.self, c.req.caller_worker_id, a.function_id, why))
-    return c.fail(iii::error_object(iii::code::forbidden, why));
+  if (auto bind = may_bind(c.self, c.req.caller_worker_id, a.function_id); !bind)
+    return c.fail(iii::error_object(iii::code::forbidden, bind.error()));
   if (auto* config = c.params.find("config"))
     a.config = *config;
   a.metadata = c.raw("metadata");
@@ -318,8 +318,10 @@ void functions_list(const engine_request& c) {
 void engine_call(caf::stateful_actor<function_registry_state>* self, const caller_actor& caller,
                  std::uint64_t tag, const invocation_request& req) {
   engine_request c{self, caller, tag, req, {}, false, access_of(self, req)};
-  std::string why;
-  c.has_params = rpc::split_object(req.data, c.params, why);
+  if (auto params = rpc::split_object(req.data)) {
+    c.params = std::move(*params);
+    c.has_params = true;
+  }
   for (auto& f : engine_functions)
     if (f.id == req.function_id)
       return f.run(c);

@@ -131,15 +131,14 @@ struct classified {
 
 classified classify(std::string_view error_object) {
   classified out;
-  rpc::object_members err;
-  std::string why;
-  if (!rpc::split_object(error_object, err, why))
+  auto split = rpc::split_object(error_object);
+  if (!split)
     return out;
+  auto& err = *split;
   if (auto* data = err.find("data")) {
-    rpc::object_members d;
     double status = 0;
-    if (rpc::split_object(*data, d, why))
-      if (auto* c = d.find("code"); c && rpc::number_value(*c, status))
+    if (auto d = rpc::split_object(*data))
+      if (auto* c = d->find("code"); c && rpc::number_value(*c, status))
         if (auto code = registry::status_from_json_number(status)) {
           out.status = static_cast<int>(*code);
           return out;

@@ -202,22 +202,21 @@ binding& add_binding(self_ptr self, std::string binder, trigger_binding_args arg
 /// May the worker `binder` (under RBAC) have `function_id` called by a
 /// trigger? The same rule as its own calls: a binding fires the function on
 /// the engine's behalf, so it must not reach what the session cannot call.
-bool may_bind(self_ptr self, const std::string& binder, const std::string& function_id,
-              std::string& why) {
+registry::expected<void> may_bind(self_ptr self, const std::string& binder,
+                                  const std::string& function_id) {
   auto& st = self->state;
   auto w = st.workers.find(binder);
   if (w == st.workers.end() || !w->second.access || !w->second.access->config)
-    return true;
+    return {};
   auto& a = *w->second.access;
   auto* f = st.catalog.find_function(function_id);
   auto d = registry::check_invoke(*a.config, a.session, function_id, f ? &f->metadata : nullptr);
   if (d == registry::invoke_decision::allow)
-    return true;
-  why = "trigger on " + registry::forbidden_message(d, function_id);
+    return {};
   obs::global().iii_bindings_refused.fetch_add(1, std::memory_order_relaxed);
   spdlog::warn("iii worker {}: binding to {} refused: the session may not call it", binder,
                function_id);
-  return false;
+  return registry::unexpected{"trigger on " + registry::forbidden_message(d, function_id)};
 }
 
 void on_invoke(self_ptr self, const caller_actor& caller, std::uint64_t tag,
@@ -385,8 +384,8 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
       auto& st = self->state;
       if (!st.workers.count(worker_id))
         return;
-      if (std::string why; !may_bind(self, worker_id, args.function_id, why))
-        return;
+      if (!may_bind(self, worker_id, args.function_id))
+        return; // refused, logged and counted by may_bind
       auto id = args.id;
       auto& b = add_binding(self, worker_id, std::move(args));
       if (st.catalog.find_trigger_type(b.trigger_type))

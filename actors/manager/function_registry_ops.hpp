@@ -36,9 +36,9 @@ std::string dashboard_json(self_ptr self);
 void fire_worker_event(self_ptr self, std::string_view event, const std::string& worker_id);
 
 /// May the worker `binder` (under RBAC) have `function_id` called by a
-/// trigger? False (with `why`, a log line and a count) when not.
-bool may_bind(self_ptr self, const std::string& binder, const std::string& function_id,
-              std::string& why);
+/// trigger? When not, the reason (and a log line and a count).
+registry::expected<void> may_bind(self_ptr self, const std::string& binder,
+                                  const std::string& function_id);
 
 /// Stores a new binding (its actor spawned, linked); the newest binding of
 /// an id wins.

@@ -61,11 +61,8 @@ void on_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) 
     return;
   if (!ok)
     return fail(self, tag, raw);
-  rpc::object_members o;
-  std::string why;
-  const std::string* result = nullptr;
-  if (rpc::split_object(raw, o, why))
-    result = o.find("result");
+  auto o = rpc::split_object(raw);
+  const std::string* result = o ? o->find("result") : nullptr;
   if (!result)
     return fail(self, tag, manager_errors::internal("the runtime answered without a result"));
   c->sink->output(*result);
@@ -120,15 +117,14 @@ grpc_caller_state::~grpc_caller_state() {
 std::pair<int, std::string> grpc_status_of(const std::string& error_object) {
   int code = manager_errors::status_code_of(error_object);
   std::string message;
-  rpc::object_members o, data;
-  std::string why;
-  if (rpc::split_object(error_object, o, why)) {
+  if (auto o = rpc::split_object(error_object)) {
     // The Status in `data` says it best; the JSON-RPC message otherwise.
-    if (auto* d = o.find("data"); d && rpc::split_object(*d, data, why))
-      if (auto* m = data.find("message"))
-        rpc::string_value(*m, message);
+    if (auto* d = o->find("data"))
+      if (auto data = rpc::split_object(*d))
+        if (auto* m = data->find("message"))
+          rpc::string_value(*m, message);
     if (message.empty())
-      if (auto* m = o.find("message"))
+      if (auto* m = o->find("message"))
         rpc::string_value(*m, message);
   }
   if (code <= 0 || code > 16)

@@ -19,15 +19,18 @@ using self_ptr = grpc_catalog_actor::stateful_pointer<grpc_catalog_state>;
 /// The entries of one listActions result ({"actions": {key: entry}}), in
 /// the result's order.
 void add_actions(const std::string& result, std::vector<grpc_door::catalog_action>& out) {
-  rpc::object_members o, actions;
-  std::string why;
-  auto* inner = rpc::split_object(result, o, why) ? o.find("actions") : nullptr;
-  if (!inner || !rpc::split_object(*inner, actions, why))
+  auto o = rpc::split_object(result);
+  auto* inner = o ? o->find("actions") : nullptr;
+  if (!inner)
     return;
-  for (auto& [key, raw] : actions.members) {
-    rpc::object_members e, meta;
-    if (!rpc::split_object(raw, e, why))
+  auto actions = rpc::split_object(*inner);
+  if (!actions)
+    return;
+  for (auto& [key, raw] : actions->members) {
+    auto entry = rpc::split_object(raw);
+    if (!entry)
       continue;
+    auto& e = *entry;
     grpc_door::catalog_action a;
     a.key = key;
     if (auto* n = e.find("name"))
@@ -38,9 +41,10 @@ void add_actions(const std::string& result, std::vector<grpc_door::catalog_actio
       a.output_schema = *s;
     if (auto* s = e.find("streamSchema"))
       a.stream_schema = *s;
-    if (auto* m = e.find("metadata"); m && rpc::split_object(*m, meta, why))
-      if (auto* b = meta.find("bidi"))
-        a.bidi = *b == "true";
+    if (auto* m = e.find("metadata"))
+      if (auto meta = rpc::split_object(*m))
+        if (auto* b = meta->find("bidi"))
+          a.bidi = *b == "true";
     out.push_back(std::move(a));
   }
 }

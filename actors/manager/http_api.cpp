@@ -190,10 +190,10 @@ net::http_handler make_http_api(http_api_context ctx) {
                                                           "No query procedure " + name),
                                         404, name));
       }
-      std::map<std::string, std::string> input;
-      std::string why;
-      if (!raw_input.empty() && !trpc::input_as_query(raw_input, input, why))
-        return out->respond(400, json_type, trpc::bad_request(why, name));
+      auto parsed = trpc::input_as_query(raw_input);
+      if (!parsed)
+        return out->respond(400, json_type, trpc::bad_request(parsed.error(), name));
+      auto& input = *parsed;
       switch (q) {
         case tool_query::environment:
           return out->respond(200, json_type, trpc::result(genkit_environment()));
@@ -237,13 +237,15 @@ net::http_handler make_http_api(http_api_context ctx) {
           return serve_query(names[0], raw_input, std::move(req), res);
         // Batch inputs: {"0": input of the first, ...}; absent = none.
         rpc::object_members inputs;
-        std::string why;
-        if (!raw_input.empty()
-            && (!rpc::validate(raw_input, &why) || !rpc::split_object(raw_input, inputs, why)))
-          return res->respond(400, json_type,
-                              trpc::bad_request("a batch's input must be a JSON object keyed "
-                                                "by position (\"0\", \"1\", ...)",
-                                                tail));
+        if (!raw_input.empty()) {
+          auto split = rpc::split_object(raw_input);
+          if (!split || !rpc::validate(raw_input))
+            return res->respond(400, json_type,
+                                trpc::bad_request("a batch's input must be a JSON object keyed "
+                                                  "by position (\"0\", \"1\", ...)",
+                                                  tail));
+          inputs = std::move(*split);
+        }
         auto b = trpc::batch::make(res, names.size());
         // One trace query per batch: each may answer up to the store's
         // max_answer_bytes, and 32 of them in one GET held 4 GB.

@@ -85,10 +85,12 @@ bool body_object(self_ptr self, rpc::object_members& out) {
     respond_error(self, rpc::code::parse_error, "Parse error: " + why);
     return false;
   }
-  if (!rpc::split_object(body, out, why)) {
+  auto split = rpc::split_object(body);
+  if (!split) {
     respond_error(self, rpc::code::invalid_params, "Invalid params: the body must be a JSON object");
     return false;
   }
+  out = std::move(*split);
   return true;
 }
 
@@ -112,11 +114,10 @@ std::string query(self_ptr self, const char* key) {
 
 // A member of a result object, e.g. "actions" of {"actions":{...}}.
 bool unwrap(const std::string& result, const char* key, std::string& out) {
-  rpc::object_members o;
-  std::string why;
-  if (!rpc::split_object(result, o, why))
+  auto o = rpc::split_object(result);
+  if (!o)
     return false;
-  if (auto* v = o.find(key)) {
+  if (auto* v = o->find(key)) {
     out = *v;
     return true;
   }
@@ -361,12 +362,12 @@ void start(self_ptr self) {
     case http_route::readiness:
       self->request(st.args.supervisor, internal_reply_timeout, readiness_atom_v)
         .then(
-          [self](const std::string& why_not) {
+          [self](const std::string& not_ready_reason) { // "" = ready
             auto& res = self->state.args.res;
-            if (why_not.empty())
+            if (not_ready_reason.empty())
               res->respond(200, "text/plain", "ready\n");
             else
-              res->respond(503, "text/plain", "not ready: " + why_not + "\n");
+              res->respond(503, "text/plain", "not ready: " + not_ready_reason + "\n");
             self->quit();
           },
           [self](caf::error&) {

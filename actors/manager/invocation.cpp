@@ -29,10 +29,9 @@ void finish(self_ptr self, bool ok, const std::string& raw, std::string_view out
 }
 
 std::string error_code_of(const std::string& error) {
-  net::jsonrpc::object_members e;
-  std::string why, code;
-  if (net::jsonrpc::split_object(error, e, why))
-    if (auto* c = e.find("code"))
+  std::string code;
+  if (auto e = net::jsonrpc::split_object(error))
+    if (auto* c = e->find("code"))
       net::jsonrpc::string_value(*c, code);
   return code.empty() ? std::string{"error"} : code;
 }

@@ -55,14 +55,14 @@ void reply_error(self_ptr self, const std::string& id, int code, const std::stri
 
 void on_register(self_ptr self, const rpc::message& m) {
   auto& st = self->state;
-  registry::runtime_info info;
-  std::string why;
-  if (!registry::parse_register_params(m.params, info, why)) {
-    spdlog::warn("rejected register from {}: {}", st.who(), why);
+  auto parsed = registry::parse_register_params(m.params);
+  if (!parsed) {
+    spdlog::warn("rejected register from {}: {}", st.who(), parsed.error());
     if (m.kind == rpc::kind::request)
-      reply_error(self, m.id, rpc::code::invalid_params, "Invalid params: " + why);
+      reply_error(self, m.id, rpc::code::invalid_params, "Invalid params: " + parsed.error());
     return;
   }
+  auto& info = *parsed;
   info.reflection_server_url = st.opts.reflection_url;
   info.protocol = st.opts.protocol;
   info.timestamp = registry::iso_timestamp_now();

@@ -48,9 +48,9 @@ void serve_stream_trace(caf::actor_system& sys, const caf::actor& keeper, net::h
   if (req.method != "POST")
     return res->respond(405, json_type, R"({"error":"POST {\"traceId\": ...} to stream a trace"})",
                         {{"Allow", "POST"}});
-  rpc::object_members m;
-  std::string why, id;
-  auto* t = rpc::split_object(req.body, m, why) ? m.find("traceId") : nullptr;
+  std::string id;
+  auto m = rpc::split_object(req.body);
+  auto* t = m ? m->find("traceId") : nullptr;
   if (!t || !rpc::string_value(*t, id) || id.empty())
     return res->respond(400, json_type, R"({"error":"traceId is required"})");
   if (!registry::valid_trace_id(id))

@@ -46,10 +46,9 @@ std::string result(std::string data) {
 }
 
 std::string error(const std::string& error_object, int http_status, std::string_view procedure) {
-  rpc::object_members o;
-  std::string why, message;
-  if (rpc::split_object(error_object, o, why))
-    if (auto* m = o.find("message"))
+  std::string message;
+  if (auto o = rpc::split_object(error_object))
+    if (auto* m = o->find("message"))
       rpc::string_value(*m, message);
   return shaped(message.empty() ? "error" : message, by_status(http_status), procedure);
 }
@@ -58,23 +57,21 @@ std::string bad_request(std::string_view message, std::string_view procedure) {
   return shaped(message, by_status(400), procedure);
 }
 
-bool input_as_query(const std::string& input, std::map<std::string, std::string>& query,
-                    std::string& why) {
+registry::expected<std::map<std::string, std::string>> input_as_query(const std::string& input) {
+  std::map<std::string, std::string> query;
   if (input.empty())
-    return true;
-  rpc::object_members o;
-  if (!rpc::validate(input, &why) || !rpc::split_object(input, o, why)) {
-    why = "input must be a JSON object";
-    return false;
-  }
-  for (auto& [k, raw] : o.members) {
+    return query;
+  auto o = rpc::split_object(input);
+  if (!o || !rpc::validate(input))
+    return registry::unexpected{"input must be a JSON object"};
+  for (auto& [k, raw] : o->members) {
     std::string text;
     if (rpc::string_value(raw, text))
       query[k] = std::move(text);
     else if (raw != "null")
       query[k] = raw; // numbers as their text (limit)
   }
-  return true;
+  return query;
 }
 
 } // namespace actor_host::trpc

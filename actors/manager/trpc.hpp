@@ -1,5 +1,7 @@
 #pragma once
 
+#include "registry/expected.hpp"
+
 #include <map>
 #include <string>
 #include <string_view>
@@ -23,8 +25,7 @@ std::string error(const std::string& error_object, int http_status, std::string_
 std::string bad_request(std::string_view message, std::string_view procedure);
 
 /// The string members of a query's `input` (URL-decoded JSON object) as
-/// query parameters; false with `why` when `input` is not an object.
-bool input_as_query(const std::string& input, std::map<std::string, std::string>& query,
-                    std::string& why);
+/// query parameters (none for ""); an error when `input` is not an object.
+registry::expected<std::map<std::string, std::string>> input_as_query(const std::string& input);
 
 } // namespace actor_host::trpc

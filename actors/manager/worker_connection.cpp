@@ -71,12 +71,12 @@ void on_call_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& 
 void call_genkit(self_ptr self, const std::string& invocation_id, const std::string& function_id,
                  const std::string& data) {
   auto& st = self->state;
-  std::string runtime_id, key, why;
-  iii::parse_genkit_function_id(function_id, runtime_id, key, why);
-  if (!why.empty())
+  auto target = iii::parse_genkit_function_id(function_id);
+  if (!target)
     return answer(self, invocation_id, function_id, false,
                   iii::error_object(iii::code::function_not_found,
-                                    "Function " + function_id + " not found: " + why));
+                                    "Function " + function_id + " not found: " + target.error()));
+  auto& [runtime_id, key] = *target;
   auto tag = st.next_tag++;
   if (!invocation_id.empty())
     st.calls[tag] = {call_kind::genkit, invocation_id, function_id, {}};
@@ -126,10 +126,8 @@ void on_invoke_function(self_ptr self, const iii::frame& f) {
   std::string action_type;
   auto* action = f.find("action");
   if (action) {
-    rpc::object_members a;
-    std::string why;
-    if (rpc::split_object(*action, a, why))
-      if (auto* t = a.find("type"))
+    if (auto a = rpc::split_object(*action))
+      if (auto* t = a->find("type"))
         rpc::string_value(*t, action_type);
   }
   // Void calls get no answer, not even an error.
@@ -199,21 +197,21 @@ void on_invocation_result(self_ptr self, const iii::frame& f) {
 /// A frame that is not valid JSON (`NaN`, `tru` in a member) but whose
 /// structure splits: a call gets an error answer, a result fails its
 /// invocation; neither is relayed.
-void refuse_invalid(self_ptr self, const std::string& text, const std::string& why) {
+void refuse_invalid(self_ptr self, const std::string& text, const std::string& reason) {
   auto& st = self->state;
-  rpc::object_members m;
-  std::string ignored, type, id;
-  if (!rpc::split_object(text, m, ignored))
+  auto m = rpc::split_object(text);
+  if (!m)
     return;
+  std::string type, id;
   auto read = [&](std::string_view name, std::string& out) {
-    if (auto* raw = m.find(name))
+    if (auto* raw = m->find(name))
       rpc::string_value(*raw, out);
   };
   read("type", type);
   read("invocation_id", id);
   if (id.empty())
     return;
-  auto message = "the " + type + " frame is not valid JSON (" + why + "); not relayed";
+  auto message = "the " + type + " frame is not valid JSON (" + reason + "); not relayed";
   if (type == "invokefunction") {
     std::string function_id;
     read("function_id", function_id);
@@ -229,15 +227,15 @@ void refuse_invalid(self_ptr self, const std::string& text, const std::string& w
 
 void dispatch(self_ptr self, const std::string& text) {
   auto& st = self->state;
-  iii::frame f;
-  std::string why;
-  if (!iii::decode(text, f, why)) {
+  auto decoded = iii::decode(text);
+  if (!decoded) {
     // As the engine does: undecodable frames are logged and dropped; one
     // whose ids can still be read is answered, so nobody waits for it.
-    spdlog::warn("iii worker {}: bad frame dropped: {}", st.worker_id, why);
+    spdlog::warn("iii worker {}: bad frame dropped: {}", st.worker_id, decoded.error());
     obs::global().iii_invalid_frames.fetch_add(1, std::memory_order_relaxed);
-    return refuse_invalid(self, text, why);
+    return refuse_invalid(self, text, decoded.error());
   }
+  auto& f = *decoded;
   auto& t = f.type;
   if (t == "invokefunction")
     return on_invoke_function(self, f);

@@ -50,12 +50,13 @@ void set_member(iii::frame& f, const std::string& name, std::string raw) {
 /// False when the hook refused (error, or not an object).
 bool apply_hook(iii::frame& f, bool ok, const std::string& result,
                 std::initializer_list<std::pair<const char*, const char*>> fields) {
-  rpc::object_members o;
-  std::string why;
-  if (!ok || !rpc::split_object(result, o, why))
+  if (!ok)
+    return false;
+  auto o = rpc::split_object(result);
+  if (!o)
     return false;
   for (auto [from, to] : fields)
-    if (auto* v = o.find(from); v && *v != "null")
+    if (auto* v = o->find(from); v && *v != "null")
       set_member(f, to, *v);
   return true;
 }
@@ -110,9 +111,12 @@ void on_auth_result(self_ptr self, bool ok, const std::string& raw) {
   std::string why;
   if (!ok) {
     why = "the auth function failed: " + raw;
-  } else if (registry::parse_auth_result(raw, st.session, why)) {
+  } else if (auto session = registry::parse_auth_result(raw)) {
+    st.session = std::move(*session);
     welcome(self);
     return become_ready(self);
+  } else {
+    why = std::move(session).error();
   }
   spdlog::warn("iii worker from {} refused: {}", st.transport->peer(), why);
   st.transport->send_text(iii::auth_error_frame("authentication failed"));
@@ -226,10 +230,10 @@ namespace {
 void on_hook_result(self_ptr self, const worker_connection_state::call& c, bool ok,
                     const std::string& raw) {
   auto& st = self->state;
-  iii::frame f;
-  std::string why;
-  if (!iii::decode(c.frame, f, why))
+  auto decoded = iii::decode(c.frame);
+  if (!decoded)
     return;
+  auto& f = *decoded;
   bool accepted = false;
   switch (c.kind) {
     case call_kind::function_hook:

@@ -211,11 +211,11 @@ void on_run_action(self_ptr self, const rpc::message& m) {
 
 void on_cancel_action(self_ptr self, const rpc::message& m) {
   auto& st = self->state;
-  rpc::object_members p;
-  std::string why, trace;
-  if (!m.params.empty() && rpc::split_object(m.params, p, why))
-    if (auto* t = p.find("traceId"))
-      rpc::string_value(*t, trace);
+  std::string trace;
+  if (!m.params.empty())
+    if (auto p = rpc::split_object(m.params))
+      if (auto* t = p->find("traceId"))
+        rpc::string_value(*t, trace);
   if (trace.empty())
     return reply_error(self, m.id, rpc::code::invalid_params, "traceId is required");
   auto i = st.by_trace.find(trace);
@@ -228,11 +228,11 @@ void on_cancel_action(self_ptr self, const rpc::message& m) {
 }
 
 void on_list_values(self_ptr self, const rpc::message& m) {
-  rpc::object_members p;
-  std::string why, type;
-  if (!m.params.empty() && rpc::split_object(m.params, p, why))
-    if (auto* t = p.find("type"))
-      rpc::string_value(*t, type);
+  std::string type;
+  if (!m.params.empty())
+    if (auto p = rpc::split_object(m.params))
+      if (auto* t = p->find("type"))
+        rpc::string_value(*t, type);
   if (type.empty())
     return reply_error(self, m.id, rpc::code::invalid_params,
                        "Invalid params: 'type' must be a string");
@@ -244,10 +244,12 @@ void on_list_values(self_ptr self, const rpc::message& m) {
 
 void on_input(self_ptr self, const rpc::message& m, bool end) {
   auto& st = self->state;
-  rpc::object_members p;
-  std::string why;
-  if (m.params.empty() || !rpc::split_object(m.params, p, why))
+  if (m.params.empty())
     return;
+  auto split = rpc::split_object(m.params);
+  if (!split)
+    return;
+  auto& p = *split;
   auto* rid = p.find("requestId");
   auto i = rid ? st.runs.find(*rid) : st.runs.end();
   if (i == st.runs.end() || !i->second.bidi) {

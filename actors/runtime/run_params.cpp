@@ -8,12 +8,12 @@ namespace rpc = net::jsonrpc;
 
 run_params_fault read_run_params(std::string_view params, const actions::action_catalog& catalog,
                                  run_params& out, std::string& message) {
-  rpc::object_members p;
-  std::string why;
-  if (params.empty() || !rpc::split_object(params, p, why)) {
+  auto split = rpc::split_object(params); // "" is no object either
+  if (!split) {
     message = "Invalid params: params must be a JSON object";
     return run_params_fault::invalid;
   }
+  auto& p = *split;
   auto* raw_key = p.find("key");
   if (!raw_key || !rpc::string_value(*raw_key, out.key)) {
     message = "Invalid params: 'key' must be a string";

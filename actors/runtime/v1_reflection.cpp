@@ -100,10 +100,9 @@ void on_run(self_ptr self, std::string& body, bool stream, net::http_responder_p
 
 void on_cancel(self_ptr self, std::string& body, net::http_responder_ptr& res) {
   auto& st = self->state;
-  rpc::object_members p;
-  std::string why, trace;
-  if (rpc::split_object(body, p, why))
-    if (auto* t = p.find("traceId"))
+  std::string trace;
+  if (auto p = rpc::split_object(body))
+    if (auto* t = p->find("traceId"))
       rpc::string_value(*t, trace);
   if (trace.empty())
     return res->respond(400, json_type, R"({"error":"traceId is required"})", version_header());

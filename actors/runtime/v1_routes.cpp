@@ -57,10 +57,9 @@ net::http_handler make_v1_routes(actions::catalog_ptr catalog, caf::actor hub,
     if (path == "/api/envs" && get)
       return json(R"(["dev"])");
     if (path == "/api/notify" && post) {
-      rpc::object_members p;
-      std::string why, url;
-      if (rpc::split_object(req.body, p, why))
-        if (auto* u = p.find("telemetryServerUrl"))
+      std::string url;
+      if (auto p = rpc::split_object(req.body))
+        if (auto* u = p->find("telemetryServerUrl"))
           rpc::string_value(*u, url);
       if (!url.empty())
         caf::anon_send(hub, v1_notify_atom_v, std::move(url));

@@ -49,7 +49,7 @@ private:
   void do_detect();
   void on_detect(error_code ec, bool tls);
   void on_handshake(error_code ec, std::size_t used);
-  void handshake_failed(const std::string& why);
+  void handshake_failed(const std::string& reason);
   void do_read();
   void on_header(error_code ec, std::size_t n);
   void on_read(error_code ec, std::size_t);

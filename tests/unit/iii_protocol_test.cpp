@@ -18,12 +18,13 @@ CAF_TEST(frames) {
                   R"({"type":"invocationresult","invocation_id":"i","function_id":"f"})");
   CAF_CHECK_EQUAL(iii::invocation_result("i", "f", false, iii::error_object("c", "m", "s")),
                   R"({"type":"invocationresult","invocation_id":"i","function_id":"f","error":{"code":"c","message":"m","stacktrace":"s"}})");
-  iii::frame f;
-  std::string why;
-  CAF_CHECK(iii::decode(R"({"type":"ping","x":1})", f, why));
-  CAF_CHECK_EQUAL(f.type, "ping");
-  CAF_CHECK(!iii::decode(R"({"x":1})", f, why));
-  CAF_CHECK(!iii::decode("[1]", f, why));
+  auto f = iii::decode(R"({"type":"ping","x":1})");
+  CAF_REQUIRE(f);
+  CAF_CHECK_EQUAL(f->type, "ping");
+  auto untyped = iii::decode(R"({"x":1})");
+  CAF_CHECK(!untyped);
+  CAF_CHECK_EQUAL(untyped.error(), "no string 'type'");
+  CAF_CHECK(!iii::decode("[1]"));
 }
 
 CAF_TEST(uuids and caller ids) {
@@ -52,17 +53,21 @@ CAF_TEST(query params and globs) {
 }
 
 CAF_TEST(genkit ids and errors) {
-  std::string rt, key, why;
-  CAF_CHECK(iii::parse_genkit_function_id("genkit::rt1::/flow/x", rt, key, why));
-  CAF_CHECK_EQUAL(rt, "rt1");
-  CAF_CHECK_EQUAL(key, "/flow/x");
-  CAF_CHECK(why.empty());
-  CAF_CHECK(iii::parse_genkit_function_id("genkit::/flow/x", rt, key, why));
-  CAF_CHECK_EQUAL(rt, "");
-  CAF_CHECK_EQUAL(key, "/flow/x");
-  CAF_CHECK(iii::parse_genkit_function_id("genkit::rt1", rt, key, why));
-  CAF_CHECK(!why.empty());
-  CAF_CHECK(!iii::parse_genkit_function_id("greet", rt, key, why));
+  auto t = iii::parse_genkit_function_id("genkit::rt1::/flow/x");
+  CAF_REQUIRE(t);
+  CAF_CHECK_EQUAL(t->runtime_id, "rt1");
+  CAF_CHECK_EQUAL(t->key, "/flow/x");
+  t = iii::parse_genkit_function_id("genkit::/flow/x");
+  CAF_REQUIRE(t);
+  CAF_CHECK_EQUAL(t->runtime_id, "");
+  CAF_CHECK_EQUAL(t->key, "/flow/x");
+  t = iii::parse_genkit_function_id("genkit::rt1");
+  CAF_REQUIRE(!t);
+  CAF_CHECK_EQUAL(t.error(), "expected genkit::<runtimeId>::<action key> or genkit::<action key>");
+  t = iii::parse_genkit_function_id("genkit::rt1::flow");
+  CAF_REQUIRE(!t);
+  CAF_CHECK_EQUAL(t.error(), "the action key must start with '/', e.g. /flow/echo");
+  CAF_CHECK(!iii::parse_genkit_function_id("greet"));
   CAF_CHECK_EQUAL(iii::genkit_result_to_iii(R"({"result":{"a":1},"telemetry":{}})"), R"({"a":1})");
   CAF_CHECK_EQUAL(
     iii::genkit_error_to_iii(
@@ -106,19 +111,21 @@ CAF_TEST(catalog ownership) {
 }
 
 CAF_TEST(rbac sessions) {
-  reg::worker_session s;
-  std::string why;
-  CAF_CHECK(reg::parse_auth_result(
-    R"({"allowed_functions":["a"],"forbidden_functions":["api::no"],"function_registration_prefix":"p","context":{"t":1}})",
-    s, why));
+  auto parsed = reg::parse_auth_result(
+    R"({"allowed_functions":["a"],"forbidden_functions":["api::no"],"function_registration_prefix":"p","context":{"t":1}})");
+  CAF_REQUIRE(parsed);
+  auto& s = *parsed;
   CAF_CHECK(!s.allow_trigger_type_registration);
   CAF_CHECK(s.allow_function_registration);
   CAF_CHECK_EQUAL(s.prefix, "p");
   CAF_CHECK_EQUAL(s.context, R"({"t":1})");
-  CAF_CHECK(!reg::parse_auth_result("null", s, why));
-  CAF_CHECK(!reg::parse_auth_result(R"({"allowed_functions":"a"})", s, why));
-  reg::worker_session t;
-  reg::parse_auth_result(R"({"allowed_functions":["a"],"forbidden_functions":["api::no"],"function_registration_prefix":"p"})", t, why);
+  auto refused = reg::parse_auth_result("null");
+  CAF_CHECK(!refused);
+  CAF_CHECK_EQUAL(refused.error(), "the auth function did not return an object");
+  refused = reg::parse_auth_result(R"({"allowed_functions":"a"})");
+  CAF_CHECK(!refused);
+  CAF_CHECK_EQUAL(refused.error(), "AuthResult field 'allowed_functions' has the wrong type");
+  auto t = *reg::parse_auth_result(R"({"allowed_functions":["a"],"forbidden_functions":["api::no"],"function_registration_prefix":"p"})");
   reg::worker_rbac_config cfg;
   cfg.expose_functions = reg::worker_rbac_config::parse_list(" api::* , x ");
   CAF_CHECK_EQUAL(cfg.expose_functions.size(), 2u);

@@ -239,9 +239,9 @@ CAF_TEST(validate reports a bad null literal without throwing) {
 // -- split_object ---------------------------------------------------------------
 
 CAF_TEST(split_object returns raw members) {
-  rpc::object_members o;
-  std::string why;
-  CAF_REQUIRE(rpc::split_object(R"({"a":1, "b":{"c":[1,2]},"s":"x\"y","n":null,"t":true})", o, why));
+  auto split = rpc::split_object(R"({"a":1, "b":{"c":[1,2]},"s":"x\"y","n":null,"t":true})");
+  CAF_REQUIRE(split);
+  auto& o = *split;
   CAF_REQUIRE_EQUAL(o.members.size(), 5u);
   CAF_CHECK_EQUAL(o.members[0].first, "a");
   CAF_CHECK_EQUAL(o.members[0].second, "1");
@@ -253,9 +253,9 @@ CAF_TEST(split_object returns raw members) {
   CAF_CHECK_EQUAL(*o.find("t"), "true");
   CAF_CHECK(o.find("missing") == nullptr);
   // Keys are unescaped.
-  rpc::object_members esc;
-  CAF_REQUIRE(rpc::split_object(R"({"k\u0065y":2})", esc, why));
-  CAF_CHECK(esc.find("key") != nullptr);
+  auto esc = rpc::split_object(R"({"k\u0065y":2})");
+  CAF_REQUIRE(esc);
+  CAF_CHECK(esc->find("key") != nullptr);
 }
 
 CAF_TEST(find_members returns views of the named members in one pass) {
@@ -286,32 +286,26 @@ CAF_TEST(find_members returns views of the named members in one pass) {
 }
 
 CAF_TEST(split_object rejects non objects and bad json) {
-  std::string why;
   {
-    rpc::object_members o;
-    CAF_CHECK(!rpc::split_object("[1,2]", o, why));
-    CAF_CHECK_EQUAL(why, "expected a JSON object");
+    auto o = rpc::split_object("[1,2]");
+    CAF_CHECK(!o);
+    CAF_CHECK_EQUAL(o.error(), "expected a JSON object");
   }
   {
-    rpc::object_members o;
-    why.clear();
-    CAF_CHECK(!rpc::split_object(R"({"a":)", o, why));
-    CAF_CHECK(!why.empty());
+    auto o = rpc::split_object(R"({"a":)");
+    CAF_CHECK(!o);
+    CAF_CHECK(!o.error().empty());
   }
   {
-    rpc::object_members o;
-    why.clear();
-    CAF_CHECK(!rpc::split_object(R"({"a":1} 2)", o, why));
-    CAF_CHECK(!why.empty());
+    auto o = rpc::split_object(R"({"a":1} 2)");
+    CAF_CHECK(!o);
+    CAF_CHECK(!o.error().empty());
   }
+  CAF_CHECK(!rpc::split_object(""));
   {
-    rpc::object_members o;
-    CAF_CHECK(!rpc::split_object("", o, why));
-  }
-  {
-    rpc::object_members o;
-    CAF_CHECK(rpc::split_object("{}", o, why));
-    CAF_CHECK(o.members.empty());
+    auto o = rpc::split_object("{}");
+    CAF_REQUIRE(o);
+    CAF_CHECK(o->members.empty());
   }
 }
 

@@ -10,22 +10,22 @@ using actor_host::registry::runtime_info;
 namespace {
 
 std::string refusal(const std::string& params) {
-  runtime_info info;
-  std::string why;
-  return parse_register_params(params, info, why) ? "<accepted>" : why;
+  auto info = parse_register_params(params);
+  return info ? "<accepted>" : info.error();
 }
 
 } // namespace
 
 CAF_TEST(integral pids are taken as they are) {
-  runtime_info info;
-  std::string why;
-  CAF_REQUIRE(parse_register_params(R"({"id":"a","pid":4242})", info, why));
-  CAF_CHECK_EQUAL(info.pid, 4242);
-  CAF_REQUIRE(parse_register_params(R"({"id":"a","pid":4.242e3})", info, why));
-  CAF_CHECK_EQUAL(info.pid, 4242);
-  CAF_REQUIRE(parse_register_params(R"({"id":"a","pid":-7})", info, why));
-  CAF_CHECK_EQUAL(info.pid, -7);
+  auto info = parse_register_params(R"({"id":"a","pid":4242})");
+  CAF_REQUIRE(info);
+  CAF_CHECK_EQUAL(info->pid, 4242);
+  info = parse_register_params(R"({"id":"a","pid":4.242e3})");
+  CAF_REQUIRE(info);
+  CAF_CHECK_EQUAL(info->pid, 4242);
+  info = parse_register_params(R"({"id":"a","pid":-7})");
+  CAF_REQUIRE(info);
+  CAF_CHECK_EQUAL(info->pid, -7);
 }
 
 // UBSan in fuzz_reflection_v2 on a hand-written seed
