@@ -4,7 +4,7 @@
 // Each trial: three managers with the default heartbeat (1 s interval, 5 s
 // timeout) and failover hold (5 s); our runtime given the three URLs,
 // registered at a; a stream from c to it in flight. Then a gets SIGKILL or
-// SIGSTOP, and we take
+// SIGSTOP, or (blackhole) every packet to and from a vanishes, and we take
 //   detect: from the signal until c's stream ends with UNAVAILABLE;
 //   back:   from the signal until a call through c succeeds again (calls
 //           are sent every 50 ms; those sent while it moves are held).
@@ -12,9 +12,12 @@
 //
 //   cd build/interop-node
 //   ACTOR_HOST_BIN=$PWD/../actor-host INTEROP_NODE_DIR=$PWD node ../../bench/failover_times.mjs
+// blackhole puts the nodes in network namespaces (root only):
+//   ... bash ../../tests/interop/netns.sh node ../../bench/failover_times.mjs --failures blackhole
 import { parseArgs } from 'node:util';
 import { cleanup, startCppRuntime, startManager, waitForRegistered } from '../tests/interop/lib/harness.mjs';
 import { runAction, waitForListed, waitForMembers } from '../tests/interop/lib/cluster.mjs';
+import { buildNetwork, partition, removeNetwork, startNsNode } from '../tests/interop/lib/netns.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -33,9 +36,11 @@ async function node(name, seeds) {
 }
 
 async function trial(signal) {
-  const a = await node('a', []);
-  const b = await node('b', [a]);
-  const c = await node('c', [a, b]);
+  const blackhole = signal === 'blackhole';
+  const start = blackhole ? (name, seeds) => startNsNode(name, seeds) : node;
+  const a = await start('a', []);
+  const b = await start('b', [a]);
+  const c = await start('c', [a, b]);
   for (const m of [a, b, c]) await waitForMembers(m, ['a', 'b', 'c'], { timeoutMs: 15000 });
   const rt = startCppRuntime([a, b, c].map((m) => m.reflectionUrl).join(','), { id: 'mover' });
   await waitForRegistered(rt);
@@ -43,7 +48,8 @@ async function trial(signal) {
   const s = await c.stream('/api/rpc/streamAction', { key: '/flow/streamCount', input: { n: 1000000, delayMs: 5 }, runtimeId: 'mover' }, { timeoutMs: 60000 });
   await s.lines.next(10000, 'first chunk');
   const t0 = Date.now();
-  a.child.kill(signal);
+  const heal = blackhole ? partition(['a'], { fromHere: true }) : null;
+  if (!blackhole) a.child.kill(signal);
   if (signal === 'SIGSTOP') a.child.mayExit = true;
   const detect = (async () => {
     const rest = await s.lines.drain(60000, 'end of the stream');
@@ -60,6 +66,7 @@ async function trial(signal) {
   })();
   const result = { signal, detectMs: await detect, backMs: await back };
   if (signal === 'SIGSTOP') a.child.kill('SIGKILL');
+  heal?.();
   await cleanup();
   return result;
 }
@@ -69,7 +76,9 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-for (const signal of opts.failures.split(',')) {
+const failures = opts.failures.split(',');
+if (failures.includes('blackhole')) buildNetwork();
+for (const signal of failures) {
   const runs = [];
   for (let i = 0; i < Number(opts.trials); i++) {
     const r = await trial(signal);
@@ -79,3 +88,4 @@ for (const signal of opts.failures.split(',')) {
   console.log(`${signal}: callers see UNAVAILABLE after ${median(runs.map((r) => r.detectMs))} ms (median of ${runs.length}); ` +
     `callable again after ${median(runs.map((r) => r.backMs))} ms`);
 }
+if (failures.includes('blackhole')) removeNetwork();

@@ -1,68 +1,15 @@
-// Partitions (issue 33): three nodes, each in a network namespace of its own,
-// linked through this process's namespace (tests/interop/netns.sh gives the
-// test one of its own, so the host's network is never touched), which
-// routes between them. A partition is a set of `ip rule ... blackhole`
-// rules here: packets between the sides vanish without a reset, as on a
-// cut link, while this process still reaches every node.
+// Partitions (issue 33): three nodes, each in a network namespace of its own
+// (lib/netns.mjs); a partition blackholes the packets between the sides
+// while this process still reaches every node.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { cleanup } from './lib/harness.mjs';
-import { NOTHING_LEFT, runAction, startNode, waitForListed, waitForMembers } from './lib/cluster.mjs';
-
-const tag = `ah${process.pid % 100000}`;
-const names = ['a', 'b', 'c'];
-const nsOf = (name) => `${tag}-${name}`;
-const subnet = (name) => `10.99.${names.indexOf(name) + 1}`;
-const hostOf = (name) => `${subnet(name)}.1`;
-const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-
-function buildNetwork() {
-  ip('link', 'set', 'lo', 'up');
-  fs.writeFileSync('/proc/sys/net/ipv4/ip_forward', '1');
-  for (const name of names) {
-    const ns = nsOf(name);
-    ip('netns', 'add', ns);
-    ip('link', 'add', `v${name}`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns);
-    ip('addr', 'add', `${subnet(name)}.254/24`, 'dev', `v${name}`);
-    ip('link', 'set', `v${name}`, 'up');
-    ip('-n', ns, 'link', 'set', 'lo', 'up');
-    ip('-n', ns, 'addr', 'add', `${hostOf(name)}/24`, 'dev', 'eth0');
-    ip('-n', ns, 'link', 'set', 'eth0', 'up');
-    ip('-n', ns, 'route', 'add', 'default', 'via', `${subnet(name)}.254`);
-  }
-}
-
-function removeNetwork() {
-  for (const name of names) {
-    try { ip('netns', 'del', nsOf(name)); } catch { /* not made */ }
-  }
-}
-
-/** Cuts `side` off from the other nodes (both ways); returns the heal. */
-function partition(side) {
-  const rules = [];
-  for (const x of side) {
-    for (const y of names.filter((n) => !side.includes(n))) {
-      rules.push(['from', `${subnet(x)}.0/24`, 'to', `${subnet(y)}.0/24`]);
-      rules.push(['from', `${subnet(y)}.0/24`, 'to', `${subnet(x)}.0/24`]);
-    }
-  }
-  for (const r of rules) ip('rule', 'add', ...r, 'blackhole');
-  return () => { for (const r of rules) ip('rule', 'del', ...r, 'blackhole'); };
-}
+import { NOTHING_LEFT, runAction, waitForListed, waitForMembers } from './lib/cluster.mjs';
+import { buildNetwork, names, partition, removeNetwork, startNsNode } from './lib/netns.mjs';
 
 // Quick detection for the test: beats every 500 ms, a node silent 2 s is unreachable.
 const timeoutMs = 2000;
-function startNsNode(name, seeds) {
-  return startNode(name, {
-    seeds,
-    host: hostOf(name),
-    launcher: ['ip', 'netns', 'exec', nsOf(name)],
-    args: ['--cluster-heartbeat-timeout', `${timeoutMs}ms`, '--failover-hold', '1s', '--insecure', '--cluster-insecure'],
-  });
-}
+const nodeArgs = ['--cluster-heartbeat-timeout', `${timeoutMs}ms`, '--failover-hold', '1s'];
 
 async function echoing(m, id) {
   const rt = await m.fakeRuntime(id);
@@ -80,9 +27,9 @@ after(async () => {
 
 describe('partition', () => {
   test('{a} | {b, c}: a is a minority (not ready, calls for the other side fail at once), b and c serve; healed, every directory has every runtime again within 2 heartbeat timeouts and an id registered on both sides keeps the majority\'s holder', async () => {
-    const a = await startNsNode('a', []);
-    const b = await startNsNode('b', [a]);
-    const c = await startNsNode('c', [a, b]);
+    const a = await startNsNode('a', [], nodeArgs);
+    const b = await startNsNode('b', [a], nodeArgs);
+    const c = await startNsNode('c', [a, b], nodeArgs);
     for (const m of [a, b, c]) await waitForMembers(m, names, { timeoutMs: 10000 });
     await echoing(a, 'on-a');
     await echoing(b, 'on-b');
