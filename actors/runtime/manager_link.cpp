@@ -7,6 +7,7 @@
 #include "actors/common/span_exporter.hpp"
 #include "net/access_policy.hpp"
 #include "net/jsonrpc.hpp"
+#include "net/liveness.hpp"
 #include "net/reflection_frames.hpp"
 #include "net/url.hpp"
 
@@ -133,6 +134,36 @@ void schedule_reconnect(self_ptr self) {
                 std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
   self->delayed_send(self, d, reconnect_atom_v);
   self->become(st.waiting);
+}
+
+/// The next liveness probe of the link in use (link_options::liveness_interval).
+void arm_liveness(self_ptr self) {
+  auto& st = self->state;
+  if (st.opts.liveness_interval.count() > 0)
+    self->delayed_send(self, st.opts.liveness_interval, probe_atom_v, st.link_generation);
+}
+
+/// A probe is due: the last ping unanswered means a dead manager (its link
+/// is dropped; closed_atom follows as for any close), else the next ping.
+void probe_liveness(self_ptr self, std::uint64_t generation) {
+  auto& st = self->state;
+  if (generation != st.link_generation || !st.transport)
+    return;
+  if (st.ping_outstanding) {
+    spdlog::warn("manager {} answered no ping for {} ms: leaving its link", manager_url(self),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(st.opts.liveness_interval)
+                   .count());
+    st.transport->drop();
+    return;
+  }
+  auto* p = dynamic_cast<net::pingable*>(st.transport.get());
+  if (!p)
+    return;
+  st.ping_outstanding = true;
+  p->ping([link = caf::actor{self}, generation] {
+    caf::anon_send(link, pong_atom_v, generation);
+  });
+  arm_liveness(self);
 }
 
 void send_register(self_ptr self) {
@@ -348,6 +379,11 @@ caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_o
     maybe_finish_stop(self);
   });
   caf::message_handler run_events{
+    [self](probe_atom, std::uint64_t generation) { probe_liveness(self, generation); },
+    [self](pong_atom, std::uint64_t generation) {
+      if (generation == self->state.link_generation)
+        self->state.ping_outstanding = false;
+    },
     [self](action_trace_atom, const std::string& request_id, const std::string& trace) {
       auto& st = self->state;
       // Keyed to the actor, not the request id: a reused id must not make an
@@ -386,6 +422,9 @@ caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_o
       st.transport = std::move(t);
       st.attempt = 0;
       st.failed_in_row = 0;
+      ++st.link_generation;
+      st.ping_outstanding = false;
+      arm_liveness(self);
       if (st.stopping)
         return maybe_finish_stop(self);
       send_register(self);

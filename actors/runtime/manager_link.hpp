@@ -33,6 +33,10 @@ struct link_options {
   caf::timespan backoff_max{std::chrono::seconds(5)};
   std::size_t max_bidi_input_bytes = 16u << 20; // unread input per bidi run; 0 = no cap
   caf::actor spans; // span_exporter (null: no spans); told the register reply's telemetryServerUrl
+  /// A WebSocket ping this often; one unanswered by the next is a dead
+  /// manager (hung, or cut off without a reset): its link is dropped and the
+  /// next manager dialled. 0 = off (transports that cannot ping: tests).
+  caf::timespan liveness_interval{0};
 };
 
 struct manager_link_state {
@@ -52,6 +56,8 @@ struct manager_link_state {
   unsigned attempt = 0;              // backoffs since the last open
   std::size_t manager = 0;           // index of the manager dialled or connected
   std::size_t failed_in_row = 0;     // managers that failed or dropped since the last open
+  std::uint64_t link_generation = 0; // per connect: a probe of an older link is ignored
+  bool ping_outstanding = false;     // the last liveness ping is unanswered
   bool stopping = false;
   caf::response_promise stopped;
   std::unordered_map<std::string, run> runs;             // by raw runAction id

@@ -157,15 +157,18 @@ std::string runtime::start() {
       return err; // a bad file is a startup error, not a reconnect loop
   }
   lo.max_bidi_input_bytes = d.opts.max_bidi_input_bytes;
+  // A hung manager (stopped, or cut off without a reset) is left within 3-6 s:
+  // the runtime moves to the next manager while the other nodes still hold
+  // its calls (failover_hold, 5 s from their own 5 s heartbeat timeout).
+  lo.liveness_interval = std::chrono::seconds(3);
   lo.spans = d.spans;
   // The files are read again at each connect: a renewed certificate is
   // picked up by the next reconnect without a restart.
   auto connect = [&io = d.io, tls = d.opts.tls, secure,
                   unread = d.opts.max_unread_frames](const caf::actor& link, const std::string& url) {
     net::connect_options co;
-    // A hung manager (stopped, or cut off without a reset) is left within
-    // 6 s: the runtime moves to the next manager while the other nodes still
-    // hold its calls (failover_hold, 5 s from their own 5 s heartbeat timeout).
+    // Beast's own keep-alive as a second line (manager_link's probe below
+    // finds a hung manager first, also when a write to it is stuck).
     co.idle_timeout = std::chrono::seconds(6);
     if (secure(url)) {
       std::string why;
