@@ -298,6 +298,42 @@ CAF_TEST(the managerUrls of a register answer join the list with the token of th
   CAF_CHECK_EQUAL(*tried, urls({net::url_with_token("ws://b:3200", "s3cret")}));
 }
 
+CAF_TEST(a manager that answers no ping within the liveness interval is left for the next) {
+  caf::anon_send_exit(link, caf::exit_reason::kill);
+  sched.run();
+  link_options opts;
+  opts.runtime_id = "rt-liveness";
+  opts.name = "liveness";
+  opts.pid = 4247;
+  opts.manager_urls = {"ws://a:3200", "ws://b:3200"};
+  opts.liveness_interval = 3s;
+  auto tried = std::make_shared<std::vector<std::string>>();
+  link = sys.spawn(manager_link, std::move(opts), catalog,
+                   [tried](const caf::actor&, const std::string& url) { tried->push_back(url); });
+  sched.run();
+  auto t = connect();
+  // Answered pings keep the link.
+  tick(3s);
+  CAF_CHECK_EQUAL(t->pings(), 1);
+  t->answer_pings();
+  sched.run();
+  tick(3s);
+  CAF_CHECK_EQUAL(t->pings(), 2);
+  CAF_CHECK_EQUAL(t->close_calls(), 0);
+  // The next goes unanswered: the link is dropped when the one after is due.
+  tick(3s);
+  CAF_CHECK_EQUAL(t->pings(), 2);
+  CAF_CHECK_EQUAL(t->close_calls(), 1);
+  closed("dropped");
+  using urls = std::vector<std::string>;
+  CAF_CHECK_EQUAL(*tried, urls({"ws://a:3200", "ws://b:3200"}));
+  // The old link's probes are over: the new one starts its own.
+  auto t2 = connect();
+  tick(3s);
+  CAF_CHECK_EQUAL(t2->pings(), 1);
+  CAF_CHECK_EQUAL(t->pings(), 2);
+}
+
 // -- requests ---------------------------------------------------------------------
 
 CAF_TEST(listActions listValues and unknown methods) {
