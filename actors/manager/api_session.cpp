@@ -163,6 +163,18 @@ void on_listing(self_ptr self, const rpc::message& m, Atom what, const char* mem
       });
 }
 
+/// The error answer of a request the supervisor refused ("<what> failed:
+/// why"): its own refusals carry their reason as the error's text.
+auto supervisor_refusal(self_ptr self, std::string id, std::string what) {
+  return [self, id = std::move(id), what = std::move(what)](caf::error& err) {
+    auto why = err.context().match_elements<std::string>() ? err.context().get_as<std::string>(0)
+                                                           : to_string(err);
+    send_error(self, id,
+               manager_errors::status_error(registry::status_code::failed_precondition,
+                                            what + " failed: " + why));
+  };
+}
+
 // `restartService {name}`: a rolling restart of a service the manager runs
 // (rolling_restart.hpp); answered when every replica is back. A restart of
 // a large service takes a while: the answer has no deadline of its own here
@@ -176,15 +188,7 @@ void on_restart_service(self_ptr self, const rpc::message& m, std::string name) 
       [self, id = m.id](std::string& summary) {
         self->state.transport->send_text(rpc::result_response(id, summary));
       },
-      [self, id = m.id](caf::error& err) {
-        // Our own refusals carry their reason as the error's text.
-        auto why = err.context().match_elements<std::string>()
-                     ? err.context().get_as<std::string>(0)
-                     : to_string(err);
-        send_error(self, id,
-                   manager_errors::status_error(registry::status_code::failed_precondition,
-                                                "restart failed: " + why));
-      });
+      supervisor_refusal(self, m.id, "restart"));
 }
 
 // `drainNode {}`: `actor-host drain`: this node drains and stops as on
@@ -199,14 +203,7 @@ void on_drain_node(self_ptr self, const rpc::message& m) {
         self->state.transport->send_text(
           rpc::result_response(id, "{\"message\":" + rpc::quote(summary) + "}"));
       },
-      [self, id = m.id](caf::error& err) {
-        auto why = err.context().match_elements<std::string>()
-                     ? err.context().get_as<std::string>(0)
-                     : to_string(err);
-        send_error(self, id,
-                   manager_errors::status_error(registry::status_code::failed_precondition,
-                                                "drain failed: " + why));
-      });
+      supervisor_refusal(self, m.id, "drain"));
 }
 
 // `watch {topics?: [name...]}`: the dashboard feed pushes every watched
