@@ -108,6 +108,14 @@ const route_table::entry* reserve_in(const entries_t& es, std::string_view servi
   return nullptr;
 }
 
+// On a minority side (route_table::partitioned) what this node does not
+// list may be on the other side: UNAVAILABLE, not NOT_FOUND.
+std::string beyond_partition(const route_table& routes, const std::string& what) {
+  return manager_errors::status_error(registry::status_code::unavailable,
+                                      what + " is not on this side of a partition: "
+                                        + routes.partitioned);
+}
+
 // Whether `name` was lost with its node within the failover hold (read
 // only when a call finds nothing to go to).
 bool moving(const std::unordered_map<std::string, std::chrono::steady_clock::time_point>& m,
@@ -222,10 +230,7 @@ call_route route_call(const route_table& routes, const call_request& req,
         r.how = call_route::kind::hold;
       r.error = routes.partitioned.empty()
                   ? manager_errors::service_not_found(req.runtime_name)
-                  : manager_errors::status_error(registry::status_code::unavailable,
-                                                 "service " + req.runtime_name
-                                                   + " is not on this side of a partition: "
-                                                   + routes.partitioned);
+                  : beyond_partition(routes, "service " + req.runtime_name);
       return r;
     }
   } else if ((e = by_id(local, req.runtime_id))) {
@@ -250,10 +255,7 @@ call_route route_call(const route_table& routes, const call_request& req,
         r.how = call_route::kind::hold;
       r.error = routes.partitioned.empty()
                   ? manager_errors::runtime_not_found(req.runtime_id)
-                  : manager_errors::status_error(registry::status_code::unavailable,
-                                                 "runtime " + req.runtime_id
-                                                   + " is not on this side of a partition: "
-                                                   + routes.partitioned);
+                  : beyond_partition(routes, "runtime " + req.runtime_id);
       return r;
     }
   }

@@ -1,6 +1,7 @@
 #include "actors/manager/runtime_directory.hpp"
 
 #include "actors/manager/errors.hpp"
+#include "actors/manager/runtime_directory_listing.hpp"
 #include "net/jsonrpc.hpp"
 #include "obs/metrics.hpp"
 
@@ -104,18 +105,6 @@ void publish_routes(self_ptr self) {
     t.moving_services = st.moving_services;
   }
   st.board->publish(std::move(t));
-}
-
-// A RuntimeInfo object as a clustered listing shows it: with its node and
-// `qualifiedId` ("node/id", which routes to that node's runtime even when
-// other nodes hold the same id).
-std::string listed_info(const std::string& info, const std::string& node, const std::string& id) {
-  // info_json is our own RuntimeInfo serialization (registry/runtime_info),
-  // or a peer node's checked on arrival: an object with members.
-  std::string out = "{\"node\":" + net::jsonrpc::quote(node)
-                    + ",\"qualifiedId\":" + net::jsonrpc::quote(node + "/" + id) + ",";
-  out.append(info, 1, std::string::npos);
-  return out;
 }
 
 // Another node's runtime is a replica of the service its RuntimeInfo names
@@ -222,69 +211,6 @@ void add_or_update(self_ptr self, runtime_registration reg, const connection_act
   tell_cluster_up(self, self->state.entries.back());
 }
 
-// GET /api/services: each service (first registered first; `default`
-// marks the one calls without runtimeId or runtimeName go to) with its
-// replicas. Another node's replicas are listed with their node and the
-// calls this node has in flight there.
-std::string services_json(self_ptr self) {
-  namespace rpc = net::jsonrpc;
-  auto& st = self->state;
-  std::vector<std::string> order;
-  auto note = [&](const std::string& s) {
-    if (std::find(order.begin(), order.end(), s) == order.end())
-      order.push_back(s);
-  };
-  for (auto& e : st.entries)
-    note(e.service);
-  for (auto& e : st.remote)
-    note(e.service);
-  std::string fallback = !st.entries.empty()  ? st.entries.back().service
-                         : !st.remote.empty() ? st.remote.back().service
-                                              : std::string{};
-  std::string out = "[";
-  for (auto& name : order) {
-    std::int64_t in_flight = 0;
-    std::string replicas;
-    std::vector<std::string> idempotent;
-    for (auto& e : st.entries) {
-      if (e.service != name)
-        continue;
-      idempotent.insert(idempotent.end(), e.idempotent.begin(), e.idempotent.end());
-      auto n = e.load ? e.load->current() : 0;
-      in_flight += n;
-      const char* state = !e.load                                               ? "serving"
-                          : e.load->draining.load(std::memory_order_relaxed)    ? "draining"
-                          : e.load->ejected(replica_load::clock::now())         ? "ejected"
-                                                                                 : "serving";
-      replicas += (replicas.empty() ? "" : ",") + std::string{R"({"id":)"} + rpc::quote(e.id)
-                  + (st.node_name.empty() ? "" : R"(,"node":)" + rpc::quote(st.node_name))
-                  + R"(,"inFlight":)" + std::to_string(n) + R"(,"state":")" + state + "\"}";
-    }
-    for (auto& e : st.remote)
-      if (e.service == name)
-        replicas += (replicas.empty() ? "" : ",") + std::string{R"({"id":)"} + rpc::quote(e.id)
-                    + R"(,"node":)" + rpc::quote(e.node) + R"(,"inFlightFromHere":)"
-                    + std::to_string(e.load->current()) + R"(,"inFlightReported":)"
-                    + std::to_string(e.load->reported.load(std::memory_order_relaxed))
-                    + R"(,"state":"serving"})";
-    std::sort(idempotent.begin(), idempotent.end());
-    idempotent.erase(std::unique(idempotent.begin(), idempotent.end()), idempotent.end());
-    std::string declared;
-    for (auto& k : idempotent)
-      declared += (declared.empty() ? "" : ",") + rpc::quote(k);
-    auto q = st.services.find(name);
-    auto queued = q == st.services.end() ? 0 : q->second.queued->load(std::memory_order_relaxed);
-    if (out.size() > 1)
-      out += ',';
-    out += R"({"name":)" + rpc::quote(name) + R"(,"default":)"
-           + (name == fallback ? "true" : "false") + R"(,"inFlight":)"
-           + std::to_string(in_flight) + R"(,"queued":)" + std::to_string(queued)
-           + R"(,"maxInFlightPerRuntime":)" + std::to_string(st.limits.cap_of(name))
-           + R"(,"idempotentActions":[)" + declared + R"(],"replicas":[)" + replicas + "]}";
-  }
-  return out += ']';
-}
-
 } // namespace
 
 directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr board,
@@ -379,32 +305,11 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       self->state.limits = std::move(limits);
       publish_routes(self);
     },
-    [self](services_atom) { return services_json(self); },
+    [self](services_atom) { return services_json(self->state); },
     [self](subscribe_atom, caf::actor& listener) {
       self->state.listeners.push_back(std::move(listener));
     },
-    [self](list_atom) -> std::string {
-      auto& st = self->state;
-      std::string out = "[";
-      if (!st.cluster) {
-        for (auto& e : st.entries) {
-          if (out.size() > 1)
-            out += ',';
-          out += e.info_json;
-        }
-        return out += ']';
-      }
-      auto add = [&](const std::string& info, const std::string& node, const std::string& id) {
-        if (out.size() > 1)
-          out += ',';
-        out += listed_info(info, node, id);
-      };
-      for (auto& e : st.entries)
-        add(e.info_json, st.node_name, e.id);
-      for (auto& e : st.remote)
-        add(e.info_json, e.node, e.id);
-      return out += ']';
-    },
+    [self](list_atom) { return runtimes_json(self->state); },
     [self](cluster_atom, caf::actor& cluster, caf::actor& gateway, std::string& node_name) {
       auto& st = self->state;
       st.cluster = std::move(cluster);
