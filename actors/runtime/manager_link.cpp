@@ -14,6 +14,7 @@
 #include <simdjson.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
 
 namespace actor_host {
@@ -87,15 +88,17 @@ void learn_managers(self_ptr self, std::string_view answer) {
     ok = !element.get_string().get(url) && url.size() <= 2048
          && learned.size() < max_manager_urls;
     auto parsed = ok ? net::parse_url(url) : std::nullopt;
+    // Printable and without a query: it reaches our log and gets our token.
     ok = parsed && (parsed->scheme == "ws" || parsed->scheme == "wss")
-         && url.find_first_of("?#") == std::string_view::npos;
+         && url.find_first_of("?# ") == std::string_view::npos
+         && std::all_of(url.begin(), url.end(), [](char c) { return c > 0x20 && c < 0x7f; });
     if (ok)
       learned.emplace_back(url);
   }
   if (!ok) {
-    spdlog::warn("manager {}: managerUrls in its register answer is not a list of ws:// URLs; "
-                 "ignored",
-                 manager_url(self));
+    spdlog::warn("manager {}: managerUrls in its register answer is not a list of at most {} "
+                 "ws:// URLs without a query; ignored",
+                 manager_url(self), max_manager_urls);
     return;
   }
   auto known = [&](const std::string& url) {

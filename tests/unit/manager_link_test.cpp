@@ -276,6 +276,12 @@ CAF_TEST(the managerUrls of a register answer join the list with the token of th
   auto t1 = connect();
   answer(t1, R"({"managerUrls":["ws://b:3200","http://evil:80"]})");
   CAF_CHECK_EQUAL(link_state().opts.manager_urls.size(), 1u);
+  // Control characters (a forged log line) are refused.
+  closed();
+  tick(500ms);
+  auto t1b = connect();
+  answer(t1b, R"({"managerUrls":["ws://b:3200/x\ninjected"]})");
+  CAF_CHECK_EQUAL(link_state().opts.manager_urls.size(), 1u);
   // A URL with its own query (a token of someone else's) is refused too.
   closed();
   tick(500ms);
