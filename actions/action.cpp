@@ -1,7 +1,7 @@
 #include "actions/action.hpp"
 
-#include "net/jsonrpc.hpp"
 #include "schema/json_schema.hpp"
+#include "wire/jsonrpc.hpp"
 
 #include <algorithm>
 
@@ -51,7 +51,7 @@ std::string action_catalog::list_actions_json() const {
 }
 
 std::string action_catalog::actions_map_json() const {
-  using net::jsonrpc::quote;
+  using wire::jsonrpc::quote;
   std::string out = "{";
   bool first = true;
   for (auto& a : actions_) {
@@ -94,7 +94,7 @@ std::optional<std::string> action_catalog::values_map_json(std::string_view type
       if (!first)
         out += ',';
       first = false;
-      out += net::jsonrpc::quote(name) + ":" + json;
+      out += wire::jsonrpc::quote(name) + ":" + json;
     }
   }
   out += "}";

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "registry/status.hpp"
+#include "wire/status.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -26,16 +26,16 @@ namespace actor_host::actions {
 /// data {code, message, details}.
 class action_error : public std::runtime_error {
 public:
-  action_error(registry::status_code code, std::string message)
+  action_error(wire::status_code code, std::string message)
     : std::runtime_error(std::move(message)), code_(code) {
   }
 
-  registry::status_code code() const noexcept {
+  wire::status_code code() const noexcept {
     return code_;
   }
 
 private:
-  registry::status_code code_;
+  wire::status_code code_;
 };
 
 /// Cancellation as an action sees it. Thread-safe; the runtime flips it when
@@ -87,13 +87,13 @@ public:
   /// Throws the Status error a cancelled run ends with.
   void throw_if_cancelled() const {
     if (cancel().cancelled())
-      throw action_error(registry::status_code::cancelled, "Action was cancelled");
+      throw action_error(wire::status_code::cancelled, "Action was cancelled");
   }
 
   /// Sleeps up to `d`, or throws like throw_if_cancelled once cancelled.
   void sleep_for(std::chrono::milliseconds d) const {
     if (cancel().wait_for(d))
-      throw action_error(registry::status_code::cancelled, "Action was cancelled");
+      throw action_error(wire::status_code::cancelled, "Action was cancelled");
   }
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "registry/expected.hpp"
+#include "wire/expected.hpp"
 
 #include <string>
 #include <string_view>
@@ -11,6 +11,6 @@ namespace actor_host::actions {
 /// manager does: `actions` must be an object of entries with a string
 /// `name`; `metadata: null` is dropped and a missing `key` is filled from the
 /// map key. The normalised result, or the reason it is not one.
-registry::expected<std::string> normalize_list_actions(std::string_view result);
+wire::expected<std::string> normalize_list_actions(std::string_view result);
 
 } // namespace actor_host::actions

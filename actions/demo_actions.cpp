@@ -160,12 +160,12 @@ json::value fail(action_context& ctx) {
   };
   if (status && truthy(*status)) {
     auto name = js_string(*status);
-    auto code = registry::status_from_name(name);
+    auto code = wire::status_from_name(name);
     if (!code) // GenkitError's constructor itself throws for an unknown status
-      throw action_error(registry::status_code::internal, "Invalid status code " + name);
+      throw action_error(wire::status_code::internal, "Invalid status code " + name);
     throw action_error(*code, name + ": " + text("harness failure with status"));
   }
-  throw action_error(registry::status_code::internal, text("boom: harness failure"));
+  throw action_error(wire::status_code::internal, text("boom: harness failure"));
 }
 
 json::value create_order(action_context& ctx) {

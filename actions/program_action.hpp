@@ -49,7 +49,7 @@ struct program_spec {
 /// (at most 8 KiB, possibly empty) so they can go into error.data.details.
 class program_error : public action_error {
 public:
-  program_error(registry::status_code code, std::string message, std::string stderr_tail)
+  program_error(wire::status_code code, std::string message, std::string stderr_tail)
     : action_error(code, std::move(message)), stderr_tail_(std::move(stderr_tail)) {
   }
 

@@ -12,14 +12,14 @@ namespace {
 namespace json = boost::json;
 
 /// A failure status from an error line: a name or its number, never OK.
-std::optional<registry::status_code> parse_status(const json::value& v) {
-  constexpr int last = static_cast<int>(registry::status_code::unauthenticated);
+std::optional<wire::status_code> parse_status(const json::value& v) {
+  constexpr int last = static_cast<int>(wire::status_code::unauthenticated);
   if (auto* s = v.if_string()) {
     // OK is no failure status.
-    if (auto code = registry::status_from_name(*s); code && *code != registry::status_code::ok)
+    if (auto code = wire::status_from_name(*s); code && *code != wire::status_code::ok)
       return code;
   } else if (auto n = v.if_int64(); n && *n >= 1 && *n <= last) {
-    return static_cast<registry::status_code>(*n);
+    return static_cast<wire::status_code>(*n);
   }
   return std::nullopt;
 }
@@ -53,7 +53,7 @@ void program_protocol::feed(std::string_view bytes) {
   buf_.erase(0, begin);
   if (buf_.size() > max_line_bytes_) {
     buf_.clear();
-    fail(registry::status_code::internal,
+    fail(wire::status_code::internal,
          "program wrote a stdout line longer than " + std::to_string(max_line_bytes_) + " bytes");
   }
 }
@@ -99,11 +99,11 @@ void program_protocol::on_line(std::string_view line) {
 }
 
 void program_protocol::on_error_line(const json::value& error) {
-  auto code = registry::status_code::internal;
+  auto code = wire::status_code::internal;
   std::string message = "program action " + action_name_ + " failed";
   if (auto* obj = error.if_object()) {
     if (auto* status = obj->if_contains("status"))
-      code = parse_status(*status).value_or(registry::status_code::unknown);
+      code = parse_status(*status).value_or(wire::status_code::unknown);
     if (auto* msg = obj->if_contains("message"); msg && msg->is_string())
       message = std::string{msg->get_string()};
   } else if (auto* s = error.if_string()) {
@@ -119,12 +119,12 @@ void program_protocol::violation(std::string_view line) {
     text += "...";
   spdlog::warn("program action {}: stdout line {} is not a protocol message: {}", action_name_,
                line_no_, text);
-  fail(registry::status_code::internal, "program wrote stdout line " + std::to_string(line_no_)
+  fail(wire::status_code::internal, "program wrote stdout line " + std::to_string(line_no_)
                                           + " that is not a protocol message (log to stderr): "
                                           + text);
 }
 
-void program_protocol::fail(registry::status_code code, std::string message) {
+void program_protocol::fail(wire::status_code code, std::string message) {
   if (failure_)
     return;
   failure_.emplace(failure_info{code, std::move(message)});

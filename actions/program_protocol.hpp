@@ -1,6 +1,6 @@
 #pragma once
 
-#include "registry/status.hpp"
+#include "wire/status.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -27,7 +27,7 @@ public:
   static constexpr std::size_t default_max_line_bytes = 64 * 1024 * 1024;
 
   struct failure_info {
-    registry::status_code code;
+    wire::status_code code;
     std::string message;
   };
 
@@ -71,7 +71,7 @@ private:
   void on_line(std::string_view line);
   void on_error_line(const boost::json::value& error);
   void violation(std::string_view line);
-  void fail(registry::status_code code, std::string message);
+  void fail(wire::status_code code, std::string message);
 
   std::string action_name_;
   std::function<void(boost::json::value)> on_chunk_;

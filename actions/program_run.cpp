@@ -42,7 +42,7 @@ constexpr int input_check_ms = 10;
 std::atomic<pid_t> last_pid{0};
 
 [[noreturn]] void throw_internal(std::string what) {
-  throw program_error(registry::status_code::internal, std::move(what), {});
+  throw program_error(wire::status_code::internal, std::move(what), {});
 }
 
 [[noreturn]] void throw_errno(const char* what) {
@@ -60,7 +60,7 @@ proc::environment child_environment(const program_spec& spec, action_context& ct
   if (spec.bidi && !ctx.init().is_null()) {
     auto init = json::serialize(ctx.init());
     if (init.size() > max_init_bytes)
-      throw action_error(registry::status_code::invalid_argument,
+      throw action_error(wire::status_code::invalid_argument,
                          "init of program action " + spec.name + " is too large ("
                            + std::to_string(init.size()) + " bytes, limit "
                            + std::to_string(max_init_bytes) + ")");
@@ -96,7 +96,7 @@ ssize_t write_no_sigpipe(int fd, const char* data, std::size_t size) {
 } // namespace
 
 program_error timed_out_error(const program_spec& spec, std::string stderr_tail) {
-  return program_error(registry::status_code::deadline_exceeded,
+  return program_error(wire::status_code::deadline_exceeded,
                        "program action " + spec.name + " timed out after "
                          + std::to_string(spec.timeout.count()) + " ms",
                        std::move(stderr_tail));
@@ -158,7 +158,7 @@ json::value program_run::run() {
   if (auto& failure = stdout_protocol_.failure())
     throw program_error(failure->code, failure->message, std::move(tail));
   if (WIFSIGNALED(wait_status_) || WEXITSTATUS(wait_status_) != 0)
-    throw program_error(registry::status_code::internal,
+    throw program_error(wire::status_code::internal,
                         "program " + proc::describe_wait_status(wait_status_), std::move(tail));
   auto& result = stdout_protocol_.result();
   return result ? std::move(*result) : json::value{};

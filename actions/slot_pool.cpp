@@ -37,7 +37,7 @@ slot_lease slot_pool::acquire(const cancel_signal& cancel, run_deadline deadline
     pollfd fds[] = {{fd_.get(), POLLIN, 0}, {cancel.fd(), POLLIN, 0}};
     int n = ::poll(fds, 2, poll_timeout(deadline));
     if (n < 0 && errno != EINTR)
-      throw program_error(registry::status_code::internal,
+      throw program_error(wire::status_code::internal,
                           std::string{"poll: "} + std::strerror(errno), {});
     if (cancel.cancelled() || passed(deadline))
       return slot_lease{};

@@ -1,7 +1,7 @@
 #include "apps/cli_commands.hpp"
 
-#include "registry/status.hpp"
 #include "schema/js_stringify.hpp"
+#include "wire/status.hpp"
 
 #include <boost/json.hpp>
 
@@ -102,29 +102,29 @@ void print_table(std::ostream& os, const std::vector<std::vector<std::string>>& 
 
 /// Returns the Status code in a JSON-RPC error's `data.code`, if any.
 /// Accepts the name as well as the number, since some runtimes send names.
-std::optional<registry::status_code> error_status(const json::object& error) {
+std::optional<wire::status_code> error_status(const json::object& error) {
   const auto* data = error.if_contains("data");
   const auto* code = data != nullptr ? member(*data, "code") : nullptr;
   if (code == nullptr)
     return std::nullopt;
   if (code->is_int64())
-    if (auto status = registry::status_from_number(code->get_int64()))
+    if (auto status = wire::status_from_number(code->get_int64()))
       return status;
   if (const auto* name = code->if_string())
-    return registry::status_from_name(*name);
+    return wire::status_from_name(*name);
   return std::nullopt;
 }
 
 /// Prints `error: <message> (<STATUS>)` and maps the error to an exit code.
 int report_rpc_error(const json::object& error) {
-  using registry::status_code;
+  using wire::status_code;
   std::string message = "request failed";
   if (const auto* msg = error.if_contains("message"); msg != nullptr && msg->is_string())
     message = std::string{msg->get_string()};
   auto status = error_status(error);
   std::cerr << "error: " << terminal_safe(message);
   if (status)
-    std::cerr << " (" << registry::status_name(static_cast<int>(*status)) << ")";
+    std::cerr << " (" << wire::status_name(static_cast<int>(*status)) << ")";
   std::cerr << '\n';
   // Only the manager's own lookup errors mean "no runtime": a runtime's
   // NOT_FOUND (e.g. an unknown action) is an ordinary failure.

@@ -1,8 +1,8 @@
 #include "apps/cli_session.hpp"
 
-#include "net/url.hpp"
 #include "net/ws_client.hpp"
 #include "schema/js_stringify.hpp"
+#include "wire/url.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -27,7 +27,7 @@ std::optional<std::string> api_ws_url(std::string manager, std::string& error) {
   // `--manager 127.0.0.1:4100` is an easy thing to type; treat it as http.
   if (manager.find("://") == std::string::npos)
     manager = "http://" + manager;
-  auto url = net::parse_url(manager);
+  auto url = wire::parse_url(manager);
   if (!url) {
     error = "invalid manager URL '" + manager + "' (expected e.g. http://127.0.0.1:4100)";
     return std::nullopt;
@@ -38,7 +38,7 @@ std::optional<std::string> api_ws_url(std::string manager, std::string& error) {
     path.pop_back();
   if (!path.ends_with(api_ws_path))
     path += api_ws_path;
-  return (secure ? "wss://" : "ws://") + net::host_header(*url) + path;
+  return (secure ? "wss://" : "ws://") + wire::host_header(*url) + path;
 }
 
 std::unique_ptr<manager_session> manager_session::open(const std::string& manager,

@@ -2,11 +2,11 @@
 
 #include "bench/frame_scan.hpp"
 #include "bench/wsraw.hpp"
-#include "net/json_raw.hpp"
+#include "wire/json_raw.hpp"
 
 namespace bench {
 
-namespace json_raw = actor_host::net::json_raw;
+namespace json_raw = actor_host::wire::json_raw;
 
 bool parse_runtime_inbound(std::string_view frame, runtime_inbound& m) {
   auto on_param = [&m](std::string_view k, od::value& v) {

@@ -2,7 +2,7 @@
 
 #include "bench/frame_scan.hpp"
 #include "bench/wsraw.hpp"
-#include "net/json_raw.hpp"
+#include "wire/json_raw.hpp"
 
 #include <charconv>
 
@@ -91,7 +91,7 @@ bool slow_parse(std::string_view f, inbound& m) {
       return for_each_member_if_object(v, on_state);
     else if (k == "chunk") {
       std::string_view raw;
-      if (actor_host::net::json_raw::raw_of(v, raw))
+      if (actor_host::wire::json_raw::raw_of(v, raw))
         return false;
       // {"i":k} or {"q":k}
       auto c = raw.find("\":");
@@ -113,7 +113,7 @@ bool slow_parse(std::string_view f, inbound& m) {
                       else if (k == "result" || k == "error") {
                         m.response = true;
                         m.error = k == "error";
-                        return !actor_host::net::json_raw::raw_of(v, m.result);
+                        return !actor_host::wire::json_raw::raw_of(v, m.result);
                       } else if (k == "params")
                         return for_each_member_if_object(v, on_param);
                       return true;

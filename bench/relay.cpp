@@ -17,8 +17,8 @@
 // SIGINT/SIGTERM stop it.
 #include "bench/frame_scan.hpp"
 #include "net/io_runtime.hpp"
-#include "net/json_raw.hpp"
 #include "net/server.hpp"
+#include "wire/json_raw.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -37,6 +37,7 @@
 namespace {
 
 namespace net = actor_host::net;
+namespace wire = actor_host::wire;
 namespace od = bench::od;
 
 // Where the routing ids sit in a frame (offsets into it).
@@ -60,7 +61,7 @@ bool locate(std::string& frame, ids& out) {
   const char* base = frame.data();
   // Where a raw id token sits in the frame.
   auto place = [base](od::value& v, std::size_t& pos, std::size_t& len) {
-    auto tok = net::json_raw::trim(v.raw_json_token());
+    auto tok = wire::json_raw::trim(v.raw_json_token());
     pos = static_cast<std::size_t>(tok.data() - base);
     len = tok.size();
   };

@@ -1,6 +1,6 @@
 #include "bench/wsraw.hpp"
 
-#include "net/url.hpp"
+#include "wire/url.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -18,7 +18,7 @@ namespace bench {
 
 bool split_ws_url(const std::string& url, std::string& host, std::uint16_t& port,
                   std::string& path) {
-  auto u = actor_host::net::parse_url(url);
+  auto u = actor_host::wire::parse_url(url);
   if (!u || u->scheme != "ws")
     return false;
   host = u->host;

@@ -24,7 +24,7 @@
 
 namespace bench {
 
-/// Splits a ws:// URL (net::parse_url) into what ws_conn::connect takes.
+/// Splits a ws:// URL (wire::parse_url) into what ws_conn::connect takes.
 bool split_ws_url(const std::string& url, std::string& host, std::uint16_t& port,
                   std::string& path);
 

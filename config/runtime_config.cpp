@@ -1,8 +1,8 @@
 #include "config/runtime_config.hpp"
 
-#include "net/url.hpp"
 #include "config/precedence.hpp"
 #include "config/yaml_read.hpp"
+#include "wire/url.hpp"
 
 #include <boost/json.hpp>
 #include <yaml-cpp/yaml.h>
@@ -205,7 +205,7 @@ void parse(const YAML::Node& root, const std::string& base_dir, runtime_config& 
   for (auto& e : entries(root, "runtime config", {"manager", "id", "name", "actions"})) {
     if (e.key == "manager") {
       auto url = non_empty_scalar(e);
-      if (!net::parse_url(url))
+      if (!wire::parse_url(url))
         fail(e.mark(), "'manager' is not a ws://, wss://, http:// or https:// URL: " + url);
       out.manager_url = std::move(url);
     } else if (e.key == "id") {

@@ -12,7 +12,7 @@
 
 #include "fuzz/fuzz_support.hpp"
 #include "fuzz/grpc_catalog_fixture.hpp"
-#include "net/jsonrpc.hpp"
+#include "wire/jsonrpc.hpp"
 
 #include <google/protobuf/message.h>
 
@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0; // the door answers INVALID_ARGUMENT
   auto json = f.cat->to_json(*msg);
   std::string why;
-  require(actor_host::net::jsonrpc::validate(json, &why), "a request becomes valid JSON",
+  require(actor_host::wire::jsonrpc::validate(json, &why), "a request becomes valid JSON",
           why + " | " + json);
   if (auto wire = f.cat->json_to_wire(type, json); !wire)
     require(!wire.error().empty(), "a refused conversion says why");

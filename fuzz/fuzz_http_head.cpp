@@ -6,15 +6,16 @@
 
 #include "fuzz/fuzz_support.hpp"
 #include "net/detail/ws_session.hpp"
-#include "net/iii_protocol.hpp"
-#include "net/jsonrpc.hpp"
 #include "net/server.hpp"
-#include "net/url.hpp"
+#include "wire/iii_protocol.hpp"
+#include "wire/jsonrpc.hpp"
+#include "wire/url.hpp"
 
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 
 namespace net = actor_host::net;
+namespace wire = actor_host::wire;
 namespace http = boost::beast::http;
 using actor_host::fuzz::require;
 
@@ -27,14 +28,14 @@ void use(net::http_request_message& req) {
   if (boost::beast::websocket::is_upgrade(req)) {
     auto up = net::describe_upgrade(req);
     require(up.target == req.target(), "the upgrade keeps the raw target");
-    auto q = net::iii::query_params_json(up.target);
-    auto h = net::iii::headers_json(up.headers);
+    auto q = wire::iii::query_params_json(up.target);
+    auto h = wire::iii::headers_json(up.headers);
     (void)q;
     (void)h;
   }
   std::string path;
   std::map<std::string, std::string> query;
-  net::split_target(req.target(), path, query);
+  wire::split_target(req.target(), path, query);
   require(path.size() <= req.target().size(), "decoding never grows the path");
   auto headers = net::lower_case_headers(req);
   for (auto& [k, v] : headers)
@@ -42,11 +43,11 @@ void use(net::http_request_message& req) {
       require(!(c >= 'A' && c <= 'Z'), "header names are lower-case", k);
   req.keep_alive();
   // The target as a URL (CLI and config paths parse these).
-  if (auto url = net::parse_url(req.target())) {
+  if (auto url = wire::parse_url(req.target())) {
     require(!url->host.empty() && !url->port.empty() && !url->target.empty()
               && url->target.front() == '/',
             "a parsed URL has host, port and target");
-    net::host_header(*url);
+    wire::host_header(*url);
   }
 }
 

@@ -1,15 +1,15 @@
-// iii worker protocol frames (net/iii_protocol) as the worker connection
+// iii worker protocol frames (wire/iii_protocol) as the worker connection
 // reads them: decode, the members each frame type uses, and the mappings
 // between iii and Genkit payloads. Also the auth function's AuthResult
 // (registry::parse_auth_result), which arrives the same way.
 
 #include "fuzz/fuzz_support.hpp"
-#include "net/iii_protocol.hpp"
-#include "net/jsonrpc.hpp"
 #include "registry/worker_rbac.hpp"
+#include "wire/iii_protocol.hpp"
+#include "wire/jsonrpc.hpp"
 
-namespace iii = actor_host::net::iii;
-namespace rpc = actor_host::net::jsonrpc;
+namespace iii = actor_host::wire::iii;
+namespace rpc = actor_host::wire::jsonrpc;
 using actor_host::fuzz::require;
 
 namespace {

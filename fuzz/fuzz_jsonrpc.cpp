@@ -1,11 +1,11 @@
-// The JSON-RPC 2.0 envelope (net/jsonrpc): every frame on the reflection and
+// The JSON-RPC 2.0 envelope (wire/jsonrpc): every frame on the reflection and
 // API WebSockets goes through decode() first, and the helpers below pick
 // members out of what it returns.
 
 #include "fuzz/fuzz_support.hpp"
-#include "net/jsonrpc.hpp"
+#include "wire/jsonrpc.hpp"
 
-namespace rpc = actor_host::net::jsonrpc;
+namespace rpc = actor_host::wire::jsonrpc;
 using actor_host::fuzz::require;
 
 namespace {

@@ -5,21 +5,21 @@
 // result). The rest is done inside actors (runtime_connection's
 // runActionState/streamChunk, manager_link's runAction, cancelAction,
 // listValues and input chunks), so this target replays the sequence of
-// net/jsonrpc calls those handlers make on each frame.
+// wire/jsonrpc calls those handlers make on each frame.
 
-#include "fuzz/fuzz_support.hpp"
-#include "net/jsonrpc.hpp"
 #include "actions/action_list.hpp"
+#include "fuzz/fuzz_support.hpp"
 #include "registry/runtime_info.hpp"
+#include "wire/jsonrpc.hpp"
 
-namespace rpc = actor_host::net::jsonrpc;
+namespace rpc = actor_host::wire::jsonrpc;
 namespace actions = actor_host::actions;
 namespace registry = actor_host::registry;
 using actor_host::fuzz::require;
 
 namespace {
 
-// actors/manager/runtime_connection.cpp: on_register, on_notification.
+// actors/dispatch/runtime_connection.cpp: on_register, on_notification.
 void manager_side(rpc::message& m) {
   if (m.kind == rpc::kind::response) {
     if (m.result.empty())

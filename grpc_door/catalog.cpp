@@ -301,10 +301,10 @@ std::unique_ptr<pb::Message> catalog::new_message(const pb::Descriptor* type) co
   return std::unique_ptr<pb::Message>{impl_->factory->GetPrototype(type)->New()};
 }
 
-registry::expected<std::string> catalog::json_to_wire(const pb::Descriptor* type,
+wire::expected<std::string> catalog::json_to_wire(const pb::Descriptor* type,
                                                       std::string_view json) const {
   if (json.size() > max_runtime_json)
-    return registry::unexpected{"over 64 MiB"};
+    return wire::unexpected{"over 64 MiB"};
   std::string out;
   if (detail::json_to_wire_fast(type, json, out))
     return out;
@@ -318,16 +318,16 @@ registry::expected<std::string> catalog::json_to_wire(const pb::Descriptor* type
     impl_->resolver.get(), std::string{type_url_prefix} + "/" + type->full_name(), &in, &sink,
     options);
   if (!status.ok())
-    return registry::unexpected{std::string{status.message()}};
+    return wire::unexpected{std::string{status.message()}};
   return out;
 }
 
-registry::expected<void> catalog::from_json(std::string_view json, pb::Message& msg) const {
+wire::expected<void> catalog::from_json(std::string_view json, pb::Message& msg) const {
   auto wire = json_to_wire(msg.GetDescriptor(), json);
   if (!wire)
-    return registry::unexpected{std::move(wire).error()};
+    return wire::unexpected{std::move(wire).error()};
   if (!msg.ParseFromString(*wire))
-    return registry::unexpected{"the converted message does not parse"};
+    return wire::unexpected{"the converted message does not parse"};
   return {};
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "registry/expected.hpp"
+#include "wire/expected.hpp"
 
 #include <memory>
 #include <string>
@@ -84,11 +84,11 @@ public:
   /// from the JSON a runtime answered: keys the message does not know are
   /// ignored (schemas allow more); a type mismatch is an error with its
   /// reason. No message object is built (the answer path of every call).
-  registry::expected<std::string> json_to_wire(const google::protobuf::Descriptor* type,
+  wire::expected<std::string> json_to_wire(const google::protobuf::Descriptor* type,
                                                std::string_view json) const;
 
   /// The same into `msg` (a message of this catalog).
-  registry::expected<void> from_json(std::string_view json,
+  wire::expected<void> from_json(std::string_view json,
                                      google::protobuf::Message& msg) const;
 
 private:

@@ -5,7 +5,7 @@
 #include "net/access_policy.hpp"
 #include "net/socket_shutdown.hpp"
 #include "obs/metrics.hpp"
-#include "registry/status.hpp"
+#include "wire/status.hpp"
 
 #include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
@@ -352,7 +352,7 @@ void server::shutdown(std::chrono::milliseconds grace) {
     // connection (which the client sees as INTERNAL).
     spdlog::info("gRPC: calls still running after the drain time are cancelled");
     impl_->door->abort_actions(
-      {grpc::StatusCode::CANCELLED, std::string{registry::drain_cancel_message}});
+      {grpc::StatusCode::CANCELLED, std::string{wire::drain_cancel_message}});
     impl_->door->wait_for_actions(std::chrono::steady_clock::now() + std::chrono::seconds(2));
   }
   {

@@ -1,7 +1,7 @@
 #include "net/access_policy.hpp"
 
-#include "net/secure_random.hpp"
-#include "net/url.hpp"
+#include "wire/secure_random.hpp"
+#include "wire/url.hpp"
 
 #include <boost/asio/ip/address.hpp>
 
@@ -181,7 +181,7 @@ std::string_view bearer_token(std::string_view authorization) {
 }
 
 std::string url_with_token(const std::string& url, std::string_view token) {
-  return with_query(url, "token", token);
+  return wire::with_query(url, "token", token);
 }
 
 std::string redact_token(std::string url) {
@@ -305,7 +305,7 @@ access_verdict check_access(const access_policy& p, const access_request& req) {
     if (!known || req.method != "POST" || req.upgrade)
       return refuse(404, "Not Found: a token in the path is taken for POST to the trace "
                          "exporter routes only.");
-    if (!secrets_equal(given, p.token))
+    if (!wire::secrets_equal(given, p.token))
       return refuse(401, "Unauthorized: wrong token.");
     ok.token_path_length = token_path_prefix.size() + given.size();
   } else if (!p.token.empty()) {
@@ -323,7 +323,7 @@ access_verdict check_access(const access_policy& p, const access_request& req) {
                                      "'Authorization: Bearer <token>'"}
                            + (p.token_in_query ? " or add ?token=<token> to the URL." : ".")
                            + " The token is in the manager's auth_token_file.");
-    if (!secrets_equal(given, p.token))
+    if (!wire::secrets_equal(given, p.token))
       return refuse(401, "Unauthorized: wrong token.");
   } else if (!p.remote_without_token && !is_loopback_address(req.peer_address)) {
     return refuse(403, "Forbidden: without auth_token_file only loopback peers are served; "

@@ -1,7 +1,7 @@
 #include "net/http_client.hpp"
 
 #include "net/detail/beast_names.hpp"
-#include "net/url.hpp"
+#include "wire/url.hpp"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -26,14 +26,14 @@ constexpr std::uint32_t max_head_bytes = 16 * 1024;
 
 class fetcher : public http_exchange, public std::enable_shared_from_this<fetcher> {
 public:
-  fetcher(const asio::any_io_executor& ex, parsed_url url, http_request_spec spec,
+  fetcher(const asio::any_io_executor& ex, wire::parsed_url url, http_request_spec spec,
           http_handlers handlers)
     : resolver_(ex), stream_(ex), url_(std::move(url)), spec_(std::move(spec)),
       handlers_(std::move(handlers)) {
     req_.method(spec_.post ? http::verb::post : http::verb::get);
     req_.target(url_.target);
     req_.version(11);
-    req_.set(http::field::host, host_header(url_));
+    req_.set(http::field::host, wire::host_header(url_));
     req_.set(http::field::user_agent, "actor-host");
     if (spec_.hops > 0)
       req_.set(hops_header, std::to_string(spec_.hops));
@@ -89,9 +89,9 @@ private:
 
   void fail(const char* what, error_code ec) {
     if (ec == http::error::body_limit)
-      return finish("the answer of " + host_header(url_) + " is over "
+      return finish("the answer of " + wire::host_header(url_) + " is over "
                     + std::to_string(spec_.max_body_bytes) + " bytes");
-    finish(std::string{what} + " " + host_header(url_) + ": " + ec.message());
+    finish(std::string{what} + " " + wire::host_header(url_) + ": " + ec.message());
   }
 
   void on_resolve(error_code ec, tcp::resolver::results_type results) {
@@ -171,7 +171,7 @@ private:
 
   tcp::resolver resolver_;
   beast::tcp_stream stream_;
-  parsed_url url_;
+  wire::parsed_url url_;
   http_request_spec spec_;
   http_handlers handlers_;
   http::request<http::string_body> req_;
@@ -198,7 +198,7 @@ public:
 
 std::shared_ptr<http_exchange> http_fetch(const asio::any_io_executor& executor,
                                           http_request_spec spec, http_handlers handlers) {
-  auto parsed = parse_url(spec.url);
+  auto parsed = wire::parse_url(spec.url);
   if (!parsed || parsed->scheme != "http") {
     asio::post(executor, [on_end = std::move(handlers.on_end), url = spec.url] {
       if (on_end)

@@ -1,9 +1,9 @@
 #include "net/detail/http_session.hpp"
 
 #include "net/access_policy.hpp"
-#include "net/http_head.hpp"
-#include "net/url.hpp"
 #include "net/detail/ws_session.hpp"
+#include "net/http_head.hpp"
+#include "wire/url.hpp"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/write.hpp>
@@ -40,7 +40,7 @@ upgrade_request describe_upgrade(const http_request_message& req) {
   upgrade_request up;
   up.target = std::string{req.target()};
   up.headers = lower_case_headers(req);
-  split_target(up.target, up.path, up.query);
+  wire::split_target(up.target, up.path, up.query);
   return up;
 }
 
@@ -169,7 +169,7 @@ void http_session::on_header(error_code ec, std::size_t n) {
   auto& head_req = parser_->get();
   std::string path;
   std::map<std::string, std::string> query;
-  split_target(head_req.target(), path, query);
+  wire::split_target(head_req.target(), path, query);
   auto headers = lower_case_headers(head_req);
   auto method = std::string{head_req.method_string()};
   auto duplicate = duplicated_header(head_req);
@@ -242,7 +242,7 @@ void http_session::on_read(error_code ec, std::size_t) {
   begin_exchange(cors_ok_);
   http_request hr;
   hr.method = std::string{req.method_string()};
-  split_target(req.target(), hr.path, hr.query);
+  wire::split_target(req.target(), hr.path, hr.query);
   // The token in the path has done its work: the handler sees the route.
   if (token_path_length_ != 0)
     hr.path.erase(0, token_path_length_);

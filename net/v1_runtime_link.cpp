@@ -3,11 +3,11 @@
 #include "net/detail/beast_names.hpp"
 #include "net/http_client.hpp"
 #include "net/io_runtime.hpp"
-#include "net/jsonrpc.hpp"
-#include "net/reflection_v1_bridge.hpp"
-#include "net/url.hpp"
 #include "registry/runtime_info.hpp"
-#include "registry/status_error.hpp"
+#include "wire/jsonrpc.hpp"
+#include "wire/reflection_v1_bridge.hpp"
+#include "wire/status_error.hpp"
+#include "wire/url.hpp"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
@@ -20,7 +20,7 @@
 
 namespace actor_host::net {
 
-namespace rpc = jsonrpc;
+namespace rpc = wire::jsonrpc;
 
 namespace {
 
@@ -79,7 +79,7 @@ public:
     asio::dispatch(strand_, [self = shared_from_this(), on_pong = std::move(on_pong)]() mutable {
       if (self->closed_)
         return;
-      self->get_health([on_pong = std::move(on_pong)](const registry::expected<void>& health) {
+      self->get_health([on_pong = std::move(on_pong)](const wire::expected<void>& health) {
         if (health)
           on_pong();
       });
@@ -89,7 +89,7 @@ public:
 private:
   // One request in flight, by its raw V2 id.
   struct exchange {
-    v1::http_plan plan;
+    wire::v1::http_plan plan;
     std::shared_ptr<http_exchange> ex;
     int status = 0;
     std::string trace;   // X-Genkit-Trace-Id
@@ -109,7 +109,7 @@ private:
       return;
     health_.cancel();
     for (auto& [id, r] : runs_) {
-      if (runtime_alive && r.plan.what == v1::http_plan::kind::run && !r.trace.empty()
+      if (runtime_alive && r.plan.what == wire::v1::http_plan::kind::run && !r.trace.empty()
           && !r.grace)
         tell_cancel(r.trace);
       r.ex->cancel();
@@ -123,11 +123,11 @@ private:
 
   // Healthy as Genkit's CLI judges: a 200, or an error other than not
   // reaching the server (a busy runtime that answers late is not gone).
-  // `done` takes a registry::expected<void>: healthy, or why not.
+  // `done` takes a wire::expected<void>: healthy, or why not.
   template <class Done>
   void get_health(Done done) {
     http_request_spec spec;
-    spec.url = with_query(opts_.url + "/api/__health", "id", opts_.runtime_id);
+    spec.url = wire::with_query(opts_.url + "/api/__health", "id", opts_.runtime_id);
     spec.timeout = opts_.request_timeout;
     spec.max_body_bytes = 64 * 1024;
     auto status = std::make_shared<int>(0);
@@ -135,8 +135,8 @@ private:
     h.on_head = [status](http_answer_head head) { *status = head.status; };
     h.on_end = [status, done = std::move(done)](http_end end) mutable {
       if (*status != 0 ? *status == 200 : end.reached)
-        return done(registry::expected<void>{});
-      done(registry::unexpected{*status != 0 ? "HTTP " + std::to_string(*status)
+        return done(wire::expected<void>{});
+      done(wire::unexpected{*status != 0 ? "HTTP " + std::to_string(*status)
                                              : std::move(end.error)});
     };
     http_fetch(strand_, std::move(spec), std::move(h));
@@ -145,7 +145,7 @@ private:
   void check_health(bool first) {
     if (closed_)
       return;
-    get_health([self = shared_from_this(), first](const registry::expected<void>& health) {
+    get_health([self = shared_from_this(), first](const wire::expected<void>& health) {
       if (self->closed_)
         return;
       if (!health)
@@ -211,32 +211,32 @@ private:
         return shut("register refused: " + m.error, true);
       return notify_runtime();
     }
-    auto plan = v1::plan_request(m.method, std::move(m.params));
+    auto plan = wire::v1::plan_request(m.method, std::move(m.params));
     if (m.kind == rpc::kind::notification)
       return; // bidi input: V1 runs never take it (refused at their start)
     if (!plan.refusal.empty())
       return deliver(rpc::error_response(m.id, plan.refusal));
-    if (plan.what == v1::http_plan::kind::none)
+    if (plan.what == wire::v1::http_plan::kind::none)
       return deliver(rpc::error_response(
         m.id, rpc::error_object(rpc::code::method_not_found, "Method not found: " + m.method)));
     if (runs_.size() >= opts_.max_exchanges)
       return deliver(rpc::error_response(
-        m.id, registry::status_error(registry::status_code::resource_exhausted,
+        m.id, wire::status_error(wire::status_code::resource_exhausted,
                                      "runtime " + opts_.runtime_id + " has "
                                        + std::to_string(runs_.size())
                                        + " requests in flight (the cap)")));
-    if (plan.what == v1::http_plan::kind::cancel)
+    if (plan.what == wire::v1::http_plan::kind::cancel)
       arm_cancel_grace(plan.body);
     begin(std::move(m.id), std::move(plan));
   }
 
-  void begin(std::string id, v1::http_plan plan) {
+  void begin(std::string id, wire::v1::http_plan plan) {
     http_request_spec spec;
     spec.post = plan.post;
     spec.url = opts_.url + plan.target;
     spec.body = plan.body;
     spec.hops = plan.hops + 1;
-    bool run = plan.what == v1::http_plan::kind::run;
+    bool run = plan.what == wire::v1::http_plan::kind::run;
     // A run takes as long as it takes: its deadline is the caller's, kept by
     // the connection, which cancels it.
     spec.timeout = run ? std::chrono::milliseconds{0} : opts_.request_timeout;
@@ -263,14 +263,14 @@ private:
     if (!r)
       return;
     r->status = head.status;
-    if (r->plan.what != v1::http_plan::kind::run || head.status != 200)
+    if (r->plan.what != wire::v1::http_plan::kind::run || head.status != 200)
       return;
     // It is matched against cancels and written into a log line: only a
     // well-formed id is kept (the connection checks it again).
     auto trace = head.field("x-genkit-trace-id");
     if (registry::valid_trace_id(trace)) {
       r->trace = std::string{trace};
-      deliver(v1::run_state_frame(id, r->trace));
+      deliver(wire::v1::run_state_frame(id, r->trace));
     } else if (!trace.empty()) {
       spdlog::warn("runtime {} sent an invalid X-Genkit-Trace-Id ({} bytes); ignored",
                    opts_.runtime_id, trace.size());
@@ -288,7 +288,7 @@ private:
       for (auto nl = r->pending.find('\n'); nl != std::string::npos;
            nl = r->pending.find('\n', start)) {
         auto line = std::string_view{r->pending}.substr(start, nl - start);
-        if (auto f = v1::chunk_frame(id, line); !f.empty())
+        if (auto f = wire::v1::chunk_frame(id, line); !f.empty())
           deliver(std::move(f));
         else if (!line.empty())
           spdlog::debug("runtime {}: a stream line that is not JSON was dropped", opts_.runtime_id);
@@ -307,14 +307,14 @@ private:
       return;
     if (!end.error.empty())
       return fail(id, end.error);
-    auto frame = v1::answer_frame(r->plan, id, r->status, std::move(r->pending), r->trace);
+    auto frame = wire::v1::answer_frame(r->plan, id, r->status, std::move(r->pending), r->trace);
     finish(id);
     deliver(std::move(frame));
   }
 
   void fail(const std::string& id, const std::string& reason) {
     finish(id);
-    deliver(v1::failure_frame(id, opts_.runtime_id, reason));
+    deliver(wire::v1::failure_frame(id, opts_.runtime_id, reason));
   }
 
   void finish(const std::string& id) {
@@ -335,7 +335,7 @@ private:
     if (!raw_trace || !rpc::string_value(*raw_trace, trace))
       return;
     for (auto& [id, r] : runs_) {
-      if (r.plan.what != v1::http_plan::kind::run || r.trace != trace || r.grace)
+      if (r.plan.what != wire::v1::http_plan::kind::run || r.trace != trace || r.grace)
         continue;
       r.grace = std::make_shared<asio::steady_timer>(strand_, opts_.cancel_grace);
       r.grace->async_wait([self = shared_from_this(), id = id](error_code ec) {
@@ -346,7 +346,7 @@ private:
                      self->opts_.cancel_grace.count());
         self->finish(id);
         self->deliver(rpc::error_response(
-          id, registry::status_error(registry::status_code::cancelled, "Action was cancelled")));
+          id, wire::status_error(wire::status_code::cancelled, "Action was cancelled")));
       });
     }
   }

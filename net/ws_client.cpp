@@ -13,7 +13,7 @@
 
 #include "net/detail/beast_names.hpp"
 #include "net/detail/flex_stream.hpp"
-#include "net/url.hpp"
+#include "wire/url.hpp"
 
 #ifndef ACTOR_HOST_VERSION
 #  define ACTOR_HOST_VERSION "dev"
@@ -61,7 +61,7 @@ std::unique_ptr<blocking_ws_client>
 blocking_ws_client::connect(const std::string& url, std::string& error,
                             std::chrono::milliseconds timeout, tls_client_context_ptr tls,
                             const std::string& bearer_token) {
-  auto parsed = parse_url(url);
+  auto parsed = wire::parse_url(url);
   if (!parsed) {
     error = "invalid URL '" + url + "'";
     return nullptr;
@@ -86,7 +86,7 @@ blocking_ws_client::connect(const std::string& url, std::string& error,
   // Resolve -> connect -> handshake as one async chain, so that a single
   // run_for() puts one deadline on all three steps.
   tcp::resolver resolver{ioc};
-  const auto host = host_header(*parsed);
+  const auto host = wire::host_header(*parsed);
   const auto& target = parsed->target;
   websocket::response_type response;
   beast::error_code result;

@@ -4,7 +4,7 @@
 #include "net/detail/flex_stream.hpp"
 #include "net/detail/ws_session.hpp"
 #include "net/io_runtime.hpp"
-#include "net/url.hpp"
+#include "wire/url.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -20,7 +20,7 @@ namespace {
 // Resolves, connects and hands the socket to a client-side session.
 class connector : public std::enable_shared_from_this<connector> {
 public:
-  connector(asio::io_context& ioc, parsed_url url, connect_options opts, session_factory factory,
+  connector(asio::io_context& ioc, wire::parsed_url url, connect_options opts, session_factory factory,
             std::function<void(std::string)> on_fail)
     : resolver_(asio::make_strand(ioc)), stream_(resolver_.get_executor()), url_(std::move(url)),
       opts_(opts), factory_(std::move(factory)), on_fail_(std::move(on_fail)) {
@@ -42,7 +42,7 @@ private:
 
   void on_connect(error_code ec, tcp::endpoint ep) {
     if (ec)
-      return on_fail_("cannot connect to " + host_header(url_) + ": " + ec.message());
+      return on_fail_("cannot connect to " + wire::host_header(url_) + ": " + ec.message());
     peer_ = ep.address().to_string() + ":" + std::to_string(ep.port());
     flex_.emplace(std::move(stream_));
     if (!opts_.tls)
@@ -56,7 +56,7 @@ private:
 
   void on_tls(error_code ec) {
     if (ec)
-      return on_fail_("TLS handshake with " + host_header(url_)
+      return on_fail_("TLS handshake with " + wire::host_header(url_)
                       + " failed: " + describe_tls_error(ec, &flex_->tls()));
     open();
   }
@@ -65,7 +65,7 @@ private:
     flex_->next_layer().expires_never();
     auto stream = std::move(*flex_);
     flex_.reset();
-    run_client_websocket(std::move(stream), std::move(peer_), host_header(url_), url_.target,
+    run_client_websocket(std::move(stream), std::move(peer_), wire::host_header(url_), url_.target,
                          std::move(factory_), std::move(on_fail_),
                          ws_limits{opts_.max_frame_bytes, opts_.max_write_queue_bytes, opts_.idle_timeout},
                          opts_.counters ? opts_.counters : std::make_shared<socket_counters>());
@@ -75,7 +75,7 @@ private:
   beast::tcp_stream stream_;
   std::optional<flex_stream> flex_;
   std::string peer_;
-  parsed_url url_;
+  wire::parsed_url url_;
   connect_options opts_;
   session_factory factory_;
   std::function<void(std::string)> on_fail_;
@@ -85,7 +85,7 @@ private:
 
 void ws_connect(io_runtime& io, const std::string& url, connect_options opts,
                 session_factory on_open, std::function<void(std::string)> on_fail) {
-  auto parsed = parse_url(url);
+  auto parsed = wire::parse_url(url);
   const bool secure = parsed && (parsed->scheme == "wss" || parsed->scheme == "https");
   std::string why;
   if (!parsed)

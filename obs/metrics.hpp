@@ -161,7 +161,7 @@ struct metrics {
   std::atomic<std::int64_t> remote_calls_outbound{0};
   std::atomic<std::int64_t> remote_calls_inbound{0};
   latency_histogram remote_call_latency;
-  // Services (actors/manager/service_queue): calls waiting for a replica
+  // Services (actors/dispatch/service_queue): calls waiting for a replica
   // with room, refused because a service's queue was full, given up in a
   // queue at their deadline, and how long calls waited there.
   std::atomic<std::int64_t> service_calls_queued{0};

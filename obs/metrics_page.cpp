@@ -2,7 +2,7 @@
 
 #include "net/socket_counters.hpp"
 #include "obs/metrics.hpp"
-#include "registry/status.hpp"
+#include "wire/status.hpp"
 
 #include <fmt/format.h>
 
@@ -353,7 +353,7 @@ std::string metrics_page(const actor_snapshot& actors,
       auto n = load(m.requests[mi][code]);
       if (n == 0)
         continue;
-      auto outcome = code == 0 ? std::string{"ok"} : lower(registry::status_name(code));
+      auto outcome = code == 0 ? std::string{"ok"} : lower(wire::status_name(code));
       p.sample("actor_host_requests_total",
                fmt::format("method=\"{}\",outcome=\"{}\"",
                            method_label(static_cast<rpc_method>(mi)), outcome),

@@ -1,10 +1,10 @@
 #include "registry/action_metadata.hpp"
 
-#include "net/jsonrpc.hpp"
+#include "wire/jsonrpc.hpp"
 
 namespace actor_host::registry {
 
-namespace rpc = net::jsonrpc;
+namespace rpc = wire::jsonrpc;
 
 std::vector<std::string> idempotent_actions(const std::string& list_actions_result) {
   std::vector<std::string> out;

@@ -1,11 +1,11 @@
 #include "registry/function_catalog.hpp"
 
-#include "net/iii_protocol.hpp"
-#include "net/jsonrpc.hpp"
+#include "wire/iii_protocol.hpp"
+#include "wire/jsonrpc.hpp"
 
 namespace actor_host::registry {
 
-namespace rpc = net::jsonrpc;
+namespace rpc = wire::jsonrpc;
 
 namespace {
 
@@ -159,7 +159,7 @@ std::string function_catalog::genkit_actions_json() const {
   std::string out = R"({"actions":{)";
   bool first = true;
   for (auto& [id, f] : sorted) {
-    auto key = rpc::quote(std::string{net::iii::iii_key_prefix} + id);
+    auto key = rpc::quote(std::string{wire::iii::iii_key_prefix} + id);
     if (!first)
       out += ',';
     first = false;

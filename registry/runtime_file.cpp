@@ -1,6 +1,6 @@
 #include "registry/runtime_file.hpp"
 
-#include "net/jsonrpc.hpp"
+#include "wire/jsonrpc.hpp"
 
 #include <boost/json.hpp>
 
@@ -15,7 +15,7 @@
 namespace actor_host::registry {
 
 namespace json = boost::json;
-using net::jsonrpc::quote;
+using wire::jsonrpc::quote;
 
 namespace {
 

@@ -54,23 +54,23 @@ bool valid_trace_id(std::string_view s) {
             });
 }
 
-expected<runtime_info> parse_register_params(std::string_view params) {
+wire::expected<runtime_info> parse_register_params(std::string_view params) {
   if (params.empty())
-    return unexpected{"register needs params {id, pid}"};
+    return wire::unexpected{"register needs params {id, pid}"};
   json::error_code ec;
   auto v = json::parse(params, ec);
   if (ec || !v.is_object())
-    return unexpected{"register params must be a JSON object"};
+    return wire::unexpected{"register params must be a JSON object"};
   auto& o = v.as_object();
   auto* id = o.if_contains("id");
   if (!id || !id->is_string() || id->as_string().empty())
-    return unexpected{"'id' must be a non-empty string"};
+    return wire::unexpected{"'id' must be a non-empty string"};
   auto* pid = o.if_contains("pid");
   if (!pid || !pid->is_number())
-    return unexpected{"'pid' must be a number"};
+    return wire::unexpected{"'pid' must be a number"};
   auto view = [](const json::string& x) { return std::string_view{x.data(), x.size()}; };
   if (auto p = peer_text_problem(view(id->as_string()), max_peer_text_bytes); !p.empty())
-    return unexpected{"'id' " + p};
+    return wire::unexpected{"'id' " + p};
   // Converting a double outside int64's range is undefined ({"pid":1e300},
   // UBSan in fuzz_reflection_v2): take only integral values that fit.
   auto integral_double = [](const json::value& v) {
@@ -83,26 +83,26 @@ expected<runtime_info> parse_register_params(std::string_view params) {
   else if (integral_double(*pid))
     out.pid = static_cast<std::int64_t>(pid->as_double());
   else
-    return unexpected{"'pid' must be a 64-bit integer"};
+    return wire::unexpected{"'pid' must be a 64-bit integer"};
   out.id = std::string{id->as_string()};
-  auto opt_string = [&](const char* key, std::optional<std::string>& dst) -> expected<void> {
+  auto opt_string = [&](const char* key, std::optional<std::string>& dst) -> wire::expected<void> {
     auto* x = o.if_contains(key);
     if (!x || x->is_null())
       return {};
     if (!x->is_string())
-      return unexpected{std::string{"'"} + key + "' must be a string"};
+      return wire::unexpected{std::string{"'"} + key + "' must be a string"};
     if (auto p = peer_text_problem(view(x->as_string()), max_peer_text_bytes); !p.empty())
-      return unexpected{std::string{"'"} + key + "' " + p};
+      return wire::unexpected{std::string{"'"} + key + "' " + p};
     dst = std::string{x->as_string()};
     return {};
   };
   if (auto r = opt_string("name", out.name); !r)
-    return unexpected{std::move(r).error()};
+    return wire::unexpected{std::move(r).error()};
   if (auto r = opt_string("genkitVersion", out.genkit_version); !r)
-    return unexpected{std::move(r).error()};
+    return wire::unexpected{std::move(r).error()};
   if (auto* x = o.if_contains("reflectionApiSpecVersion"); x && !x->is_null()) {
     if (!x->is_number())
-      return unexpected{"'reflectionApiSpecVersion' must be a number"};
+      return wire::unexpected{"'reflectionApiSpecVersion' must be a number"};
     out.spec_version = x->to_number<double>();
   }
   if (auto* x = o.if_contains("envs"); x && !x->is_null()) {
@@ -111,7 +111,7 @@ expected<runtime_info> parse_register_params(std::string_view params) {
       for (auto& e : x->as_array())
         ok = ok && e.is_string();
     if (!ok)
-      return unexpected{"'envs' must be an array of strings"};
+      return wire::unexpected{"'envs' must be an array of strings"};
   }
   return out;
 }

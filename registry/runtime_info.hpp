@@ -1,6 +1,6 @@
 #pragma once
 
-#include "registry/expected.hpp"
+#include "wire/expected.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -42,7 +42,7 @@ bool valid_trace_id(std::string_view s);
 /// are required; `name`, `genkitVersion` (strings), `reflectionApiSpecVersion`
 /// (number) and `envs` (array of strings) are optional. Unknown keys are
 /// ignored. On failure the reason, worded for a runtime author to act on.
-expected<runtime_info> parse_register_params(std::string_view params);
+wire::expected<runtime_info> parse_register_params(std::string_view params);
 
 /// Current UTC time as "2026-12-02T12:00:00.123Z".
 std::string iso_timestamp_now();

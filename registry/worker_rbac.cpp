@@ -1,13 +1,13 @@
 #include "registry/worker_rbac.hpp"
 
-#include "net/iii_protocol.hpp"
-#include "net/jsonrpc.hpp"
+#include "wire/iii_protocol.hpp"
+#include "wire/jsonrpc.hpp"
 
 #include <algorithm>
 
 namespace actor_host::registry {
 
-namespace rpc = net::jsonrpc;
+namespace rpc = wire::jsonrpc;
 
 namespace {
 
@@ -83,7 +83,7 @@ bool metadata_matches(std::string_view filter, const std::string& metadata) {
       return false;
     auto want = trimmed(term.substr(eq + 1));
     std::string text;
-    if (rpc::string_value(*raw, text) ? !net::iii::glob_match(want, text)
+    if (rpc::string_value(*raw, text) ? !wire::iii::glob_match(want, text)
                                       : trimmed(*raw) != want)
       return false;
     if (amp == std::string_view::npos)
@@ -113,10 +113,10 @@ std::vector<std::string> worker_rbac_config::parse_list(std::string_view s) {
   return out;
 }
 
-expected<worker_session> parse_auth_result(std::string_view raw) {
+wire::expected<worker_session> parse_auth_result(std::string_view raw) {
   auto o = rpc::split_object(raw);
   if (!o)
-    return unexpected{"the auth function did not return an object"};
+    return wire::unexpected{"the auth function did not return an object"};
   worker_session s;
   // With an auth function, registering trigger types must be granted.
   s.allow_trigger_type_registration = false;
@@ -143,7 +143,7 @@ expected<worker_session> parse_auth_result(std::string_view raw) {
       ok = rpc::string_value(value, s.prefix);
     }
     if (!ok)
-      return unexpected{"AuthResult field '" + key + "' has the wrong type"};
+      return wire::unexpected{"AuthResult field '" + key + "' has the wrong type"};
   }
   return s;
 }
@@ -162,7 +162,7 @@ invoke_decision check_invoke(const worker_rbac_config& config, const worker_sess
       if (metadata
           && metadata_matches(std::string_view{pattern}.substr(metadata_filter.size()), *metadata))
         return invoke_decision::allow;
-    } else if (net::iii::glob_match(pattern, id)) {
+    } else if (wire::iii::glob_match(pattern, id)) {
       return invoke_decision::allow;
     }
   }

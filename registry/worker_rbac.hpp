@@ -1,6 +1,6 @@
 #pragma once
 
-#include "registry/expected.hpp"
+#include "wire/expected.hpp"
 
 #include <memory>
 #include <optional>
@@ -53,7 +53,7 @@ using worker_access_ptr = std::shared_ptr<const worker_access>;
 
 /// Parses an AuthResult; the reason for anything that is not an object of
 /// the AuthResult shape (the connection is then refused).
-expected<worker_session> parse_auth_result(std::string_view raw);
+wire::expected<worker_session> parse_auth_result(std::string_view raw);
 
 enum class invoke_decision { allow, forbidden_listed, not_exposed };
 

@@ -1,6 +1,6 @@
 #include "schema/js_stringify.hpp"
 
-#include "net/jsonrpc.hpp"
+#include "wire/jsonrpc.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -75,7 +75,7 @@ void write_json(std::string& out, const json::value& v, int step, std::string& i
     case json::kind::int64: out += std::to_string(v.get_int64()); break;
     case json::kind::uint64: out += std::to_string(v.get_uint64()); break;
     case json::kind::double_: out += js_number(v.get_double()); break;
-    case json::kind::string: out += net::jsonrpc::quote(v.get_string()); break;
+    case json::kind::string: out += wire::jsonrpc::quote(v.get_string()); break;
     case json::kind::array: {
       auto& a = v.get_array();
       if (a.empty()) {
@@ -109,7 +109,7 @@ void write_json(std::string& out, const json::value& v, int step, std::string& i
           out += ',';
         first = false;
         newline();
-        out += net::jsonrpc::quote(m.key());
+        out += wire::jsonrpc::quote(m.key());
         out += step > 0 ? ": " : ":";
         write_json(out, m.value(), step, indent);
       }

@@ -90,9 +90,9 @@ public:
   }
 };
 
-registry::expected<void> check_pattern(std::string_view pattern) {
+wire::expected<void> check_pattern(std::string_view pattern) {
   if (std::string why; !compile_re2(pattern, &why))
-    return registry::unexpected{std::move(why)};
+    return wire::unexpected{std::move(why)};
   return {};
 }
 
@@ -102,7 +102,7 @@ registry::expected<void> check_pattern(std::string_view pattern) {
 /// renames `pattern` to our RE2 keyword and checks that the patterns compile
 /// (`patternProperties` stays valijson's: see max_pattern_key_length).
 /// Stops at the first problem in document order and returns its reason.
-registry::expected<void> prepare(json::value& s, bool& pattern_properties) {
+wire::expected<void> prepare(json::value& s, bool& pattern_properties) {
   auto* o = s.if_object();
   if (!o)
     return {};
@@ -119,7 +119,7 @@ registry::expected<void> prepare(json::value& s, bool& pattern_properties) {
   // type: "0" became a division by zero); the spec wants a number > 0.
   if (auto* m = o->if_contains("multipleOf");
       m && (!m->is_number() || !(m->to_number<double>() > 0) || !std::isfinite(m->to_number<double>())))
-    return registry::unexpected{"multipleOf must be a number greater than 0"};
+    return wire::unexpected{"multipleOf must be a number greater than 0"};
   if (o->contains("patternProperties"))
     pattern_properties = true;
   if (auto* m = o->if_contains("patternProperties"); m && m->is_object())
@@ -340,16 +340,16 @@ const std::string& json_schema::text() const {
   return impl_->text;
 }
 
-registry::expected<std::shared_ptr<const json_schema>>
+wire::expected<std::shared_ptr<const json_schema>>
 json_schema::compile(std::string_view schema_json) {
   auto p = std::make_unique<impl>();
   p->text = std::string{schema_json};
   boost::system::error_code ec;
   p->doc = json::parse(p->text, ec);
   if (ec)
-    return registry::unexpected{"schema is not valid JSON: " + ec.message()};
+    return wire::unexpected{"schema is not valid JSON: " + ec.message()};
   if (!p->doc.is_object() && !p->doc.is_bool())
-    return registry::unexpected{"schema must be an object or a boolean"};
+    return wire::unexpected{"schema must be an object or a boolean"};
   // libstdc++ fills ctype<char>::narrow()'s cache lazily, a benign race
   // ThreadSanitizer reports when valijson compiles patterns on several
   // threads at once; fill it up front.
@@ -362,9 +362,9 @@ json_schema::compile(std::string_view schema_json) {
   (void) narrow_cache_filled;
   p->compiled_doc = p->doc;
   if (auto r = check_refs(p->doc); !r)
-    return registry::unexpected{std::move(r).error()};
+    return wire::unexpected{std::move(r).error()};
   if (auto r = prepare(p->compiled_doc, p->pattern_properties); !r)
-    return registry::unexpected{std::move(r).error()};
+    return wire::unexpected{std::move(r).error()};
   p->integers = uses_integer(p->compiled_doc);
   p->formats = uses_format(p->doc);
   try {
@@ -374,7 +374,7 @@ json_schema::compile(std::string_view schema_json) {
     valijson::adapters::BoostJsonAdapter adapter{p->compiled_doc};
     parser.populateSchema(adapter, p->schema);
   } catch (const std::exception& e) {
-    return registry::unexpected{e.what()};
+    return wire::unexpected{e.what()};
   }
   return std::shared_ptr<const json_schema>(new json_schema(std::move(p)));
 }

@@ -1,8 +1,8 @@
 #pragma once
 
 // json_stringify() was declared here; its callers still find it through this.
-#include "registry/expected.hpp"
 #include "schema/js_stringify.hpp"
+#include "wire/expected.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -34,7 +34,7 @@ public:
 
   /// Parses and compiles `schema_json`; the reason if it is not JSON or not a
   /// schema valijson accepts.
-  static registry::expected<std::shared_ptr<const json_schema>>
+  static wire::expected<std::shared_ptr<const json_schema>>
   compile(std::string_view schema_json);
 
   /// True if `v` is valid. Otherwise appends errors worded like ajv's, as

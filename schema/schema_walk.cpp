@@ -60,7 +60,7 @@ std::shared_ptr<const re2::RE2> compile_re2(std::string_view pattern, std::strin
 // {"allOf":[{"$ref":"#"}]}, A -> B -> A through definitions). Recursion
 // through `properties`/`items` (a tree type) is fine: each step validates a
 // smaller part of the instance. Walks with work lists, never recursion.
-registry::expected<void> check_refs(const json::value& root) {
+wire::expected<void> check_refs(const json::value& root) {
   // Subschemas that apply to the same instance as their parent.
   auto in_place = [&](const json::value& s, std::vector<const json::value*>& out) {
     auto* o = s.if_object();
@@ -99,11 +99,11 @@ registry::expected<void> check_refs(const json::value& root) {
     if (auto* r = o->if_contains("$ref"); r && r->is_string()) {
       std::string_view ref = r->get_string();
       if (ref.empty() || ref.front() != '#')
-        return registry::unexpected{
+        return wire::unexpected{
           "$ref \"" + std::string{ref.substr(0, 200)}
           + "\" is not a local reference (\"#\" or \"#/...\"): remote schemas are not fetched"};
       if (!json_pointer(root, ref))
-        return registry::unexpected{"$ref \"" + std::string{ref.substr(0, 200)}
+        return wire::unexpected{"$ref \"" + std::string{ref.substr(0, 200)}
                                     + "\" names nothing in the schema"};
     }
     for (auto& kv : *o)
@@ -138,7 +138,7 @@ registry::expected<void> check_refs(const json::value& root) {
       auto it = seen.find(n);
       if (it != seen.end()) {
         if (it->second == mark::open)
-          return registry::unexpected{
+          return wire::unexpected{
             "$ref cycle: the schema applies itself to the same value without end (a "
             "recursive schema must step into properties or items before it refers back)"};
         continue;

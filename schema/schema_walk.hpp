@@ -1,6 +1,6 @@
 #pragma once
 
-#include "registry/expected.hpp"
+#include "wire/expected.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -31,6 +31,6 @@ std::shared_ptr<const re2::RE2> compile_re2(std::string_view pattern, std::strin
 /// one that is not local, one that names nothing, a cycle that applies a
 /// schema to the same value again (recursion through properties/items is
 /// fine). Walks with work lists.
-registry::expected<void> check_refs(const boost::json::value& root);
+wire::expected<void> check_refs(const boost::json::value& root);
 
 } // namespace actor_host::schema::detail

@@ -2,8 +2,8 @@
 """Which source folders include which (issue 34: folders as libraries).
 
 Reads every .cpp/.hpp under the project's source folders, maps each
-`#include "folder/..."` to its folder (actors/ counts per subfolder:
-actors/manager, actors/cluster, ...), and prints the folder graph, one line
+`#include "folder/..."` to its folder (a folder is a directory; detail/
+subfolders count as their parent), and prints the folder graph, one line
 per folder with the folders it includes and how many includes make each
 edge. Then the cycles (strongly connected components with more than one
 folder). With --check it exits 1 when there is a cycle, for the build to run
@@ -23,12 +23,14 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
 def folder_of(path):
-    parts = path.split("/")
-    if len(parts) < 2:
+    """A file's folder is its directory, with detail/ counted as its parent's
+    (net/detail/x.hpp is net's): one folder, one library (cmake/layers.cmake)."""
+    folder = os.path.dirname(path)
+    if not folder:
         return None
-    if parts[0] == "actors" and len(parts) > 2:
-        return "actors/" + parts[1]
-    return parts[0]
+    if os.path.basename(folder) == "detail":
+        folder = os.path.dirname(folder)
+    return folder
 
 
 def scan():

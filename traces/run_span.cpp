@@ -1,10 +1,10 @@
 #include "traces/run_span.hpp"
 
-#include "net/jsonrpc.hpp"
+#include "wire/jsonrpc.hpp"
 
 namespace actor_host::traces {
 
-using net::jsonrpc::quote;
+using wire::jsonrpc::quote;
 
 std::string span_json(const run_span& s) {
   const bool root = s.parent_span_id.empty();

@@ -3,8 +3,8 @@
 #include "traces/trace_data.hpp"
 #include "traces/trace_filter.hpp"
 
-#include "net/jsonrpc.hpp"
 #include "traces/detail/sqlite_statement.hpp"
+#include "wire/jsonrpc.hpp"
 
 #include <boost/json.hpp>
 #include <sqlite3.h>
@@ -295,9 +295,9 @@ std::optional<std::string> trace_store::load(std::string_view trace_id) {
   statement t{db_, "SELECT display_name, start_time, end_time FROM traces WHERE trace_id=?"};
   if (!t || t.bind(1, trace_id).step() != SQLITE_ROW)
     return std::nullopt;
-  std::string out = R"({"traceId":)" + net::jsonrpc::quote(trace_id);
+  std::string out = R"({"traceId":)" + wire::jsonrpc::quote(trace_id);
   if (!t.is_null(0))
-    out += R"(,"displayName":)" + net::jsonrpc::quote(t.text(0));
+    out += R"(,"displayName":)" + wire::jsonrpc::quote(t.text(0));
   if (!t.is_null(1))
     out += R"(,"startTime":)" + t.text(1);
   if (!t.is_null(2))
@@ -308,7 +308,7 @@ std::optional<std::string> trace_store::load(std::string_view trace_id) {
     s.bind(1, trace_id);
     bool first = true;
     while (s.step() == SQLITE_ROW) {
-      out += (first ? "" : ",") + net::jsonrpc::quote(s.text(0)) + ":" + s.text(1);
+      out += (first ? "" : ",") + wire::jsonrpc::quote(s.text(0)) + ":" + s.text(1);
       first = false;
     }
   }

@@ -4,10 +4,10 @@
 #include "actors/cluster/seed_resolver.hpp"
 #include "actors/cluster/tls_port_sweep.hpp"
 
-#include "actors/manager/interfaces.hpp"
-#include "net/jsonrpc.hpp"
+#include "actors/call/interfaces.hpp"
 #include "obs/metrics.hpp"
 #include "registry/runtime_info.hpp"
+#include "wire/jsonrpc.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -19,7 +19,7 @@ namespace actor_host {
 
 namespace cluster_detail {
 
-namespace rpc = net::jsonrpc;
+namespace rpc = wire::jsonrpc;
 
 
 /// Keep-majority (as Akka's split-brain resolver): a node that reaches half

@@ -6,9 +6,9 @@
 
 #include "actors/cluster/cluster_node.hpp"
 
+#include "actors/call/replica_load.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
-#include "actors/manager/replica_load.hpp"
 
 #include <caf/stateful_actor.hpp>
 

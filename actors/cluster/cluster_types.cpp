@@ -1,10 +1,10 @@
 #include "actors/cluster/cluster_types.hpp"
 
-#include "actors/manager/interfaces.hpp"
+#include "actors/call/interfaces.hpp"
 
 #include "actors/cluster/seed_resolver.hpp"
-#include "net/jsonrpc.hpp"
 #include "registry/runtime_info.hpp"
+#include "wire/jsonrpc.hpp"
 
 #include <caf/actor_system_config.hpp>
 
@@ -58,7 +58,7 @@ std::string record_problem(const runtime_record& r) {
     return "runtime " + why;
   if (r.info_json.size() > max_info_bytes)
     return "RuntimeInfo larger than 64 KiB";
-  if (r.info_json.size() < 2 || r.info_json.front() != '{' || !net::jsonrpc::validate(r.info_json))
+  if (r.info_json.size() < 2 || r.info_json.front() != '{' || !wire::jsonrpc::validate(r.info_json))
     return "RuntimeInfo is not a JSON object";
   return r.conn ? std::string{} : "no connection";
 }
@@ -67,7 +67,7 @@ std::string record_problem(const function_record& f) {
   if (auto why = id_problem(f.id); !why.empty())
     return "function " + why;
   if (f.metadata.size() > max_info_bytes
-      || (!f.metadata.empty() && !net::jsonrpc::validate(f.metadata)))
+      || (!f.metadata.empty() && !wire::jsonrpc::validate(f.metadata)))
     return "function metadata is not JSON of at most 64 KiB";
   return f.conn ? std::string{} : "no connection";
 }

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "actors/manager/call_request.hpp"
-#include "actors/manager/invocation_request.hpp"
+#include "actors/call/call_request.hpp"
+#include "actors/call/invocation_request.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>

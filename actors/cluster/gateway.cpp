@@ -1,8 +1,8 @@
 #include "actors/cluster/gateway.hpp"
 
+#include "actors/call/errors.hpp"
 #include "actors/cluster/gateway_state.hpp"
-#include "actors/manager/errors.hpp"
-#include "net/iii_protocol.hpp"
+#include "wire/iii_protocol.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -88,7 +88,7 @@ void forget_out(self_ptr self, std::unordered_map<std::uint64_t, outbound>::iter
 
 std::string failure_for(const outbound& o, bool node_lost, const std::string& why) {
   if (o.iii)
-    return net::iii::error_object(net::iii::code::invocation_failed,
+    return wire::iii::error_object(wire::iii::code::invocation_failed,
                                   "Function " + o.target + " on node " + o.node
                                     + " is unreachable: " + why);
   return node_lost ? manager_errors::node_lost(o.target, o.node, o.method, why)

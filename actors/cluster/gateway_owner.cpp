@@ -1,7 +1,7 @@
 #include "actors/cluster/gateway_state.hpp"
 
-#include "actors/manager/errors.hpp"
-#include "net/iii_protocol.hpp"
+#include "actors/call/errors.hpp"
+#include "wire/iii_protocol.hpp"
 
 #include <caf/all.hpp>
 
@@ -38,7 +38,7 @@ void refuse(self_ptr self, const caf::actor& origin, std::uint64_t id, std::stri
 }
 
 std::string function_gone(const std::string& function_id) {
-  return net::iii::error_object(net::iii::code::function_not_found,
+  return wire::iii::error_object(wire::iii::code::function_not_found,
                                 "Function " + function_id + " is gone: its worker disconnected");
 }
 

@@ -4,9 +4,9 @@
 // entry side, batching and failures (gateway.cpp) and the owner side
 // (gateway_owner.cpp). Private to actors/cluster/.
 
+#include "actors/call/interfaces.hpp"
 #include "actors/cluster/cluster_types.hpp"
 #include "actors/common/live_counts.hpp"
-#include "actors/manager/interfaces.hpp"
 #include "obs/metrics.hpp"
 
 #include <caf/stateful_actor.hpp>

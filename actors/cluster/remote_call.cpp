@@ -1,7 +1,7 @@
 #include "actors/cluster/remote_call.hpp"
 
+#include "actors/call/errors.hpp"
 #include "actors/common/live_counts.hpp"
-#include "actors/manager/errors.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "actors/manager/interfaces.hpp"
+#include "actors/call/interfaces.hpp"
 
 #include <caf/fwd.hpp>
 

@@ -37,7 +37,7 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_close_atom, "bidiclose")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, bidi_find_atom, "bidifind")
 
 // caller -> connection -> pending request -> caller
-// (call_atom, call_request, caller) -> call     [connection] (actors/manager/interfaces.hpp)
+// (call_atom, call_request, caller) -> call     [connection] (actors/call/interfaces.hpp)
 CAF_ADD_ATOM(actor_host, actor_host::atoms, call_atom, "call")
 // (trace_atom, tag, trace_id)                   [caller] the run's trace id
 CAF_ADD_ATOM(actor_host, actor_host::atoms, trace_atom, "trace")
@@ -212,7 +212,7 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, gateway_atom, "gateway")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_requests_atom, "gwrequests")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, gw_events_atom, "gwevents")
 
-// dashboard feed [dashboard_feed] (actors/manager/dashboard_feed.hpp)
+// dashboard feed [dashboard_feed] (actors/doors/ws/dashboard_feed.hpp)
 //   (subscribe_atom, listener)                  [runtime_directory, function_registry]
 //                                               the listener hears of changes
 //   (subscribe_atom, session, topics) -> ok     [dashboard_feed] a watch on /api/ws
@@ -227,7 +227,7 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, snapshot_atom, "snapshot")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, service_atom, "service")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, sample_atom, "sample")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, feed_atom, "feed")
-// services and replicas (actors/manager/service_queue.hpp)
+// services and replicas (actors/dispatch/service_queue.hpp)
 //   (limits_atom, service_limits)               [runtime_directory] admission settings
 //   (services_atom) -> string                   [runtime_directory] GET /api/services
 //   (slot_atom)                                 [service_queue] a replica finished a call

@@ -1,6 +1,6 @@
 #include "actors/manager/listener_access.hpp"
 
-#include "actors/manager/channel.hpp"
+#include "actors/iii/channel.hpp"
 
 namespace actor_host {
 

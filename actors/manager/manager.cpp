@@ -1,5 +1,5 @@
+#include "actors/dispatch/failover_hold.hpp"
 #include "actors/manager/manager_impl.hpp"
-#include "actors/manager/failover_hold.hpp"
 
 namespace actor_host {
 

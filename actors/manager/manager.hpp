@@ -1,12 +1,12 @@
 #pragma once
 
-#include "actors/manager/manager_config.hpp"
+#include "actors/call/call_policy.hpp"
 
 #include "actors/common/component.hpp"
-#include "net/tls.hpp"
 #include "config/host_config.hpp"
-#include "traces/trace_store.hpp"
+#include "net/tls.hpp"
 #include "registry/worker_rbac.hpp"
+#include "traces/trace_store.hpp"
 
 #include <caf/fwd.hpp>
 

@@ -1,8 +1,8 @@
 // The manager's gRPC front door: the listener (grpc_door::server), the
 // catalog keeper that feeds it, and the grpc_caller hubs that make its calls.
 
-#include "actors/manager/grpc_caller.hpp"
-#include "actors/manager/grpc_catalog.hpp"
+#include "actors/doors/grpc/grpc_caller.hpp"
+#include "actors/doors/grpc/grpc_catalog.hpp"
 #include "actors/manager/manager_impl.hpp"
 
 #include "grpc_door/catalog.hpp"

@@ -1,6 +1,6 @@
 #include "actors/manager/manager_supervisor.hpp"
 
-#include "actors/manager/call_path.hpp"
+#include "actors/dispatch/call_path.hpp"
 #include "obs/metrics.hpp"
 
 #include <spdlog/spdlog.h>

@@ -1,9 +1,9 @@
 #pragma once
 
+#include "actors/call/interfaces.hpp"
+#include "actors/children/rolling_restart.hpp"
 #include "actors/common/live_counts.hpp"
-#include "actors/manager/rolling_restart.hpp"
 #include "actors/common/messages.hpp"
-#include "actors/manager/interfaces.hpp"
 
 #include <chrono>
 #include <string>

@@ -30,7 +30,7 @@ std::string manager::impl::start_traces() {
       return "trace store: " + err;
     caf::actor exporter;
     if (!d.opts.otlp_endpoint.empty()) {
-      auto u = net::parse_url(d.opts.otlp_endpoint);
+      auto u = wire::parse_url(d.opts.otlp_endpoint);
       if (!u || u->scheme != "http")
         return "otlp_endpoint: '" + d.opts.otlp_endpoint
                + "' is not an http:// URL (OTLP/HTTP JSON, e.g. http://collector:4318)";

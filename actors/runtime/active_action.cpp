@@ -1,12 +1,12 @@
 #include "actors/runtime/active_action.hpp"
 
-#include "net/jsonrpc.hpp"
-#include "registry/status_error.hpp"
-#include "net/secure_random.hpp"
-#include "schema/json_schema.hpp"
 #include "actions/program_action.hpp"
 #include "actors/common/span_exporter.hpp"
+#include "schema/json_schema.hpp"
 #include "traces/run_span.hpp"
+#include "wire/jsonrpc.hpp"
+#include "wire/secure_random.hpp"
+#include "wire/status_error.hpp"
 
 #include <boost/json.hpp>
 #include "obs/log.hpp"
@@ -20,11 +20,11 @@
 namespace actor_host {
 
 namespace json = boost::json;
-namespace rpc = net::jsonrpc;
-using registry::status_code;
+namespace rpc = wire::jsonrpc;
+using wire::status_code;
 
 std::string make_trace_id() {
-  return net::secure_random_hex(16);
+  return wire::secure_random_hex(16);
 }
 
 std::string root_span_id(const std::string& trace_id) {
@@ -34,7 +34,7 @@ std::string root_span_id(const std::string& trace_id) {
 std::string run_failure(status_code code, const std::string& message, const std::string& trace_id,
                         const std::string& stack, const std::string& stderr_tail) {
   // details carry what helps a person; Genkit's tools show them as they are.
-  return registry::status_error(code, message,
+  return wire::status_error(code, message,
                                 {{"stack", stack}, {"traceId", trace_id}, {"stderr", stderr_tail}});
 }
 
@@ -57,7 +57,7 @@ json::value parse_value(const std::string& raw, json::error_code& ec) {
   if (raw.empty())
     return nullptr;
   json::parse_options deep;
-  deep.max_depth = net::jsonrpc::max_json_depth;
+  deep.max_depth = wire::jsonrpc::max_json_depth;
   return json::parse(raw, ec, {}, deep);
 }
 
@@ -241,7 +241,7 @@ bool validate_input(self_ptr self) {
       continue;
     auto what = raw == &req.input ? "input" : raw == &req.init ? "init" : "context";
     auto message = std::string{"INVALID_ARGUMENT: "} + what + " is nested deeper than "
-                   + std::to_string(net::jsonrpc::max_json_depth) + " levels or not JSON ("
+                   + std::to_string(wire::jsonrpc::max_json_depth) + " levels or not JSON ("
                    + ec.message() + ")";
     answer(self, false,
            run_failure(status_code::invalid_argument, message, {}, "action_error: " + message));
@@ -298,7 +298,7 @@ caf::behavior active_action(caf::stateful_actor<active_action_state>* self, run_
         ok = false;
         // The message starts with its status name (bidi_session).
         auto name = std::string_view{*st.input_error}.substr(0, st.input_error->find(':'));
-        auto code = registry::status_from_name(name).value_or(status_code::invalid_argument);
+        auto code = wire::status_from_name(name).value_or(status_code::invalid_argument);
         raw = run_failure(code, *st.input_error, st.trace_id,
                           "action_error: " + *st.input_error);
       }

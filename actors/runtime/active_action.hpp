@@ -1,10 +1,10 @@
 #pragma once
 
-#include "actors/common/live_counts.hpp"
-#include "actors/common/messages.hpp"
 #include "actions/action.hpp"
 #include "actions/cancel_flag.hpp"
 #include "actions/input_queue.hpp"
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
 
 #include <memory>
 #include <optional>
@@ -65,7 +65,7 @@ caf::behavior active_action(caf::stateful_actor<active_action_state>* self, run_
 
 /// The JSON-RPC error of a failed run: -32000 with a Genkit Status in data,
 /// {code, message, details: {stack?, traceId?, stderr?}}.
-std::string run_failure(registry::status_code code, const std::string& message,
+std::string run_failure(wire::status_code code, const std::string& message,
                         const std::string& trace_id, const std::string& stack,
                         const std::string& stderr_tail = {});
 

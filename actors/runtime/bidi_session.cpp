@@ -1,7 +1,7 @@
 #include "actors/runtime/bidi_session.hpp"
 
-#include "net/jsonrpc.hpp"
 #include "obs/metrics.hpp"
+#include "wire/jsonrpc.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -40,12 +40,12 @@ caf::behavior bidi_session(caf::stateful_actor<bidi_session_state>* self,
       }
       boost::json::error_code ec;
       boost::json::parse_options deep;
-      deep.max_depth = net::jsonrpc::max_json_depth;
+      deep.max_depth = wire::jsonrpc::max_json_depth;
       auto v = boost::json::parse(raw, ec, {}, deep);
       if (ec) {
         // Pushed as null before: wrong data is worse than an error.
         auto msg = "INVALID_ARGUMENT: invalid stream chunk: nested deeper than "
-                   + std::to_string(net::jsonrpc::max_json_depth) + " levels or not JSON ("
+                   + std::to_string(wire::jsonrpc::max_json_depth) + " levels or not JSON ("
                    + ec.message() + ")";
         spdlog::debug("{}", msg);
         if (st.run)

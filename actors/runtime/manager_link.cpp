@@ -1,15 +1,15 @@
 #include "actors/runtime/manager_link.hpp"
 
 #include "actors/common/frame_bridge.hpp"
+#include "actors/common/span_exporter.hpp"
 #include "actors/runtime/active_action.hpp"
 #include "actors/runtime/bidi_session.hpp"
 #include "actors/runtime/run_params.hpp"
-#include "actors/common/span_exporter.hpp"
 #include "net/access_policy.hpp"
-#include "net/jsonrpc.hpp"
 #include "net/liveness.hpp"
-#include "net/reflection_frames.hpp"
-#include "net/url.hpp"
+#include "wire/jsonrpc.hpp"
+#include "wire/reflection_frames.hpp"
+#include "wire/url.hpp"
 
 #include <simdjson.h>
 #include <spdlog/spdlog.h>
@@ -19,7 +19,7 @@
 
 namespace actor_host {
 
-namespace rpc = net::jsonrpc;
+namespace rpc = wire::jsonrpc;
 
 manager_link_state::~manager_link_state() {
   if (transport)
@@ -68,10 +68,10 @@ void learn_managers(self_ptr self, std::string_view answer) {
   if (!rpc::find_members(owner, {"managerUrls"}, &raw) || raw.empty())
     return;
   std::string token;
-  if (auto current = net::parse_url(st.opts.manager_urls[st.manager])) {
+  if (auto current = wire::parse_url(st.opts.manager_urls[st.manager])) {
     std::string path;
     std::map<std::string, std::string> query;
-    net::split_target(current->target, path, query);
+    wire::split_target(current->target, path, query);
     if (auto i = query.find("token"); i != query.end())
       token = i->second;
   }
@@ -87,7 +87,7 @@ void learn_managers(self_ptr self, std::string_view answer) {
     std::string_view url;
     ok = !element.get_string().get(url) && url.size() <= 2048
          && learned.size() < max_manager_urls;
-    auto parsed = ok ? net::parse_url(url) : std::nullopt;
+    auto parsed = ok ? wire::parse_url(url) : std::nullopt;
     // Printable and without a query: it reaches our log and gets our token.
     ok = parsed && (parsed->scheme == "ws" || parsed->scheme == "wss")
          && url.find_first_of("?# ") == std::string_view::npos
@@ -183,7 +183,7 @@ void reply_run_failure(self_ptr self, const std::string& id, const std::string& 
                        const caf::error& reason) {
   auto why = self->system().render(reason);
   spdlog::error("run of {} (request {}) ended without an answer: {}", key, id, why);
-  send(self, rpc::error_response(id, run_failure(registry::status_code::internal,
+  send(self, rpc::error_response(id, run_failure(wire::status_code::internal,
                                                  "run of " + key + " ended unexpectedly: " + why,
                                                  {}, {})));
 }
@@ -392,10 +392,10 @@ caf::behavior manager_link(caf::stateful_actor<manager_link_state>* self, link_o
       // Keyed to the actor, not the request id: a reused id must not make an
       // old trace cancel a newer run.
       st.by_trace[trace] = caf::actor_cast<caf::actor>(self->current_sender());
-      send(self, net::reflection::run_action_state(request_id, trace));
+      send(self, wire::reflection::run_action_state(request_id, trace));
     },
     [self](action_chunk_atom, const std::string& request_id, const std::string& chunk) {
-      send(self, net::reflection::stream_chunk(request_id, chunk));
+      send(self, wire::reflection::stream_chunk(request_id, chunk));
     },
     [self](action_done_atom, const std::string& request_id, bool ok, const std::string& raw) {
       // The runs map entry goes with the actor's down message; the trace id

@@ -1,10 +1,10 @@
 #include "actors/runtime/run_params.hpp"
 
-#include "net/jsonrpc.hpp"
+#include "wire/jsonrpc.hpp"
 
 namespace actor_host {
 
-namespace rpc = net::jsonrpc;
+namespace rpc = wire::jsonrpc;
 
 run_params_fault read_run_params(std::string_view params, const actions::action_catalog& catalog,
                                  run_params& out, std::string& message) {

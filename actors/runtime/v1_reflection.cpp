@@ -1,17 +1,17 @@
 #include "actors/runtime/v1_reflection.hpp"
 
+#include "actors/common/span_exporter.hpp"
 #include "actors/runtime/active_action.hpp"
 #include "actors/runtime/run_params.hpp"
-#include "actors/common/span_exporter.hpp"
-#include "net/jsonrpc.hpp"
-#include "net/secure_random.hpp"
-#include "registry/status_error.hpp"
+#include "wire/jsonrpc.hpp"
+#include "wire/secure_random.hpp"
+#include "wire/status_error.hpp"
 
 #include <spdlog/spdlog.h>
 
 namespace actor_host {
 
-namespace rpc = net::jsonrpc;
+namespace rpc = wire::jsonrpc;
 
 namespace {
 
@@ -54,7 +54,7 @@ void on_run(self_ptr self, std::string& body, bool stream, net::http_responder_p
     case run_params_fault::invalid:
       return res->respond(400, json_type,
                           R"({"error":)"
-                            + registry::status_json(registry::status_code::invalid_argument,
+                            + wire::status_json(wire::status_code::invalid_argument,
                                                           why)
                             + "}",
                           version_header());
@@ -62,15 +62,15 @@ void on_run(self_ptr self, std::string& body, bool stream, net::http_responder_p
   if (p.stream_input)
     return res->respond(400, json_type,
                         R"({"error":)"
-                          + registry::status_json(
-                            registry::status_code::invalid_argument,
+                          + wire::status_json(
+                            wire::status_code::invalid_argument,
                             "Invalid params: bidi input (streamInput) needs Reflection V2")
                           + "}",
                         version_header());
   if (st.runs.size() >= st.max_runs)
     return res->respond(429, json_type,
                         R"({"error":)"
-                          + registry::status_json(registry::status_code::resource_exhausted,
+                          + wire::status_json(wire::status_code::resource_exhausted,
                                                   "this runtime already has "
                                                     + std::to_string(st.runs.size())
                                                     + " runs in flight (max_calls_per_caller)")
@@ -167,7 +167,7 @@ caf::behavior v1_reflection(caf::stateful_actor<v1_reflection_state>* self,
         auto why = self->system().render(dm.reason);
         spdlog::error("run of {} ({}) ended without an answer: {}", r.key, i->first, why);
         std::string record = R"({"error":)"
-                             + registry::status_json(registry::status_code::internal,
+                             + wire::status_json(wire::status_code::internal,
                                                            "run of " + r.key
                                                              + " ended unexpectedly: " + why)
                              + "}";

@@ -1,7 +1,7 @@
 #include "actors/runtime/v1_routes.hpp"
 
 #include "actors/runtime/v1_reflection.hpp"
-#include "net/jsonrpc.hpp"
+#include "wire/jsonrpc.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -12,7 +12,7 @@
 
 namespace actor_host {
 
-namespace rpc = net::jsonrpc;
+namespace rpc = wire::jsonrpc;
 
 net::http_handler make_v1_routes(actions::catalog_ptr catalog, caf::actor hub,
                                  std::shared_ptr<const v1_identity> identity) {

@@ -3,7 +3,7 @@
 #include <caf/test/dsl.hpp>
 
 #include "net/access_policy.hpp"
-#include "net/secure_random.hpp"
+#include "wire/secure_random.hpp"
 
 #include <map>
 #include <string>
@@ -93,9 +93,9 @@ CAF_TEST(addresses and tokens) {
   CAF_CHECK(!is_loopback_address("10.0.0.1"));
   CAF_CHECK(!is_loopback_address("::ffff:10.0.0.1"));
   CAF_CHECK(!is_loopback_address(""));
-  CAF_CHECK(secrets_equal("abc", "abc"));
-  CAF_CHECK(!secrets_equal("abc", "abd"));
-  CAF_CHECK(!secrets_equal("abc", "abcd"));
+  CAF_CHECK(actor_host::wire::secrets_equal("abc", "abc"));
+  CAF_CHECK(!actor_host::wire::secrets_equal("abc", "abd"));
+  CAF_CHECK(!actor_host::wire::secrets_equal("abc", "abcd"));
   CAF_CHECK_EQUAL(bearer_token("Bearer s3cret"), "s3cret");
   CAF_CHECK_EQUAL(bearer_token("bearer  s3cret "), "s3cret");
   CAF_CHECK_EQUAL(bearer_token("Basic czNjcmV0"), "");

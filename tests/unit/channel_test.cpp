@@ -1,11 +1,11 @@
 #define CAF_SUITE iii_channel
 
-#include "test_support.hpp"
 #include "iii_fixture.hpp"
+#include "test_support.hpp"
 
-#include "actors/manager/channel.hpp"
-#include "actors/manager/function_registry.hpp"
-#include "actors/manager/worker_connection.hpp"
+#include "actors/iii/channel.hpp"
+#include "actors/iii/function_registry.hpp"
+#include "actors/iii/worker_connection.hpp"
 #include "obs/metrics.hpp"
 
 using namespace actor_host;

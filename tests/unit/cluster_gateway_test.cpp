@@ -4,7 +4,7 @@
 
 #include "actors/cluster/cluster_types.hpp"
 #include "actors/cluster/gateway.hpp"
-#include "actors/manager/function_registry.hpp"
+#include "actors/iii/function_registry.hpp"
 #include "obs/metrics.hpp"
 
 // Calls between two cluster nodes through their gateways (actors/cluster/

@@ -2,7 +2,7 @@
 
 #include "test_support.hpp"
 
-#include "actors/manager/dashboard_feed.hpp"
+#include "actors/doors/ws/dashboard_feed.hpp"
 #include "obs/metrics.hpp"
 
 #include <cmath>

@@ -2,8 +2,8 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "fake_action_context.hpp"
 #include "actions/demo_actions.hpp"
+#include "fake_action_context.hpp"
 #include "schema/json_schema.hpp"
 
 #include <boost/json/parse.hpp>
@@ -15,8 +15,8 @@
 #include <string>
 
 using namespace actor_host::actions;
-using actor_host::registry::status_code;
-using actor_host::registry::status_from_name;
+using actor_host::wire::status_code;
+using actor_host::wire::status_from_name;
 using actor_host::schema::json_stringify;
 using actor_host::schema::schema_error_message;
 namespace json = boost::json;

@@ -2,8 +2,8 @@
 
 #include "test_support.hpp"
 
-#include "actors/manager/call_request.hpp"
-#include "actors/manager/errors.hpp"
+#include "actors/call/call_request.hpp"
+#include "actors/call/errors.hpp"
 #include "actors/manager/manager_supervisor.hpp"
 
 using namespace actor_host;

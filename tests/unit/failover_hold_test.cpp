@@ -2,7 +2,7 @@
 
 #include "services_fixture.hpp"
 
-#include "actors/manager/failover_hold.hpp"
+#include "actors/dispatch/failover_hold.hpp"
 #include "obs/metrics.hpp"
 
 // The cluster failover hold (docs/CLUSTER.md): calls for a runtime of a lost

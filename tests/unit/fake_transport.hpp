@@ -2,7 +2,7 @@
 
 #include "net/liveness.hpp"
 #include "net/transport.hpp"
-#include "net/url.hpp"
+#include "wire/url.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -92,7 +92,7 @@ public:
   /// handing the transport to a factory.
   void set_upgrade(const std::string& target) {
     upgrade_.target = target;
-    net::split_target(target, upgrade_.path, upgrade_.query);
+    wire::split_target(target, upgrade_.path, upgrade_.query);
   }
 
   // -- inspection -------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 #include "test_support.hpp"
 
-#include "actors/manager/grpc_caller.hpp"
+#include "actors/doors/grpc/grpc_caller.hpp"
 
 // The callers of gRPC calls: many calls per hub, told apart by tag; a
 // client that leaves has its run abandoned (before or after the runtime's

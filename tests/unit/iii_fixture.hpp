@@ -2,11 +2,11 @@
 
 // The iii side of the manager on the deterministic scheduler: a directory
 // and a function registry, workers spawned on fake transports, and the
-// live-count check that no iii actor outlives a test. Include after
-// test_support.hpp.
+// live-count check that no iii actor outlives a test.
 
-#include "actors/manager/function_registry.hpp"
-#include "actors/manager/worker_connection.hpp"
+#include "actors/iii/function_registry.hpp"
+#include "actors/iii/worker_connection.hpp"
+#include "test_support.hpp"
 
 namespace actor_host::testing {
 

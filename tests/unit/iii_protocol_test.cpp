@@ -2,11 +2,11 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "net/iii_protocol.hpp"
 #include "registry/function_catalog.hpp"
 #include "registry/worker_rbac.hpp"
+#include "wire/iii_protocol.hpp"
 
-namespace iii = actor_host::net::iii;
+namespace iii = actor_host::wire::iii;
 namespace reg = actor_host::registry;
 
 CAF_TEST(frames) {

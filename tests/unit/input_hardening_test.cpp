@@ -2,11 +2,11 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "actors/manager/call_request.hpp"
-#include "net/iii_protocol.hpp"
-#include "net/jsonrpc.hpp"
-#include "net/secure_random.hpp"
+#include "actors/call/call_request.hpp"
 #include "schema/json_schema.hpp"
+#include "wire/iii_protocol.hpp"
+#include "wire/jsonrpc.hpp"
+#include "wire/secure_random.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -17,7 +17,7 @@
 // Issue 11: inputs that crashed the runtime or produced invalid JSON.
 
 using actor_host::schema::json_schema;
-namespace rpc = actor_host::net::jsonrpc;
+namespace rpc = actor_host::wire::jsonrpc;
 
 namespace {
 
@@ -192,12 +192,12 @@ CAF_TEST(params results and errors are read whole before anyone relays them) {
 }
 
 CAF_TEST(iii frames with invalid scalars are not decoded) {
-  auto f = actor_host::net::iii::decode(
+  auto f = actor_host::wire::iii::decode(
     R"({"type":"invokefunction","invocation_id":"i","function_id":"f","data":{"x":NaN}})");
   CAF_REQUIRE(!f);
   CAF_CHECK(f.error().starts_with("not valid JSON: "));
-  CAF_CHECK(!actor_host::net::iii::decode(R"({"type":"invocationresult","result":tru})"));
-  CAF_CHECK(actor_host::net::iii::decode(R"({"type":"ping","x":[1,true,null]})"));
+  CAF_CHECK(!actor_host::wire::iii::decode(R"({"type":"invocationresult","result":tru})"));
+  CAF_CHECK(actor_host::wire::iii::decode(R"({"type":"ping","x":[1,true,null]})"));
 }
 
 CAF_TEST(timeoutMs must be finite and at most max_timeout_ms) {
@@ -212,19 +212,19 @@ CAF_TEST(timeoutMs must be finite and at most max_timeout_ms) {
 }
 
 CAF_TEST(ids and keys come from the kernel CSPRNG) {
-  auto before = actor_host::net::secure_random_bytes_drawn();
+  auto before = actor_host::wire::secure_random_bytes_drawn();
   std::set<std::string> seen;
   for (int i = 0; i < 1000; ++i)
-    seen.insert(actor_host::net::iii::new_uuid());
+    seen.insert(actor_host::wire::iii::new_uuid());
   CAF_CHECK_EQUAL(seen.size(), 1000u);
-  CAF_CHECK_EQUAL(actor_host::net::secure_random_bytes_drawn() - before, 16'000u);
-  CAF_CHECK(actor_host::net::iii::is_uuid(*seen.begin()));
-  auto hex = actor_host::net::secure_random_hex(16);
+  CAF_CHECK_EQUAL(actor_host::wire::secure_random_bytes_drawn() - before, 16'000u);
+  CAF_CHECK(actor_host::wire::iii::is_uuid(*seen.begin()));
+  auto hex = actor_host::wire::secure_random_hex(16);
   CAF_CHECK_EQUAL(hex.size(), 32u);
-  CAF_CHECK(actor_host::net::secrets_equal("abc", "abc"));
-  CAF_CHECK(!actor_host::net::secrets_equal("abc", "abd"));
-  CAF_CHECK(!actor_host::net::secrets_equal("abc", "abcd"));
-  CAF_CHECK(!actor_host::net::secrets_equal("", "a"));
+  CAF_CHECK(actor_host::wire::secrets_equal("abc", "abc"));
+  CAF_CHECK(!actor_host::wire::secrets_equal("abc", "abd"));
+  CAF_CHECK(!actor_host::wire::secrets_equal("abc", "abcd"));
+  CAF_CHECK(!actor_host::wire::secrets_equal("", "a"));
 }
 
 CAF_TEST(numbers that are not finite stringify as null as JSON.stringify does) {

@@ -2,11 +2,11 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "net/jsonrpc.hpp"
+#include "wire/jsonrpc.hpp"
 
 #include <string>
 
-namespace rpc = actor_host::net::jsonrpc;
+namespace rpc = actor_host::wire::jsonrpc;
 
 namespace {
 

@@ -1,12 +1,12 @@
 #define CAF_SUITE manager_link
 
-#include "test_support.hpp"
 #include "gate.hpp"
+#include "test_support.hpp"
 
-#include "actors/runtime/bidi_session.hpp"
-#include "actors/runtime/manager_link.hpp"
 #include "actions/cancel_flag.hpp"
 #include "actions/input_queue.hpp"
+#include "actors/runtime/bidi_session.hpp"
+#include "actors/runtime/manager_link.hpp"
 #include "net/access_policy.hpp"
 
 #include <condition_variable>
@@ -604,7 +604,7 @@ CAF_TEST(cancel racing the last chunk keeps the wire order and answers once) {
       sent->open();
       finish->wait();
       if (ctx.cancel().cancelled())
-        throw actions::action_error(registry::status_code::cancelled, "Action was cancelled");
+        throw actions::action_error(wire::status_code::cancelled, "Action was cancelled");
       return "done";
     };
     cat->add(std::move(tail));

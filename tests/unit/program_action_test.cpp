@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 using namespace actor_host::actions;
-using actor_host::registry::status_code;
+using actor_host::wire::status_code;
 using namespace std::chrono_literals;
 namespace json = boost::json;
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 using namespace actor_host::actions;
-using actor_host::registry::status_code;
+using actor_host::wire::status_code;
 namespace json = boost::json;
 
 namespace {

@@ -2,7 +2,7 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "actors/manager/describe.hpp"
+#include "actors/call/describe.hpp"
 #include "schema/ref_closure.hpp"
 
 #include <boost/json.hpp>

@@ -2,7 +2,7 @@
 
 #include "test_support.hpp"
 
-#include "actors/manager/trace_keeper.hpp"
+#include "actors/tracing/trace_keeper.hpp"
 #include "obs/metrics.hpp"
 
 // The manager's own span of each routed run, from the pending request to

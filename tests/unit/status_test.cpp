@@ -2,15 +2,15 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "registry/status.hpp"
+#include "wire/status.hpp"
 
 #include <string>
 
-using actor_host::registry::http_status_for;
-using actor_host::registry::status_code;
-using actor_host::registry::status_from_name;
-using actor_host::registry::status_from_number;
-using actor_host::registry::status_name;
+using actor_host::wire::http_status_for;
+using actor_host::wire::status_code;
+using actor_host::wire::status_from_name;
+using actor_host::wire::status_from_number;
+using actor_host::wire::status_name;
 
 // One table serves names, numbers and HTTP statuses (the CLI reads codes
 // by number and by name through it): each way must agree with the others.

@@ -11,10 +11,10 @@
 
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
-#include "actors/manager/api_session.hpp"
-#include "actors/manager/call_path.hpp"
-#include "actors/manager/runtime_connection.hpp"
-#include "actors/manager/runtime_directory.hpp"
+#include "actors/dispatch/call_path.hpp"
+#include "actors/dispatch/runtime_connection.hpp"
+#include "actors/dispatch/runtime_directory.hpp"
+#include "actors/doors/ws/api_session.hpp"
 #include "fake_transport.hpp"
 
 #include <boost/json.hpp>

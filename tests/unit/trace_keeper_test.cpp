@@ -2,7 +2,7 @@
 
 #include "test_support.hpp"
 
-#include "actors/manager/trace_keeper.hpp"
+#include "actors/tracing/trace_keeper.hpp"
 
 // The manager's own span of a routed run: stored under the run's root span
 // once the runtime's spans are in (before or after it), or as the trace's

@@ -2,7 +2,7 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "actors/manager/trpc_batch.hpp"
+#include "actors/doors/http/trpc_batch.hpp"
 #include "fake_responder.hpp"
 
 // A batched tRPC request: its names, one answer per part in request order,

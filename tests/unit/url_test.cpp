@@ -2,10 +2,10 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "net/url.hpp"
+#include "wire/url.hpp"
 
-using actor_host::net::host_header;
-using actor_host::net::parse_url;
+using actor_host::wire::host_header;
+using actor_host::wire::parse_url;
 
 CAF_TEST(full url) {
   auto url = parse_url("http://example.com:8080/api/ws?x=1#frag");
@@ -63,7 +63,7 @@ CAF_TEST(rejected urls) {
 CAF_TEST(split target decodes the path and the query) {
   std::string path;
   std::map<std::string, std::string> query;
-  actor_host::net::split_target("/ws/channels/a%2Fb?key=k%3D1+2&dir=read&flag&dir=write", path,
+  actor_host::wire::split_target("/ws/channels/a%2Fb?key=k%3D1+2&dir=read&flag&dir=write", path,
                                 query);
   CAF_CHECK_EQUAL(path, "/ws/channels/a/b");
   CAF_CHECK_EQUAL(query["key"], "k=1 2");
@@ -71,7 +71,7 @@ CAF_TEST(split target decodes the path and the query) {
   CAF_CHECK_EQUAL(query.count("flag"), 1u);
   CAF_CHECK_EQUAL(query["flag"], "");
   query.clear();
-  actor_host::net::split_target("/", path, query);
+  actor_host::wire::split_target("/", path, query);
   CAF_CHECK_EQUAL(path, "/");
   CAF_CHECK(query.empty());
 }
@@ -100,7 +100,7 @@ CAF_TEST(ipv6 brackets) {
 CAF_TEST(percent decoding) {
   std::string path;
   std::map<std::string, std::string> query;
-  actor_host::net::split_target("/a%20b/c%2Fd%2f+e?x=%41%62&y=a+b%2Bc&%6B=v", path, query);
+  actor_host::wire::split_target("/a%20b/c%2Fd%2f+e?x=%41%62&y=a+b%2Bc&%6B=v", path, query);
   CAF_CHECK_EQUAL(path, "/a b/c/d/ e"); // '+' is a space in the path too, as always
   CAF_CHECK_EQUAL(query["x"], "Ab");
   CAF_CHECK_EQUAL(query["y"], "a b+c");
@@ -114,24 +114,24 @@ CAF_TEST(percent decoding) {
 CAF_TEST(bad escapes in a request target stand for themselves) {
   std::string path;
   std::map<std::string, std::string> query;
-  actor_host::net::split_target("/a%zz%4?k=%g1&v=100%&w=%%41", path, query);
+  actor_host::wire::split_target("/a%zz%4?k=%g1&v=100%&w=%%41", path, query);
   CAF_CHECK_EQUAL(path, "/a%zz%4");
   CAF_CHECK_EQUAL(query["k"], "%g1");
   CAF_CHECK_EQUAL(query["v"], "100%");
   CAF_CHECK_EQUAL(query["w"], "%A");
   // Bytes RFC 3986 does not allow, as Beast admits them.
   query.clear();
-  actor_host::net::split_target("/caf\xc3\xa9/\"x\"{y}#z?q=a#b", path, query);
+  actor_host::wire::split_target("/caf\xc3\xa9/\"x\"{y}#z?q=a#b", path, query);
   CAF_CHECK_EQUAL(path, "/caf\xc3\xa9/\"x\"{y}#z");
   CAF_CHECK_EQUAL(query["q"], "a#b");
   // Targets that are not origin-form are a path as a whole.
   query.clear();
-  actor_host::net::split_target("http://h/p%41?x=1", path, query);
+  actor_host::wire::split_target("http://h/p%41?x=1", path, query);
   CAF_CHECK_EQUAL(path, "http://h/pA");
   CAF_CHECK_EQUAL(query["x"], "1");
-  actor_host::net::split_target("*", path, query);
+  actor_host::wire::split_target("*", path, query);
   CAF_CHECK_EQUAL(path, "*");
-  actor_host::net::split_target("", path, query);
+  actor_host::wire::split_target("", path, query);
   CAF_CHECK_EQUAL(path, "");
   // A configured URL is held to RFC 3986.
   CAF_CHECK(!parse_url("http://host/a%zz"));
@@ -141,7 +141,7 @@ CAF_TEST(bad escapes in a request target stand for themselves) {
 CAF_TEST(query splitting) {
   std::string path;
   std::map<std::string, std::string> query;
-  actor_host::net::split_target("/p?a=1&&b=2&=3&c&d=x=y&a=4&", path, query);
+  actor_host::wire::split_target("/p?a=1&&b=2&=3&c&d=x=y&a=4&", path, query);
   CAF_CHECK_EQUAL(path, "/p");
   CAF_CHECK_EQUAL(query.size(), 5u);
   CAF_CHECK_EQUAL(query["a"], "4");
@@ -150,12 +150,12 @@ CAF_TEST(query splitting) {
   CAF_CHECK_EQUAL(query["c"], "");
   CAF_CHECK_EQUAL(query["d"], "x=y");
   query.clear();
-  actor_host::net::split_target("/p?", path, query);
+  actor_host::wire::split_target("/p?", path, query);
   CAF_CHECK_EQUAL(path, "/p");
   CAF_CHECK(query.empty());
-  actor_host::net::split_target("/p?&", path, query);
+  actor_host::wire::split_target("/p?&", path, query);
   CAF_CHECK(query.empty());
-  actor_host::net::split_target("//double//slash?q?=?", path, query);
+  actor_host::wire::split_target("//double//slash?q?=?", path, query);
   CAF_CHECK_EQUAL(path, "//double//slash");
   CAF_CHECK_EQUAL(query["q?"], "?");
 }

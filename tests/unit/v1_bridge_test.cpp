@@ -2,7 +2,7 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "net/reflection_v1_bridge.hpp"
+#include "wire/reflection_v1_bridge.hpp"
 
 #include <string>
 
@@ -10,7 +10,7 @@
 // API: what each V2 request becomes, and what each V1 answer becomes. The
 // shapes on both sides are ../shared/spec/REFLECTION_V1.md and REFLECTION_V2.md.
 
-using namespace actor_host::net::v1;
+using namespace actor_host::wire::v1;
 using kind = http_plan::kind;
 
 namespace {

@@ -2,7 +2,7 @@
 
 #include "test_support.hpp"
 
-#include "actors/manager/v1_discovery.hpp"
+#include "actors/doors/v1/v1_discovery.hpp"
 #include "registry/runtime_file.hpp"
 
 #include <cstdlib>

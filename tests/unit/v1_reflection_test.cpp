@@ -1,13 +1,13 @@
 #define CAF_SUITE v1_reflection
 
-#include "test_support.hpp"
 #include "fake_responder.hpp"
 #include "gate.hpp"
+#include "test_support.hpp"
 
 #include "actors/runtime/v1_reflection.hpp"
 #include "actors/runtime/v1_routes.hpp"
-#include "net/jsonrpc.hpp"
 #include "registry/runtime_file.hpp"
+#include "wire/jsonrpc.hpp"
 
 // The runtime's Reflection V1 side (actors/runtime/v1_reflection.*,
 // v1_routes.*): shapes from ../shared/spec/REFLECTION_V1.md.

@@ -1,11 +1,11 @@
 #define CAF_SUITE iii_worker
 
-#include "test_support.hpp"
 #include "iii_fixture.hpp"
+#include "test_support.hpp"
 
-#include "actors/manager/function_registry.hpp"
-#include "actors/manager/invocation.hpp"
-#include "actors/manager/worker_connection.hpp"
+#include "actors/iii/function_registry.hpp"
+#include "actors/iii/invocation.hpp"
+#include "actors/iii/worker_connection.hpp"
 
 using namespace actor_host;
 using namespace actor_host::testing;

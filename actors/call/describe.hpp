@@ -1,0 +1,36 @@
+#pragma once
+
+#include "actors/call/call_request.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace actor_host {
+
+/// What `describe` (GET /api/describe, `describe` on /api/ws) looks up: an
+/// action key, or a gRPC method as the gRPC door names it
+/// ("genkit.flow.Flows.echo", "genkit.flow.Flows/echo", "iii.Functions.greet").
+struct describe_target {
+  std::string key;         // "/flow/echo"; empty for a gRPC name
+  std::string type;        // gRPC name: the action type ("flow", "iii")
+  std::string grpc_method; // gRPC name: the method ("echo")
+};
+
+/// "" or an invalid params error object (-32602; INVALID_ARGUMENT, HTTP 400): empty, over 1 KiB, not printable
+/// ASCII, or neither an action key nor a gRPC method name.
+std::string parse_describe_symbol(std::string_view symbol, describe_target& out);
+
+/// The listActions call that has the answer (the iii listing for iii names).
+call_request describe_call(const describe_target& t, std::string runtime_id,
+                           const call_policy& policy);
+
+/// The action's description from the listActions result `listing`: {key,
+/// name, runtimeId?, description?, metadata?, inputSchema?, outputSchema?,
+/// streamSchema?}, each schema with its `$ref`s resolved
+/// (schema/ref_closure.hpp). Returns "" and `out`, or an error object:
+/// NOT_FOUND (no such action), FAILED_PRECONDITION (a schema whose refs do
+/// not resolve, or resolve to too much).
+std::string describe_from_listing(const std::string& listing, const describe_target& t,
+                                  const std::string& runtime_id, std::string& out);
+
+} // namespace actor_host

@@ -1,0 +1,116 @@
+#pragma once
+
+#include "actors/call/call_request.hpp"
+#include "actors/call/invocation_request.hpp"
+#include "actors/call/replica_load.hpp"
+#include "actors/common/messages.hpp"
+#include "actors/common/socket_owner.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+// The typed protocols of the manager's call path: a message that is not in an
+// interface does not compile at the sender.
+namespace actor_host {
+
+/// A caller, as the call it started sees it: the run's events, in order,
+/// `done` last. (api_session, http_caller; worker_connection for its calls
+/// of Genkit actions.)
+using caller_actor = caf::typed_actor<
+  caf::reacts_to<trace_atom, std::uint64_t, std::string>,
+  caf::reacts_to<chunk_atom, std::uint64_t, std::string>,
+  caf::reacts_to<done_atom, std::uint64_t, bool, std::string>>;
+
+/// A call in flight, as its caller drives it: bidi input, and giving up.
+/// (pending_request; invocation for `/iii/` calls.)
+using call_actor = caf::typed_actor<caf::reacts_to<input_atom, std::string>,
+                                    caf::reacts_to<end_input_atom>, caf::reacts_to<abort_atom>>;
+
+/// An invocation of an iii function: a call_actor that the executing worker
+/// connection also feeds.
+using invocation_actor = call_actor::extend<caf::reacts_to<response_atom, bool, std::string>,
+                                            caf::reacts_to<conn_lost_atom, std::string>,
+                                            caf::reacts_to<expired_atom>>;
+
+/// A pending_request: a call_actor that its runtime connection also feeds.
+using pending_actor = call_actor::extend<
+  caf::reacts_to<run_trace_atom, std::string>, caf::reacts_to<run_chunk_atom, std::string>,
+  caf::reacts_to<response_atom, bool, std::string>, caf::reacts_to<conn_lost_atom, std::string>,
+  caf::reacts_to<expired_atom>, caf::reacts_to<cancel_atom>,
+  caf::reacts_to<oversized_atom, std::string>>;
+
+/// Where a routed call is handed: a runtime's connection, or an iii
+/// worker's for `/iii/` keys. The answer is the call in flight; the caller
+/// then gets its events.
+using call_target_actor = caf::typed_actor<
+  caf::replies_to<call_atom, call_request, caller_actor>::with<call_actor>>;
+
+/// The /api/ws session: a caller fed by its socket, and a dashboard feed's
+/// subscriber (notifications to write).
+using api_session_actor = caller_actor::extend_with<socket_owner_actor>::extend<
+  caf::reacts_to<feed_atom, std::string>>;
+
+/// A Genkit runtime's connection (runtime_connection.hpp): takes calls, is
+/// fed by its socket, and hears from its pending requests and the directory.
+using connection_actor = call_target_actor::extend_with<socket_owner_actor>::extend<
+  caf::reacts_to<forget_atom, std::string, std::string, bool>, caf::reacts_to<expired_atom>,
+  caf::replies_to<drain_atom>::with<caf::ok_atom>, caf::reacts_to<cancel_atom>,
+  caf::reacts_to<stop_atom, std::uint16_t>,
+  caf::replies_to<probe_atom>::with<bool>, caf::reacts_to<pong_atom, bool>,
+  caf::reacts_to<oversized_atom, std::string, std::string, std::uint64_t>>;
+
+/// An iii worker's connection (worker_connection.hpp): takes calls of its
+/// functions (from the front door, and from the registry for iii callers),
+/// is fed by its socket, and is the caller of its own calls of Genkit
+/// actions.
+using worker_connection_actor = call_target_actor::extend_with<socket_owner_actor, caller_actor>::extend<
+  caf::reacts_to<execute_atom, caller_actor, std::uint64_t, invocation_request>,
+  caf::reacts_to<forget_inv_atom, std::string>, caf::reacts_to<expired_atom>,
+  caf::reacts_to<replaced_atom>>;
+
+/// Hears when a runtime id registers and when it goes away (child_runtime,
+/// the supervisor waiting for its services).
+using runtime_watcher_actor = caf::typed_actor<caf::reacts_to<ready_atom, std::string>,
+                                               caf::reacts_to<unready_atom, std::string>>;
+
+/// Told when a replica finished a call (a service's queue, service_queue.hpp).
+using slot_listener_actor = caf::typed_actor<caf::reacts_to<slot_atom>>;
+
+/// What a runtime's connection registers (runtime_directory.hpp): its id,
+/// the service it is a replica of (its `name`, default its id), its
+/// RuntimeInfo, and its load figure (replica_load.hpp). Local only.
+struct runtime_registration {
+  std::string id;
+  std::string service;
+  std::string info_json;
+  replica_load_ptr load;
+};
+
+/// The runtime directory (runtime_directory.hpp).
+using directory_actor = caf::typed_actor<
+  caf::replies_to<register_atom, runtime_registration, connection_actor>::with<
+    bool, std::string, slot_listener_actor>,
+  caf::reacts_to<limits_atom, service_limits>, caf::replies_to<services_atom>::with<std::string>,
+  caf::reacts_to<deregister_atom, std::string, connection_actor>,
+  caf::reacts_to<idempotent_atom, std::string, std::vector<std::string>, connection_actor>,
+  caf::replies_to<list_atom>::with<std::string>,
+  caf::reacts_to<bidi_open_atom, std::string, call_actor>,
+  caf::reacts_to<bidi_close_atom, std::string>,
+  caf::replies_to<bidi_find_atom, std::string>::with<bool, call_actor>,
+  caf::reacts_to<watch_atom, std::string, runtime_watcher_actor>,
+  caf::replies_to<drain_atom>::with<std::vector<connection_actor>>,
+  caf::replies_to<drain_atom, std::string>::with<connection_actor>,
+  caf::reacts_to<cluster_atom, caf::actor, caf::actor, std::string>,
+  caf::reacts_to<cluster_atom, std::string, caf::timespan>,
+  caf::reacts_to<remote_up_atom, std::string, std::string, std::string, connection_actor>,
+  caf::reacts_to<remote_down_atom, std::string, std::string>,
+  caf::reacts_to<node_lost_atom, std::string>,
+  caf::reacts_to<remote_load_atom, std::string, std::vector<std::string>,
+                 std::vector<std::int32_t>>,
+  caf::reacts_to<subscribe_atom, caf::actor>>;
+
+} // namespace actor_host
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::runtime_registration)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::service_limits)

@@ -1,0 +1,91 @@
+#include "actors/dispatch/cancel_broadcast.hpp"
+
+#include "actors/call/errors.hpp"
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
+#include "actors/dispatch/call_path.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+namespace actor_host {
+
+namespace {
+
+using broadcast_actor = call_target_actor::extend_with<caller_actor, call_actor>;
+
+struct broadcast_state {
+  live_count live{actor_kind::cancel_broadcast};
+  std::vector<cancel_target> targets;
+  caller_actor caller;
+  std::uint64_t tag = 0;
+  std::size_t waiting = 0;
+  std::string refusal; // the last runtime's error object
+  static inline const char* name = "cancel_broadcast";
+};
+
+using self_ptr = broadcast_actor::stateful_pointer<broadcast_state>;
+
+void answer(self_ptr self, bool ok, std::string raw) {
+  auto& st = self->state;
+  self->send(st.caller, done_atom_v, st.tag, ok, std::move(raw));
+  self->quit();
+}
+
+void one_refused(self_ptr self, std::string raw) {
+  auto& st = self->state;
+  st.refusal = std::move(raw);
+  if (--st.waiting == 0)
+    answer(self, false, std::move(st.refusal));
+}
+
+broadcast_actor::behavior_type cancel_broadcast(self_ptr self, std::vector<cancel_target> targets) {
+  self->state.targets = std::move(targets);
+  return {
+    [self](call_atom, call_request& req, caller_actor& caller) -> call_actor {
+      auto& st = self->state;
+      st.caller = std::move(caller);
+      st.tag = req.tag;
+      st.waiting = st.targets.size();
+      // Each runtime's answer comes back tagged with its index.
+      for (std::size_t i = 0; i < st.targets.size(); ++i) {
+        auto one = req;
+        one.tag = i;
+        one.runtime_id = st.targets[i].runtime_id;
+        auto method = req.method;
+        self
+          ->request(st.targets[i].conn, answered_in_handler, call_atom_v, std::move(one),
+                    caf::actor_cast<caller_actor>(self))
+          .then([](call_actor&) {},
+                [self, method, id = st.targets[i].runtime_id](caf::error&) {
+                  one_refused(self, manager_errors::connection_closed(id, method_name(method)));
+                });
+      }
+      if (st.targets.empty())
+        self->send(self, done_atom_v, std::uint64_t{0}, false, manager_errors::no_runtimes());
+      return caf::actor_cast<call_actor>(self);
+    },
+    [](trace_atom, std::uint64_t, const std::string&) {},
+    [](chunk_atom, std::uint64_t, const std::string&) {},
+    [self](done_atom, std::uint64_t, bool ok, std::string& raw) {
+      if (ok)
+        return answer(self, true, std::move(raw));
+      if (self->state.targets.empty())
+        return answer(self, false, std::move(raw));
+      one_refused(self, std::move(raw));
+    },
+    [](input_atom, const std::string&) {},
+    [](end_input_atom) {},
+    [self](abort_atom) { self->quit(); },
+  };
+}
+
+} // namespace
+
+call_target_actor start_cancel_broadcast(caf::actor_system& sys,
+                                         std::vector<cancel_target> targets) {
+  return caf::actor_cast<call_target_actor>(sys.spawn(cancel_broadcast, std::move(targets)));
+}
+
+} // namespace actor_host

@@ -1,0 +1,254 @@
+#include "actors/dispatch/pending_request.hpp"
+
+#include "actions/action_list.hpp"
+#include "actors/call/errors.hpp"
+#include "actors/tracing/trace_keeper.hpp"
+#include "obs/log.hpp"
+#include "obs/metrics.hpp"
+#include "wire/jsonrpc.hpp"
+#include "wire/secure_random.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace actor_host {
+
+namespace rpc = wire::jsonrpc;
+
+namespace {
+
+using self_ptr = pending_actor::stateful_pointer<pending_state>;
+
+obs::scoped_log_fields call_fields(self_ptr self) {
+  auto& st = self->state;
+  return obs::scoped_log_fields{{.trace_id = st.trace_id,
+                                 .runtime_id = st.args.runtime_id,
+                                 .action = st.args.action_key}};
+}
+
+std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+// The manager's own span of a run: which runtime (and node) it was routed
+// to, how long it took here, how it ended.
+void send_route_span(self_ptr self, bool ok, int code, const std::string& raw) {
+  auto& st = self->state;
+  auto& a = st.args;
+  auto& m = obs::global();
+  if (m.route_spans_queued.fetch_add(1, std::memory_order_relaxed) >= max_route_spans_queued) {
+    m.route_spans_queued.fetch_sub(1, std::memory_order_relaxed);
+    auto n = m.route_spans_dropped.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (n == 1 || n % 1000 == 0)
+      spdlog::warn("trace store falls behind: {} route span(s) dropped so far", n);
+    return;
+  }
+  traces::run_span s;
+  s.trace_id = st.trace_id;
+  s.span_id = wire::secure_random_hex(8);
+  s.kind = "actor-host";
+  s.action_type = "route";
+  s.name = "actor-host " + a.runtime_id;
+  s.ok = ok;
+  if (!ok) {
+    s.error_message = std::string{wire::status_name(code)};
+    std::string_view m[1];
+    std::string copy = raw, text;
+    if (rpc::find_members(copy, {"message"}, m) && rpc::string_value(m[0], text))
+      s.error_message += ": " + text;
+  }
+  s.start_ms = epoch_ms(st.started_wall);
+  s.end_ms = epoch_ms(std::chrono::system_clock::now());
+  s.attributes = {{"actor-host:runtime", a.runtime_id}, {"actor-host:action", a.action_key}};
+  if (!a.node.empty())
+    s.attributes.emplace_back("actor-host:node", a.node);
+  caf::anon_send(a.traces, route_span_atom_v, std::move(s));
+}
+
+// Outlier detection (replica_load.hpp): failures of the replica, not of
+// the caller's input or the action's own logic, count against it.
+void record_outcome(self_ptr self, int code) {
+  using wire::status_code;
+  auto& a = self->state.args;
+  bool failed = code == static_cast<int>(status_code::unavailable)
+                || code == static_cast<int>(status_code::internal)
+                || code == static_cast<int>(status_code::deadline_exceeded);
+  if (auto span = a.load->record(failed, replica_load::clock::now()); span.count() > 0) {
+    obs::global().replica_ejections.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("runtime {} ejected from balanced calls for {} s: {} calls in a row failed "
+                 "(UNAVAILABLE, INTERNAL or DEADLINE_EXCEEDED); pinned calls still reach it",
+                 a.runtime_id, span.count(), replica_load::failures_to_eject);
+  }
+}
+
+void finish(self_ptr self, bool ok, std::string raw) {
+  auto& a = self->state.args;
+  auto took = std::chrono::steady_clock::now() - self->state.started;
+  auto code = ok ? 0 : manager_errors::status_code_of(raw);
+  if (a.traces && a.method == "runAction" && !self->state.trace_id.empty())
+    send_route_span(self, ok, code, raw);
+  obs::global().record_request(obs::method_from_name(a.method), code, took);
+  if (a.load && a.method == "runAction")
+    record_outcome(self, code);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    auto fields = call_fields(self);
+    spdlog::debug("{} {}: {} in {:.3f} ms", a.method, a.action_key,
+                  ok ? std::string_view{"ok"} : wire::status_name(code),
+                  std::chrono::duration<double, std::milli>(took).count());
+  }
+  if (a.caller) {
+    // The monitor lives in the caller's state until removed: a long-lived
+    // caller session would otherwise keep ~1 KB per finished call.
+    self->demonitor(a.caller.address());
+    self->send(a.caller, done_atom_v, a.tag, ok, std::move(raw));
+  }
+  self->quit();
+}
+
+// Ends the call without its answer: the connection forgets the wire id (a
+// late answer is dropped quietly) and, for a run, cancels it on the runtime,
+// at once or when the trace id shows up. Nothing of the call stays here.
+void give_up(self_ptr self) {
+  auto& st = self->state;
+  self->send(st.args.conn, forget_atom_v, st.args.wire_id, st.trace_id,
+             st.args.method == "runAction");
+}
+
+void forward_input(self_ptr self, const std::string& chunk) {
+  auto& a = self->state.args;
+  if (!chunk.empty())
+    obs::global().input_chunks.fetch_add(1, std::memory_order_relaxed);
+  if (chunk.empty())
+    a.transport->send_text(
+      rpc::notification("endInputStream", R"({"requestId":)" + a.wire_id + "}"));
+  else
+    a.transport->send_text(rpc::notification(
+      "sendInputStreamChunk", R"({"requestId":)" + a.wire_id + R"(,"chunk":)" + chunk + "}"));
+}
+
+void input(self_ptr self, std::string chunk) {
+  auto& st = self->state;
+  if (!st.trace_id.empty())
+    return forward_input(self, chunk);
+  auto cap = st.args.max_held_input_bytes;
+  if (cap > 0 && st.held_bytes + chunk.size() > cap) {
+    obs::global().bidi_input_overflows.fetch_add(1, std::memory_order_relaxed);
+    auto fields = call_fields(self);
+    spdlog::warn("run {} on runtime {}: bidi input held before the run started exceeds "
+                 "max_bidi_input_bytes ({} bytes); failing the run",
+                 st.args.wire_id, st.args.runtime_id, cap);
+    give_up(self);
+    return finish(self, false, manager_errors::bidi_input_overflow(cap));
+  }
+  st.held_bytes += chunk.size();
+  st.held_input.push_back(std::move(chunk));
+}
+
+// The caller is gone: nobody waits for the answer, so the call is forgotten
+// and cancelled now rather than held until the runtime answers (a runtime
+// that never does would keep it forever).
+void abandon(self_ptr self) {
+  auto& st = self->state;
+  obs::global().abandoned_calls.fetch_add(1, std::memory_order_relaxed);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    auto fields = call_fields(self);
+    spdlog::debug("{} {} on runtime {} abandoned by its caller; forgotten and cancelled",
+                  st.args.method, st.args.wire_id, st.args.runtime_id);
+  }
+  st.args.caller = nullptr;
+  give_up(self);
+  finish(self, false,
+         manager_errors::status_error(wire::status_code::cancelled,
+                                      "Call abandoned by its caller"));
+}
+
+} // namespace
+
+pending_actor::behavior_type pending_request(self_ptr self, pending_args args) {
+  self->state.args = std::move(args);
+  // A caller that dies (socket closed, HTTP client gone) abandons the call.
+  if (self->state.args.caller) {
+    self->monitor(self->state.args.caller);
+    self->set_down_handler([self](caf::down_msg& dm) {
+      if (dm.source == self->state.args.caller.address())
+        abandon(self);
+    });
+  }
+  return {
+    [self](run_trace_atom, std::string& trace) {
+      auto& st = self->state;
+      // Go runtimes send runActionState once per span; the first one counts.
+      if (!st.trace_id.empty())
+        return;
+      st.trace_id = trace;
+      for (auto& chunk : st.held_input)
+        forward_input(self, chunk);
+      st.held_input.clear();
+      st.held_bytes = 0;
+      if (st.args.caller)
+        self->send(st.args.caller, trace_atom_v, st.args.tag, std::move(trace));
+    },
+    [self](run_chunk_atom, std::string& raw) {
+      auto& a = self->state.args;
+      obs::global().stream_chunks.fetch_add(1, std::memory_order_relaxed);
+      if (a.caller)
+        self->send(a.caller, chunk_atom_v, a.tag, std::move(raw));
+    },
+    [self](response_atom, bool ok, std::string& raw) {
+      auto& a = self->state.args;
+      if (ok && a.method == "listActions") {
+        auto normalized = actions::normalize_list_actions(raw);
+        if (!normalized) {
+          auto& why = normalized.error();
+          spdlog::warn("invalid listActions result from runtime {}: {}", a.runtime_id, why);
+          return finish(self, false,
+                        manager_errors::internal("invalid listActions result from runtime "
+                                                 + a.runtime_id + ": " + why));
+        }
+        raw = std::move(*normalized);
+      }
+      finish(self, ok, std::move(raw));
+    },
+    [self](expired_atom) {
+      auto& a = self->state.args;
+      auto fields = call_fields(self);
+      spdlog::warn("request {} ({}) to runtime {} timed out", a.wire_id, a.method, a.runtime_id);
+      give_up(self);
+      finish(self, false,
+             manager_errors::timed_out(
+               a.runtime_id, a.method,
+               std::chrono::duration_cast<std::chrono::milliseconds>(a.timeout)));
+    },
+    [self](oversized_atom, std::string& error) {
+      // A chunk or state over the frame cap was dropped: the run cannot be
+      // relayed whole, so it is cancelled on the runtime and fails here.
+      auto& a = self->state.args;
+      auto fields = call_fields(self);
+      spdlog::warn("{} {} on runtime {}: a message over max_frame_bytes; failing and cancelling it",
+                   a.method, a.wire_id, a.runtime_id);
+      give_up(self);
+      finish(self, false, std::move(error));
+    },
+    [self](conn_lost_atom, const std::string&) {
+      auto& a = self->state.args;
+      finish(self, false, manager_errors::connection_closed(a.runtime_id, a.method));
+    },
+    [self](input_atom, std::string& chunk) { input(self, std::move(chunk)); },
+    [self](end_input_atom) { input(self, {}); },
+    [self](abort_atom) { abandon(self); },
+    [self](cancel_atom) {
+      // The manager's drain timeout passed: the run is cancelled on the
+      // runtime and the caller told why.
+      auto& a = self->state.args;
+      obs::global().drain_cancelled_calls.fetch_add(1, std::memory_order_relaxed);
+      auto fields = call_fields(self);
+      spdlog::warn("cancelling {} {} on runtime {}: drain timeout passed", a.method,
+                   self->state.trace_id, a.runtime_id);
+      give_up(self);
+      finish(self, false,
+             manager_errors::status_error(wire::status_code::cancelled,
+                                          wire::drain_cancel_message));
+    },
+  };
+}
+
+} // namespace actor_host

@@ -1,0 +1,63 @@
+#pragma once
+
+#include "actors/call/interfaces.hpp"
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
+#include "net/transport.hpp"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace actor_host {
+
+struct pending_args {
+  connection_actor conn;        // the runtime_connection that sent the request
+  net::transport_ptr transport; // its socket, for input-stream notifications
+  caller_actor caller;          // receives the events; null for detached calls
+  std::uint64_t tag = 0;        // the caller's correlation id
+  std::string wire_id;          // raw JSON id on the runtime socket ("\"7\"")
+  std::string method;
+  std::string runtime_id;
+  std::string action_key;         // runAction only
+  caf::timespan timeout{0};       // 0 = none
+  // Bidi input held before the run reports its trace id; 0 = no cap.
+  std::size_t max_held_input_bytes = 0;
+  caf::actor traces; // route_span_batcher: gets the manager's span of each run; null = none
+  std::string node;  // this manager's node name in a cluster, for that span
+  replica_load_ptr load; // its runtime's: how the call ended (outlier detection)
+};
+
+struct pending_state {
+  live_count live{actor_kind::pending_request};
+  pending_args args;
+  std::string trace_id;
+  // Input held until the runtime reports the trace id: Genkit JS runtimes
+  // create a run's input channel only after an asynchronous lookup and drop
+  // earlier input. "" marks the end of input.
+  std::vector<std::string> held_input;
+  std::size_t held_bytes = 0;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::chrono::system_clock::time_point started_wall = std::chrono::system_clock::now();
+  static inline const char* name = "pending_request";
+};
+
+/// One request sent to a runtime, alive until its answer. Its deadline is
+/// kept by the connection (deadline_queue.hpp says why), which sends
+/// (expired_atom) when it passes. Relays runActionState and streamChunk to the caller,
+/// forwards bidi input, and turns a lost connection into an error for the
+/// caller. A caller that goes away (or a deadline, or too much held input)
+/// ends it at once: the connection forgets the wire id and cancels the run
+/// on the runtime, now or when its trace id arrives.
+///
+/// From the connection: (run_trace_atom, trace), (run_chunk_atom, raw),
+///   (response_atom, ok, raw), (conn_lost_atom, reason), (expired_atom)
+/// From the caller: (input_atom, raw), (end_input_atom), (abort_atom)
+/// To the caller: (trace_atom, tag, trace), (chunk_atom, tag, raw),
+///   (done_atom, tag, ok, raw result or error object)
+/// To the connection: (forget_atom, wire_id, trace_id, cancel) when it ends
+///   without an answer
+pending_actor::behavior_type pending_request(pending_actor::stateful_pointer<pending_state> self,
+                                             pending_args args);
+
+} // namespace actor_host

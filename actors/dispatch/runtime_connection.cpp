@@ -1,0 +1,397 @@
+#include "actors/dispatch/runtime_connection.hpp"
+
+#include "actors/call/errors.hpp"
+#include "actors/common/frame_bridge.hpp"
+#include "actors/dispatch/call_path.hpp"
+#include "actors/dispatch/pending_request.hpp"
+#include "net/liveness.hpp"
+#include "obs/metrics.hpp"
+#include "registry/action_metadata.hpp"
+#include "registry/runtime_info.hpp"
+#include "wire/jsonrpc.hpp"
+
+#include <re2/re2.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace actor_host {
+
+namespace rpc = wire::jsonrpc;
+
+const std::string& connection_state::who() const {
+  return runtime_id.empty() ? transport->peer() : runtime_id;
+}
+
+namespace {
+
+/// The register answer: the telemetry server (only with a trace store: an
+/// unreachable telemetryServerUrl wedges the Genkit JS runtime, so otherwise
+/// the key is left out and the runtime keeps its own), and in a cluster the
+/// other nodes' reflection URLs (managerUrls; Genkit runtimes ignore it).
+std::string register_answer(const connection_options& opts) {
+  std::string out = "{";
+  if (!opts.telemetry_url.empty())
+    out += R"("telemetryServerUrl":)" + rpc::quote(opts.telemetry_url);
+  if (opts.peer_manager_urls) {
+    out += out.size() > 1 ? "," : "";
+    out += R"("managerUrls":[)";
+    bool first = true;
+    for (auto& url : opts.peer_manager_urls()) {
+      out += (first ? "" : ",") + rpc::quote(url);
+      first = false;
+    }
+    out += ']';
+  }
+  return out + '}';
+}
+
+
+using self_ptr = connection_actor::stateful_pointer<connection_state>;
+
+void reply_error(self_ptr self, const std::string& id, int code, const std::string& message) {
+  self->state.transport->send_text(rpc::error_response(id, rpc::error_object(code, message)));
+}
+
+void on_register(self_ptr self, const rpc::message& m) {
+  auto& st = self->state;
+  auto parsed = registry::parse_register_params(m.params);
+  if (!parsed) {
+    spdlog::warn("rejected register from {}: {}", st.who(), parsed.error());
+    if (m.kind == rpc::kind::request)
+      reply_error(self, m.id, rpc::code::invalid_params, "Invalid params: " + parsed.error());
+    return;
+  }
+  auto& info = *parsed;
+  info.reflection_server_url = st.opts.reflection_url;
+  info.protocol = st.opts.protocol;
+  info.timestamp = registry::iso_timestamp_now();
+  // The directory decides: an id held by another live socket is refused, one
+  // whose socket is dead is handed over (it may probe the holder first).
+  auto id = info.id;
+  // No timer of our own: the directory answers at once or after its probe,
+  // which has its own 2 s deadline; a request timeout would stay in CAF
+  // 0.17's clock after the answer (call_path.hpp, answered_in_handler).
+  runtime_registration reg{info.id, info.name.value_or(info.id), info.to_json(), st.load};
+  self->request(st.directory, answered_in_handler, register_atom_v, std::move(reg),
+                connection_actor{self})
+    .then(
+      [self, id, rid = m.id, request = m.kind == rpc::kind::request](
+        bool ok, std::string& why, slot_listener_actor& queue) {
+        auto& st = self->state;
+        if (!ok) {
+          spdlog::warn("refused register of runtime id {} from {}: {}", id,
+                       st.transport->peer(), why);
+          if (request)
+            reply_error(self, rid, rpc::code::invalid_params, "Invalid params: " + why);
+          return;
+        }
+        if (!st.runtime_id.empty() && st.runtime_id != id)
+          self->send(st.directory, deregister_atom_v, st.runtime_id, connection_actor{self});
+        st.runtime_id = id;
+        st.service_queue = std::move(queue);
+        if (request)
+          st.transport->send_text(rpc::result_response(rid, register_answer(st.opts)));
+        // Which actions it declares safe to run twice (call_path.hpp).
+        if (st.opts.learn_actions) {
+          st.actions_wire_id = '"' + std::to_string(st.next_id++) + '"';
+          st.transport->send_text(rpc::request("listActions", "{}", st.actions_wire_id));
+        }
+      },
+      [self, id](caf::error& err) {
+        spdlog::warn("register of runtime id {} failed: {}", id, caf::to_string(err));
+      });
+}
+
+// Enough to cover the answers still on their way when callers leave in bulk;
+// beyond it the oldest ids are dropped (their frames are then logged at debug).
+constexpr std::size_t max_forgotten = 4096;
+
+void remember_forgotten(self_ptr self, std::string wire_id, bool cancel_on_trace) {
+  auto& st = self->state;
+  if (!st.forgotten.emplace(wire_id, cancel_on_trace).second)
+    return;
+  st.forgotten_order.push_back(std::move(wire_id));
+  while (st.forgotten_order.size() > max_forgotten) {
+    st.forgotten.erase(st.forgotten_order.front());
+    st.forgotten_order.pop_front();
+  }
+}
+
+// Fire and forget: nobody waits for the answer, so no pending_request; the
+// id is remembered only to drop the answer quietly.
+void send_cancel(self_ptr self, const std::string& trace) {
+  auto& st = self->state;
+  auto wire_id = '"' + std::to_string(st.next_id++) + '"';
+  obs::global().abandoned_cancels.fetch_add(1, std::memory_order_relaxed);
+  spdlog::debug("cancelling run {} on runtime {}: nobody waits for it", trace, st.who());
+  st.transport->send_text(
+    rpc::request("cancelAction", R"({"traceId":)" + rpc::quote(trace) + "}", wire_id));
+  remember_forgotten(self, std::move(wire_id), false);
+}
+
+// A run abandoned before its trace id was known is cancelled when it shows.
+void on_forgotten_state(self_ptr self, const std::string& params, std::string_view wire_id,
+                        std::string_view state) {
+  auto& f = self->state.forgotten;
+  auto i = f.find(wire_id);
+  if (i == f.end() || !i->second)
+    return;
+  std::string_view t[1];
+  std::string trace;
+  if (!state.empty() && rpc::find_members(params, state, {"traceId"}, t) && !t[0].empty()
+      && rpc::string_value(t[0], trace) && !trace.empty()) {
+    i->second = false;
+    send_cancel(self, trace);
+  }
+}
+
+// streamChunk is the per-chunk path: one pass over params, views into the
+// frame, and only the chunk is copied (into the message).
+void on_notification(self_ptr self, rpc::message& m) {
+  std::string_view f[3]; // requestId, chunk, state
+  if (!rpc::find_members(m.params, {"requestId", "chunk", "state"}, f)) {
+    spdlog::debug("{} from {} without usable params", m.method, self->state.who());
+    return;
+  }
+  auto* call = f[0].empty() ? nullptr : self->state.pending.find(f[0]);
+  if (!call) {
+    if (!f[0].empty() && self->state.forgotten.count(f[0])) {
+      if (m.method == "runActionState")
+        on_forgotten_state(self, m.params, f[0], f[2]);
+      return;
+    }
+    spdlog::debug("{} for unknown request id from {}", m.method, self->state.who());
+    return;
+  }
+  if (m.method == "streamChunk") {
+    if (!f[1].empty())
+      self->send(*call, run_chunk_atom_v, std::string{f[1]});
+    return;
+  }
+  // runActionState
+  std::string_view t[1];
+  std::string trace;
+  if (!f[2].empty() && rpc::find_members(m.params, f[2], {"traceId"}, t) && !t[0].empty()
+      && rpc::string_value(t[0], trace) && !trace.empty()) {
+    // It becomes a response header and a log field: only a well-formed id.
+    if (!registry::valid_trace_id(trace)) {
+      spdlog::warn("runtime {} sent an invalid trace id ({} bytes); ignored", self->state.who(),
+                   trace.size());
+      return;
+    }
+    self->send(*call, run_trace_atom_v, std::move(trace));
+  }
+}
+
+// Calls taken off this replica's load: a service's queue may hand one on.
+void release_load(self_ptr self, std::int32_t n = 1) {
+  auto& st = self->state;
+  st.load->release(n);
+  if (st.service_queue)
+    self->send(st.service_queue, slot_atom_v);
+}
+
+void check_drained(self_ptr self) {
+  auto& st = self->state;
+  if (st.pending.empty() && st.drained.pending())
+    st.drained.deliver(caf::ok_atom_v);
+}
+
+void on_frame(self_ptr self, std::string& frame) {
+  auto& st = self->state;
+  rpc::message m;
+  rpc::decode_error err;
+  if (!rpc::decode(frame, m, err)) {
+    spdlog::warn("bad frame from runtime {}: {}", st.who(), err.message);
+    reply_error(self, err.id, err.code, err.message);
+    return;
+  }
+  if (m.kind == rpc::kind::response) {
+    if (!st.actions_wire_id.empty() && m.id == st.actions_wire_id) {
+      st.actions_wire_id.clear();
+      if (m.error.empty() && !st.runtime_id.empty())
+        self->send(st.directory, idempotent_atom_v, st.runtime_id,
+                   registry::idempotent_actions(m.result), connection_actor{self});
+      return;
+    }
+    auto call = st.pending.take(m.id);
+    if (!call) {
+      if (auto f = st.forgotten.find(m.id); f != st.forgotten.end()) {
+        // The answer to a call nobody waits for: the id will not come back.
+        // (Its entry in forgotten_order goes when it ages out.)
+        st.forgotten.erase(f);
+        return;
+      }
+      // A runtime replaying after reconnect, or an answer older than max_forgotten.
+      spdlog::debug("response for unknown request id {} from {}", m.id, st.who());
+      return;
+    }
+    release_load(self);
+    bool ok = m.error.empty();
+    self->send(call, response_atom_v, ok, ok ? std::move(m.result) : std::move(m.error));
+    check_drained(self);
+    return;
+  }
+  if (m.method == "streamChunk" || m.method == "runActionState")
+    return on_notification(self, m);
+  if (m.method == "register")
+    return on_register(self, m);
+  spdlog::debug("unknown method {} from runtime {}", m.method, st.who());
+  if (m.kind == rpc::kind::request)
+    reply_error(self, m.id, rpc::code::method_not_found, "Method not found: " + m.method);
+}
+
+// A message over the frame cap, dropped by the socket: the call it belongs
+// to fails (RESOURCE_EXHAUSTED) and the link stays for the others. Our wire
+// ids are quoted decimals, found as a response's last member (Genkit writes
+// `"id"` last) or first, or as a notification's `requestId`.
+void on_oversized(self_ptr self, const std::string& head, const std::string& tail,
+                  std::uint64_t size) {
+  static const re2::RE2 response_tail{R"re("id"\s*:\s*("\d{1,20}")\s*\}\s*$)re"};
+  static const re2::RE2 response_head{
+    R"re(^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("\d{1,20}"))re"};
+  static const re2::RE2 notification{
+    R"re(^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:\s*)re"
+    R"re("(?:streamChunk|runActionState)"\s*,\s*"params"\s*:\s*\{\s*"requestId"\s*:\s*)re"
+    R"re(("\d{1,20}"))re"};
+  auto& st = self->state;
+  std::string id;
+  auto error = [&] {
+    return manager_errors::answer_too_large(st.who(), size, st.opts.max_frame_bytes);
+  };
+  if (re2::RE2::PartialMatch(head, notification, &id)) {
+    if (auto* call = st.pending.find(id)) {
+      spdlog::warn("runtime {}: a {} byte message for request {} is over max_frame_bytes; "
+                   "failing that call",
+                   st.who(), size, id);
+      self->send(*call, oversized_atom_v, error());
+      return;
+    }
+  } else if (re2::RE2::PartialMatch(tail, response_tail, &id)
+             || re2::RE2::PartialMatch(head, response_head, &id)) {
+    if (auto call = st.pending.take(id)) {
+      spdlog::warn("runtime {}: its {} byte answer to request {} is over max_frame_bytes; "
+                   "failing that call",
+                   st.who(), size, id);
+      release_load(self);
+      self->send(call, response_atom_v, false, error());
+      check_drained(self);
+      return;
+    }
+    if (!id.empty() && id == st.actions_wire_id) {
+      st.actions_wire_id.clear();
+      return;
+    }
+  }
+  // Nobody's: a runtime that sends what cannot be read is cut off, as before.
+  spdlog::warn("closing runtime {}: a message of {} bytes over max_frame_bytes for no call of "
+               "its own",
+               st.who(), size);
+  st.transport->close(1009, "message too big");
+}
+
+} // namespace
+
+connection_actor::behavior_type runtime_connection(self_ptr self, net::transport_ptr transport,
+                                                   directory_actor directory,
+                                                   connection_options opts) {
+  auto& st = self->state;
+  st.transport = transport;
+  st.directory = std::move(directory);
+  st.opts = std::move(opts);
+  close_on_exit(self, std::move(transport));
+  // Directory probes waiting for the pong to our ping (register takeover).
+  auto probes = std::make_shared<std::vector<caf::response_promise>>();
+  return {
+    [self](frame_atom, std::string& frame) {
+      on_frame(self, frame);
+      self->state.transport->frame_processed();
+    },
+    [self](closed_atom, const std::string& reason) {
+      auto& st = self->state;
+      spdlog::info("runtime connection {} closed ({}), failing {} pending request(s)", st.who(),
+                   reason, st.pending.size());
+      auto lost = st.pending.take_all();
+      release_load(self, static_cast<std::int32_t>(lost.size()));
+      for (auto& p : lost)
+        self->send(p, conn_lost_atom_v, reason);
+      check_drained(self);
+      self->quit();
+    },
+    [self](call_atom, call_request& req, caller_actor& caller) -> call_actor {
+      auto& st = self->state;
+      if (!req.counted) // not routed here by a door of this node (replica_load.hpp)
+        st.load->try_reserve(0);
+      auto wire_id = '"' + std::to_string(st.next_id++) + '"';
+      pending_args a;
+      a.conn = self;
+      a.transport = st.transport;
+      a.caller = std::move(caller);
+      a.tag = req.tag;
+      a.wire_id = wire_id;
+      a.method = std::string{method_name(req.method)};
+      a.runtime_id = st.runtime_id;
+      a.action_key = std::move(req.key); // for the log lines about this call
+      a.timeout = req.timeout;
+      a.max_held_input_bytes = st.opts.max_bidi_input_bytes;
+      a.traces = st.opts.traces;
+      a.node = st.opts.node;
+      a.load = st.load;
+      auto p = self->spawn(pending_request, std::move(a));
+      add_call(self, &connection_state::pending, wire_id, p, req.timeout);
+      st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));
+      return p;
+    },
+    [self](forget_atom, std::string& wire_id, const std::string& trace, bool cancel) {
+      auto& st = self->state;
+      // Already answered (the answer crossed the forget): nothing to cancel.
+      if (!st.pending.take(wire_id))
+        return;
+      release_load(self);
+      if (cancel && !trace.empty())
+        send_cancel(self, trace);
+      remember_forgotten(self, std::move(wire_id), cancel && trace.empty());
+      check_drained(self);
+    },
+    // The earliest deadline passed: its requests time out (each tells its
+    // caller and sends forget_atom back, as for any call given up).
+    [self](expired_atom) { expire_due_calls(self, &connection_state::pending); },
+    [self](drain_atom) -> caf::result<caf::ok_atom> {
+      auto& st = self->state;
+      if (st.pending.empty())
+        return caf::ok_atom_v;
+      spdlog::info("runtime {}: waiting for {} request(s) in flight", st.who(), st.pending.size());
+      st.drained = self->make_response_promise();
+      return st.drained;
+    },
+    [self](cancel_atom) {
+      for (auto& [id, p] : self->state.pending)
+        self->send(p, cancel_atom_v);
+    },
+    // The node drains: the runtime is told to register elsewhere (1012,
+    // service restart); closed_atom follows as for any close.
+    [self](stop_atom, std::uint16_t close_code) {
+      self->state.transport->close(close_code, "this manager is draining; register at another");
+    },
+    // Liveness probe (the directory, before it hands our id to another
+    // socket): true once the socket answers a WebSocket ping, no answer at
+    // all otherwise (the asker keeps the deadline).
+    [self, probes](probe_atom) -> caf::result<bool> {
+      probes->push_back(self->make_response_promise());
+      if (probes->size() == 1)
+        if (auto* p = dynamic_cast<net::pingable*>(self->state.transport.get()))
+          p->ping([a = connection_actor{self}] { caf::anon_send(a, pong_atom_v, true); });
+      return probes->back();
+    },
+    [self](oversized_atom, const std::string& head, const std::string& tail, std::uint64_t size) {
+      on_oversized(self, head, tail, size);
+    },
+    [probes](pong_atom, bool) {
+      for (auto& rp : std::exchange(*probes, {}))
+        rp.deliver(true);
+    },
+  };
+}
+
+} // namespace actor_host

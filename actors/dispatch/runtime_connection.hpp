@@ -1,0 +1,83 @@
+#pragma once
+
+#include "actors/call/interfaces.hpp"
+#include "actors/common/call_table.hpp"
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
+#include "net/transport.hpp"
+
+#include <deque>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace actor_host {
+
+struct connection_options {
+  std::string reflection_url;      // ws://localhost:<port>, reported in RuntimeInfo
+  std::size_t max_bidi_input_bytes = 0; // held per run before it starts; 0 = no cap
+  std::string telemetry_url; // the register answer's telemetryServerUrl; "" = left out
+  std::string protocol;      // listed as RuntimeInfo's `protocol` ("v1"); "" = left out (V2)
+  caf::actor traces;         // route_span_batcher (then trace_keeper): the manager's span of each run; null = none
+  std::string node;          // this manager's node name in a cluster ("" outside one)
+  // After each register, list the runtime's actions once to learn which it
+  // declares safe to run twice (metadata `retry: "idempotent"`).
+  bool learn_actions = false;
+  // The socket's frame cap (net::ws_limits), quoted when a message over it
+  // fails its call.
+  std::size_t max_frame_bytes = 0;
+  // In a cluster: the other nodes' reflection URLs, listed in the register
+  // answer (managerUrls) for runtimes that move when this node goes.
+  std::function<std::vector<std::string>()> peer_manager_urls;
+};
+
+struct connection_state {
+  live_count live{actor_kind::runtime_connection};
+  net::transport_ptr transport;
+  directory_actor directory;
+  connection_options opts;
+  std::string runtime_id; // empty until the runtime registers
+  std::uint64_t next_id = 1;
+  std::string actions_wire_id; // our own listActions in flight ("" = none)
+  // raw wire id -> pending_request, with their deadlines
+  basic_call_table<pending_actor> pending;
+  // `pending`'s size as the front doors see it when they balance calls
+  // (replica_load.hpp); registered with the directory.
+  replica_load_ptr load = std::make_shared<replica_load>();
+  // Its service's queue when the service has a cap (told of every call
+  // that ends here); null otherwise.
+  slot_listener_actor service_queue;
+  // Wire ids nobody waits for any more -> whether a runActionState naming
+  // one still has to be cancelled (a run abandoned before its trace id was
+  // known). Their late frames are dropped quietly. Bounded: the oldest go.
+  std::unordered_map<std::string, bool, wire_id_hash, std::equal_to<>> forgotten;
+  std::deque<std::string> forgotten_order;
+  caf::response_promise drained; // answered when `pending` is empty
+  static inline const char* name = "runtime_connection";
+
+  const std::string& who() const;
+};
+
+/// One runtime's WebSocket (the connection_actor interface). Answers `register`, allocates string ids for
+/// requests to the runtime, spawns a pending_request per request, and
+/// demultiplexes responses, runActionState and streamChunk by id. When the
+/// socket closes every pending request fails at once with "connection
+/// closed"; when the actor ends the socket closes.
+///
+/// - (frame_atom, text), (closed_atom, reason): from the socket
+/// - (call_atom, call_request, caller) -> call_actor: starts a request (the
+///   call_target_actor interface); `caller` gets its events
+/// - (forget_atom, wire_id, trace_id, cancel): a pending request ended without
+///   its answer (caller gone, timeout, drain); `cancel` sends cancelAction
+///   for the run, now or when its trace id arrives
+/// - (drain_atom) -> ok: once no request is in flight (shutdown)
+/// - (cancel_atom): cancels every request in flight (drain timeout passed)
+/// - (probe_atom) -> bool: true once the socket answers a WebSocket ping; no
+///   answer otherwise (the directory's liveness probe before a takeover)
+connection_actor::behavior_type
+runtime_connection(connection_actor::stateful_pointer<connection_state> self,
+                   net::transport_ptr transport, directory_actor directory,
+                   connection_options opts);
+
+} // namespace actor_host

@@ -1,0 +1,435 @@
+#include "actors/dispatch/runtime_directory.hpp"
+
+#include "actors/call/errors.hpp"
+#include "actors/dispatch/runtime_directory_listing.hpp"
+#include "obs/metrics.hpp"
+#include "wire/jsonrpc.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace actor_host {
+
+directory_state::entry* directory_state::find(const std::string& id) {
+  auto i = std::find_if(entries.begin(), entries.end(), [&](auto& e) { return e.id == id; });
+  return i == entries.end() ? nullptr : &*i;
+}
+
+namespace {
+
+using self_ptr = directory_actor::stateful_pointer<directory_state>;
+
+void publish_count(self_ptr self) {
+  registered_runtimes.store(static_cast<std::int64_t>(self->state.entries.size()));
+}
+
+template <class Atom>
+void notify_watchers(self_ptr self, const std::string& id, Atom atom) {
+  if (auto i = self->state.watchers.find(id); i != self->state.watchers.end())
+    for (auto& w : i->second)
+      self->send(w, atom, id);
+}
+
+bool has_replica(self_ptr self, const std::string& service) {
+  auto& es = self->state.entries;
+  return std::any_of(es.begin(), es.end(), [&](auto& e) { return e.service == service; });
+}
+
+// Each service of this node with a cap has a queue while it has replicas.
+void sync_service_queues(self_ptr self) {
+  auto& st = self->state;
+  for (auto& e : st.entries) {
+    if (st.limits.cap_of(e.service) <= 0 || st.services.count(e.service))
+      continue;
+    service_queue_args a;
+    a.service = e.service;
+    a.max_queued = st.limits.max_queued_per_service;
+    a.routes = st.board;
+    a.queued = std::make_shared<std::atomic<std::int64_t>>(0);
+    auto queued = a.queued;
+    st.services.emplace(e.service,
+                        directory_state::service_record{self->spawn(service_queue, std::move(a)),
+                                                        std::move(queued)});
+  }
+  for (auto i = st.services.begin(); i != st.services.end();) {
+    if (has_replica(self, i->first)) {
+      ++i;
+      continue;
+    }
+    self->send_exit(i->second.queue, caf::exit_reason::user_shutdown);
+    i = st.services.erase(i);
+  }
+}
+
+slot_listener_actor queue_of(self_ptr self, const std::string& service) {
+  auto i = self->state.services.find(service);
+  return i == self->state.services.end()
+           ? slot_listener_actor{}
+           : caf::actor_cast<slot_listener_actor>(i->second.queue);
+}
+
+// Every change of `entries` or `remote` publishes the routes anew (routing.hpp).
+void publish_routes(self_ptr self) {
+  auto& st = self->state;
+  for (auto& l : st.listeners)
+    caf::anon_send(l, changed_atom_v, std::string{"runtimes"});
+  sync_service_queues(self);
+  if (!st.board)
+    return;
+  route_table t;
+  t.entries.reserve(st.entries.size());
+  for (auto& e : st.entries) {
+    auto q = st.services.find(e.service);
+    t.entries.push_back({e.id, e.conn, {}, e.service, e.load, st.limits.cap_of(e.service),
+                         q == st.services.end() ? call_target_actor{}
+                                                : caf::actor_cast<call_target_actor>(q->second.queue)});
+  }
+  t.remote.reserve(st.remote.size());
+  for (auto& e : st.remote)
+    t.remote.push_back({e.id, e.conn, e.node, e.service, e.load, 0, {}});
+  for (auto& e : st.entries)
+    if (!e.idempotent.empty()) {
+      auto& keys = t.idempotent_by_service[e.service];
+      keys.insert(keys.end(), e.idempotent.begin(), e.idempotent.end());
+    }
+  t.self_node = st.node_name;
+  t.gateway = st.gateway;
+  t.partitioned = st.partitioned;
+  if (!st.moving_ids.empty()) {
+    auto now = std::chrono::steady_clock::now();
+    auto expired = [now](auto& kv) { return kv.second <= now; };
+    std::erase_if(st.moving_ids, expired);
+    std::erase_if(st.moving_services, expired);
+    t.moving_ids = st.moving_ids;
+    t.moving_services = st.moving_services;
+  }
+  st.board->publish(std::move(t));
+}
+
+// Another node's runtime is a replica of the service its RuntimeInfo names
+// (checked JSON: the peer node's record was validated on arrival).
+std::string service_of(std::string& info, const std::string& id) {
+  std::string_view name[1];
+  std::string out;
+  if (wire::jsonrpc::find_members(info, {"name"}, name) && !name[0].empty()
+      && wire::jsonrpc::string_value(name[0], out) && !out.empty())
+    return out;
+  return id;
+}
+
+// Local registrations go to the cluster node, which tells the other nodes.
+// (It is dynamically typed, as what crosses nodes is: hence anon_send.)
+void tell_cluster_up(self_ptr self, const directory_state::entry& e) {
+  if (self->state.cluster)
+    caf::anon_send(self->state.cluster, local_up_atom_v, e.id, e.info_json,
+                   caf::actor_cast<caf::actor>(e.conn), e.load);
+}
+
+void tell_cluster_down(self_ptr self, const std::string& id) {
+  if (self->state.cluster)
+    caf::anon_send(self->state.cluster, local_down_atom_v, id);
+}
+
+template <class Pred>
+bool erase_remote(self_ptr self, Pred pred) {
+  auto n = std::erase_if(self->state.remote, pred);
+  if (n > 0)
+    publish_routes(self);
+  return n > 0;
+}
+
+/// WebSocket close code for a runtime whose id another node took while this
+/// one was cut off (a private code: 4000-4999; 409 as HTTP's Conflict).
+constexpr std::uint16_t close_id_taken = 4409;
+
+/// After a heal (runtime_directory_state::yielding): `id` is listed at
+/// another node too, and ours was held while this node was a minority: ours
+/// yields, as a holder that does not answer does on one node. Its link closes
+/// (our runtime dials its next node, where the id is taken); the close
+/// deregisters it as any close does.
+void yield_after_heal(self_ptr self, const std::string& id) {
+  auto& st = self->state;
+  if (st.yielding.empty() || std::chrono::steady_clock::now() >= st.yield_until) {
+    st.yielding.clear();
+    return;
+  }
+  if (!st.yielding.erase(id))
+    return;
+  auto* e = st.find(id);
+  // This node's own services (host.yaml, --demo; watched by the supervisor)
+  // are not copies of another node's: every node may run its own demo.
+  if (!e || st.watchers.count(id))
+    return;
+  spdlog::warn("Runtime {}: registered here while this node was cut off from the majority, and "
+               "listed at another node since; the majority's holder keeps the id, ours yields",
+               id);
+  obs::global().runtime_takeovers.fetch_add(1, std::memory_order_relaxed);
+  self->send(e->conn, stop_atom_v, close_id_taken);
+}
+
+// How long the holder of an id has to answer a ping before another
+// connection may take the id over.
+constexpr auto probe_timeout = std::chrono::seconds(2);
+
+std::string in_use(const std::string& id) {
+  return "runtime id '" + id
+         + "' is in use by a live connection; a runtime whose link died gets its id back "
+           "when it reconnects, another runtime must pick another id";
+}
+
+// Adds `reg.id` (or replaces the info and connection of its entry in place).
+void add_or_update(self_ptr self, runtime_registration reg, const connection_actor& conn) {
+  self->monitor(conn);
+  auto& id = reg.id;
+  auto& of_id = self->state.limits.service_of_id;
+  if (auto i = of_id.find(id); i != of_id.end())
+    reg.service = i->second;
+  else if (reg.service.empty())
+    reg.service = id;
+  if (auto* e = self->state.find(id)) {
+    spdlog::info("Runtime {} re-registered{}", id,
+                 e->conn == conn ? "" : " (the old connection was dead)");
+    e->info_json = std::move(reg.info_json);
+    e->conn = conn;
+    e->service = std::move(reg.service);
+    e->load = std::move(reg.load);
+    notify_watchers(self, id, ready_atom_v);
+    publish_routes(self);
+    tell_cluster_up(self, *e);
+    return;
+  }
+  if (reg.service == id)
+    spdlog::info("Runtime {} registered", id);
+  else
+    spdlog::info("Runtime {} registered, a replica of service {}", id, reg.service);
+  self->state.entries.push_back(
+    {id, std::move(reg.info_json), conn, std::move(reg.service), std::move(reg.load), {}});
+  notify_watchers(self, id, ready_atom_v);
+  publish_routes(self);
+  publish_count(self);
+  tell_cluster_up(self, self->state.entries.back());
+}
+
+} // namespace
+
+directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr board,
+                                                 std::chrono::milliseconds failover_hold) {
+  self->state.board = std::move(board);
+  self->state.failover_hold = failover_hold;
+  // Routes to a dead directory's connections would lead nowhere.
+  self->attach_functor([b = self->state.board] {
+    registered_runtimes.store(0);
+    if (b)
+      b->publish({});
+  });
+  // A connection that dies takes its entries with it, unless a newer socket
+  // has re-registered the id in the meantime.
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& es = self->state.entries;
+    bool changed = false;
+    for (auto i = es.begin(); i != es.end();) {
+      if (i->conn.address() == dm.source) {
+        spdlog::info("Runtime {} disconnected ({})", i->id, caf::to_string(dm.reason));
+        auto id = i->id;
+        i = es.erase(i);
+        notify_watchers(self, id, unready_atom_v);
+        tell_cluster_down(self, id);
+        changed = true;
+      } else {
+        ++i;
+      }
+    }
+    if (changed)
+      publish_routes(self);
+    publish_count(self);
+    std::erase_if(self->state.bidi_by_trace,
+                  [&](auto& kv) { return kv.second.address() == dm.source; });
+    for (auto& [id, ws] : self->state.watchers)
+      std::erase_if(ws, [&](auto& w) { return w.address() == dm.source; });
+  });
+  // Ids whose holder is being probed: a second claimant meanwhile is refused.
+  auto probing = std::make_shared<std::unordered_map<std::string, connection_actor>>();
+  return {
+    [self, probing](register_atom, runtime_registration& reg, connection_actor& conn)
+      -> caf::result<bool, std::string, slot_listener_actor> {
+      auto id = reg.id;
+      auto* e = self->state.find(id);
+      if (!e || e->conn == conn) {
+        add_or_update(self, std::move(reg), conn);
+        return {true, std::string{}, queue_of(self, self->state.find(id)->service)};
+      }
+      if (probing->count(id)) {
+        obs::global().runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
+        return {false, in_use(id), slot_listener_actor{}};
+      }
+      // Another connection holds the id: it keeps it if its socket answers.
+      auto holder = e->conn;
+      probing->emplace(id, conn);
+      auto rp = self->make_response_promise();
+      auto settle = [self, probing, id, reg = std::move(reg), conn, holder,
+                     rp](bool holder_alive) mutable {
+        probing->erase(id);
+        auto* cur = self->state.find(id);
+        if (holder_alive || (cur && cur->conn != holder)) {
+          obs::global().runtime_register_refused.fetch_add(1, std::memory_order_relaxed);
+          rp.deliver(false, in_use(id), slot_listener_actor{});
+          return;
+        }
+        spdlog::warn("Runtime {}: the connection holding the id does not answer a ping; "
+                     "handing the id to the new connection",
+                     id);
+        obs::global().runtime_takeovers.fetch_add(1, std::memory_order_relaxed);
+        self->send_exit(holder, caf::exit_reason::user_shutdown);
+        add_or_update(self, std::move(reg), conn);
+        rp.deliver(true, std::string{}, queue_of(self, self->state.find(id)->service));
+      };
+      self->request(holder, probe_timeout, probe_atom_v)
+        .then([settle](bool alive) mutable { settle(alive); },
+              [settle](caf::error&) mutable { settle(false); });
+      return rp;
+    },
+    [self](deregister_atom, const std::string& id, const connection_actor& conn) {
+      auto& es = self->state.entries;
+      auto i = std::find_if(es.begin(), es.end(),
+                            [&](auto& e) { return e.id == id && e.conn == conn; });
+      if (i != es.end()) {
+        es.erase(i);
+        notify_watchers(self, id, unready_atom_v);
+        publish_routes(self);
+        tell_cluster_down(self, id);
+      }
+      publish_count(self);
+    },
+    [self](limits_atom, service_limits& limits) {
+      self->state.limits = std::move(limits);
+      publish_routes(self);
+    },
+    [self](services_atom) { return services_json(self->state); },
+    [self](subscribe_atom, caf::actor& listener) {
+      self->state.listeners.push_back(std::move(listener));
+    },
+    [self](list_atom) { return runtimes_json(self->state); },
+    [self](cluster_atom, caf::actor& cluster, caf::actor& gateway, std::string& node_name) {
+      auto& st = self->state;
+      st.cluster = std::move(cluster);
+      st.gateway = std::move(gateway);
+      st.node_name = std::move(node_name);
+      for (auto& e : st.entries)
+        tell_cluster_up(self, e);
+      publish_routes(self);
+    },
+    [self](remote_up_atom, std::string& node, std::string& id, std::string& info,
+           connection_actor& conn) {
+      auto& rs = self->state.remote;
+      std::erase_if(rs, [&](auto& e) { return e.node == node && e.id == id; });
+      spdlog::info("Runtime {} on node {} is listed here", id, node);
+      auto service = service_of(info, id);
+      auto listed = id;
+      rs.push_back(
+        {std::move(node), std::move(id), std::move(info), std::move(conn), std::move(service)});
+      yield_after_heal(self, listed);
+      publish_routes(self);
+    },
+    [self](remote_down_atom, const std::string& node, const std::string& id) {
+      if (erase_remote(self, [&](auto& e) { return e.node == node && e.id == id; }))
+        spdlog::info("Runtime {} on node {} left", id, node);
+    },
+    [self](remote_load_atom, const std::string& node, const std::vector<std::string>& ids,
+           const std::vector<std::int32_t>& in_flight) {
+      // Checked by the cluster node (sizes, the sender); figures apply to
+      // the runtimes listed for that node, read by the doors at each call.
+      std::unordered_map<std::string_view, std::int32_t> figure;
+      figure.reserve(ids.size());
+      for (std::size_t i = 0; i < ids.size() && i < in_flight.size(); ++i)
+        figure.emplace(ids[i], std::clamp(in_flight[i], 0, 1 << 24));
+      for (auto& e : self->state.remote)
+        if (e.node == node)
+          if (auto i = figure.find(e.id); i != figure.end())
+            e.load->reported.store(i->second, std::memory_order_relaxed);
+    },
+    [self](cluster_atom, std::string& partitioned, caf::timespan yield_window) {
+      auto& st = self->state;
+      bool healed = !st.partitioned.empty() && partitioned.empty();
+      st.partitioned = std::move(partitioned);
+      // On a minority side nothing moves here: calls fail at once.
+      if (!st.partitioned.empty()) {
+        st.moving_ids.clear();
+        st.moving_services.clear();
+      }
+      if (healed) {
+        st.yielding.clear();
+        for (auto& e : st.entries)
+          st.yielding.insert(e.id);
+        st.yield_until = std::chrono::steady_clock::now() + yield_window;
+        std::vector<std::string> held_elsewhere;
+        for (auto& e : st.remote)
+          held_elsewhere.push_back(e.id);
+        for (auto& id : held_elsewhere)
+          yield_after_heal(self, id);
+      }
+      publish_routes(self);
+    },
+    [self](node_lost_atom, const std::string& node) {
+      auto& st = self->state;
+      // Our runtimes given several managers register at another node within
+      // moments: calls for them wait that long (failover_hold.hpp).
+      if (st.failover_hold.count() > 0 && st.partitioned.empty()) {
+        auto until = std::chrono::steady_clock::now() + st.failover_hold;
+        for (auto& e : st.remote)
+          if (e.node == node) {
+            st.moving_ids[e.id] = until;
+            st.moving_services[e.service] = until;
+          }
+      }
+      if (erase_remote(self, [&](auto& e) { return e.node == node; }))
+        spdlog::info("Runtimes of node {} are no longer listed here", node);
+    },
+    [self](bidi_open_atom, std::string& trace, call_actor& pending) {
+      self->monitor(pending);
+      self->state.bidi_by_trace[std::move(trace)] = std::move(pending);
+    },
+    [self](watch_atom, const std::string& id, runtime_watcher_actor& watcher) {
+      self->monitor(watcher);
+      if (self->state.find(id))
+        self->send(watcher, ready_atom_v, id);
+      self->state.watchers[id].push_back(std::move(watcher));
+    },
+    [self](idempotent_atom, const std::string& id, std::vector<std::string>& keys,
+           const connection_actor& conn) {
+      auto* e = self->state.find(id);
+      if (!e || e->conn != conn || e->idempotent == keys)
+        return;
+      e->idempotent = std::move(keys);
+      publish_routes(self);
+    },
+    [self](drain_atom, const std::string& id) -> caf::result<connection_actor> {
+      // A rolling restart takes this replica out of rotation.
+      auto* e = self->state.find(id);
+      if (!e)
+        return caf::make_error(caf::sec::runtime_error, "runtime " + id + " is not registered");
+      if (e->load)
+        e->load->draining.store(true, std::memory_order_relaxed);
+      publish_routes(self);
+      return e->conn;
+    },
+    [self](drain_atom) {
+      std::vector<connection_actor> conns;
+      for (auto& e : self->state.entries)
+        if (std::find(conns.begin(), conns.end(), e.conn) == conns.end())
+          conns.push_back(e.conn);
+      return conns;
+    },
+    [self](bidi_close_atom, const std::string& trace) {
+      self->state.bidi_by_trace.erase(trace);
+    },
+    [self](bidi_find_atom, const std::string& trace) -> caf::result<bool, call_actor> {
+      auto& m = self->state.bidi_by_trace;
+      if (auto i = m.find(trace); i != m.end())
+        return {true, i->second};
+      return {false, call_actor{}};
+    },
+  };
+}
+
+} // namespace actor_host

@@ -1,0 +1,125 @@
+#pragma once
+
+#include <chrono>
+
+#include "actors/call/routing.hpp"
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
+#include "actors/dispatch/service_queue.hpp"
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace actor_host {
+
+struct directory_state {
+  struct entry {
+    std::string id;
+    std::string info_json;
+    connection_actor conn;
+    std::string service;   // the name it registered with (default: its id)
+    replica_load_ptr load; // its calls in flight (replica_load.hpp)
+    // Action keys its listActions declares `metadata.retry: "idempotent"`.
+    std::vector<std::string> idempotent;
+  };
+
+  /// Another node's runtime (a cluster; actors/cluster/).
+  struct remote_entry {
+    std::string node;
+    std::string id;
+    std::string info_json;
+    connection_actor conn; // a proxy
+    std::string service;   // its `name` in info_json, else its id
+    // The calls this node has in flight there (remote_call releases them).
+    replica_load_ptr load = std::make_shared<replica_load>();
+  };
+
+  /// A service of this node with a cap on calls in flight per replica.
+  struct service_record {
+    service_queue_actor queue;
+    std::shared_ptr<std::atomic<std::int64_t>> queued;
+  };
+
+  live_count live{actor_kind::runtime_directory};
+  service_limits limits;
+  std::unordered_map<std::string, service_record> services;
+  std::vector<entry> entries; // registration order; back() is the most recent
+  std::vector<remote_entry> remote; // arrival order; back() is the most recent
+  caf::actor cluster;               // the cluster_node local changes go to; null: no cluster
+  caf::actor gateway;               // where calls to other nodes' runtimes go (routes)
+  std::string node_name;            // this node's name in the cluster
+  std::unordered_map<std::string, call_actor> bidi_by_trace;
+  // Child runtimes waiting for (or watching) their id's registration.
+  std::unordered_map<std::string, std::vector<runtime_watcher_actor>> watchers;
+  // Where the routes go for the front doors (routing.hpp).
+  route_board_ptr board;
+  // Told (changed_atom, "runtimes") on every change of the listing (the dashboard feed).
+  std::vector<caf::actor> listeners;
+  // How long the runtimes of a lost node count as moving (routing.hpp); 0: not at all.
+  std::chrono::milliseconds failover_hold{0};
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> moving_ids;
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> moving_services;
+  // Not empty: on a minority side (cluster_node's keep-majority rule); no
+  // call waits for a runtime to move then.
+  std::string partitioned;
+  // After a partition heals, the ids this node held while cut off: for
+  // `yield_until`, a copy another node lists takes the id (the majority's
+  // holder kept it meanwhile) and ours yields, as a dead holder does on one
+  // node.
+  std::unordered_set<std::string> yielding;
+  std::chrono::steady_clock::time_point yield_until{};
+  static inline const char* name = "runtime_directory";
+
+  entry* find(const std::string& id);
+
+  // The queues end with the directory (they are not linked to it: a queue
+  // ended with its service must not take the directory along).
+  ~directory_state() {
+    for (auto& [name, rec] : services)
+      caf::anon_send_exit(rec.queue, caf::exit_reason::user_shutdown);
+  }
+};
+
+/// runtimeId -> runtime_connection, in registration order. As in Genkit, the
+/// last entry is the "most recent" runtime. Every change is published to
+/// `board` (routing.hpp), where the front doors route calls from. An id cannot be taken over: a
+/// register of an id held by another connection asks that connection first
+/// ((probe_atom) -> bool: a WebSocket ping, 2 s deadline); if the holder
+/// answers, the claimant is refused; if not (a dead link the runtime
+/// reconnected around), the holder is dropped and the claimant gets the id in
+/// place. Also indexes bidi runs by trace id for the HTTP front door.
+///
+/// - (register_atom, registration, conn) -> (bool ok, string why, queue): add, or
+///   update the info for the same conn, or take over as above; monitors conn.
+///   Runtimes registered under one name are the replicas of a service;
+///   `queue` is the service's queue when it has a cap (service_queue.hpp)
+/// - (limits_atom, service_limits): the admission settings (caps, queues)
+/// - (services_atom) -> string: GET /api/services, each service with its replicas
+/// - (deregister_atom, id, conn): remove if conn still owns the id
+/// - (list_atom) -> string: JSON array of RuntimeInfo
+/// - (bidi_open_atom, trace, pending), (bidi_close_atom, trace)
+/// - (bidi_find_atom, trace) -> (bool, actor)
+/// - (watch_atom, id, watcher): the watcher gets (ready_atom, id) whenever id
+///   registers (at once if it is registered) and (unready_atom, id) when it
+///   goes away
+/// - (drain_atom) -> vector<connection_actor>: the registered runtimes' connections
+/// - In a cluster: (cluster_atom, cluster_node, gateway, node_name) joins it (local
+///   changes then go to the cluster node as (local_up_atom, id, info, conn) /
+///   (local_down_atom, id)); the cluster node feeds the other nodes'
+///   runtimes as (remote_up_atom, node, id, info, conn), (remote_down_atom,
+///   node, id), (node_lost_atom, node). Listings then carry each runtime's
+///   `node` and `qualifiedId` (`node/id`, routed to exactly that runtime
+///   when several nodes hold the id; routing.hpp).
+/// - (subscribe_atom, listener): the listener gets (changed_atom, "runtimes")
+///   whenever the listing changes (it asks for the new one with list_atom)
+///
+/// `failover_hold`: the runtimes (and services) of a node that is lost are
+/// published as moving for this long (routing.hpp), so calls for them wait
+/// in the failover hold while they register at another node.
+directory_actor::behavior_type
+runtime_directory(directory_actor::stateful_pointer<directory_state> self, route_board_ptr board,
+                  std::chrono::milliseconds failover_hold);
+
+} // namespace actor_host

@@ -1,0 +1,216 @@
+#include "actors/doors/grpc/grpc_caller.hpp"
+
+#include "wire/jsonrpc.hpp"
+
+namespace actor_host {
+
+namespace rpc = wire::jsonrpc;
+
+namespace {
+
+using self_ptr = grpc_caller_actor::stateful_pointer<grpc_caller_state>;
+
+/// The door's end of one call: messages to its hub, tagged with the call.
+class hub_source final : public grpc_door::call_source {
+public:
+  hub_source(grpc_caller_actor hub, std::uint64_t tag) : hub_(std::move(hub)), tag_(tag) {
+  }
+  void input(std::string json) override {
+    caf::anon_send(hub_, input_atom_v, tag_, std::move(json));
+  }
+  void end_input() override {
+    caf::anon_send(hub_, end_input_atom_v, tag_);
+  }
+  void cancelled() override {
+    caf::anon_send(hub_, cancel_atom_v, tag_);
+  }
+
+private:
+  grpc_caller_actor hub_;
+  std::uint64_t tag_;
+};
+
+grpc_call* find_call(self_ptr self, std::uint64_t tag) {
+  auto i = self->state.calls.find(tag);
+  return i == self->state.calls.end() ? nullptr : &i->second;
+}
+
+void forget(self_ptr self, std::uint64_t tag) {
+  auto& st = self->state;
+  auto i = st.calls.find(tag);
+  if (i == st.calls.end())
+    return;
+  if (auto& p = i->second.pending) {
+    self->demonitor(p.address());
+    st.by_pending.erase(p.address());
+  }
+  st.calls.erase(i);
+}
+
+void fail(self_ptr self, std::uint64_t tag, const std::string& error_object) {
+  if (auto* c = find_call(self, tag)) {
+    auto [code, message] = grpc_status_of(error_object);
+    c->sink->fail(code, std::move(message));
+  }
+  forget(self, tag);
+}
+
+void on_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) {
+  auto* c = find_call(self, tag);
+  if (!c)
+    return;
+  if (!ok)
+    return fail(self, tag, raw);
+  auto o = rpc::split_object(raw);
+  const std::string* result = o ? o->find("result") : nullptr;
+  if (!result)
+    return fail(self, tag, manager_errors::internal("the runtime answered without a result"));
+  c->sink->output(*result);
+  forget(self, tag);
+}
+
+void on_accepted(self_ptr self, std::uint64_t tag, const call_actor& pending) {
+  auto* c = find_call(self, tag);
+  if (!c) {
+    // Its client left before we learned who runs it: nobody waits for it.
+    self->send(pending, abort_atom_v);
+    return;
+  }
+  c->pending = pending;
+  self->monitor(pending);
+  self->state.by_pending.emplace(pending.address(), tag);
+  for (auto& in : c->held)
+    self->send(pending, input_atom_v, std::move(in));
+  c->held.clear();
+  c->held_bytes = 0;
+  if (c->input_ended)
+    self->send(pending, end_input_atom_v);
+}
+
+void start(self_ptr self, std::uint64_t tag, grpc_door::call_start& start,
+           std::shared_ptr<grpc_door::call_sink>& sink) {
+  auto& st = self->state;
+  auto [it, fresh] = st.calls.try_emplace(tag);
+  if (!fresh)
+    return; // tags are unique per hub; a repeat is a bug upstream, not a second call
+  it->second.sink = std::move(sink);
+  call_request req;
+  auto error = parse_run_action(std::move(start.params), st.door.policy,
+                                {start.stream, start.stream_input}, req);
+  if (!error.empty())
+    return fail(self, tag, error);
+  req.tag = tag;
+  start_call(
+    self, st.door, std::move(req), self,
+    [self, tag](call_actor pending) { on_accepted(self, tag, pending); },
+    [self, tag](bool ok, std::string raw) { on_done(self, tag, ok, raw); });
+}
+
+} // namespace
+
+grpc_caller_state::~grpc_caller_state() {
+  for (auto& [tag, c] : calls)
+    if (c.sink)
+      c.sink->fail(14, "the manager is shutting down"); // UNAVAILABLE
+}
+
+std::pair<int, std::string> grpc_status_of(const std::string& error_object) {
+  int code = manager_errors::status_code_of(error_object);
+  std::string message;
+  if (auto o = rpc::split_object(error_object)) {
+    // The Status in `data` says it best; the JSON-RPC message otherwise.
+    if (auto* d = o->find("data"))
+      if (auto data = rpc::split_object(*d))
+        if (auto* m = data->find("message"))
+          rpc::string_value(*m, message);
+    if (message.empty())
+      if (auto* m = o->find("message"))
+        rpc::string_value(*m, message);
+  }
+  if (code <= 0 || code > 16)
+    code = 2; // UNKNOWN: an error is never OK
+  return {code, message.empty() ? std::string{"the call failed"} : std::move(message)};
+}
+
+grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
+  self->state.door = std::move(door);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    auto i = st.by_pending.find(dm.source);
+    if (i == st.by_pending.end())
+      return;
+    auto tag = i->second;
+    st.by_pending.erase(i);
+    if (auto* c = find_call(self, tag))
+      c->pending = nullptr; // already gone: nothing to demonitor
+    on_done(self, tag, false,
+            dm.reason == caf::exit_reason::user_shutdown
+              ? manager_errors::shutting_down()
+              : manager_errors::internal("the request ended unexpectedly"));
+  });
+  return {
+    [self](call_atom, std::uint64_t tag, grpc_door::call_start& cs,
+           std::shared_ptr<grpc_door::call_sink>& sink) { start(self, tag, cs, sink); },
+    [self](trace_atom, std::uint64_t tag, std::string& trace) {
+      if (auto* c = find_call(self, tag))
+        c->sink->trace(std::move(trace));
+    },
+    [self](chunk_atom, std::uint64_t tag, std::string& chunk) {
+      if (auto* c = find_call(self, tag))
+        c->sink->chunk(std::move(chunk));
+    },
+    [self](done_atom, std::uint64_t tag, bool ok, std::string& raw) {
+      on_done(self, tag, ok, raw);
+    },
+    [self](input_atom, std::uint64_t tag, std::string& json) {
+      auto* c = find_call(self, tag);
+      if (!c)
+        return;
+      if (c->pending)
+        return self->send(c->pending, input_atom_v, std::move(json));
+      // Before the call is accepted the input waits here, capped like the
+      // input a pending request holds for a run not started yet.
+      auto cap = self->state.door.policy.max_bidi_input_bytes;
+      c->held_bytes += json.size();
+      if (cap != 0 && c->held_bytes > cap)
+        return fail(self, tag, manager_errors::bidi_input_overflow(cap));
+      c->held.push_back(std::move(json));
+    },
+    [self](end_input_atom, std::uint64_t tag) {
+      auto* c = find_call(self, tag);
+      if (!c)
+        return;
+      if (c->pending)
+        self->send(c->pending, end_input_atom_v);
+      else
+        c->input_ended = true;
+    },
+    [self](cancel_atom, std::uint64_t tag) {
+      // The client left: nothing reaches its sink any more; the run is
+      // abandoned (an accepted call's pending request cancels it; one not
+      // accepted yet is aborted in on_accepted).
+      auto* c = find_call(self, tag);
+      if (!c)
+        return;
+      if (c->pending)
+        self->send(c->pending, abort_atom_v);
+      c->sink = nullptr;
+      forget(self, tag);
+    },
+  };
+}
+
+grpc_call_starter::grpc_call_starter(std::vector<grpc_caller_actor> hubs)
+  : hubs_(std::move(hubs)) {
+}
+
+std::shared_ptr<grpc_door::call_source>
+grpc_call_starter::operator()(grpc_door::call_start start,
+                              std::shared_ptr<grpc_door::call_sink> sink) {
+  auto tag = next_.fetch_add(1, std::memory_order_relaxed);
+  auto& hub = hubs_[tag % hubs_.size()];
+  caf::anon_send(hub, call_atom_v, tag, std::move(start), std::move(sink));
+  return std::make_shared<hub_source>(hub, tag);
+}
+
+} // namespace actor_host

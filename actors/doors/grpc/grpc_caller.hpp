@@ -1,0 +1,73 @@
+#pragma once
+
+#include "actors/call/interfaces.hpp"
+#include "actors/common/live_counts.hpp"
+#include "actors/dispatch/call_path.hpp"
+#include "grpc_door/call_bridge.hpp"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+// The door's calls reach the hubs as messages from gRPC's threads (local only).
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(actor_host::grpc_door::call_start)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<actor_host::grpc_door::call_sink>)
+
+namespace actor_host {
+
+/// The callers of gRPC calls: a caller (events tagged by call) that the
+/// door starts calls on and feeds with their clients' input and cancels.
+using grpc_caller_actor = caller_actor::extend<
+  caf::reacts_to<call_atom, std::uint64_t, grpc_door::call_start,
+                 std::shared_ptr<grpc_door::call_sink>>,
+  caf::reacts_to<input_atom, std::uint64_t, std::string>,
+  caf::reacts_to<end_input_atom, std::uint64_t>, caf::reacts_to<cancel_atom, std::uint64_t>>;
+
+/// One gRPC call a hub makes (a caller_session of the design: counted as
+/// one while it lasts).
+struct grpc_call {
+  live_count live{actor_kind::caller_session};
+  std::shared_ptr<grpc_door::call_sink> sink;
+  call_actor pending;            // the call in flight, once accepted
+  std::vector<std::string> held; // bidi input before the call is accepted
+  std::size_t held_bytes = 0;
+  bool input_ended = false;
+};
+
+struct grpc_caller_state {
+  front_door door;
+  std::unordered_map<std::uint64_t, grpc_call> calls;
+  std::unordered_map<caf::actor_addr, std::uint64_t> by_pending;
+  /// A hub going away (the manager stops) fails the calls it still has.
+  ~grpc_caller_state();
+  static inline const char* name = "grpc_caller";
+};
+
+/// A long-lived caller of many gRPC calls of catalog methods: parses the
+/// params the door built, as HTTP's are (parse_run_action), starts each on
+/// the one call path and passes its events to the call's sink. The door
+/// spreads calls over a few hubs, so a call costs two messages into CAF
+/// instead of an actor spawned, adopted and reaped. A client that leaves
+/// sends `cancel`: the pending request is told to abandon the run.
+grpc_caller_actor::behavior_type
+grpc_caller(grpc_caller_actor::stateful_pointer<grpc_caller_state> self, front_door door);
+
+/// The door's call starter over a fixed set of hubs (children of the
+/// manager's supervisor): picks one per call, round robin.
+class grpc_call_starter {
+public:
+  explicit grpc_call_starter(std::vector<grpc_caller_actor> hubs);
+  std::shared_ptr<grpc_door::call_source> operator()(grpc_door::call_start start,
+                                                     std::shared_ptr<grpc_door::call_sink> sink);
+
+private:
+  std::vector<grpc_caller_actor> hubs_;
+  std::atomic<std::uint64_t> next_{1};
+};
+
+/// The gRPC status code and message of an error object of the call path.
+std::pair<int, std::string> grpc_status_of(const std::string& error_object);
+
+} // namespace actor_host

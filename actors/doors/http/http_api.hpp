@@ -1,0 +1,28 @@
+#pragma once
+
+#include "ui/asset_dir.hpp"
+
+#include "actors/dispatch/call_path.hpp"
+#include "net/http_exchange.hpp"
+
+#include <functional>
+#include <string>
+
+namespace actor_host {
+
+struct http_api_context {
+  caf::actor_system* system = nullptr;
+  front_door door;
+  caf::actor supervisor; // adopts every HTTP caller, answers GET /readyz
+  std::function<std::string()> stats_json;
+  std::function<std::string()> metrics_text;      // GET /metrics
+  caf::actor traces; // trace_keeper: /api/traces (trace_routes.hpp); null = no trace store
+  std::shared_ptr<const ui::asset_dir> ui_assets; // --ui-assets: served at /; null = the dashboard
+};
+
+/// The front door's HTTP routes (shapes of the Genkit Dev UI server). Cheap
+/// routes are answered on the I/O thread; everything that talks to a runtime
+/// gets a caller actor of its own (http_caller), adopted by the supervisor.
+net::http_handler make_http_api(http_api_context ctx);
+
+} // namespace actor_host

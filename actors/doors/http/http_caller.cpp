@@ -1,0 +1,423 @@
+#include "actors/doors/http/http_caller.hpp"
+
+#include "actors/doors/http/trpc.hpp"
+#include "wire/jsonrpc.hpp"
+
+
+#include <boost/json.hpp>
+
+
+namespace actor_host {
+
+namespace rpc = wire::jsonrpc;
+
+namespace {
+
+using self_ptr = caller_actor::stateful_pointer<http_caller_state>;
+
+constexpr const char* json_type = "application/json";
+constexpr const char* ndjson_type = "application/x-ndjson";
+constexpr std::uint64_t the_call = 1;
+
+/// RuntimeInfo as the tools server lists it: with `projectName`, the base
+/// name of the project root.
+std::string tools_runtimes(const std::string& list, bool newest_only,
+                           const std::string& project_name) {
+  boost::json::error_code ec;
+  auto v = boost::json::parse(list, ec);
+  auto* a = ec ? nullptr : v.if_array();
+  if (!a)
+    return newest_only ? "{}" : "[]";
+  for (auto& r : *a)
+    if (auto* o = r.if_object())
+      (*o)["projectName"] = project_name;
+  // Genkit's getMostRecentRuntime: the newest registration.
+  if (newest_only)
+    return a->empty() ? std::string{"{}"} : boost::json::serialize(a->back());
+  return boost::json::serialize(*a);
+}
+
+void respond_json(self_ptr self, int status, std::string body, net::http_headers extra = {}) {
+  auto& st = self->state;
+  if (!st.args.trpc.empty() && status < 300)
+    body = trpc::result(std::move(body));
+  st.args.res->respond(status, json_type, std::move(body), std::move(extra));
+  self->quit();
+}
+
+/// `{"error": ...}` in the shape of the route (tools server or JSON-RPC).
+std::string error_body(self_ptr self, const std::string& error_object) {
+  return R"({"error":)"
+         + (self->state.args.tools_shape ? manager_errors::tools_error(error_object)
+                                         : error_object)
+         + "}";
+}
+
+void respond_error(self_ptr self, const std::string& error_object) {
+  auto& st = self->state;
+  auto status = manager_errors::http_status(error_object);
+  // RESOURCE_EXHAUSTED (a full service queue, a caller over its cap): worth
+  // a retry soon, as HTTP clients and proxies read it.
+  net::http_headers extra;
+  if (status == 429)
+    extra.emplace_back("Retry-After", "1");
+  if (!st.args.trpc.empty()) {
+    st.args.res->respond(status, json_type, trpc::error(error_object, status, st.args.trpc),
+                         std::move(extra));
+    return self->quit();
+  }
+  respond_json(self, status, error_body(self, error_object), std::move(extra));
+}
+
+void respond_error(self_ptr self, int code, const std::string& message) {
+  respond_error(self, rpc::error_object(code, message));
+}
+
+// The body of a POST as an object; answers the error itself when it is not.
+bool body_object(self_ptr self, rpc::object_members& out) {
+  auto& body = self->state.args.req.body;
+  std::string why;
+  if (body.empty()) {
+    respond_error(self, rpc::code::invalid_request, "Invalid request: a JSON object body is required");
+    return false;
+  }
+  if (!rpc::validate(body, &why)) {
+    respond_error(self, rpc::code::parse_error, "Parse error: " + why);
+    return false;
+  }
+  auto split = rpc::split_object(body);
+  if (!split) {
+    respond_error(self, rpc::code::invalid_params, "Invalid params: the body must be a JSON object");
+    return false;
+  }
+  out = std::move(*split);
+  return true;
+}
+
+bool string_member(self_ptr self, const rpc::object_members& o, const char* key, bool required,
+                   std::string& out) {
+  auto* raw = o.find(key);
+  if ((!raw || *raw == "null") && !required)
+    return true;
+  if (raw && rpc::string_value(*raw, out) && !out.empty())
+    return true;
+  respond_error(self, rpc::code::invalid_params,
+                std::string{"Invalid params: '"} + key + "' must be a non-empty string");
+  return false;
+}
+
+std::string query(self_ptr self, const char* key) {
+  auto& q = self->state.args.req.query;
+  auto i = q.find(key);
+  return i == q.end() ? std::string{} : i->second;
+}
+
+// A member of a result object, e.g. "actions" of {"actions":{...}}.
+bool unwrap(const std::string& result, const char* key, std::string& out) {
+  auto o = rpc::split_object(result);
+  if (!o)
+    return false;
+  if (auto* v = o->find(key)) {
+    out = *v;
+    return true;
+  }
+  return false;
+}
+
+std::string trace_from_result(const std::string& result) {
+  std::string telemetry, trace_raw, trace;
+  if (unwrap(result, "telemetry", telemetry) && unwrap(telemetry, "traceId", trace_raw))
+    rpc::string_value(trace_raw, trace);
+  return trace;
+}
+
+void maybe_register_bidi(self_ptr self) {
+  auto& st = self->state;
+  if (st.bidi && !st.bidi_registered && st.pending && !st.trace_id.empty()) {
+    st.bidi_registered = true;
+    self->send(st.args.door.directory, bidi_open_atom_v, st.trace_id, st.pending);
+  }
+}
+
+void send_head(self_ptr self) {
+  auto& st = self->state;
+  if (st.head_sent)
+    return;
+  st.head_sent = true;
+  net::http_headers h;
+  if (!st.trace_id.empty())
+    h.emplace_back("X-Genkit-Trace-Id", st.trace_id);
+  st.args.res->start_stream(200, ndjson_type, std::move(h));
+}
+
+void on_done(self_ptr self, bool ok, std::string& raw) {
+  auto& st = self->state;
+  if (st.pending)
+    self->demonitor(st.pending.address());
+  if (st.bidi_registered)
+    self->send(st.args.door.directory, bidi_close_atom_v, st.trace_id);
+  if (st.trace_id.empty() && ok)
+    st.trace_id = trace_from_result(raw);
+  auto& res = st.args.res;
+  switch (st.args.route) {
+    case http_route::describe: {
+      if (!ok)
+        return respond_error(self, raw);
+      std::string out;
+      if (auto err = describe_from_listing(raw, st.described, query(self, "runtimeId"), out);
+          !err.empty())
+        return respond_error(self, err);
+      return respond_json(self, 200, std::move(out));
+    }
+    case http_route::actions:
+    case http_route::values: {
+      if (!ok)
+        return respond_error(self, raw);
+      std::string inner;
+      if (!unwrap(raw, st.args.route == http_route::actions ? "actions" : "values", inner))
+        return respond_error(self, manager_errors::internal(
+                                     "the runtime answered without the expected result member"));
+      return respond_json(self, 200, std::move(inner));
+    }
+    case http_route::stream_action:
+      if (!ok && !st.head_sent) {
+        res->respond(manager_errors::http_status(raw), ndjson_type, error_body(self, raw) + "\n");
+        return self->quit();
+      }
+      send_head(self);
+      res->write(ok ? raw + "\n" : error_body(self, raw) + "\n");
+      res->finish();
+      return self->quit();
+    default:
+      if (!ok)
+        return respond_error(self, raw);
+      net::http_headers h;
+      if (!st.trace_id.empty())
+        h.emplace_back("X-Genkit-Trace-Id", st.trace_id);
+      return respond_json(self, 200, std::move(raw), std::move(h));
+  }
+}
+
+void on_accepted(self_ptr self, call_actor& pending) {
+  self->state.pending = pending;
+  self->monitor(pending);
+  maybe_register_bidi(self);
+}
+
+// A call that came back through a manager (X-Actor-Host-Hops, which our V1
+// link sends: a runtime URL that leads back to a manager, through a proxy or
+// another name) is counted in its params for the next hop, and refused past
+// this many: a loop would otherwise take every call slot.
+constexpr std::uint32_t max_call_hops = 8;
+
+// "" or the error object for the caller.
+std::string count_hop(const std::string* header, call_request& req) {
+  double n = 0;
+  if (!header || header->empty() || header->size() > 4 || !rpc::number_value(*header, n)
+      || n < 1 || n != static_cast<double>(static_cast<std::uint32_t>(n)))
+    return header ? rpc::error_object(rpc::code::invalid_request,
+                                      "Invalid request: X-Actor-Host-Hops must be a count from 1")
+                  : std::string{};
+  auto hops = static_cast<std::uint32_t>(n);
+  if (hops >= max_call_hops)
+    return manager_errors::status_error(
+      wire::status_code::failed_precondition,
+      "this call came back through a manager " + std::to_string(hops)
+        + " times: a runtime's URL leads back to a manager (a call loop); fix the runtime "
+          "file or the proxy in front of it");
+  boost::json::parse_options deep;
+  deep.max_depth = wire::jsonrpc::max_json_depth;
+  boost::system::error_code ec;
+  auto params = boost::json::parse(req.params.empty() ? std::string_view{"{}"}
+                                                      : std::string_view{req.params},
+                                   ec, {}, deep);
+  if (ec || !params.is_object())
+    return rpc::error_object(rpc::code::invalid_params, "Invalid params: " + ec.message());
+  params.as_object()["actorHostHops"] = hops;
+  req.params = boost::json::serialize(params);
+  return {};
+}
+
+void begin(self_ptr self, call_request req) {
+  // Every call the door makes (runs, listings, cancels): a listing that
+  // comes back through a manager loops as well as a run does.
+  if (auto error = count_hop(self->state.args.req.header("x-actor-host-hops"), req);
+      !error.empty())
+    return respond_error(self, error);
+  req.tag = the_call;
+  start_call(
+    self, self->state.args.door, std::move(req), self,
+    [self](call_actor pending) { on_accepted(self, pending); },
+    [self](bool ok, std::string raw) { on_done(self, ok, raw); });
+}
+
+void start_run(self_ptr self, bool stream) {
+  auto& st = self->state;
+  call_request req;
+  auto error = parse_run_action(std::move(st.args.req.body), st.args.door.policy,
+                                {stream, st.bidi}, req);
+  if (!error.empty())
+    return respond_error(self, error);
+  begin(self, std::move(req));
+}
+
+void bidi_input(self_ptr self, bool end) {
+  rpc::object_members body;
+  std::string trace;
+  if (!body_object(self, body) || !string_member(self, body, "traceId", true, trace))
+    return;
+  std::string chunk;
+  if (!end) {
+    auto* raw = body.find("chunk");
+    if (!raw)
+      return respond_error(self, rpc::code::invalid_params, "Invalid params: 'chunk' is missing");
+    chunk = *raw;
+  }
+  self->request(self->state.args.door.directory, internal_reply_timeout, bidi_find_atom_v, trace)
+    .then(
+      [self, end, chunk = std::move(chunk)](bool found, call_actor& pending) mutable {
+        auto& res = self->state.args.res;
+        if (!found) {
+          res->respond(404, "text/plain", "Stream not found");
+          return self->quit();
+        }
+        if (end)
+          self->send(pending, end_input_atom_v);
+        else
+          self->send(pending, input_atom_v, std::move(chunk));
+        res->respond(200, "text/plain", "OK");
+        self->quit();
+      },
+      [self](caf::error& err) {
+        respond_error(self, manager_errors::internal("finding the bidi run failed: "
+                                                     + to_string(err)));
+      });
+}
+
+void start(self_ptr self) {
+  auto& st = self->state;
+  auto& policy = st.args.door.policy;
+  switch (st.args.route) {
+    case http_route::runtimes:
+      self->request(st.args.door.directory, internal_reply_timeout, list_atom_v)
+        .then(
+          [self](std::string& list) {
+            respond_json(self, 200,
+                         self->state.args.trpc.empty() ? std::move(list)
+                                                       : tools_runtimes(list, false, self->state.args.door.project_name));
+          },
+              [self](caf::error& err) {
+                respond_error(self,
+                              manager_errors::internal("listing runtimes failed: " + to_string(err)));
+              });
+      return;
+    case http_route::services:
+      self->request(st.args.door.directory, internal_reply_timeout, services_atom_v)
+        .then([self](std::string& list) { respond_json(self, 200, std::move(list)); },
+              [self](caf::error& err) {
+                respond_error(self,
+                              manager_errors::internal("listing services failed: " + to_string(err)));
+              });
+      return;
+    case http_route::current_runtime:
+      self->request(st.args.door.directory, internal_reply_timeout, list_atom_v)
+        .then(
+          [self](std::string& list) { respond_json(self, 200, tools_runtimes(list, true, self->state.args.door.project_name));
+          },
+          [self](caf::error& err) {
+            respond_error(self,
+                          manager_errors::internal("listing runtimes failed: " + to_string(err)));
+          });
+      return;
+    case http_route::actions:
+      return begin(self, list_actions_call(query(self, "runtimeId"), policy));
+    case http_route::describe:
+      if (auto err = parse_describe_symbol(query(self, "symbol"), st.described); !err.empty())
+        return respond_error(self, err);
+      return begin(self, describe_call(st.described, query(self, "runtimeId"), policy));
+    case http_route::values: {
+      auto type = query(self, "type");
+      if (type.empty())
+        return respond_error(self, rpc::code::invalid_params,
+                             "Invalid params: query parameter 'type' is required "
+                             "(defaultModel or middleware)");
+      return begin(self, list_values_call(query(self, "runtimeId"), type, policy));
+    }
+    case http_route::run_action:
+      return start_run(self, false);
+    case http_route::stream_action:
+      return start_run(self, true);
+    case http_route::cancel_action: {
+      rpc::object_members body;
+      std::string trace, runtime_id;
+      if (!body_object(self, body) || !string_member(self, body, "traceId", true, trace)
+          || !string_member(self, body, "runtimeId", false, runtime_id))
+        return;
+      return begin(self, cancel_action_call(std::move(runtime_id), trace, policy));
+    }
+    case http_route::send_bidi_input:
+      return bidi_input(self, false);
+    case http_route::end_bidi_input:
+      return bidi_input(self, true);
+    case http_route::readiness:
+      self->request(st.args.supervisor, internal_reply_timeout, readiness_atom_v)
+        .then(
+          [self](const std::string& not_ready_reason) { // "" = ready
+            auto& res = self->state.args.res;
+            if (not_ready_reason.empty())
+              res->respond(200, "text/plain", "ready\n");
+            else
+              res->respond(503, "text/plain", "not ready: " + not_ready_reason + "\n");
+            self->quit();
+          },
+          [self](caf::error&) {
+            // A supervisor that does not answer is no ready manager.
+            self->state.args.res->respond(503, "text/plain", "not ready: shutting down\n");
+            self->quit();
+          });
+      return;
+  }
+}
+
+} // namespace
+
+caller_actor::behavior_type http_caller(self_ptr self, http_caller_args args) {
+  auto& st = self->state;
+  st.args = std::move(args);
+  auto& q = st.args.req.query;
+  st.bidi = st.args.route == http_route::stream_action && q.count("bidi") && q["bidi"] != "false";
+  // The client hanging up ends this actor; the pending request monitors it
+  // and cancels the run.
+  st.args.res->on_abort([hdl = caf::actor_cast<caf::actor>(self)] {
+    caf::anon_send_exit(hdl, caf::exit_reason::user_shutdown);
+  });
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (dm.source != st.pending.address())
+      return;
+    std::string err = dm.reason == caf::exit_reason::user_shutdown
+                        ? manager_errors::shutting_down()
+                        : manager_errors::internal("the request ended unexpectedly");
+    on_done(self, false, err);
+  });
+  start(self);
+  return {
+    [self](trace_atom, std::uint64_t, std::string& trace) {
+      auto& st = self->state;
+      st.trace_id = std::move(trace);
+      if (st.args.route == http_route::stream_action)
+        send_head(self);
+      maybe_register_bidi(self);
+    },
+    [self](chunk_atom, std::uint64_t, const std::string& chunk) {
+      auto& st = self->state;
+      if (st.args.route != http_route::stream_action)
+        return;
+      send_head(self);
+      st.args.res->write(chunk + "\n");
+    },
+    [self](done_atom, std::uint64_t, bool ok, std::string& raw) { on_done(self, ok, raw); },
+  };
+}
+
+} // namespace actor_host

@@ -1,0 +1,49 @@
+#pragma once
+
+#include "actors/call/describe.hpp"
+#include "actors/common/live_counts.hpp"
+#include "actors/common/messages.hpp"
+#include "actors/dispatch/call_path.hpp"
+#include "net/transport.hpp"
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace actor_host {
+
+struct api_session_state {
+  struct call {
+    std::string caller_id; // the caller's raw JSON-RPC id
+    call_actor pending;    // known once accepted
+    std::vector<std::string> early_input; // input that arrived before `pending`
+    std::size_t early_bytes = 0;
+    bool input_ended = false;
+    bool events = false;   // relay runActionState / streamChunk (runAction)
+    std::optional<describe_target> describe; // `describe`: the listing becomes its answer
+    std::string describe_runtime;
+  };
+
+  live_count live{actor_kind::caller_session};
+  net::transport_ptr transport;
+  front_door door;
+  std::uint64_t next_tag = 1;
+  std::unordered_map<std::uint64_t, call> calls;           // by tag
+  std::unordered_map<std::string, std::uint64_t> by_id;    // caller id -> tag
+  bool over_call_cap = false; // logged once per stretch over max_calls_per_caller
+  static inline const char* name = "api_session";
+};
+
+/// A program's WebSocket on /api/ws: JSON-RPC 2.0 with the methods a manager
+/// sends to runtimes, plus listRuntimes and runtimeId routing. Runs calls
+/// concurrently (at most policy.max_calls_per_caller at a time; more get
+/// RESOURCE_EXHAUSTED) and relays their events with the caller's own ids.
+/// When the socket closes, every call it started is forgotten and its runs
+/// cancelled.
+using api_session_ptr = api_session_actor::stateful_pointer<api_session_state>;
+
+api_session_actor::behavior_type api_session(api_session_ptr self, net::transport_ptr transport,
+                                             front_door door);
+
+} // namespace actor_host

@@ -1,0 +1,53 @@
+#pragma once
+
+// The function registry's operations on its own state, shared by the
+// registry's behavior (function_registry.cpp) and the engine's functions
+// (engine_functions.cpp). Internal to those two files.
+
+#include "actors/iii/function_registry.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace actor_host::registry_ops {
+
+using self_ptr = caf::stateful_actor<function_registry_state>*;
+using binding = function_registry_state::binding;
+
+/// Answers `caller`'s call (nothing for a void call).
+void reply(self_ptr self, const caller_actor& caller, std::uint64_t tag,
+           const invocation_request& req, bool ok,
+           std::string raw);
+
+/// iii errors: function_not_found, invalid_arguments.
+std::string not_found(const std::string& function_id);
+std::string invalid(const std::string& message);
+
+/// The calling worker's RBAC view (null: no RBAC, or not a worker).
+const registry::worker_access* access_of(self_ptr self, const invocation_request& req);
+
+/// The workers as the dashboard shows them (`{"workers":[...]}`): each with
+/// the functions the front door may see and the triggers it bound
+/// (function_registry_dashboard.cpp).
+std::string dashboard_json(self_ptr self);
+
+/// Fires `engine::workers-available` for a worker `event`.
+void fire_worker_event(self_ptr self, std::string_view event, const std::string& worker_id);
+
+/// May the worker `binder` (under RBAC) have `function_id` called by a
+/// trigger? When not, the reason (and a log line and a count).
+wire::expected<void> may_bind(self_ptr self, const std::string& binder,
+                                  const std::string& function_id);
+
+/// Stores a new binding (its actor spawned, linked); the newest binding of
+/// an id wins.
+binding& add_binding(self_ptr self, std::string binder, trigger_binding_args args);
+
+/// Hands a binding to its trigger type's provider, if one is connected.
+void deliver(self_ptr self, binding& b);
+
+/// Removes a binding and stops its actor; no-op for an unknown id.
+void unbind(self_ptr self, const std::string& trigger_id);
+
+} // namespace actor_host::registry_ops
