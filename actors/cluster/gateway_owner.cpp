@@ -71,13 +71,7 @@ void accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
   }
   auto& c = i->second;
   c.pending = pending;
-  for (auto& x : c.early) {
-    if (x.empty())
-      self->send(pending, end_input_atom_v);
-    else
-      self->send(pending, input_atom_v, std::move(x));
-  }
-  c.early.clear();
+  c.early.release_to(self, pending);
 }
 
 void run_call(self_ptr self, const caf::actor& origin, gw_request& r) {
@@ -143,9 +137,12 @@ void on_requests(self_ptr self, const caf::actor& origin, std::vector<gw_request
         if (i == self->state.in.end())
           break;
         auto& c = i->second;
-        if (!c.pending)
-          c.early.push_back(std::move(r.text));
-        else if (r.kind == gw_request::end_input)
+        if (!c.pending) {
+          if (r.kind == gw_request::end_input)
+            c.early.hold_end();
+          else
+            (void) c.early.hold(std::move(r.text), 0); // no cap here: see inbound::early
+        } else if (r.kind == gw_request::end_input)
           self->send(c.pending, end_input_atom_v);
         else
           self->send(c.pending, input_atom_v, std::move(r.text));

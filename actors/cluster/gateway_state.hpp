@@ -6,6 +6,7 @@
 
 #include "actors/call/interfaces.hpp"
 #include "actors/cluster/cluster_types.hpp"
+#include "actors/common/held_input.hpp"
 #include "actors/common/live_counts.hpp"
 #include "obs/metrics.hpp"
 
@@ -47,10 +48,10 @@ struct inbound {
   std::uint64_t id = 0;    // the call's id there
   call_actor pending;      // null until the connection took it (or for iii)
   // Input that arrived before the connection answered with its pending
-  // request ("" = end of input). One local round trip long: the entry
-  // node's front door caps a run's input, the pending request caps what it
-  // holds before the run starts.
-  std::vector<std::string> early;
+  // request. One local round trip long: the entry node's front door caps a
+  // run's input, the pending request caps what it holds before the run
+  // starts.
+  held_input early;
 };
 
 /// What this gateway has batched for another one.

@@ -130,7 +130,9 @@ void input(self_ptr self, std::string chunk) {
   if (!st.trace_id.empty())
     return forward_input(self, chunk);
   auto cap = st.args.max_held_input_bytes;
-  if (cap > 0 && st.held_bytes + chunk.size() > cap) {
+  if (chunk.empty()) {
+    st.held.hold_end();
+  } else if (!st.held.hold(std::move(chunk), cap)) {
     obs::global().bidi_input_overflows.fetch_add(1, std::memory_order_relaxed);
     auto fields = call_fields(self);
     spdlog::warn("run {} on runtime {}: bidi input held before the run started exceeds "
@@ -139,8 +141,6 @@ void input(self_ptr self, std::string chunk) {
     give_up(self);
     return finish(self, false, manager_errors::bidi_input_overflow(cap));
   }
-  st.held_bytes += chunk.size();
-  st.held_input.push_back(std::move(chunk));
 }
 
 // The caller is gone: nobody waits for the answer, so the call is forgotten
@@ -180,10 +180,8 @@ pending_actor::behavior_type pending_request(self_ptr self, pending_args args) {
       if (!st.trace_id.empty())
         return;
       st.trace_id = trace;
-      for (auto& chunk : st.held_input)
-        forward_input(self, chunk);
-      st.held_input.clear();
-      st.held_bytes = 0;
+      st.held.release([self](std::string&& chunk) { forward_input(self, chunk); },
+                      [self] { forward_input(self, std::string{}); });
       if (st.args.caller)
         self->send(st.args.caller, trace_atom_v, st.args.tag, std::move(trace));
     },

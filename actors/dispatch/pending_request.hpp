@@ -1,6 +1,7 @@
 #pragma once
 
 #include "actors/call/interfaces.hpp"
+#include "actors/common/held_input.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 #include "net/transport.hpp"
@@ -34,9 +35,8 @@ struct pending_state {
   std::string trace_id;
   // Input held until the runtime reports the trace id: Genkit JS runtimes
   // create a run's input channel only after an asynchronous lookup and drop
-  // earlier input. "" marks the end of input.
-  std::vector<std::string> held_input;
-  std::size_t held_bytes = 0;
+  // earlier input.
+  held_input held;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::chrono::system_clock::time_point started_wall = std::chrono::system_clock::now();
   static inline const char* name = "pending_request";

@@ -79,12 +79,7 @@ void on_accepted(self_ptr self, std::uint64_t tag, const call_actor& pending) {
   c->pending = pending;
   self->monitor(pending);
   self->state.by_pending.emplace(pending.address(), tag);
-  for (auto& in : c->held)
-    self->send(pending, input_atom_v, std::move(in));
-  c->held.clear();
-  c->held_bytes = 0;
-  if (c->input_ended)
-    self->send(pending, end_input_atom_v);
+  c->held.release_to(self, pending);
 }
 
 void start(self_ptr self, std::uint64_t tag, grpc_door::call_start& start,
@@ -171,10 +166,8 @@ grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
       // Before the call is accepted the input waits here, capped like the
       // input a pending request holds for a run not started yet.
       auto cap = self->state.door.policy.max_bidi_input_bytes;
-      c->held_bytes += json.size();
-      if (cap != 0 && c->held_bytes > cap)
+      if (!c->held.hold(std::move(json), cap))
         return fail(self, tag, manager_errors::bidi_input_overflow(cap));
-      c->held.push_back(std::move(json));
     },
     [self](end_input_atom, std::uint64_t tag) {
       auto* c = find_call(self, tag);
@@ -183,7 +176,7 @@ grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
       if (c->pending)
         self->send(c->pending, end_input_atom_v);
       else
-        c->input_ended = true;
+        c->held.hold_end();
     },
     [self](cancel_atom, std::uint64_t tag) {
       // The client left: nothing reaches its sink any more; the run is

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "actors/call/interfaces.hpp"
+#include "actors/common/held_input.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/dispatch/call_path.hpp"
 #include "grpc_door/call_bridge.hpp"
@@ -31,9 +32,7 @@ struct grpc_call {
   live_count live{actor_kind::caller_session};
   std::shared_ptr<grpc_door::call_sink> sink;
   call_actor pending;            // the call in flight, once accepted
-  std::vector<std::string> held; // bidi input before the call is accepted
-  std::size_t held_bytes = 0;
-  bool input_ended = false;
+  held_input held;               // bidi input before the call is accepted
 };
 
 struct grpc_caller_state {

@@ -75,13 +75,7 @@ void on_accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
   }
   c->pending = pending;
   self->monitor(pending);
-  for (auto& x : c->early_input) {
-    if (x.empty())
-      self->send(pending, end_input_atom_v);
-    else
-      self->send(pending, input_atom_v, std::move(x));
-  }
-  c->early_input.clear();
+  c->early_input.release_to(self, pending);
 }
 
 void on_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) {
@@ -306,7 +300,9 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
     // Not routed yet: keep wire order by queueing behind the runAction,
     // within the same cap as the pending request holds input to.
     auto cap = st.door.policy.max_bidi_input_bytes;
-    if (cap > 0 && c.early_bytes + chunk.size() > cap) {
+    if (end)
+      c.early_input.hold_end();
+    else if (!c.early_input.hold(std::move(chunk), cap)) {
       obs::global().bidi_input_overflows.fetch_add(1, std::memory_order_relaxed);
       spdlog::warn("caller {}: bidi input held for run {} exceeds max_bidi_input_bytes ({} "
                    "bytes) before the run started; failing it",
@@ -315,8 +311,6 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
         st.transport->send_text(rpc::result_response(m.id, "{}"));
       return on_done(self, i->second, false, manager_errors::bidi_input_overflow(cap));
     }
-    c.early_bytes += chunk.size();
-    c.early_input.push_back(end ? std::string{} : std::move(chunk));
   } else if (end) {
     self->send(c.pending, end_input_atom_v);
   } else {

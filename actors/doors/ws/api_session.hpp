@@ -1,6 +1,7 @@
 #pragma once
 
 #include "actors/call/describe.hpp"
+#include "actors/common/held_input.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/dispatch/call_path.hpp"
@@ -17,8 +18,7 @@ struct api_session_state {
   struct call {
     std::string caller_id; // the caller's raw JSON-RPC id
     call_actor pending;    // known once accepted
-    std::vector<std::string> early_input; // input that arrived before `pending`
-    std::size_t early_bytes = 0;
+    held_input early_input; // input that arrived before `pending`
     bool input_ended = false;
     bool events = false;   // relay runActionState / streamChunk (runAction)
     std::optional<describe_target> describe; // `describe`: the listing becomes its answer

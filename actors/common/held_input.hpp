@@ -1,0 +1,76 @@
+#pragma once
+
+#include "actors/common/messages.hpp"
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace actor_host {
+
+/// Bidi input that arrives before the one it is for can take it: a call its
+/// connection has not accepted yet (the front doors' callers, the cluster
+/// gateway's inbound calls) or a run whose runtime has not reported its trace
+/// id yet (pending_request: Genkit JS runtimes drop earlier input). Kept in
+/// wire order with the end of input, within a byte cap, and handed on in one
+/// go.
+class held_input {
+public:
+  /// Holds a chunk. False, holding nothing, when the bytes held would pass
+  /// `cap` (0: no cap); the caller then fails the call.
+  [[nodiscard]] bool hold(std::string chunk, std::size_t cap) {
+    if (cap != 0 && bytes_ + chunk.size() > cap)
+      return false;
+    bytes_ += chunk.size();
+    items_.push_back({std::move(chunk), false});
+    return true;
+  }
+
+  /// Holds the end of input, after what came before it.
+  void hold_end() {
+    items_.push_back({std::string{}, true});
+  }
+
+  /// Hands on what is held, in order: `chunk(std::string&&)` for each chunk,
+  /// `end()` for the end of input. Holds nothing after.
+  template <class Chunk, class End>
+  void release(Chunk&& chunk, End&& end) {
+    auto items = std::move(items_);
+    items_.clear();
+    bytes_ = 0;
+    for (auto& i : items) {
+      if (i.end)
+        end();
+      else
+        chunk(std::move(i.text));
+    }
+  }
+
+  /// Releases to the call that now takes the input (a call_actor):
+  /// `(input_atom, chunk)` for each chunk, `end_input_atom` for the end.
+  template <class Self, class Handle>
+  void release_to(Self* self, const Handle& to) {
+    release([&](std::string&& text) { self->send(to, input_atom_v, std::move(text)); },
+            [&] { self->send(to, end_input_atom_v); });
+  }
+
+  bool empty() const noexcept {
+    return items_.empty();
+  }
+
+  /// What is held: chunks, and the end of input if it came.
+  std::size_t size() const noexcept {
+    return items_.size();
+  }
+
+private:
+  struct item {
+    std::string text;
+    bool end;
+  };
+  std::vector<item> items_;
+  std::size_t bytes_ = 0;
+};
+
+} // namespace actor_host
