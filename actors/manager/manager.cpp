@@ -5,22 +5,6 @@ namespace actor_host {
 
 namespace {
 
-/// `/otel` on the worker port: the iii SDK's OpenTelemetry socket. Accepted
-/// so the SDK does not reconnect forever; frames are counted and dropped
-/// (no telemetry sink is configured).
-class otel_sink : public net::frame_handler {
-public:
-  void on_text(std::string) override {
-    // The engine ignores text frames here too.
-  }
-  bool on_binary(std::string_view) override {
-    obs::global().otel_frames.fetch_add(1, std::memory_order_relaxed);
-    return true;
-  }
-  void on_closed(std::string) override {
-  }
-};
-
 std::string host_name() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0')
@@ -110,182 +94,85 @@ std::string manager::start() {
   auto& d = *impl_;
   if (!d.tls_error.empty())
     return "TLS: " + d.tls_error;
-  const std::string ws = d.tls ? "wss" : "ws";
-  const std::string http = d.tls ? "https" : "http";
-  supervisor_config scfg;
-  scfg.drain_timeout = std::chrono::duration_cast<caf::timespan>(d.opts.drain_timeout);
-  if (d.opts.cluster) {
-    scfg.cluster_readiness = [view = d.cluster_view] { return view->current()->not_ready; };
-    scfg.who = "node " + d.opts.cluster->node_name;
-    // The leave reaches the others at once; a call they routed here just
-    // before arrives within moments.
-    scfg.leave_settle = std::chrono::milliseconds(500);
-  }
-  scfg.request_stop = d.opts.on_drain_request;
-  d.supervisor = d.sys.spawn(manager_supervisor, scfg);
-  auto routes = std::make_shared<route_board>();
-  d.directory = d.spawn_child(runtime_directory, routes,
-                              d.opts.cluster ? d.opts.failover_hold : std::chrono::milliseconds{0});
-  caf::anon_send(d.directory, limits_atom_v, d.opts.admission);
-  d.functions = d.spawn_child(function_registry);
-  dashboard_feed_config feed_cfg;
-  if (d.opts.cluster)
-    feed_cfg.cluster_json = [view = d.cluster_view] { return view->current()->json; };
-  auto feed = d.spawn_child(dashboard_feed, std::move(feed_cfg), d.directory, d.functions);
-  d.door = front_door{routes, d.directory, d.functions, d.opts.policy,
-                      d.opts.cluster ? d.cluster_view : nullptr, feed,
-                      std::filesystem::path{d.opts.project_root}.filename().string(),
-                      d.supervisor, {}};
-  if (d.opts.cluster && d.opts.failover_hold.count() > 0) {
-    // Calls for the runtimes of a lost node wait while they move.
-    d.door.hold = d.spawn_child(failover_hold, d.door, failover_hold_limits{});
-    caf::anon_send(d.directory, subscribe_atom_v, caf::actor_cast<caf::actor>(d.door.hold));
-  }
-  function_registry_options fopts;
-  fopts.channels = d.opts.channels;
-  if (d.opts.worker_rbac_port)
-    // The front door is no way around RBAC: an anonymous session of the
-    // RBAC listener (its exposed functions only).
-    fopts.front_door = std::make_shared<const registry::worker_access>(registry::worker_access{
-      std::make_shared<const registry::worker_rbac_config>(d.opts.rbac), {}});
-  caf::anon_send(d.functions, iii_options_atom_v, std::move(fopts));
+  d.start_actors();
   if (auto err = d.start_traces(); !err.empty())
     return err;
   if (d.opts.cluster)
     if (auto err = d.start_cluster(); !err.empty())
       return "cluster: " + err;
   // The API listens first: its URL is the telemetry server runtimes are told of.
-  http_api_context api_ctx;
-  api_ctx.system = &d.sys;
-  api_ctx.door = d.door;
-  api_ctx.supervisor = d.supervisor;
-  api_ctx.traces = d.traces;
-  if (!d.opts.ui_assets.empty()) {
-    std::string err;
-    api_ctx.ui_assets = ui::asset_dir::load(d.opts.ui_assets, err);
-    if (!api_ctx.ui_assets)
-      return "ui assets: " + err;
-    spdlog::info("Serving the web app in {} at / ({} files); the dashboard is at /ui/index.html",
-                 d.opts.ui_assets, api_ctx.ui_assets->size());
-  }
-  api_ctx.stats_json = [this] { return stats_json(); };
-  api_ctx.metrics_text = [&d] {
-    return obs::metrics_page(live_actor_snapshot(),
-                             {{"reflection", &d.reflection.counters()},
-                              {"api", &d.api.counters()},
-                              {"worker", &d.workers.counters()},
-                              {"rbac_worker", &d.rbac_workers.counters()}});
-  };
-  d.api.on_http(make_http_api(std::move(api_ctx)));
-  if (auto err = d.api.listen(); !err.empty())
-    return "API server: " + err;
-  // Genkit's exporter sends no header: with a token configured, the base
-  // URL runtimes are told carries it in its path (/t/<token>, taken for the
-  // trace routes only), as the URLs they dial carry it in their query.
-  std::string telemetry_url, telemetry_shown;
-  if (d.traces) {
-    telemetry_url = telemetry_shown = http + "://localhost:" + std::to_string(d.api.port());
-    if (!d.opts.auth_token.empty()) {
-      if (net::token_fits_path(d.opts.auth_token)) {
-        telemetry_url += std::string{net::token_path_prefix} + d.opts.auth_token;
-        telemetry_shown += std::string{net::token_path_prefix} + "<token>";
-      } else {
-        telemetry_url.clear();
-        telemetry_shown = "not advertised: the token has characters a URL path cannot carry "
-                          "as they are (use letters, digits and . _ ~ + = -)";
-      }
-    }
-  }
-  if (auto err = d.reflection.listen(); !err.empty())
-    return "reflection server: " + err;
-  connection_options conn_opts{ws + "://localhost:" + std::to_string(d.reflection.port()),
-                               d.opts.policy.max_bidi_input_bytes, telemetry_url, "",
-                               d.route_spans, d.opts.cluster ? d.opts.cluster->node_name : ""};
-  conn_opts.learn_actions = true;
-  conn_opts.max_frame_bytes = d.opts.max_frame_bytes;
-  if (d.opts.cluster) {
-    // The runtimes reach this node where the other nodes do, at the
-    // reflection port; the register answer lists the other nodes' URLs.
-    auto host = d.cluster_advertise.substr(0, d.cluster_advertise.rfind(':'));
-    caf::anon_send(d.cluster, listening_atom_v, d.cluster_advertise,
-                   ws + "://" + host + ":" + std::to_string(d.reflection.port()));
-    conn_opts.peer_manager_urls = [view = d.cluster_view] {
-      return view->current()->peer_reflection_urls;
-    };
-  }
-  // Every socket that feeds an actor gets a read window (max_unread_frames).
-  auto unread = d.opts.policy.max_unread_frames;
-  d.reflection.on_websocket("", [spawn = d.spawner(), dir = d.directory, conn_opts,
-                                 unread](net::transport_ptr t) -> net::frame_handler_ptr {
-    t = with_read_window(std::move(t), unread);
-    auto a = spawn(runtime_connection, t, dir, conn_opts);
-    // One answer over the frame cap fails its call, not the link.
-    auto oversized = [a](std::string head, std::string tail, std::uint64_t size) {
-      caf::anon_send(a, oversized_atom_v, std::move(head), std::move(tail), size);
-    };
-    return std::make_shared<frame_bridge>(std::move(a), std::move(t), std::move(oversized));
-  });
-  d.api.on_websocket("/api/ws", [spawn = d.spawner(), door = d.door,
-                                 unread](net::transport_ptr t) -> net::frame_handler_ptr {
-    t = with_read_window(std::move(t), unread);
-    auto a = spawn(api_session, t, door);
-    return std::make_shared<frame_bridge>(std::move(a), std::move(t));
-  });
-  worker_options wopts;
-  if (d.opts.policy.run_timeout.count() > 0)
-    wopts.invocation_timeout = d.opts.policy.run_timeout;
-  auto serve_workers = [&d, unread](net::server& srv, worker_options o) {
-    srv.on_websocket("/", [spawn = d.spawner(), door = d.door, o,
-                           unread](net::transport_ptr t) -> net::frame_handler_ptr {
-      t = with_read_window(std::move(t), unread);
-      auto a = spawn(worker_connection, t, door.functions, door, o);
-      return std::make_shared<frame_bridge>(std::move(a), std::move(t));
-    });
-    srv.on_websocket("/otel", [](net::transport_ptr) -> net::frame_handler_ptr {
-      return std::make_shared<otel_sink>();
-    });
-    // Streaming channels: the id and key are checked before the upgrade.
-    srv.on_websocket_prefix(std::string{channel_path_prefix}, check_channel_upgrade,
-                            open_channel_end);
-  };
-  serve_workers(d.workers, wopts);
-  if (auto err = d.workers.listen(); !err.empty())
-    return "worker endpoint: " + err;
-  if (d.opts.worker_rbac_port) {
-    auto ropts = wopts;
-    ropts.rbac = std::make_shared<const registry::worker_rbac_config>(d.opts.rbac);
-    serve_workers(d.rbac_workers, ropts);
-    if (auto err = d.rbac_workers.listen(); !err.empty())
-      return "worker endpoint (RBAC): " + err;
-  }
+  if (auto err = d.start_api([this] { return stats_json(); }); !err.empty())
+    return err;
+  if (auto err = d.start_reflection(); !err.empty())
+    return err;
+  if (auto err = d.start_workers(); !err.empty())
+    return err;
   if (d.opts.grpc)
     if (auto err = d.start_grpc(); !err.empty())
       return "gRPC front door: " + err;
   // After every listener, so that runtime files cannot point at any of them.
   if (!d.opts.project_root.empty())
-    d.start_v1_discovery(conn_opts, telemetry_url);
-  if (d.tls)
-    spdlog::info("TLS on every listener: certificate {}, client certificates {}",
-                 d.tls->files().cert_file,
-                 d.tls->verifies_clients()          ? "required (" + d.tls->files().client_ca_file + ")"
-                 : d.tls->files().skip_client_verify ? std::string{"requested, not verified"}
-                                                     : std::string{"not requested"});
-  spdlog::info("Starting reflection server: {}://localhost:{}", ws, d.reflection.port());
-  spdlog::info("Starting API server: {}://localhost:{}", http, d.api.port());
-  spdlog::info("Dashboard: {}://localhost:{}/", http, d.api.port());
-  if (d.traces)
-    spdlog::info("Trace store: {} (telemetry server {})", d.opts.trace_store, telemetry_shown);
-  spdlog::info("Starting worker endpoint: {}://localhost:{}", ws, d.workers.port());
-  if (d.opts.worker_rbac_port)
-    spdlog::info("Starting worker endpoint (RBAC): {}://localhost:{}", ws, d.rbac_workers.port());
-  auto manager_url = ws + "://localhost:" + std::to_string(d.reflection.port());
+    d.start_v1_discovery(d.runtime_links, d.telemetry_url);
+  d.log_endpoints();
+  return d.start_services();
+}
+
+void manager::impl::start_actors() {
+  supervisor = sys.spawn(manager_supervisor, supervisor_config{
+    .drain_timeout = std::chrono::duration_cast<caf::timespan>(opts.drain_timeout),
+    .cluster_readiness = opts.cluster ? std::function<std::string()>{[view = cluster_view] {
+      return view->current()->not_ready;
+    }} : nullptr,
+    .request_stop = opts.on_drain_request,
+    .who = opts.cluster ? "node " + opts.cluster->node_name : "the manager",
+    // The leave reaches the others at once; a call they routed here just
+    // before arrives within moments.
+    .leave_settle = opts.cluster ? caf::timespan{std::chrono::milliseconds(500)} : caf::timespan{0},
+  });
+  auto routes = std::make_shared<route_board>();
+  directory = spawn_child(runtime_directory, routes,
+                          opts.cluster ? opts.failover_hold : std::chrono::milliseconds{0});
+  caf::anon_send(directory, limits_atom_v, opts.admission);
+  functions = spawn_child(function_registry);
+  dashboard_feed_config feed_cfg;
+  if (opts.cluster)
+    feed_cfg.cluster_json = [view = cluster_view] { return view->current()->json; };
+  door = front_door{
+    .routes = routes,
+    .directory = directory,
+    .functions = functions,
+    .policy = opts.policy,
+    .cluster = opts.cluster ? cluster_view : nullptr,
+    .feed = spawn_child(dashboard_feed, std::move(feed_cfg), directory, functions),
+    .project_name = std::filesystem::path{opts.project_root}.filename().string(),
+    .supervisor = supervisor,
+    .hold = {},
+  };
+  if (opts.cluster && opts.failover_hold.count() > 0) {
+    // Calls for the runtimes of a lost node wait while they move.
+    door.hold = spawn_child(failover_hold, door, failover_hold_limits{});
+    caf::anon_send(directory, subscribe_atom_v, caf::actor_cast<caf::actor>(door.hold));
+  }
+  function_registry_options fopts;
+  fopts.channels = opts.channels;
+  if (opts.worker_rbac_port)
+    // The front door is no way around RBAC: an anonymous session of the
+    // RBAC listener (its exposed functions only).
+    fopts.front_door = std::make_shared<const registry::worker_access>(registry::worker_access{
+      std::make_shared<const registry::worker_rbac_config>(opts.rbac), {}});
+  caf::anon_send(functions, iii_options_atom_v, std::move(fopts));
+}
+
+std::string manager::impl::start_services() {
+  auto manager_url = (tls ? "wss" : "ws") + std::string{"://localhost:"}
+                     + std::to_string(reflection.port());
   // Children get the token in the URL they dial: Genkit runtimes keep the
   // query of GENKIT_REFLECTION_V2_SERVER, and so does our runtime role.
-  if (!d.opts.auth_token.empty())
-    manager_url = net::url_with_token(manager_url, d.opts.auth_token);
-  if (!d.opts.write_env_file.empty()) {
-    auto id = d.opts.services.size() == 1 ? d.opts.services.front().runtime_id : std::string{};
-    if (auto err = write_env_file(d.opts.write_env_file, manager_url, id, telemetry_url);
+  if (!opts.auth_token.empty())
+    manager_url = net::url_with_token(manager_url, opts.auth_token);
+  if (!opts.write_env_file.empty()) {
+    auto id = opts.services.size() == 1 ? opts.services.front().runtime_id : std::string{};
+    if (auto err = write_env_file(opts.write_env_file, manager_url, id, telemetry_url);
         !err.empty())
       return err;
   }
@@ -293,10 +180,16 @@ std::string manager::start() {
   std::vector<caf::actor> services;
   std::vector<restart_step> replicas;
   std::vector<std::string> replica_services;
-  for (auto& spec : d.opts.services) {
-    child_runtime_args args{spec,        d.directory,           &d.io.context(), manager_url,
-                            telemetry_url, d.opts.on_service_exit, d.door.feed};
-    services.push_back(d.spawn_child(child_runtime, std::move(args)));
+  for (auto& spec : opts.services) {
+    services.push_back(spawn_child(child_runtime, child_runtime_args{
+                                                    .spec = spec,
+                                                    .directory = directory,
+                                                    .io = &io.context(),
+                                                    .manager_url = manager_url,
+                                                    .telemetry_url = telemetry_url,
+                                                    .on_final_exit = opts.on_service_exit,
+                                                    .feed = door.feed,
+                                                  }));
     if (spec.registers) {
       service_ids.push_back(spec.runtime_id);
       replicas.push_back({services.back(), spec.runtime_id, std::nullopt});
@@ -304,11 +197,11 @@ std::string manager::start() {
     }
   }
   {
-    std::lock_guard guard{d.reload_mutex}; // a SIGHUP may come at any time
-    d.children = services;
+    std::lock_guard guard{reload_mutex}; // a SIGHUP may come at any time
+    children = services;
   }
   // From here the supervisor answers /readyz and owns the drain.
-  caf::anon_send(d.supervisor, serving_atom_v, d.directory, std::move(service_ids),
+  caf::anon_send(supervisor, serving_atom_v, directory, std::move(service_ids),
                  std::move(services), std::move(replicas), std::move(replica_services));
   return {};
 }

@@ -131,12 +131,30 @@ struct manager::impl {
   std::vector<caf::actor> children;
   std::mutex reload_mutex; // SIGHUPs one at a time
 
+  // manager::start's steps, in its order.
+  /// The supervisor, the directory, the function registry, the dashboard
+  /// feed, the front door every caller gets (and the failover hold).
+  void start_actors();
   std::string start_cluster();
   /// The trace store (and its OTLP exporter) when configured; "" or why not.
   std::string start_traces();
   /// The gRPC front door and its catalog keeper; "" or why not.
   std::string start_grpc();
+  /// The API listener (manager_listeners.cpp); sets telemetry_url.
+  std::string start_api(std::function<std::string()> stats_json);
+  /// The reflection listener runtimes dial, and /api/ws; sets runtime_links.
+  std::string start_reflection();
+  /// The worker listeners (and the RBAC one).
+  std::string start_workers();
   void start_v1_discovery(const connection_options& base, const std::string& telemetry_url);
+  void log_endpoints() const;
+  /// The configured services, as children; then the supervisor serves.
+  std::string start_services();
+
+  // What start's steps learn for the later ones.
+  std::string telemetry_url;   // told to runtimes; "" = none
+  std::string telemetry_shown; // the same for the log: the token left out
+  connection_options runtime_links; // every runtime connection's options
 };
 
 } // namespace actor_host
