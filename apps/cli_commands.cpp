@@ -160,6 +160,22 @@ int check(const call_result& res) {
   return -1;
 }
 
+/// A request/answer command: calls `method`, turns a failure into its exit
+/// code, prints the result as JSON with --json and hands it to `print`
+/// otherwise (print returns the exit code).
+template <class Print>
+int query(manager_session& session, const cli_options& opts, std::string_view method,
+          json::object params, Print print) {
+  auto res = session.call(method, std::move(params));
+  if (auto rc = check(res); rc >= 0)
+    return rc;
+  if (opts.json) {
+    std::cout << json_out(*res.result) << '\n';
+    return exit_ok;
+  }
+  return print(*res.result);
+}
+
 /// Summarises a JSON schema's top-level type: "string", "object", "a|b",
 /// "any" (a schema without a plain type) or "-" (no schema).
 std::string schema_type(const json::value* schema) {
@@ -198,160 +214,131 @@ std::unique_ptr<manager_session> open_session(const cli_options& opts, int& rc) 
 }
 
 int cmd_runtimes(manager_session& session, const cli_options& opts) {
-  auto res = session.call("listRuntimes", {});
-  if (auto rc = check(res); rc >= 0)
-    return rc;
-  if (opts.json) {
-    std::cout << json_out(*res.result) << '\n';
-    return exit_ok;
-  }
-  const auto* list = member(*res.result, "runtimes");
-  if (list == nullptr || !list->is_array() || list->get_array().empty()) {
-    std::cout << "No runtimes registered.\n";
-    return exit_ok;
-  }
-  // In a cluster every runtime names its node.
-  bool clustered = member(list->get_array().front(), "node") != nullptr;
-  std::vector<std::vector<std::string>> rows{{"ID", "PID", "NAME", "VERSION", "REGISTERED"}};
-  if (clustered)
-    rows.front().push_back("NODE");
-  for (const auto& info : list->get_array()) {
-    rows.push_back({cell(member(info, "id")), cell(member(info, "pid")),
-                    cell(member(info, "name")), cell(member(info, "genkitVersion")),
-                    cell(member(info, "timestamp"))});
+  return query(session, opts, "listRuntimes", {}, [&](const json::value& result) {
+    const auto* list = member(result, "runtimes");
+    if (list == nullptr || !list->is_array() || list->get_array().empty()) {
+      std::cout << "No runtimes registered.\n";
+      return exit_ok;
+    }
+    // In a cluster every runtime names its node.
+    bool clustered = member(list->get_array().front(), "node") != nullptr;
+    std::vector<std::vector<std::string>> rows{{"ID", "PID", "NAME", "VERSION", "REGISTERED"}};
     if (clustered)
-      rows.back().push_back(cell(member(info, "node")));
-  }
-  print_table(std::cout, rows);
-  return exit_ok;
+      rows.front().push_back("NODE");
+    for (const auto& info : list->get_array()) {
+      rows.push_back({cell(member(info, "id")), cell(member(info, "pid")),
+                      cell(member(info, "name")), cell(member(info, "genkitVersion")),
+                      cell(member(info, "timestamp"))});
+      if (clustered)
+        rows.back().push_back(cell(member(info, "node")));
+    }
+    print_table(std::cout, rows);
+    return exit_ok;
+  });
 }
 int cmd_services(manager_session& session, const cli_options& opts) {
-  auto res = session.call("listServices", {});
-  if (auto rc = check(res); rc >= 0)
-    return rc;
-  if (opts.json) {
-    std::cout << json_out(*res.result) << '\n';
+  return query(session, opts, "listServices", {}, [&](const json::value& result) {
+    const auto* list = member(result, "services");
+    if (list == nullptr || !list->is_array() || list->get_array().empty()) {
+      std::cout << "No runtimes registered.\n";
+      return exit_ok;
+    }
+    std::vector<std::vector<std::string>> rows{
+      {"SERVICE", "REPLICA", "NODE", "IN FLIGHT", "QUEUED", "STATE"}};
+    for (const auto& svc : list->get_array()) {
+      auto name = cell(member(svc, "name"));
+      if (auto* d = member(svc, "default"); d && d->is_bool() && d->get_bool())
+        name += " (default)";
+      rows.push_back(
+        {name, "", "", cell(member(svc, "inFlight")), cell(member(svc, "queued")), ""});
+      const auto* replicas = member(svc, "replicas");
+      if (replicas == nullptr || !replicas->is_array())
+        continue;
+      for (const auto& r : replicas->get_array())
+        rows.push_back({"", cell(member(r, "id")), cell(member(r, "node")),
+                        cell(member(r, "inFlight")), "", cell(member(r, "state"))});
+    }
+    print_table(std::cout, rows);
     return exit_ok;
-  }
-  const auto* list = member(*res.result, "services");
-  if (list == nullptr || !list->is_array() || list->get_array().empty()) {
-    std::cout << "No runtimes registered.\n";
-    return exit_ok;
-  }
-  std::vector<std::vector<std::string>> rows{
-    {"SERVICE", "REPLICA", "NODE", "IN FLIGHT", "QUEUED", "STATE"}};
-  for (const auto& svc : list->get_array()) {
-    auto name = cell(member(svc, "name"));
-    if (auto* d = member(svc, "default"); d && d->is_bool() && d->get_bool())
-      name += " (default)";
-    rows.push_back({name, "", "", cell(member(svc, "inFlight")), cell(member(svc, "queued")), ""});
-    const auto* replicas = member(svc, "replicas");
-    if (replicas == nullptr || !replicas->is_array())
-      continue;
-    for (const auto& r : replicas->get_array())
-      rows.push_back({"", cell(member(r, "id")), cell(member(r, "node")),
-                      cell(member(r, "inFlight")), "", cell(member(r, "state"))});
-  }
-  print_table(std::cout, rows);
-  return exit_ok;
+  });
 }
 
 int cmd_restart(manager_session& session, const cli_options& opts) {
   json::object params;
   params["name"] = opts.service;
-  auto res = session.call("restartService", std::move(params));
-  if (auto rc = check(res); rc >= 0)
-    return rc;
-  if (opts.json) {
-    std::cout << json_out(*res.result) << '\n';
+  return query(session, opts, "restartService", std::move(params), [&](const json::value& result) {
+    const auto* ids = member(result, "restarted");
+    std::cout << "Restarted " << terminal_safe(opts.service);
+    if (ids != nullptr && ids->is_array())
+      std::cout << ": " << json_out(*ids);
+    std::cout << '\n';
     return exit_ok;
-  }
-  const auto* ids = member(*res.result, "restarted");
-  std::cout << "Restarted " << terminal_safe(opts.service);
-  if (ids != nullptr && ids->is_array())
-    std::cout << ": " << json_out(*ids);
-  std::cout << '\n';
-  return exit_ok;
+  });
 }
 
 int cmd_drain(manager_session& session, const cli_options& opts) {
-  auto res = session.call("drainNode", {});
-  if (auto rc = check(res); rc >= 0)
-    return rc;
-  if (opts.json) {
-    std::cout << json_out(*res.result) << '\n';
+  return query(session, opts, "drainNode", {}, [&](const json::value& result) {
+    const auto* message = member(result, "message");
+    if (message == nullptr || !message->is_string()) {
+      std::cerr << "error: the manager's answer to drainNode has no message\n";
+      return exit_failed;
+    }
+    std::cout << terminal_safe(std::string{message->as_string()}) << '\n';
     return exit_ok;
-  }
-  const auto* message = member(*res.result, "message");
-  if (message == nullptr || !message->is_string()) {
-    std::cerr << "error: the manager's answer to drainNode has no message\n";
-    return exit_failed;
-  }
-  std::cout << terminal_safe(std::string{message->as_string()}) << '\n';
-  return exit_ok;
+  });
 }
 
 int cmd_cluster(manager_session& session, const cli_options& opts) {
-  auto res = session.call("getCluster", {});
-  if (auto rc = check(res); rc >= 0)
-    return rc;
-  if (opts.json) {
-    std::cout << json_out(*res.result) << '\n';
+  return query(session, opts, "getCluster", {}, [&](const json::value& result) {
+    const auto* self = member(result, "self");
+    const auto* nodes = member(result, "nodes");
+    if (self == nullptr || !self->is_string() || nodes == nullptr || !nodes->is_array()) {
+      std::cout << "This manager is not part of a cluster (start it with --cluster-port).\n";
+      return exit_ok;
+    }
+    std::vector<std::vector<std::string>> rows{
+      {"NAME", "ADDRESS", "STATUS", "RUNTIMES", "WORKERS"}};
+    for (const auto& n : nodes->get_array()) {
+      auto name = cell(member(n, "name"));
+      if (name == self->get_string())
+        name += " (this node)";
+      rows.push_back({name, cell(member(n, "address")), cell(member(n, "status")),
+                      cell(member(n, "runtimes")), cell(member(n, "workers"))});
+    }
+    print_table(std::cout, rows);
     return exit_ok;
-  }
-  const auto* self = member(*res.result, "self");
-  const auto* nodes = member(*res.result, "nodes");
-  if (self == nullptr || !self->is_string() || nodes == nullptr || !nodes->is_array()) {
-    std::cout << "This manager is not part of a cluster (start it with --cluster-port).\n";
-    return exit_ok;
-  }
-  std::vector<std::vector<std::string>> rows{
-    {"NAME", "ADDRESS", "STATUS", "RUNTIMES", "WORKERS"}};
-  for (const auto& n : nodes->get_array()) {
-    auto name = cell(member(n, "name"));
-    if (name == self->get_string())
-      name += " (this node)";
-    rows.push_back({name, cell(member(n, "address")), cell(member(n, "status")),
-                    cell(member(n, "runtimes")), cell(member(n, "workers"))});
-  }
-  print_table(std::cout, rows);
-  return exit_ok;
+  });
 }
 
 int cmd_actions(manager_session& session, const cli_options& opts) {
   json::object params;
   if (!opts.runtime.empty())
     params["runtimeId"] = opts.runtime;
-  auto res = session.call("listActions", std::move(params));
-  if (auto rc = check(res); rc >= 0)
-    return rc;
-  if (opts.json) {
-    std::cout << json_out(*res.result) << '\n';
+  return query(session, opts, "listActions", std::move(params), [&](const json::value& result) {
+    const auto* actions = member(result, "actions");
+    if (actions == nullptr || !actions->is_object() || actions->get_object().empty()) {
+      std::cout << "No actions.\n";
+      return exit_ok;
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& [key, action] : actions->get_object()) {
+      std::string description;
+      if (const auto* desc = member(action, "description"); desc != nullptr && desc->is_string())
+        description = std::string{desc->get_string()};
+      // Keep one action per line.
+      std::replace(description.begin(), description.end(), '\n', ' ');
+      const auto* metadata = member(action, "metadata");
+      const auto* bidi = metadata != nullptr ? member(*metadata, "bidi") : nullptr;
+      if (bidi != nullptr && bidi->is_bool() && bidi->get_bool())
+        description = description.empty() ? "(bidi)" : description + " (bidi)";
+      rows.push_back({terminal_safe(key), terminal_safe(schema_type(member(action, "inputSchema"))),
+                      terminal_safe(description)});
+    }
+    std::sort(rows.begin(), rows.end());
+    rows.insert(rows.begin(), {"KEY", "INPUT", "DESCRIPTION"});
+    print_table(std::cout, rows);
     return exit_ok;
-  }
-  const auto* actions = member(*res.result, "actions");
-  if (actions == nullptr || !actions->is_object() || actions->get_object().empty()) {
-    std::cout << "No actions.\n";
-    return exit_ok;
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& [key, action] : actions->get_object()) {
-    std::string description;
-    if (const auto* desc = member(action, "description"); desc != nullptr && desc->is_string())
-      description = std::string{desc->get_string()};
-    // Keep one action per line.
-    std::replace(description.begin(), description.end(), '\n', ' ');
-    const auto* metadata = member(action, "metadata");
-    const auto* bidi = metadata != nullptr ? member(*metadata, "bidi") : nullptr;
-    if (bidi != nullptr && bidi->is_bool() && bidi->get_bool())
-      description = description.empty() ? "(bidi)" : description + " (bidi)";
-    rows.push_back({terminal_safe(key), terminal_safe(schema_type(member(action, "inputSchema"))),
-                    terminal_safe(description)});
-  }
-  std::sort(rows.begin(), rows.end());
-  rows.insert(rows.begin(), {"KEY", "INPUT", "DESCRIPTION"});
-  print_table(std::cout, rows);
-  return exit_ok;
+  });
 }
 
 int cmd_run(manager_session& session, const cli_options& opts,
@@ -415,17 +402,12 @@ int cmd_cancel(manager_session& session, const cli_options& opts) {
   params["traceId"] = opts.trace_id;
   if (!opts.runtime.empty())
     params["runtimeId"] = opts.runtime;
-  auto res = session.call("cancelAction", std::move(params));
-  if (auto rc = check(res); rc >= 0)
-    return rc;
-  if (opts.json) {
-    std::cout << json_out(*res.result) << '\n';
+  return query(session, opts, "cancelAction", std::move(params), [&](const json::value& result) {
+    const auto* message = member(result, "message");
+    std::cout << (message != nullptr && message->is_string() ? terminal_safe(message->get_string())
+                                                             : json_out(result))
+              << '\n';
     return exit_ok;
-  }
-  const auto* message = member(*res.result, "message");
-  std::cout << (message != nullptr && message->is_string() ? terminal_safe(message->get_string())
-                                                           : json_out(*res.result))
-            << '\n';
-  return exit_ok;
+  });
 }
 } // namespace actor_host::apps
