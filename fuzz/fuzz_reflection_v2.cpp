@@ -56,8 +56,6 @@ void manager_side(rpc::message& m) {
 // on_list_values, on_input.
 void runtime_side(const rpc::message& m) {
   std::string text;
-  if (m.params.empty())
-    return;
   auto split = rpc::split_object(m.params);
   if (!split)
     return;

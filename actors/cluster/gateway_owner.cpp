@@ -63,15 +63,9 @@ std::unordered_map<std::uint64_t, inbound>::iterator find_in(self_ptr self,
 }
 
 void accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
+  // Aborted, or already answered: if it still runs, it is aborted.
   auto i = self->state.in.find(tag);
-  if (i == self->state.in.end()) {
-    // Aborted, or already answered: if it still runs, nobody waits for it.
-    self->send(pending, abort_atom_v);
-    return;
-  }
-  auto& c = i->second;
-  c.pending = pending;
-  c.early.release_to(self, pending);
+  take_accepted(self, i == self->state.in.end() ? nullptr : &i->second, pending);
 }
 
 void run_call(self_ptr self, const caf::actor& origin, gw_request& r) {
@@ -139,9 +133,9 @@ void on_requests(self_ptr self, const caf::actor& origin, std::vector<gw_request
         auto& c = i->second;
         if (!c.pending) {
           if (r.kind == gw_request::end_input)
-            c.early.hold_end();
+            c.held.hold_end();
           else
-            (void) c.early.hold(std::move(r.text), 0); // no cap here: see inbound::early
+            (void) c.held.hold(std::move(r.text), 0); // no cap here: see inbound::held
         } else if (r.kind == gw_request::end_input)
           self->send(c.pending, end_input_atom_v);
         else

@@ -51,7 +51,7 @@ struct inbound {
   // request. One local round trip long: the entry node's front door caps a
   // run's input, the pending request caps what it holds before the run
   // starts.
-  held_input early;
+  held_input held;
 };
 
 /// What this gateway has batched for another one.

@@ -73,4 +73,19 @@ private:
   std::size_t bytes_ = 0;
 };
 
+/// A call its connection accepted, as the caller that keeps `c` sees it:
+/// `c` (null when the caller finished it meanwhile, so nobody waits for it
+/// any more: the call is aborted) learns its call_actor and gets the input
+/// held for it. False when aborted.
+template <class Self, class Call, class Handle>
+bool take_accepted(Self* self, Call* c, const Handle& pending) {
+  if (c == nullptr) {
+    self->send(pending, abort_atom_v);
+    return false;
+  }
+  c->pending = pending;
+  c->held.release_to(self, pending);
+  return true;
+}
+
 } // namespace actor_host

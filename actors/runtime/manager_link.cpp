@@ -278,9 +278,7 @@ void on_list_values(self_ptr self, const rpc::message& m) {
 
 void on_input(self_ptr self, const rpc::message& m, bool end) {
   auto& st = self->state;
-  if (m.params.empty())
-    return;
-  auto split = rpc::split_object(m.params);
+  auto split = rpc::split_object(m.params); // none (also for empty params): nothing to do
   if (!split)
     return;
   auto& p = *split;

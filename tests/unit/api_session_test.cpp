@@ -269,7 +269,7 @@ CAF_TEST(early bidi input follows the runAction in order) {
     CAF_REQUIRE_EQUAL(st.calls.size(), 1u);
     auto& c = st.calls.begin()->second;
     CAF_CHECK(!c.pending);
-    CAF_CHECK_EQUAL(c.early_input.size(), 3u);
+    CAF_CHECK_EQUAL(c.held.size(), 3u);
   }
   sched.run();
   // The pending request holds the input until the runtime reports the trace.

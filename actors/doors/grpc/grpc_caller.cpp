@@ -70,16 +70,11 @@ void on_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) 
 }
 
 void on_accepted(self_ptr self, std::uint64_t tag, const call_actor& pending) {
-  auto* c = find_call(self, tag);
-  if (!c) {
-    // Its client left before we learned who runs it: nobody waits for it.
-    self->send(pending, abort_atom_v);
+  // A call whose client left before we learned who runs it is aborted.
+  if (!take_accepted(self, find_call(self, tag), pending))
     return;
-  }
-  c->pending = pending;
   self->monitor(pending);
   self->state.by_pending.emplace(pending.address(), tag);
-  c->held.release_to(self, pending);
 }
 
 void start(self_ptr self, std::uint64_t tag, grpc_door::call_start& start,

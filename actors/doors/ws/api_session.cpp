@@ -66,16 +66,9 @@ void forget(self_ptr self, std::uint64_t tag) {
 }
 
 void on_accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
-  auto* c = find_call(self, tag);
-  if (!c) {
-    // Finished (or failed here) before we learned who ran it: if it still
-    // runs, nobody waits for it.
-    self->send(pending, abort_atom_v);
-    return;
-  }
-  c->pending = pending;
-  self->monitor(pending);
-  c->early_input.release_to(self, pending);
+  // A call finished (or failed here) before we learned who runs it is aborted.
+  if (take_accepted(self, find_call(self, tag), pending))
+    self->monitor(pending);
 }
 
 void on_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) {
@@ -301,8 +294,8 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
     // within the same cap as the pending request holds input to.
     auto cap = st.door.policy.max_bidi_input_bytes;
     if (end)
-      c.early_input.hold_end();
-    else if (!c.early_input.hold(std::move(chunk), cap)) {
+      c.held.hold_end();
+    else if (!c.held.hold(std::move(chunk), cap)) {
       obs::global().bidi_input_overflows.fetch_add(1, std::memory_order_relaxed);
       spdlog::warn("caller {}: bidi input held for run {} exceeds max_bidi_input_bytes ({} "
                    "bytes) before the run started; failing it",

@@ -18,7 +18,7 @@ struct api_session_state {
   struct call {
     std::string caller_id; // the caller's raw JSON-RPC id
     call_actor pending;    // known once accepted
-    held_input early_input; // input that arrived before `pending`
+    held_input held;       // input that arrived before `pending`
     bool input_ended = false;
     bool events = false;   // relay runActionState / streamChunk (runAction)
     std::optional<describe_target> describe; // `describe`: the listing becomes its answer
