@@ -131,30 +131,33 @@ std::string trace_from_result(const std::string& result) {
   return trace;
 }
 
+/// A bidi run takes input by its trace id (POST /api/streamAction/input)
+/// once both its call and its trace id are known: registered with the
+/// directory when the second of the two arrives (each arrives once).
+bool bidi_open(const http_caller_state& st) {
+  return st.bidi && st.pending && !st.trace_id.empty();
+}
+
 void maybe_register_bidi(self_ptr self) {
   auto& st = self->state;
-  if (st.bidi && !st.bidi_registered && st.pending && !st.trace_id.empty()) {
-    st.bidi_registered = true;
+  if (bidi_open(st))
     self->send(st.args.door.directory, bidi_open_atom_v, st.trace_id, st.pending);
-  }
 }
 
 void send_head(self_ptr self) {
   auto& st = self->state;
-  if (st.head_sent)
-    return;
-  st.head_sent = true;
   net::http_headers h;
   if (!st.trace_id.empty())
     h.emplace_back("X-Genkit-Trace-Id", st.trace_id);
   st.args.res->start_stream(200, ndjson_type, std::move(h));
 }
 
-void on_done(self_ptr self, bool ok, std::string& raw) {
+/// `head_out`: a streamAction's 200 head is out (the streaming behavior).
+void on_done(self_ptr self, bool ok, std::string& raw, bool head_out = false) {
   auto& st = self->state;
   if (st.pending)
     self->demonitor(st.pending.address());
-  if (st.bidi_registered)
+  if (bidi_open(st))
     self->send(st.args.door.directory, bidi_close_atom_v, st.trace_id);
   if (st.trace_id.empty() && ok)
     st.trace_id = trace_from_result(raw);
@@ -180,11 +183,12 @@ void on_done(self_ptr self, bool ok, std::string& raw) {
       return respond_json(self, 200, std::move(inner));
     }
     case http_route::stream_action:
-      if (!ok && !st.head_sent) {
+      if (!ok && !head_out) {
         res->respond(manager_errors::http_status(raw), ndjson_type, error_body(self, raw) + "\n");
         return self->quit();
       }
-      send_head(self);
+      if (!head_out)
+        send_head(self);
       res->write(ok ? raw + "\n" : error_body(self, raw) + "\n");
       res->finish();
       return self->quit();
@@ -379,6 +383,52 @@ void start(self_ptr self) {
   }
 }
 
+// The caller's behaviors. Every route but streamAction answers once, at the
+// end; streamAction sends its 200 head with the trace id (or the first
+// chunk), then streams.
+
+caller_actor::behavior_type answering(self_ptr self) {
+  return {
+    [self](trace_atom, std::uint64_t, std::string& trace) {
+      self->state.trace_id = std::move(trace);
+    },
+    [](chunk_atom, std::uint64_t, const std::string&) {},
+    [self](done_atom, std::uint64_t, bool ok, std::string& raw) { on_done(self, ok, raw); },
+  };
+}
+
+caller_actor::behavior_type streaming(self_ptr self) {
+  return {
+    [self](trace_atom, std::uint64_t, std::string& trace) {
+      self->state.trace_id = std::move(trace);
+      maybe_register_bidi(self);
+    },
+    [self](chunk_atom, std::uint64_t, const std::string& chunk) {
+      self->state.args.res->write(chunk + "\n");
+    },
+    [self](done_atom, std::uint64_t, bool ok, std::string& raw) {
+      on_done(self, ok, raw, true);
+    },
+  };
+}
+
+caller_actor::behavior_type before_head(self_ptr self) {
+  return {
+    [self](trace_atom, std::uint64_t, std::string& trace) {
+      self->state.trace_id = std::move(trace);
+      send_head(self);
+      maybe_register_bidi(self);
+      self->become(streaming(self));
+    },
+    [self](chunk_atom, std::uint64_t, const std::string& chunk) {
+      send_head(self);
+      self->state.args.res->write(chunk + "\n");
+      self->become(streaming(self));
+    },
+    [self](done_atom, std::uint64_t, bool ok, std::string& raw) { on_done(self, ok, raw); },
+  };
+}
+
 } // namespace
 
 caller_actor::behavior_type http_caller(self_ptr self, http_caller_args args) {
@@ -395,29 +445,14 @@ caller_actor::behavior_type http_caller(self_ptr self, http_caller_args args) {
     auto& st = self->state;
     if (dm.source != st.pending.address())
       return;
-    std::string err = dm.reason == caf::exit_reason::user_shutdown
-                        ? manager_errors::shutting_down()
-                        : manager_errors::internal("the request ended unexpectedly");
-    on_done(self, false, err);
+    // As the call's end, to the behavior this caller is in.
+    self->send(self, done_atom_v, std::uint64_t{0}, false,
+               dm.reason == caf::exit_reason::user_shutdown
+                 ? manager_errors::shutting_down()
+                 : manager_errors::internal("the request ended unexpectedly"));
   });
   start(self);
-  return {
-    [self](trace_atom, std::uint64_t, std::string& trace) {
-      auto& st = self->state;
-      st.trace_id = std::move(trace);
-      if (st.args.route == http_route::stream_action)
-        send_head(self);
-      maybe_register_bidi(self);
-    },
-    [self](chunk_atom, std::uint64_t, const std::string& chunk) {
-      auto& st = self->state;
-      if (st.args.route != http_route::stream_action)
-        return;
-      send_head(self);
-      st.args.res->write(chunk + "\n");
-    },
-    [self](done_atom, std::uint64_t, bool ok, std::string& raw) { on_done(self, ok, raw); },
-  };
+  return st.args.route == http_route::stream_action ? before_head(self) : answering(self);
 }
 
 } // namespace actor_host

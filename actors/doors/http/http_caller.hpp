@@ -46,8 +46,6 @@ struct http_caller_state {
   bool bidi = false;      // streamAction?bidi=true
   call_actor pending;     // the call in flight, once accepted
   std::string trace_id;
-  bool head_sent = false; // streamAction: the 200 head is out
-  bool bidi_registered = false;
   describe_target described; // http_route::describe
   static inline const char* name = "http_caller";
 };
