@@ -181,6 +181,21 @@ std::string function_catalog::genkit_actions_json() const {
 std::string function_catalog::functions_list_json(
   const std::string& params, const std::vector<std::string>& engine_functions,
   const std::function<bool(const std::string&, const std::string*)>& visible) const {
+  auto rows = functions_list_rows(params, engine_functions, visible);
+  std::string out = R"({"functions":[)";
+  bool first = true;
+  for (auto& [id, row] : rows) {
+    if (!first)
+      out += ',';
+    first = false;
+    out += row;
+  }
+  return out + "]}";
+}
+
+std::map<std::string, std::string> function_catalog::functions_list_rows(
+  const std::string& params, const std::vector<std::string>& engine_functions,
+  const std::function<bool(const std::string&, const std::string*)>& visible) const {
   bool include_internal = false;
   std::string prefix, search;
   if (auto p = rpc::split_object(params)) {
@@ -203,15 +218,7 @@ std::string function_catalog::functions_list_json(
     for (auto& id : engine_functions)
       if (keep(id, nullptr))
         rows[id] = R"({"function_id":)" + rpc::quote(id) + R"(,"worker_name":"engine"})";
-  std::string out = R"({"functions":[)";
-  bool first = true;
-  for (auto& [id, row] : rows) {
-    if (!first)
-      out += ',';
-    first = false;
-    out += row;
-  }
-  return out + "]}";
+  return rows;
 }
 
 std::string function_catalog::worker_row(const worker_record& w, std::int64_t active) const {

@@ -71,6 +71,11 @@ public:
     const std::string& params, const std::vector<std::string>& engine_functions,
     const std::function<bool(const std::string& id, const std::string* metadata)>& visible = {})
     const;
+  /// The rows of functions_list_json by function id.
+  std::map<std::string, std::string> functions_list_rows(
+    const std::string& params, const std::vector<std::string>& engine_functions,
+    const std::function<bool(const std::string& id, const std::string* metadata)>& visible = {})
+    const;
   /// The functions (not `metadata.internal` ones) as a Genkit listActions
   /// result: `{actions: {"/iii/<id>": {key, name, description?, metadata: {iii:
   /// {function_id, worker_name, metadata?, request_format?,
@@ -99,6 +104,9 @@ public:
   }
   const std::map<std::string, worker_function>& functions() const {
     return functions_;
+  }
+  const std::map<std::string, worker_record>& workers() const {
+    return workers_;
   }
 
 private:

@@ -300,7 +300,7 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
         publish_view(self);
       }
     },
-    [self, from_member](fn_set_atom, const std::string& node, std::vector<function_record>& fns) {
+    [self, from_member](fn_set_atom, const std::string& node, iii_node_set& fns) {
       auto* m = from_member(node);
       if (!m)
         return;
@@ -308,10 +308,11 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
         send_functions(self, *m);
       if (!self->state.functions)
         return;
-      std::erase_if(fns, [](const function_record& f) { return !record_problem(f).empty(); });
+      if (auto dropped = sanitize(fns))
+        spdlog::warn("node {}: {} malformed or surplus iii entries dropped", node, dropped);
       self->send(self->state.functions, fn_set_atom_v, node, std::move(fns));
     },
-    [self](local_fns_atom, std::vector<function_record>& fns) {
+    [self](local_fns_atom, iii_node_set& fns) {
       auto& st = self->state;
       st.local_fns = std::move(fns);
       for (auto& [name, m] : st.members)

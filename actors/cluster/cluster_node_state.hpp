@@ -65,7 +65,7 @@ struct cluster_state {
   std::map<std::string, member> members;                    // by node name
   std::map<std::string, runtime_record> local;              // this node's runtimes, by id
   std::map<std::string, replica_load_ptr> local_loads;      // their calls in flight
-  std::vector<function_record> local_fns;                   // this node's iii functions
+  iii_node_set local_fns; // this node's iii functions, workers, trigger types
   caf::actor functions;                                     // the function_registry
   std::vector<std::string> seed_addresses;                  // resolved
   std::unordered_map<std::string, dial_state> dials;        // by address

@@ -19,6 +19,12 @@ namespace {
 constexpr std::size_t max_info_bytes = 64 * 1024;
 constexpr std::size_t max_address_bytes = 300;
 
+constexpr std::size_t max_raw_field_bytes = 4 * 1024;
+
+bool json_or_empty(const std::string& raw) {
+  return raw.empty() || (raw.size() <= max_info_bytes && wire::jsonrpc::validate(raw));
+}
+
 std::string id_problem(const std::string& id) {
   auto why = registry::peer_text_problem(id, registry::max_peer_text_bytes);
   return why.empty() ? why : "id: " + why;
@@ -66,16 +72,64 @@ std::string record_problem(const runtime_record& r) {
 std::string record_problem(const function_record& f) {
   if (auto why = id_problem(f.id); !why.empty())
     return "function " + why;
-  if (f.metadata.size() > max_info_bytes
-      || (!f.metadata.empty() && !wire::jsonrpc::validate(f.metadata)))
-    return "function metadata is not JSON of at most 64 KiB";
+  for (auto* raw : {&f.metadata, &f.request_format, &f.response_format})
+    if (!json_or_empty(*raw))
+      return "function metadata or format is not JSON of at most 64 KiB";
+  if (f.description.size() > max_info_bytes)
+    return "function description larger than 64 KiB";
+  if (auto why = id_problem(f.owner); !why.empty())
+    return "function owner " + why;
   return f.conn ? std::string{} : "no connection";
+}
+
+std::string record_problem(const worker_wire& w) {
+  if (auto why = id_problem(w.id); !why.empty())
+    return "worker " + why;
+  for (auto* text : {&w.ip, &w.name, &w.runtime, &w.version, &w.os})
+    if (auto why = registry::peer_text_problem(*text, registry::max_peer_text_bytes);
+        !why.empty())
+      return "worker " + w.id + ": " + why;
+  if (w.description.size() > max_info_bytes)
+    return "worker " + w.id + ": description larger than 64 KiB";
+  // Both are copied raw into the JSON of engine::workers::list.
+  for (auto* raw : {&w.pid, &w.isolation})
+    if (raw->empty() || raw->size() > max_raw_field_bytes || !wire::jsonrpc::validate(*raw))
+      return "worker " + w.id + ": pid or isolation is not JSON of at most 4 KiB";
+  return {};
+}
+
+std::string record_problem(const trigger_type_record& t) {
+  if (auto why = id_problem(t.id); !why.empty())
+    return "trigger type " + why;
+  if (t.id.starts_with("engine::"))
+    return "trigger type " + t.id + " is the engine's";
+  if (auto why = id_problem(t.owner); !why.empty())
+    return "trigger type owner " + why;
+  if (t.description.size() > max_info_bytes)
+    return "trigger type description larger than 64 KiB";
+  return {};
+}
+
+std::size_t sanitize(iii_node_set& set) {
+  std::size_t before = set.functions.size() + set.workers.size() + set.types.size();
+  auto keep = [](auto& v, std::size_t cap) {
+    std::erase_if(v, [](const auto& r) { return !record_problem(r).empty(); });
+    if (v.size() > cap)
+      v.resize(cap);
+  };
+  keep(set.functions, max_iii_functions_per_node);
+  keep(set.workers, max_iii_workers_per_node);
+  keep(set.types, max_iii_types_per_node);
+  return before - (set.functions.size() + set.workers.size() + set.types.size());
 }
 
 void add_cluster_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<member_card>("actor_host::member_card");
   cfg.add_message_type<runtime_record>("actor_host::runtime_record");
   cfg.add_message_type<function_record>("actor_host::function_record");
+  cfg.add_message_type<worker_wire>("actor_host::worker_wire");
+  cfg.add_message_type<trigger_type_record>("actor_host::trigger_type_record");
+  cfg.add_message_type<iii_node_set>("actor_host::iii_node_set");
   cfg.add_message_type<call_request>("actor_host::call_request");
   cfg.add_message_type<invocation_request>("actor_host::invocation_request");
   cfg.add_message_type<caller_actor>("actor_host::caller_actor");

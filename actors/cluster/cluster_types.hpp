@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 // What crosses the wire between the managers of a cluster, besides the call
 // path's own messages (docs/CLUSTER.md). Every type here is serialized by
@@ -17,7 +18,7 @@ namespace actor_host {
 
 /// Bumped when the messages between nodes change incompatibly: a node of
 /// another version is refused at hello, with both versions in the log.
-inline constexpr std::uint32_t cluster_protocol_version = 4;
+inline constexpr std::uint32_t cluster_protocol_version = 5;
 
 /// A node as the others know it.
 struct member_card {
@@ -50,17 +51,70 @@ typename Inspector::result_type inspect(Inspector& f, runtime_record& x) {
   return f(caf::meta::type_name("runtime_record"), x.id, x.info_json, x.conn);
 }
 
-/// An iii function registered at one node, as the other nodes route to it.
+/// An iii function registered at one node, as the other nodes route to it
+/// and list it (engine::functions::list answers for the whole cluster).
 struct function_record {
   std::string id;
   std::string metadata; // raw JSON, "" when absent (RBAC filters read it)
   caf::actor conn;      // the owning worker_connection
+  std::string owner;    // the owning worker's id
+  std::string description;
+  std::string request_format;  // raw JSON, "" when absent
+  std::string response_format; // raw JSON, "" when absent
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, function_record& x) {
-  return f(caf::meta::type_name("function_record"), x.id, x.metadata, x.conn);
+  return f(caf::meta::type_name("function_record"), x.id, x.metadata, x.conn, x.owner,
+           x.description, x.request_format, x.response_format);
 }
+
+/// An iii worker connected to one node, as engine::workers::list shows it
+/// at the others (registry::worker_record's fields).
+struct worker_wire {
+  std::string id, ip;
+  std::int64_t connected_at_ms = 0;
+  std::string name, description, runtime, version, os;
+  std::string pid = "null";       // raw JSON
+  std::string isolation = "null"; // raw JSON
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_wire& x) {
+  return f(caf::meta::type_name("worker_wire"), x.id, x.ip, x.connected_at_ms, x.name,
+           x.description, x.runtime, x.version, x.os, x.pid, x.isolation);
+}
+
+/// A trigger type a worker at one node provides.
+struct trigger_type_record {
+  std::string id;
+  std::string owner; // the providing worker's id
+  std::string description;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, trigger_type_record& x) {
+  return f(caf::meta::type_name("trigger_type_record"), x.id, x.owner, x.description);
+}
+
+/// Everything of one node's iii engine the other nodes route to or list:
+/// sent whole on every change (`fnset`).
+struct iii_node_set {
+  std::vector<function_record> functions;
+  std::vector<worker_wire> workers;
+  std::vector<trigger_type_record> types;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, iii_node_set& x) {
+  return f(caf::meta::type_name("iii_node_set"), x.functions, x.workers, x.types);
+}
+
+/// At most this many entries of each kind per node are kept; the rest of a
+/// larger set is dropped (logged).
+inline constexpr std::size_t max_iii_functions_per_node = 100000;
+inline constexpr std::size_t max_iii_workers_per_node = 10000;
+inline constexpr std::size_t max_iii_types_per_node = 10000;
 
 /// One step of a call, from the entry node's gateway to the owner's
 /// (actors/cluster/gateway.cpp). A batch of them is one BASP message.
@@ -103,8 +157,14 @@ std::string card_problem(const member_card& card);
 /// Id as a runtime's own registration; RuntimeInfo a JSON object of at most
 /// 64 KiB; a connection.
 std::string record_problem(const runtime_record& record);
-/// Id as a runtime id; metadata JSON of at most 64 KiB; a connection.
+/// Id as a runtime id; metadata and formats JSON of at most 64 KiB each, a
+/// description of at most 64 KiB, an owner as peer text; a connection.
 std::string record_problem(const function_record& record);
+std::string record_problem(const worker_wire& record);
+std::string record_problem(const trigger_type_record& record);
+/// Drops the entries that fail record_problem and those past the caps;
+/// returns how many were dropped.
+std::size_t sanitize(iii_node_set& set);
 
 /// Registers every type that crosses nodes (these and the call path's:
 /// call_request and the typed handles of callers and calls). Before the

@@ -179,8 +179,8 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, local_down_atom, "localdown")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, remote_up_atom, "remoteup")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, remote_down_atom, "remotedown")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, node_lost_atom, "nodelost")
-// (local_fns_atom, vector<function_record>)    [cluster_node] this node's iii functions
-// (fn_set_atom, node, vector<function_record>)  [cluster_node, function_registry] a node's
+// (local_fns_atom, iii_node_set)    [cluster_node] this node's iii functions, workers, types
+// (fn_set_atom, node, iii_node_set)  [cluster_node, function_registry] another node's
 CAF_ADD_ATOM(actor_host, actor_host::atoms, local_fns_atom, "localfns")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, fn_set_atom, "fnset")
 // (cluster_atom, cluster_node, gateway, node_name)   [runtime_directory, function_registry]

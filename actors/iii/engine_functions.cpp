@@ -2,6 +2,7 @@
 
 #include "actors/iii/channel.hpp"
 #include "actors/iii/function_registry_ops.hpp"
+#include "actors/iii/iii_cluster_view.hpp"
 #include "wire/iii_protocol.hpp"
 #include "wire/jsonrpc.hpp"
 
@@ -116,6 +117,7 @@ void workers_register(const engine_request& c) {
   if (auto* w = st.catalog.find_worker(c.req.caller_worker_id)) {
     spdlog::info("iii worker {} is {} ({} {})", w->id, w->name.empty() ? "?" : w->name,
                  w->runtime, w->version);
+    tell_cluster(c.self);
     fire_worker_event(c.self, "worker_metadata_updated", w->id);
   }
   c.ok(R"({"success":true})");
@@ -131,20 +133,25 @@ void channels_create(const engine_request& c) {
 void functions_list(const engine_request& c);
 
 void workers_list(const engine_request& c) {
-  c.ok(c.st().catalog.workers_list_json({}));
+  c.ok(iii_cluster::workers_json(c.self));
 }
 
 void functions_info(const engine_request& c) {
   auto fid = c.text("function_id");
   if (fid.empty())
     return c.fail(invalid("engine::functions::info needs {function_id}"));
-  auto* f = c.st().catalog.find_function(fid);
+  const registry::function_catalog* cat = &c.st().catalog;
+  auto* f = cat->find_function(fid);
+  std::string node = c.st().node_name;
+  if (!f) // another node's, listed by engine::functions::list too
+    f = iii_cluster::remote_function(c.st(), fid, &cat, &node);
   if (!c.visible(fid, f ? &f->metadata : nullptr))
     return c.fail(iii::error_object(iii::code::forbidden,
                                     "function '" + fid + "' not visible to this session"));
   if (!f)
     return c.fail_not_found("Function " + fid);
-  c.ok(function_info(*f, c.st().catalog));
+  auto row = function_info(*f, *cat);
+  c.ok(node.empty() ? row : iii_cluster::with_node(std::move(row), node));
 }
 
 void workers_info(const engine_request& c) {
@@ -153,8 +160,23 @@ void workers_info(const engine_request& c) {
   if (name.empty())
     return c.fail(invalid("engine::workers::info needs {name}"));
   auto* w = st.catalog.find_worker_by_name(name);
-  if (!w)
+  if (!w) {
+    // Another node's worker: its functions and types (its bindings stay there).
+    for (auto& [node, cat] : st.node_catalogs)
+      if (auto* rw = cat.find_worker_by_name(name)) {
+        std::map<std::string, std::string> fns, types;
+        for (auto& [fid, f] : cat.functions())
+          if (f.owner == rw->id && c.visible(fid, &f.metadata))
+            fns[fid] = iii_cluster::with_node(cat.function_row(f), node);
+        for (auto& [tid, t] : cat.trigger_types())
+          if (t.owner == rw->id)
+            types[tid] = iii_cluster::with_node(cat.trigger_type_row(t), node);
+        return c.ok(R"({"worker":)" + iii_cluster::with_node(cat.worker_row(*rw, 0), node)
+                    + R"(,"functions":[)" + join(fns) + R"(],"trigger_types":[)" + join(types)
+                    + R"(],"registered_triggers":[]})");
+      }
     return c.fail_not_found("Worker " + name);
+  }
   std::map<std::string, std::string> fns, types, bound;
   for (auto& [fid, f] : st.catalog.functions())
     if (f.owner == w->id && c.visible(fid, &f.metadata))
@@ -171,14 +193,7 @@ void workers_info(const engine_request& c) {
 }
 
 void triggers_list(const engine_request& c) {
-  auto prefix = c.text("prefix");
-  auto search = c.text("search");
-  std::map<std::string, std::string> rows;
-  for (auto& [tid, t] : c.st().catalog.trigger_types())
-    if (tid.starts_with(prefix)
-        && (search.empty() || tid.find(search) != std::string::npos
-            || t.description.find(search) != std::string::npos))
-      rows[tid] = c.st().catalog.trigger_type_row(t);
+  auto rows = iii_cluster::trigger_type_rows(c.self, c.text("prefix"), c.text("search"));
   c.ok(R"({"triggers":[)" + join(rows) + "]}");
 }
 
@@ -310,7 +325,7 @@ void functions_list(const engine_request& c) {
     visible = [&c](const std::string& fid, const std::string* metadata) {
       return c.visible(fid, metadata);
     };
-  c.ok(c.st().catalog.functions_list_json(c.req.data, ids, visible));
+  c.ok(iii_cluster::functions_json(c.self, c.req.data, ids, visible));
 }
 
 } // namespace

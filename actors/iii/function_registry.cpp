@@ -5,6 +5,7 @@
 #include "actors/iii/channel.hpp"
 #include "actors/iii/engine_functions.hpp"
 #include "actors/iii/function_registry_ops.hpp"
+#include "actors/iii/iii_cluster_view.hpp"
 #include "obs/metrics.hpp"
 #include "wire/iii_protocol.hpp"
 #include "wire/secure_random.hpp"
@@ -126,23 +127,17 @@ const std::string* metadata_of(const function_registry_state& st, const std::str
   return nullptr;
 }
 
-/// In a cluster, this node's function set goes to the other nodes.
 void tell_cluster(self_ptr self) {
   auto& st = self->state;
   if (!st.cluster)
     return;
-  std::vector<function_record> fns;
-  for (auto& [id, f] : st.catalog.functions())
-    if (auto w = st.workers.find(f.owner); w != st.workers.end())
-      fns.push_back({id, f.metadata, caf::actor_cast<caf::actor>(w->second.conn)});
-  self->send(st.cluster, local_fns_atom_v, std::move(fns));
+  self->send(st.cluster, local_fns_atom_v, iii_cluster::local_set(st));
 }
 
-/// The function set changed: one check after the window, however many
-/// changes come meanwhile. Nothing is scheduled while nobody listens.
-void functions_changed(self_ptr self) {
+/// One check after the window, however many changes come meanwhile.
+/// Nothing is scheduled while nobody listens.
+void check_functions(self_ptr self) {
   auto& st = self->state;
-  tell_cluster(self);
   tell_listeners(self);
   if (st.flush_due || !has_bindings(self, functions_available_type))
     return;
@@ -150,10 +145,16 @@ void functions_changed(self_ptr self) {
   self->delayed_send(self, functions_changed_window, flush_atom_v);
 }
 
-/// The default engine::functions::list answer, the set functions-available
-/// compares and sends.
+/// This node's function set changed.
+void functions_changed(self_ptr self) {
+  tell_cluster(self);
+  check_functions(self);
+}
+
+/// The default engine::functions::list answer (of the whole cluster), the
+/// set functions-available compares and sends.
 std::string functions_now(self_ptr self) {
-  return self->state.catalog.functions_list_json("{}", {});
+  return iii_cluster::functions_json(self, "{}", {}, {});
 }
 
 void deliver(self_ptr self, binding& b) {
@@ -268,6 +269,8 @@ void cleanup(self_ptr self, const std::string& worker_id) {
                worker_id, fns.size(), types.size(), bound.size());
   if (!fns.empty())
     functions_changed(self);
+  else
+    tell_cluster(self);
   fire_worker_event(self, "worker_disconnected", worker_id);
 }
 
@@ -317,6 +320,7 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
       st.catalog.add_worker(std::move(rec));
       st.workers[id] = {std::move(conn), std::move(transport), std::move(token),
                         std::move(access)};
+      tell_cluster(self);
       fire_worker_event(self, "worker_connected", id);
     },
     [self](reattach_atom, const std::string& id, const std::string& previous,
@@ -378,6 +382,7 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
       for (auto& [tid, b] : st.triggers)
         if (b.trigger_type == id)
           deliver(self, b);
+      tell_cluster(self);
       tell_listeners(self);
     },
     [self](bind_atom, const std::string& worker_id, trigger_binding_args& args) {
@@ -446,21 +451,16 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
                 r->second.node};
       return {true, w->second.conn, function_id, std::string{}};
     },
-    [self](cluster_atom, caf::actor& cluster, caf::actor& gateway, const std::string&) {
+    [self](cluster_atom, caf::actor& cluster, caf::actor& gateway, const std::string& node) {
       self->state.cluster = std::move(cluster);
       self->state.gateway = std::move(gateway);
+      self->state.node_name = node;
       tell_cluster(self);
     },
-    [self](fn_set_atom, const std::string& node, std::vector<function_record>& fns) {
-      auto& rf = self->state.remote_functions;
-      std::erase_if(rf, [&](auto& kv) { return kv.second.node == node; });
-      for (auto& f : fns)
-        rf[f.id] = {node, std::move(f.conn), std::move(f.metadata)};
+    [self](fn_set_atom, const std::string& node, iii_node_set& set) {
+      iii_cluster::apply_node_set(self, node, std::move(set));
     },
-    [self](node_lost_atom, const std::string& node) {
-      std::erase_if(self->state.remote_functions,
-                    [&](auto& kv) { return kv.second.node == node; });
-    },
+    [self](node_lost_atom, const std::string& node) { iii_cluster::forget_node(self, node); },
     [self](list_iii_atom) -> std::string {
       // The front door lists what it may call (a copy: listings are rare).
       auto& st = self->state;

@@ -10,6 +10,7 @@
 #include "registry/worker_rbac.hpp"
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -69,6 +70,10 @@ struct function_registry_state {
   /// Other nodes' functions by id; a local function of the same id wins,
   /// between nodes the most recently announced.
   std::unordered_map<std::string, remote_function> remote_functions;
+  /// Each other node's functions, workers and trigger types, for the
+  /// engine's listings (actors/iii/iii_cluster_view.hpp).
+  std::map<std::string, registry::function_catalog> node_catalogs;
+  std::string node_name; // this node's, "" outside a cluster
   caf::actor cluster; // cluster_node; null outside a cluster
   caf::actor gateway; // this node's cluster gateway: invocations of other nodes' functions
   std::unordered_map<std::string, worker> workers;    // by worker id
@@ -102,10 +107,11 @@ struct function_registry_state {
 ///   and gets (done_atom, tag, ok, raw) (from here, the invocation, or a
 ///   binding for engine::register_trigger)
 /// - In a cluster: (cluster_atom, cluster_node, gateway, node_name) joins it (this
-///   node's function set goes to the cluster node as (local_fns_atom,
-///   records) on every change); (fn_set_atom, node, records) and
+///   node's iii set goes to the cluster node as (local_fns_atom,
+///   iii_node_set) on every change); (fn_set_atom, node, iii_node_set) and
 ///   (node_lost_atom, node) keep the other nodes' functions, which calls
-///   reach through this node's gateway (actors/cluster/gateway.hpp).
+///   reach through this node's gateway (actors/cluster/gateway.hpp), and
+///   their workers and trigger types, which the engine's lists show.
 /// - (route_iii_atom, function_id) -> (ok, conn, error, node): front-door
 ///   routing of `/iii/<function_id>` keys (delegated by the runtime directory)
 /// - (list_iii_atom) -> string: the functions as a Genkit listActions

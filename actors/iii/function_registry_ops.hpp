@@ -32,6 +32,14 @@ const registry::worker_access* access_of(self_ptr self, const invocation_request
 /// (function_registry_dashboard.cpp).
 std::string dashboard_json(self_ptr self);
 
+/// In a cluster, this node's iii set goes to the other nodes (after a
+/// change of its functions, workers or trigger types).
+void tell_cluster(self_ptr self);
+
+/// The cluster's function set may have changed: the listeners are told,
+/// and functions-available compares it after the window.
+void check_functions(self_ptr self);
+
 /// Fires `engine::workers-available` for a worker `event`.
 void fire_worker_event(self_ptr self, std::string_view event, const std::string& worker_id);
 

@@ -238,7 +238,8 @@ auto make_iii_pair(Fixture& f, const std::string& metadata) {
   f.sched.run();
   caf::anon_send(reg, cluster_atom_v, caf::actor{}, entry_gw, std::string{"a"});
   caf::anon_send(entry_gw, gateway_atom_v, std::string{"b"}, owner_gw);
-  std::vector<function_record> fns{{"greet", metadata, owner}};
+  iii_node_set fns;
+  fns.functions.push_back({"greet", metadata, owner, "wb", "", "", ""});
   caf::anon_send(reg, fn_set_atom_v, std::string{"b"}, fns);
   f.sched.run();
   return std::make_tuple(reg, owner, entry_gw, owner_gw, probe);
