@@ -1,5 +1,6 @@
 #include "actors/call/call_request.hpp"
 
+#include "actors/call/errors.hpp"
 #include "wire/jsonrpc.hpp"
 
 namespace actor_host {
@@ -22,13 +23,13 @@ std::string_view method_name(call_method m) {
 
 namespace {
 
-std::string invalid(const std::string& detail) {
-  return rpc::error_object(rpc::code::invalid_params, "Invalid params: " + detail);
+call_error invalid(const std::string& detail) {
+  return manager_errors::invalid_params(detail);
 }
 
 // A runAction flag: the door's, else the caller's boolean, else false.
 bool read_flag(const rpc::object_members& p, const char* name, std::optional<bool> forced,
-               bool& out, std::string& error) {
+               bool& out, std::optional<call_error>& error) {
   if (forced) {
     out = *forced;
     return true;
@@ -43,15 +44,15 @@ bool read_flag(const rpc::object_members& p, const char* name, std::optional<boo
 
 } // namespace
 
-std::string parse_run_action(std::string params, const call_policy& policy, run_flags forced,
-                             call_request& out) {
+std::optional<call_error> parse_run_action(std::string params, const call_policy& policy,
+                                           run_flags forced, call_request& out) {
   if (params.empty())
     return invalid("runAction needs a JSON object {key, input?, ...}; 'key' is missing");
   // One full pass checks the JSON all the way down (the params reach the
   // runtime as written), a second splits the top level.
   std::string why;
   if (!rpc::validate(params, &why))
-    return rpc::error_object(rpc::code::parse_error, "Parse error: " + why);
+    return manager_errors::rpc_error(rpc::code::parse_error, "Parse error: " + why);
   auto split = rpc::split_object(params);
   if (!split)
     return invalid("runAction params must be a JSON object {key, input?, ...}");
@@ -65,7 +66,7 @@ std::string parse_run_action(std::string params, const call_policy& policy, run_
   if (auto* raw = p.find("runtimeName"); raw && *raw != "null"
                                          && !rpc::string_value(*raw, out.runtime_name))
     return invalid("'runtimeName' must be a string (the name a service's runtimes registered with)");
-  std::string error;
+  std::optional<call_error> error;
   if (!read_flag(p, "stream", forced.stream, out.stream, error)
       || !read_flag(p, "streamInput", forced.stream_input, out.stream_input, error))
     return error;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "actors/call/call_end.hpp"
 #include "actors/call/call_policy.hpp"
 
 #include <caf/meta/type_name.hpp>
@@ -58,10 +59,10 @@ struct run_flags {
 /// `out`: `key` (required), `runtimeId`, `timeoutMs` (default
 /// policy.run_timeout), `runtimeName`, `stream` / `streamInput`. The params go to the
 /// runtime as the caller wrote them (runtimes ignore keys they do not know)
-/// except for flags in `forced`, which replace the caller's. Returns "" or a
-/// JSON-RPC error object for the caller (parse error, invalid params).
-std::string parse_run_action(std::string params, const call_policy& policy, run_flags forced,
-                             call_request& out);
+/// except for flags in `forced`, which replace the caller's. Returns none,
+/// or the caller's error (parse error, invalid params).
+std::optional<call_error> parse_run_action(std::string params, const call_policy& policy,
+                                           run_flags forced, call_request& out);
 
 /// listActions / listValues / cancelAction, with the policy's request timeout;
 /// the arguments are checked by the caller's door (they come from a query

@@ -16,7 +16,7 @@ namespace {
 constexpr std::size_t max_symbol = 1024;
 
 // -32602 (Status INVALID_ARGUMENT, HTTP 400), as every door's bad params.
-std::string invalid(std::string_view why) {
+call_error invalid(std::string_view why) {
   return manager_errors::invalid_params("'symbol' " + std::string{why});
 }
 
@@ -29,7 +29,7 @@ bool printable(std::string_view s) {
 
 } // namespace
 
-std::string parse_describe_symbol(std::string_view symbol, describe_target& out) {
+std::optional<call_error> parse_describe_symbol(std::string_view symbol, describe_target& out) {
   if (symbol.empty())
     return invalid("is required: an action key such as /flow/echo or a gRPC method such as "
                    "genkit.flow.Flows.echo");
@@ -75,8 +75,9 @@ call_request describe_call(const describe_target& t, std::string runtime_id,
                            policy);
 }
 
-std::string describe_from_listing(const std::string& listing, const describe_target& t,
-                                  const std::string& runtime_id, std::string& out) {
+std::optional<call_error> describe_from_listing(const std::string& listing,
+                                                const describe_target& t,
+                                                const std::string& runtime_id, std::string& out) {
   boost::system::error_code ec;
   json::parse_options po;
   po.max_depth = 512; // Boost.JSON parses without recursion; schemas nest deep
@@ -106,7 +107,7 @@ std::string describe_from_listing(const std::string& listing, const describe_tar
   }
   auto shown = t.key.empty() ? t.type + " method " + t.grpc_method : t.key;
   if (!entry)
-    return manager_errors::status_error(
+    return manager_errors::make_error(
       wire::status_code::not_found,
       "no action " + shown + (runtime_id.empty() ? std::string{} : " on runtime " + runtime_id));
   json::object d;
@@ -124,8 +125,8 @@ std::string describe_from_listing(const std::string& listing, const describe_tar
       continue;
     json::value resolved;
     if (auto why = schema::resolve_refs(*x, resolved); !why.empty())
-      return manager_errors::status_error(wire::status_code::failed_precondition,
-                                          "the " + std::string{f} + " of " + key + ": " + why);
+      return manager_errors::make_error(wire::status_code::failed_precondition,
+                                        "the " + std::string{f} + " of " + key + ": " + why);
     d[f] = std::move(resolved);
   }
   out = json::serialize(d);

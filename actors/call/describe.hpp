@@ -1,7 +1,9 @@
 #pragma once
 
+#include "actors/call/call_end.hpp"
 #include "actors/call/call_request.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -16,9 +18,10 @@ struct describe_target {
   std::string grpc_method; // gRPC name: the method ("echo")
 };
 
-/// "" or an invalid params error object (-32602; INVALID_ARGUMENT, HTTP 400): empty, over 1 KiB, not printable
-/// ASCII, or neither an action key nor a gRPC method name.
-std::string parse_describe_symbol(std::string_view symbol, describe_target& out);
+/// None, or an invalid params error (-32602; INVALID_ARGUMENT, HTTP 400):
+/// empty, over 1 KiB, not printable ASCII, or neither an action key nor a
+/// gRPC method name.
+std::optional<call_error> parse_describe_symbol(std::string_view symbol, describe_target& out);
 
 /// The listActions call that has the answer (the iii listing for iii names).
 call_request describe_call(const describe_target& t, std::string runtime_id,
@@ -27,10 +30,11 @@ call_request describe_call(const describe_target& t, std::string runtime_id,
 /// The action's description from the listActions result `listing`: {key,
 /// name, runtimeId?, description?, metadata?, inputSchema?, outputSchema?,
 /// streamSchema?}, each schema with its `$ref`s resolved
-/// (schema/ref_closure.hpp). Returns "" and `out`, or an error object:
-/// NOT_FOUND (no such action), FAILED_PRECONDITION (a schema whose refs do
-/// not resolve, or resolve to too much).
-std::string describe_from_listing(const std::string& listing, const describe_target& t,
-                                  const std::string& runtime_id, std::string& out);
+/// (schema/ref_closure.hpp). Returns none and `out`, or the error: NOT_FOUND
+/// (no such action), FAILED_PRECONDITION (a schema whose refs do not
+/// resolve, or resolve to too much).
+std::optional<call_error> describe_from_listing(const std::string& listing,
+                                                const describe_target& t,
+                                                const std::string& runtime_id, std::string& out);
 
 } // namespace actor_host

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "actors/call/call_end.hpp"
 #include "actors/call/call_request.hpp"
 #include "actors/call/invocation_request.hpp"
 #include "actors/call/replica_load.hpp"
@@ -20,7 +21,7 @@ namespace actor_host {
 using caller_actor = caf::typed_actor<
   caf::reacts_to<trace_atom, std::uint64_t, std::string>,
   caf::reacts_to<chunk_atom, std::uint64_t, std::string>,
-  caf::reacts_to<done_atom, std::uint64_t, bool, std::string>>;
+  caf::reacts_to<done_atom, std::uint64_t, call_end>>;
 
 /// A call in flight, as its caller drives it: bidi input, and giving up.
 /// (pending_request; invocation for `/iii/` calls.)
@@ -38,7 +39,7 @@ using pending_actor = call_actor::extend<
   caf::reacts_to<run_trace_atom, std::string>, caf::reacts_to<run_chunk_atom, std::string>,
   caf::reacts_to<response_atom, bool, std::string>, caf::reacts_to<conn_lost_atom, std::string>,
   caf::reacts_to<expired_atom>, caf::reacts_to<cancel_atom>,
-  caf::reacts_to<oversized_atom, std::string>>;
+  caf::reacts_to<oversized_atom, call_error>, caf::reacts_to<response_atom, call_error>>;
 
 /// Where a routed call is handed: a runtime's connection, or an iii
 /// worker's for `/iii/` keys. The answer is the call in flight; the caller

@@ -110,10 +110,10 @@ const route_table::entry* reserve_in(const entries_t& es, std::string_view servi
 
 // On a minority side (route_table::partitioned) what this node does not
 // list may be on the other side: UNAVAILABLE, not NOT_FOUND.
-std::string beyond_partition(const route_table& routes, const std::string& what) {
-  return manager_errors::status_error(wire::status_code::unavailable,
-                                      what + " is not on this side of a partition: "
-                                        + routes.partitioned);
+call_error beyond_partition(const route_table& routes, const std::string& what) {
+  return manager_errors::make_error(wire::status_code::unavailable,
+                                    what + " is not on this side of a partition: "
+                                      + routes.partitioned);
 }
 
 // Whether `name` was lost with its node within the failover hold (read

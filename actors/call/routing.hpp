@@ -81,7 +81,7 @@ struct call_route {
   caf::actor gateway;      // in a cluster: this node's gateway, for calls to other nodes
   std::string function_id; // iii_function
   std::string service;     // broadcast: the service asked ("" = every runtime here)
-  std::string error;       // failed: the error object for the caller
+  call_error error;        // failed: why, for the caller
   replica_load_ptr load;   // runtime at this node: counted for this call (released by its
                            // connection when the call ends, or by the door if the hand-off fails)
   // runtime at this node, balanced over a service that has another replica

@@ -86,11 +86,14 @@ void forget_out(self_ptr self, std::unordered_map<std::uint64_t, outbound>::iter
   count_out(-1);
 }
 
-std::string failure_for(const outbound& o, bool node_lost, const std::string& why) {
-  if (o.iii)
-    return wire::iii::error_object(wire::iii::code::invocation_failed,
-                                  "Function " + o.target + " on node " + o.node
-                                    + " is unreachable: " + why);
+call_error failure_for(const outbound& o, bool node_lost, const std::string& why) {
+  if (o.iii) {
+    // An iii error object: no Status, so UNKNOWN (HTTP 500) at a front door.
+    auto message = "Function " + o.target + " on node " + o.node + " is unreachable: " + why;
+    auto object = wire::iii::error_object(wire::iii::code::invocation_failed, message);
+    return call_error{static_cast<std::int32_t>(wire::status_code::unknown), 500,
+                      std::move(message), std::move(object)};
+  }
   return node_lost ? manager_errors::node_lost(o.target, o.node, o.method, why)
                    : manager_errors::connection_closed(o.target, o.method);
 }
@@ -101,7 +104,7 @@ void fail(self_ptr self, std::unordered_map<std::uint64_t, outbound>::iterator i
   if (node_lost)
     obs::global().remote_calls_lost.fetch_add(1, std::memory_order_relaxed);
   if (o.to)
-    self->send(o.to, done_atom_v, o.tag, false, failure_for(o, node_lost, why));
+    self->send(o.to, done_atom_v, o.tag, failed(failure_for(o, node_lost, why)));
   forget_out(self, i);
 }
 
@@ -115,7 +118,7 @@ outbound* start_out(self_ptr self, std::uint64_t id, outbound o) {
     obs::global().remote_calls_lost.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("{} of {} on node {} failed: {}", o.method, o.target, o.node, no_link);
     if (o.to)
-      self->send(o.to, done_atom_v, o.tag, false, failure_for(o, true, no_link));
+      self->send(o.to, done_atom_v, o.tag, failed(failure_for(o, true, no_link)));
     return nullptr;
   }
   o.peer = p->second;
@@ -142,8 +145,11 @@ void on_events(self_ptr self, const caf::actor_addr& from, std::vector<gw_event>
           self->send(o.to, chunk_atom_v, o.tag, std::move(e.text));
         break;
       default:
+        // A peer's error object is classified here, where it arrives.
         if (o.to)
-          self->send(o.to, done_atom_v, o.tag, e.kind == gw_event::done_ok, std::move(e.text));
+          self->send(o.to, done_atom_v, o.tag,
+                     e.kind == gw_event::done_ok ? succeeded(std::move(e.text))
+                                                 : failed(manager_errors::error_of(std::move(e.text))));
         forget_out(self, i);
     }
   }
@@ -284,8 +290,9 @@ caf::behavior cluster_gateway(self_ptr self) {
     [self](chunk_atom, std::uint64_t tag, std::string& raw) {
       answer(self, tag, gw_event::chunk, std::move(raw));
     },
-    [self](done_atom, std::uint64_t tag, bool ok, std::string& raw) {
-      answer(self, tag, ok ? gw_event::done_ok : gw_event::done_failed, std::move(raw));
+    [self](done_atom, std::uint64_t tag, call_end& end) {
+      answer(self, tag, end.ok ? gw_event::done_ok : gw_event::done_failed,
+             end.ok ? std::move(end.result) : std::move(end.error.object));
     },
   };
 }

@@ -71,7 +71,7 @@ void accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
 void run_call(self_ptr self, const caf::actor& origin, gw_request& r) {
   auto method = std::string{method_name(r.req.method)};
   if (!is_local(self, r.conn))
-    return refuse(self, origin, r.id, manager_errors::connection_closed(r.text, method));
+    return refuse(self, origin, r.id, manager_errors::connection_closed(r.text, method).object);
   auto tag = start_in(self, origin, r.id);
   r.req.tag = tag;
   self
@@ -85,7 +85,7 @@ void run_call(self_ptr self, const caf::actor& origin, gw_request& r) {
               return;
             post(self, i->second.origin,
                  gw_event{gw_event::done_failed, i->second.id,
-                          manager_errors::connection_closed(target, method)});
+                          manager_errors::connection_closed(target, method).object});
             forget_in(self, i);
           });
 }

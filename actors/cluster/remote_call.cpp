@@ -73,8 +73,8 @@ relay_actor::behavior_type remote_call(self_ptr self, caf::actor gateway, caf::a
     if (dm.source == st.gateway.address()) {
       // This node is shutting down.
       if (st.caller)
-        self->send(st.caller, done_atom_v, st.tag, false,
-                   manager_errors::connection_closed(st.target, st.method));
+        self->send(st.caller, done_atom_v, st.tag,
+                   failed(manager_errors::connection_closed(st.target, st.method)));
       finish(self);
     }
   });
@@ -100,9 +100,9 @@ relay_actor::behavior_type remote_call(self_ptr self, caf::actor gateway, caf::a
       if (self->state.caller)
         self->send(self->state.caller, chunk_atom_v, self->state.tag, std::move(raw));
     },
-    [self](done_atom, std::uint64_t, bool ok, std::string& raw) {
+    [self](done_atom, std::uint64_t, call_end& end) {
       if (self->state.caller)
-        self->send(self->state.caller, done_atom_v, self->state.tag, ok, std::move(raw));
+        self->send(self->state.caller, done_atom_v, self->state.tag, std::move(end));
       finish(self);
     },
     // From the caller.

@@ -19,7 +19,7 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, closed_atom, "closed")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, register_atom, "register")
 // (deregister_atom, id, conn)                   its connection ended
 CAF_ADD_ATOM(actor_host, actor_host::atoms, deregister_atom, "deregister")
-// (route_iii_atom, function_id) -> (ok, conn, id_or_error, node)   [function_registry]
+// (route_iii_atom, function_id) -> (conn, id, node) or a call_refusal   [function_registry]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, route_iii_atom, "routeiii")
 // (list_atom) -> listActions JSON of every runtime
 CAF_ADD_ATOM(actor_host, actor_host::atoms, list_atom, "list")
@@ -43,13 +43,14 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, call_atom, "call")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, trace_atom, "trace")
 // (chunk_atom, tag, raw)                        [caller] a streamed chunk
 CAF_ADD_ATOM(actor_host, actor_host::atoms, chunk_atom, "chunk")
-// (done_atom, tag, ok, raw)                     [caller] the result or an error object
+// (done_atom, tag, call_end)                     [caller] the result or the error (call_end.hpp)
 CAF_ADD_ATOM(actor_host, actor_host::atoms, done_atom, "done")
 // (run_trace_atom, trace_id), (run_chunk_atom, raw)   [pending_request, from its
 // connection; active_action, from its handler thread]
 CAF_ADD_ATOM(actor_host, actor_host::atoms, run_trace_atom, "runtrace")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, run_chunk_atom, "runchunk")
 // (response_atom, ok, raw)                      [pending_request, invocation] the answer
+// (response_atom, call_error)                   [pending_request] an answer that failed here
 CAF_ADD_ATOM(actor_host, actor_host::atoms, response_atom, "response")
 // (input_atom, raw), (end_input_atom)           bidi input for a run
 CAF_ADD_ATOM(actor_host, actor_host::atoms, input_atom, "input")

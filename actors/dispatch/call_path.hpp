@@ -57,14 +57,6 @@ inline constexpr auto internal_reply_timeout = std::chrono::seconds(10);
 /// (deadline_queue.hpp).
 inline constexpr auto answered_in_handler = caf::infinite;
 
-/// How a call_target_actor that is not a connection (a service's queue)
-/// answers a hand-off it refuses or gives up: the caller's error object
-/// travels as the context of this error, and reaches the door's finished().
-inline caf::error call_refusal(std::string error_object) {
-  return caf::error{std::uint8_t{1}, caf::atom("refused"),
-                    caf::make_message(std::move(error_object))};
-}
-
 namespace detail {
 
 /// Hands `req` to `conn`. `gone()` runs instead of `finished` when `conn`
@@ -77,13 +69,13 @@ void hand_off(Self* self, const call_target_actor& conn, std::string target, cal
   self->request(conn, answered_in_handler, call_atom_v, std::move(req), std::move(caller))
     .then([accepted](call_actor& pending) mutable { accepted(std::move(pending)); },
           [finished, gone, method, target = std::move(target)](caf::error& err) mutable {
-            if (err.category() == caf::atom("refused") && err.context().match_elements<std::string>())
-              return finished(false, err.context().get_as<std::string>(0));
+            if (err.category() == caf::atom("refused") && err.context().match_elements<call_error>())
+              return finished(failed(err.context().get_as<call_error>(0)));
             if constexpr (!std::is_same_v<Gone, std::nullptr_t>)
               if (err == caf::sec::request_receiver_down)
                 return gone();
             // The connection ended between routing and the call.
-            finished(false, manager_errors::connection_closed(target, method_name(method)));
+            finished(failed(manager_errors::connection_closed(target, method_name(method))));
           });
 }
 
@@ -129,7 +121,7 @@ void dispatch_route(Self* self, const front_door& door, std::shared_ptr<const ro
     return detail::hand_off(self, door.hold, std::move(route.runtime_id), std::move(req),
                             std::move(caller), std::move(accepted), std::move(finished));
   if (route.how == kind::failed || route.how == kind::hold)
-    return finished(false, std::move(route.error));
+    return finished(failed(std::move(route.error)));
   if (route.how == kind::broadcast) {
     std::vector<cancel_target> targets;
     for (auto& e : routes->entries)
@@ -150,9 +142,9 @@ void dispatch_route(Self* self, const front_door& door, std::shared_ptr<const ro
                               std::move(caller), std::move(accepted), std::move(finished));
     // A hand-off that fails never reached the connection, which would have
     // taken the call off its load when it ended.
-    auto uncount = [finished, load = route.load](bool ok, std::string raw) mutable {
+    auto uncount = [finished, load = route.load](call_end end) mutable {
       load->release();
-      finished(ok, std::move(raw));
+      finished(std::move(end));
     };
     if (!route.reroutable || avoid)
       return detail::hand_off(self, target, std::move(route.runtime_id), std::move(req),
@@ -172,34 +164,34 @@ void dispatch_route(Self* self, const front_door& door, std::shared_ptr<const ro
                             std::move(reroute));
   }
   if (!door.functions)
-    return finished(false, manager_errors::status_error(wire::status_code::not_found,
-                                                        "no iii functions on this manager"));
+    return finished(failed(
+      manager_errors::make_error(wire::status_code::not_found, "no iii functions on this manager")));
   if (route.how == kind::iii_listing) {
     self->request(door.functions, internal_reply_timeout, list_iii_atom_v)
-      .then([finished](std::string& list) mutable { finished(true, std::move(list)); },
+      .then([finished](std::string& list) mutable { finished(succeeded(std::move(list))); },
             [finished](caf::error& err) mutable {
-              finished(false,
-                       manager_errors::internal("listing iii functions failed: " + to_string(err)));
+              finished(
+                failed(manager_errors::internal("listing iii functions failed: " + to_string(err))));
             });
     return;
   }
   self->request(door.functions, answered_in_handler, route_iii_atom_v, route.function_id)
     .then(
       [self, req = std::move(req), caller, accepted, finished, gateway = route.gateway](
-        bool ok, worker_connection_actor& conn, std::string& id_or_error,
-        std::string& node) mutable {
-        if (!ok)
-          return finished(false, std::move(id_or_error));
+        worker_connection_actor& conn, std::string& id, std::string& node) mutable {
         // Another node's function: through a relay, as for its runtimes.
         auto target = node.empty() ? call_target_actor{conn}
                                    : start_remote_call(self->system(), gateway,
                                                        call_target_actor{conn}, std::move(node),
-                                                       id_or_error);
-        detail::hand_off(self, target, std::move(id_or_error), std::move(req), std::move(caller),
+                                                       id);
+        detail::hand_off(self, target, std::move(id), std::move(req), std::move(caller),
                          std::move(accepted), std::move(finished));
       },
       [finished](caf::error& err) mutable {
-        finished(false, manager_errors::internal("routing an iii call failed: " + to_string(err)));
+        // The registry refuses with the caller's error (not found, RBAC).
+        if (err.category() == caf::atom("refused") && err.context().match_elements<call_error>())
+          return finished(failed(err.context().get_as<call_error>(0)));
+        finished(failed(manager_errors::internal("routing an iii call failed: " + to_string(err))));
       });
 }
 
@@ -210,8 +202,8 @@ void dispatch_route(Self* self, const front_door& door, std::shared_ptr<const ro
 /// `/iii/` keys the iii worker's the registry names). In `self`'s context
 /// then either `accepted(pending)` runs (the call is in flight; its events,
 /// (trace_atom | chunk_atom | done_atom, tag, ...), come to `caller`, which
-/// is `self`, from the pending request) or `finished(ok, raw)` runs (the call
-/// ended here: an error object, or an iii listing). Nothing is sent to
+/// is `self`, from the pending request) or `finished(call_end)` runs (the
+/// call ended here: an error, or an iii listing). Nothing is sent to
 /// `self` in between.
 template <class Self, class Accepted, class Finished>
 void start_call(Self* self, const front_door& door, call_request req, caller_actor caller,

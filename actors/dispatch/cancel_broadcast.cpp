@@ -21,23 +21,23 @@ struct broadcast_state {
   caller_actor caller;
   std::uint64_t tag = 0;
   std::size_t waiting = 0;
-  std::string refusal; // the last runtime's error object
+  call_error refusal; // the last runtime's
   static inline const char* name = "cancel_broadcast";
 };
 
 using self_ptr = broadcast_actor::stateful_pointer<broadcast_state>;
 
-void answer(self_ptr self, bool ok, std::string raw) {
+void answer(self_ptr self, call_end end) {
   auto& st = self->state;
-  self->send(st.caller, done_atom_v, st.tag, ok, std::move(raw));
+  self->send(st.caller, done_atom_v, st.tag, std::move(end));
   self->quit();
 }
 
-void one_refused(self_ptr self, std::string raw) {
+void one_refused(self_ptr self, call_error error) {
   auto& st = self->state;
-  st.refusal = std::move(raw);
+  st.refusal = std::move(error);
   if (--st.waiting == 0)
-    answer(self, false, std::move(st.refusal));
+    answer(self, failed(std::move(st.refusal)));
 }
 
 broadcast_actor::behavior_type cancel_broadcast(self_ptr self, std::vector<cancel_target> targets) {
@@ -63,17 +63,15 @@ broadcast_actor::behavior_type cancel_broadcast(self_ptr self, std::vector<cance
                 });
       }
       if (st.targets.empty())
-        self->send(self, done_atom_v, std::uint64_t{0}, false, manager_errors::no_runtimes());
+        self->send(self, done_atom_v, std::uint64_t{0}, failed(manager_errors::no_runtimes()));
       return caf::actor_cast<call_actor>(self);
     },
     [](trace_atom, std::uint64_t, const std::string&) {},
     [](chunk_atom, std::uint64_t, const std::string&) {},
-    [self](done_atom, std::uint64_t, bool ok, std::string& raw) {
-      if (ok)
-        return answer(self, true, std::move(raw));
-      if (self->state.targets.empty())
-        return answer(self, false, std::move(raw));
-      one_refused(self, std::move(raw));
+    [self](done_atom, std::uint64_t, call_end& end) {
+      if (end.ok || self->state.targets.empty())
+        return answer(self, std::move(end));
+      one_refused(self, std::move(end.error));
     },
     [](input_atom, const std::string&) {},
     [](end_input_atom) {},

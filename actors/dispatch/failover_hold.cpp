@@ -64,7 +64,7 @@ void route_again(self_ptr self, const front_door& door) {
     detail::dispatch_route(
       self, door, routes, std::move(route), std::move(h.req), std::move(h.caller),
       [answer](call_actor pending) mutable { answer.deliver(std::move(pending)); },
-      [answer](bool, std::string raw) mutable { answer.deliver(call_refusal(std::move(raw))); },
+      [answer](call_end e) mutable { answer.deliver(call_refusal(std::move(e.error))); },
       caf::actor_addr{});
   }
 }
@@ -80,13 +80,13 @@ void give_up_due(self_ptr self) {
                  awaited(w.req), waited.count());
     w.answer.deliver(call_refusal(
       own_deadline
-        ? manager_errors::status_error(wire::status_code::deadline_exceeded,
-                                       "the call's deadline passed while " + awaited(w.req)
-                                         + " was moving to another node")
-        : manager_errors::status_error(wire::status_code::unavailable,
-                                       awaited(w.req) + " was on a node that was lost and did "
-                                       "not register again within the failover hold ("
-                                         + std::to_string(waited.count()) + " ms)")));
+        ? manager_errors::make_error(wire::status_code::deadline_exceeded,
+                                     "the call's deadline passed while " + awaited(w.req)
+                                       + " was moving to another node")
+        : manager_errors::make_error(wire::status_code::unavailable,
+                                     awaited(w.req) + " was on a node that was lost and did "
+                                     "not register again within the failover hold ("
+                                       + std::to_string(waited.count()) + " ms)")));
     release(self, w);
   });
 }
@@ -100,7 +100,7 @@ failover_hold_actor::behavior_type failover_hold(self_ptr self, front_door door,
   self->attach_functor([self] {
     auto& st = self->state;
     for (auto& h : st.calls) {
-      h.answer.deliver(call_refusal(manager_errors::status_error(
+      h.answer.deliver(call_refusal(manager_errors::make_error(
         wire::status_code::unavailable, "the manager stopped while " + awaited(h.req)
                                               + " was moving to another node")));
       count_held(-1);
@@ -119,7 +119,7 @@ failover_hold_actor::behavior_type failover_hold(self_ptr self, front_door door,
         obs::global().failover_hold_refused.fetch_add(1, std::memory_order_relaxed);
         spdlog::warn("failover hold full ({} calls, {} bytes): a call for {} fails at once",
                      st.calls.size(), st.bytes, awaited(req));
-        return call_refusal(manager_errors::status_error(
+        return call_refusal(manager_errors::make_error(
           wire::status_code::unavailable,
           awaited(req) + " is moving to another node and the failover hold is full"));
       }

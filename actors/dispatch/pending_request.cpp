@@ -31,7 +31,7 @@ std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
 
 // The manager's own span of a run: which runtime (and node) it was routed
 // to, how long it took here, how it ended.
-void send_route_span(self_ptr self, bool ok, int code, const std::string& raw) {
+void send_route_span(self_ptr self, const call_end& end) {
   auto& st = self->state;
   auto& a = st.args;
   auto& m = obs::global();
@@ -48,13 +48,11 @@ void send_route_span(self_ptr self, bool ok, int code, const std::string& raw) {
   s.kind = "actor-host";
   s.action_type = "route";
   s.name = "actor-host " + a.runtime_id;
-  s.ok = ok;
-  if (!ok) {
-    s.error_message = std::string{wire::status_name(code)};
-    std::string_view m[1];
-    std::string copy = raw, text;
-    if (rpc::find_members(copy, {"message"}, m) && rpc::string_value(m[0], text))
-      s.error_message += ": " + text;
+  s.ok = end.ok;
+  if (!end.ok) {
+    s.error_message = std::string{wire::status_name(end.error.status)};
+    if (!end.error.message.empty())
+      s.error_message += ": " + end.error.message;
   }
   s.start_ms = epoch_ms(st.started_wall);
   s.end_ms = epoch_ms(std::chrono::system_clock::now());
@@ -80,26 +78,26 @@ void record_outcome(self_ptr self, int code) {
   }
 }
 
-void finish(self_ptr self, bool ok, std::string raw) {
+void finish(self_ptr self, call_end end) {
   auto& a = self->state.args;
   auto took = std::chrono::steady_clock::now() - self->state.started;
-  auto code = ok ? 0 : manager_errors::status_code_of(raw);
+  auto code = end.ok ? 0 : end.error.status;
   if (a.traces && a.method == "runAction" && !self->state.trace_id.empty())
-    send_route_span(self, ok, code, raw);
+    send_route_span(self, end);
   obs::global().record_request(obs::method_from_name(a.method), code, took);
   if (a.load && a.method == "runAction")
     record_outcome(self, code);
   if (spdlog::should_log(spdlog::level::debug)) {
     auto fields = call_fields(self);
     spdlog::debug("{} {}: {} in {:.3f} ms", a.method, a.action_key,
-                  ok ? std::string_view{"ok"} : wire::status_name(code),
+                  end.ok ? std::string_view{"ok"} : wire::status_name(code),
                   std::chrono::duration<double, std::milli>(took).count());
   }
   if (a.caller) {
     // The monitor lives in the caller's state until removed: a long-lived
     // caller session would otherwise keep ~1 KB per finished call.
     self->demonitor(a.caller.address());
-    self->send(a.caller, done_atom_v, a.tag, ok, std::move(raw));
+    self->send(a.caller, done_atom_v, a.tag, std::move(end));
   }
   self->quit();
 }
@@ -139,7 +137,7 @@ void input(self_ptr self, std::string chunk) {
                  "max_bidi_input_bytes ({} bytes); failing the run",
                  st.args.wire_id, st.args.runtime_id, cap);
     give_up(self);
-    return finish(self, false, manager_errors::bidi_input_overflow(cap));
+    return finish(self, failed(manager_errors::bidi_input_overflow(cap)));
   }
 }
 
@@ -156,9 +154,8 @@ void abandon(self_ptr self) {
   }
   st.args.caller = nullptr;
   give_up(self);
-  finish(self, false,
-         manager_errors::status_error(wire::status_code::cancelled,
-                                      "Call abandoned by its caller"));
+  finish(self, failed(manager_errors::make_error(wire::status_code::cancelled,
+                                                 "Call abandoned by its caller")));
 }
 
 } // namespace
@@ -198,25 +195,29 @@ pending_actor::behavior_type pending_request(self_ptr self, pending_args args) {
         if (!normalized) {
           auto& why = normalized.error();
           spdlog::warn("invalid listActions result from runtime {}: {}", a.runtime_id, why);
-          return finish(self, false,
-                        manager_errors::internal("invalid listActions result from runtime "
-                                                 + a.runtime_id + ": " + why));
+          return finish(self, failed(manager_errors::internal(
+                                "invalid listActions result from runtime " + a.runtime_id + ": "
+                                + why)));
         }
         raw = std::move(*normalized);
       }
-      finish(self, ok, std::move(raw));
+      // A runtime's error object is classified here, where it arrives.
+      finish(self, ok ? succeeded(std::move(raw)) : failed(manager_errors::error_of(std::move(raw))));
+    },
+    [self](response_atom, call_error& error) {
+      // An answer that failed here (over max_frame_bytes).
+      finish(self, failed(std::move(error)));
     },
     [self](expired_atom) {
       auto& a = self->state.args;
       auto fields = call_fields(self);
       spdlog::warn("request {} ({}) to runtime {} timed out", a.wire_id, a.method, a.runtime_id);
       give_up(self);
-      finish(self, false,
-             manager_errors::timed_out(
-               a.runtime_id, a.method,
-               std::chrono::duration_cast<std::chrono::milliseconds>(a.timeout)));
+      finish(self, failed(manager_errors::timed_out(
+                     a.runtime_id, a.method,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(a.timeout))));
     },
-    [self](oversized_atom, std::string& error) {
+    [self](oversized_atom, call_error& error) {
       // A chunk or state over the frame cap was dropped: the run cannot be
       // relayed whole, so it is cancelled on the runtime and fails here.
       auto& a = self->state.args;
@@ -224,11 +225,11 @@ pending_actor::behavior_type pending_request(self_ptr self, pending_args args) {
       spdlog::warn("{} {} on runtime {}: a message over max_frame_bytes; failing and cancelling it",
                    a.method, a.wire_id, a.runtime_id);
       give_up(self);
-      finish(self, false, std::move(error));
+      finish(self, failed(std::move(error)));
     },
     [self](conn_lost_atom, const std::string&) {
       auto& a = self->state.args;
-      finish(self, false, manager_errors::connection_closed(a.runtime_id, a.method));
+      finish(self, failed(manager_errors::connection_closed(a.runtime_id, a.method)));
     },
     [self](input_atom, std::string& chunk) { input(self, std::move(chunk)); },
     [self](end_input_atom) { input(self, {}); },
@@ -242,9 +243,8 @@ pending_actor::behavior_type pending_request(self_ptr self, pending_args args) {
       spdlog::warn("cancelling {} {} on runtime {}: drain timeout passed", a.method,
                    self->state.trace_id, a.runtime_id);
       give_up(self);
-      finish(self, false,
-             manager_errors::status_error(wire::status_code::cancelled,
-                                          wire::drain_cancel_message));
+      finish(self, failed(manager_errors::make_error(wire::status_code::cancelled,
+                                                     wire::drain_cancel_message)));
     },
   };
 }

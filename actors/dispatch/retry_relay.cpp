@@ -30,11 +30,11 @@ struct retry_state {
 
 using self_ptr = retry_actor::stateful_pointer<retry_state>;
 
-void end(self_ptr self, bool ok, std::string raw) {
+void end(self_ptr self, call_end e) {
   auto& st = self->state;
   if (st.caller) {
     self->demonitor(st.caller.address());
-    self->send(st.caller, done_atom_v, st.tag, ok, std::move(raw));
+    self->send(st.caller, done_atom_v, st.tag, std::move(e));
   }
   self->quit();
 }
@@ -46,7 +46,7 @@ void attempt(self_ptr self, caf::actor_addr avoid) {
   detail::route_and_hand_off(
     self, st.door, st.door.routes->current(), std::move(req), caf::actor_cast<caller_actor>(self),
     [self](call_actor call) { self->state.current = std::move(call); },
-    [self](bool ok, std::string raw) { end(self, ok, std::move(raw)); }, avoid,
+    [self](call_end e) { end(self, std::move(e)); }, avoid,
     &st.tried_on);
 }
 
@@ -82,13 +82,12 @@ retry_actor::behavior_type retry_relay(self_ptr self, front_door door) {
       if (st.caller)
         self->send(st.caller, chunk_atom_v, st.tag, std::move(raw));
     },
-    [self](done_atom, std::uint64_t, bool ok, std::string& raw) {
+    [self](done_atom, std::uint64_t, call_end& e) {
       auto& st = self->state;
       st.current = nullptr;
-      if (ok || st.retried || st.streamed
-          || manager_errors::status_code_of(raw)
-               != static_cast<int>(wire::status_code::unavailable))
-        return end(self, ok, std::move(raw));
+      if (e.ok || st.retried || st.streamed
+          || e.error.status != static_cast<int>(wire::status_code::unavailable))
+        return end(self, std::move(e));
       st.retried = true;
       obs::global().idempotent_retries.fetch_add(1, std::memory_order_relaxed);
       spdlog::info("retrying {} on another replica (idempotent): the first run ended "

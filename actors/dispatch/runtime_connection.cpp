@@ -275,7 +275,7 @@ void on_oversized(self_ptr self, const std::string& head, const std::string& tai
                    "failing that call",
                    st.who(), size, id);
       release_load(self);
-      self->send(call, response_atom_v, false, error());
+      self->send(call, response_atom_v, error());
       check_drained(self);
       return;
     }

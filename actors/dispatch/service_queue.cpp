@@ -74,7 +74,7 @@ service_queue_actor::behavior_type service_queue(self_ptr self, service_queue_ar
   self->set_exit_handler([self](caf::exit_msg& msg) {
     auto& st = self->state;
     for (auto& w : st.calls)
-      w.answer.deliver(call_refusal(manager_errors::status_error(
+      w.answer.deliver(call_refusal(manager_errors::make_error(
         wire::status_code::unavailable,
         "Service " + st.args.service + " has no replica any more")));
     count_queued(self, -static_cast<std::int64_t>(st.calls.size()));

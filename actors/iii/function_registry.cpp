@@ -48,7 +48,10 @@ void reply(self_ptr self, const caller_actor& caller, std::uint64_t tag,
            const invocation_request& req, bool ok, std::string raw) {
   if (!req.wants_reply)
     return;
-  self->send(caller, done_atom_v, tag, ok, std::move(raw));
+  // The engine's answers and its iii error objects become the call's end
+  // here, where the iii side meets the call path.
+  self->send(caller, done_atom_v, tag,
+             ok ? succeeded(std::move(raw)) : failed(manager_errors::error_of(std::move(raw))));
 }
 
 std::string not_found(const std::string& function_id) {
@@ -421,35 +424,31 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
       on_invoke(self, caller, tag, req);
     },
     // Invocations the engine fires are void; nothing comes back.
-    [](done_atom, std::uint64_t, bool, const std::string&) {},
+    [](done_atom, std::uint64_t, const call_end&) {},
     [self](route_iii_atom, const std::string& function_id)
-      -> caf::result<bool, worker_connection_actor, std::string, std::string> {
+      -> caf::result<worker_connection_actor, std::string, std::string> {
       auto& st = self->state;
       auto* f = st.catalog.find_function(function_id);
       auto w = f ? st.workers.find(f->owner) : st.workers.end();
       auto r = st.remote_functions.find(function_id);
       bool remote = w == st.workers.end() && r != st.remote_functions.end();
       if (w == st.workers.end() && !remote)
-        return {false, worker_connection_actor{},
-                manager_errors::status_error(wire::status_code::not_found,
-                                             "iii function " + function_id + " not found"),
-                std::string{}};
+        return call_refusal(manager_errors::make_error(
+          wire::status_code::not_found, "iii function " + function_id + " not found"));
       if (!registry::may_see(st.opts.front_door.get(), function_id,
                              metadata_of(st, function_id))) {
         obs::global().record_invocation(iii::code::forbidden, {});
         spdlog::info("front door: call of iii function {} denied by the RBAC policy",
                      function_id);
-        return {false, worker_connection_actor{},
-                manager_errors::status_error(
-                  wire::status_code::permission_denied,
-                  "iii function " + function_id
-                    + " is not exposed to the front door (add it to worker_expose_functions)"),
-                std::string{}};
+        return call_refusal(manager_errors::make_error(
+          wire::status_code::permission_denied,
+          "iii function " + function_id
+            + " is not exposed to the front door (add it to worker_expose_functions)"));
       }
       if (remote)
-        return {true, caf::actor_cast<worker_connection_actor>(r->second.conn), function_id,
+        return {caf::actor_cast<worker_connection_actor>(r->second.conn), function_id,
                 r->second.node};
-      return {true, w->second.conn, function_id, std::string{}};
+      return {w->second.conn, function_id, std::string{}};
     },
     [self](cluster_atom, caf::actor& cluster, caf::actor& gateway, const std::string& node) {
       self->state.cluster = std::move(cluster);

@@ -104,7 +104,7 @@ struct function_registry_state {
 ///   ("" = success)
 /// - (invoke_atom, caller, tag, invocation_request): a call; `caller` gets
 ///   (done_atom, tag, ok, raw)
-///   and gets (done_atom, tag, ok, raw) (from here, the invocation, or a
+///   and gets (done_atom, tag, call_end) (from here, the invocation, or a
 ///   binding for engine::register_trigger)
 /// - In a cluster: (cluster_atom, cluster_node, gateway, node_name) joins it (this
 ///   node's iii set goes to the cluster node as (local_fns_atom,
@@ -112,7 +112,7 @@ struct function_registry_state {
 ///   (node_lost_atom, node) keep the other nodes' functions, which calls
 ///   reach through this node's gateway (actors/cluster/gateway.hpp), and
 ///   their workers and trigger types, which the engine's lists show.
-/// - (route_iii_atom, function_id) -> (ok, conn, error, node): front-door
+/// - (route_iii_atom, function_id) -> (conn, id, node), or a call_refusal: front-door
 ///   routing of `/iii/<function_id>` keys (delegated by the runtime directory)
 /// - (list_iii_atom) -> string: the functions as a Genkit listActions
 ///   result, for the front door (delegated by the runtime directory)

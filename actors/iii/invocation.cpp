@@ -1,5 +1,6 @@
 #include "actors/iii/invocation.hpp"
 
+#include "actors/call/errors.hpp"
 #include "obs/metrics.hpp"
 #include "wire/iii_protocol.hpp"
 
@@ -18,12 +19,14 @@ void finish(self_ptr self, bool ok, const std::string& raw, std::string_view out
   auto& a = self->state.args;
   obs::global().record_invocation(outcome, std::chrono::steady_clock::now() - self->state.started);
   if (a.caller && a.req.wants_reply) {
-    if (a.req.format == reply_format::genkit)
-      self->send(a.caller, done_atom_v, a.tag, ok,
-                 ok ? iii::iii_result_to_genkit(raw, a.invocation_id)
-                    : iii::iii_error_to_genkit(raw));
+    // The worker's error object is classified here, where it arrives.
+    bool genkit = a.req.format == reply_format::genkit;
+    if (ok)
+      self->send(a.caller, done_atom_v, a.tag,
+                 succeeded(genkit ? iii::iii_result_to_genkit(raw, a.invocation_id) : raw));
     else
-      self->send(a.caller, done_atom_v, a.tag, ok, raw);
+      self->send(a.caller, done_atom_v, a.tag,
+                 failed(manager_errors::error_of(genkit ? iii::iii_error_to_genkit(raw) : raw)));
   }
   self->quit();
 }

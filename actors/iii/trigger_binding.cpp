@@ -1,5 +1,6 @@
 #include "actors/iii/trigger_binding.hpp"
 
+#include "actors/call/errors.hpp"
 #include "wire/iii_protocol.hpp"
 
 #include <spdlog/spdlog.h>
@@ -17,7 +18,8 @@ void answer_waiter(self_ptr self, bool ok, std::string raw) {
   auto& a = self->state.args;
   if (!a.waiter)
     return;
-  self->send(a.waiter, done_atom_v, a.waiter_tag, ok, std::move(raw));
+  self->send(a.waiter, done_atom_v, a.waiter_tag,
+             ok ? succeeded(std::move(raw)) : failed(manager_errors::error_of(std::move(raw))));
   a.waiter = nullptr;
 }
 

@@ -48,7 +48,10 @@ void answer(self_ptr self, const std::string& invocation_id, const std::string& 
 
 /// The answer to one of this worker's own calls (a function of another
 /// worker, a Genkit action, the gate's auth and hook calls).
-void on_call_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) {
+/// This door's wire shape of an error is the error object, in iii's shape.
+void on_call_done(self_ptr self, std::uint64_t tag, const call_end& end) {
+  auto ok = end.ok;
+  auto& raw = end.text();
   auto& st = self->state;
   auto i = st.calls.find(tag);
   if (i == st.calls.end())
@@ -92,7 +95,7 @@ void call_genkit(self_ptr self, const std::string& invocation_id, const std::str
   // (common_handlers), so it may stand in as a caller_actor.
   start_call(
     self, st.door, std::move(req), caf::actor_cast<caller_actor>(self), [](call_actor) {},
-    [self, tag](bool ok, std::string raw) { on_call_done(self, tag, ok, raw); });
+    [self, tag](call_end end) { on_call_done(self, tag, end); });
 }
 
 /// Spec 8.3: the listener's middleware gets the call instead,
@@ -344,9 +347,7 @@ behavior phase(self_ptr self, OnFrame on_frame) {
     // The earliest invocation deadline passed (call_table.hpp: why the
     // connection, not each invocation, holds the timer).
     [self](expired_atom) { expire_due_calls(self, &worker_connection_state::executing); },
-    [self](done_atom, std::uint64_t tag, bool ok, const std::string& raw) {
-      on_call_done(self, tag, ok, raw);
-    },
+    [self](done_atom, std::uint64_t tag, const call_end& end) { on_call_done(self, tag, end); },
     // Events of Genkit runs this worker started: a worker gets only the
     // final answer (iii has no stream of partial results).
     [](trace_atom, std::uint64_t, const std::string&) {},

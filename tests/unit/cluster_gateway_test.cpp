@@ -71,7 +71,7 @@ CAF_TEST(a call to another node passes both gateways in order and a lost node fa
     starters.push_back(sys.spawn([&](caf::event_based_actor* s) -> caf::behavior {
       start_call(s, door(entry_dir), req, caller,
                  [&](call_actor c) { out = caf::actor_cast<caf::actor>(c); },
-                 [&](bool, std::string) { failed = true; });
+                 [&](call_end) { failed = true; });
       return {[](int) {}};
     }));
     sched.run();
@@ -259,9 +259,8 @@ void expect_settled(Fixture& f, const Actors&... actors) {
 CAF_TEST(another node s iii function is invoked through both gateways and a lost node answers invocation_failed) {
   auto [reg, owner, entry_gw, owner_gw, probe] = make_iii_pair(*this, R"({"team":"b"})");
   // The front door learns the node, to put a relay in between.
-  auto [ok, conn, id, node] = ask<bool, worker_connection_actor, std::string, std::string>(
+  auto [conn, id, node] = ask<worker_connection_actor, std::string, std::string>(
     reg, route_iii_atom_v, std::string{"greet"});
-  CAF_CHECK(ok);
   CAF_CHECK(caf::actor_cast<caf::actor>(conn) == owner);
   CAF_CHECK_EQUAL(node, "b");
   // A worker's call: the owner gets it from its gateway, and answers it.
@@ -274,7 +273,7 @@ CAF_TEST(another node s iii function is invoked through both gateways and a lost
   CAF_REQUIRE(st.caller);
   CAF_CHECK(caf::actor_cast<caf::actor>(st.caller) == owner_gw);
   CAF_CHECK_EQUAL(obs::global().remote_calls_outbound.load(), 1);
-  caf::anon_send(st.caller, done_atom_v, st.tag, true, std::string{R"({"hi":1})"});
+  caf::anon_send(st.caller, done_atom_v, st.tag, succeeded(R"({"hi":1})"));
   sched.run();
   CAF_CHECK_EQUAL(render(events(probe)), R"(done 7 ok {"hi":1})");
   CAF_CHECK_EQUAL(obs::global().remote_calls_outbound.load(), 0);
@@ -294,10 +293,10 @@ CAF_TEST(another node s iii function is invoked through both gateways and a lost
   // Its node is lost: the function is gone.
   caf::anon_send(reg, node_lost_atom_v, std::string{"b"});
   sched.run();
-  auto [ok2, conn2, err, node2] = ask<bool, worker_connection_actor, std::string, std::string>(
-    reg, route_iii_atom_v, std::string{"greet"});
-  CAF_CHECK(!ok2);
-  CAF_CHECK(contains(err, "not found"));
+  auto err = ask_refusal(reg, route_iii_atom_v, std::string{"greet"});
+  CAF_REQUIRE(err.has_value());
+  CAF_CHECK(contains(err->message, "not found"));
+  CAF_CHECK_EQUAL(err->status, 5); // NOT_FOUND
   stop(probe);
   stop(reg);
   stop(entry_gw);

@@ -123,7 +123,7 @@ CAF_TEST(cluster routing takes local first then the cluster most recent and node
   CAF_CHECK(caf::actor_cast<caf::actor>(r.conn) == r2);
   r = route_call(t, run_call("c/x"));
   CAF_CHECK(r.how == call_route::kind::failed);
-  CAF_CHECK_EQUAL(member_str(r.error, {"message"}), "Runtime c/x not found");
+  CAF_CHECK_EQUAL(member_str(r.error.object, {"message"}), "Runtime c/x not found");
   for (auto& x : {l, r1, r2})
     stop(x);
   check_no_leaks();
@@ -232,8 +232,8 @@ CAF_TEST(keep-majority - a node that reaches a minority is not ready and fails c
   CAF_CHECK_EQUAL(obs::global().cluster_minority_changes.load(), changes + 1);
   auto r = route_call(*a.routes->current(), run_call("rt"));
   CAF_CHECK(r.how == call_route::kind::failed);
-  CAF_CHECK_EQUAL(member(r.error, {"data", "code"}), "14");
-  CAF_CHECK(contains(member_str(r.error, {"message"}), "runtime rt is not on this side of a partition"));
+  CAF_CHECK_EQUAL(member(r.error.object, {"data", "code"}), "14");
+  CAF_CHECK(contains(member_str(r.error.object, {"message"}), "runtime rt is not on this side of a partition"));
   // While a is cut off, its runtime x is taken at the majority (b's new
   // incarnation here); when they meet again, a's copy yields.
   auto x = add_runtime(a, "x");

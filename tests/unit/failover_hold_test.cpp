@@ -39,7 +39,7 @@ CAF_TEST(calls for a runtime of a lost node wait in the failover hold and go on 
   auto refusal_of = [&](auto& hdl) {
     std::string refusal;
     hdl.receive([&](call_actor&) { CAF_FAIL("the call was taken"); },
-                [&](caf::error& e) { refusal = e.context().get_as<std::string>(0); });
+                [&](caf::error& e) { refusal = e.context().get_as<call_error>(0).object; });
     return refusal;
   };
   // Two calls wait; a third finds the hold full (UNAVAILABLE at once).

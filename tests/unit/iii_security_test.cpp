@@ -191,9 +191,9 @@ CAF_TEST(frames held while the auth function decides count against the read wind
 CAF_TEST(front door calls of iii functions follow the RBAC listener policy) {
   send_frame(trusted, R"({"type":"registerfunction","id":"secret::fn"})");
   send_frame(trusted, R"({"type":"registerfunction","id":"api::ok"})");
+  // Routed, or refused with the caller's error.
   auto route = [&](const std::string& fid) {
-    return std::get<0>(
-      ask<bool, worker_connection_actor, std::string, std::string>(reg, route_iii_atom_v, fid));
+    return !ask_refusal(reg, route_iii_atom_v, fid).has_value();
   };
   // Without RBAC configured: everything.
   CAF_CHECK(route("secret::fn"));
@@ -203,9 +203,10 @@ CAF_TEST(front door calls of iii functions follow the RBAC listener policy) {
   caf::anon_send(reg, iii_options_atom_v, std::move(o));
   sched.run();
   CAF_CHECK(!route("secret::fn"));
-  auto [ok, conn, why, node] = ask<bool, worker_connection_actor, std::string, std::string>(
-    reg, route_iii_atom_v, std::string{"secret::fn"});
-  CAF_CHECK(contains(why, "worker_expose_functions"));
+  auto why = ask_refusal(reg, route_iii_atom_v, std::string{"secret::fn"});
+  CAF_REQUIRE(why.has_value());
+  CAF_CHECK(contains(why->message, "worker_expose_functions"));
+  CAF_CHECK_EQUAL(why->status, 7); // PERMISSION_DENIED
   CAF_CHECK(route("api::ok"));
   // The front door's listing (runtime "iii") shows what it may call.
   auto listing = std::get<0>(ask<std::string>(reg, list_iii_atom_v));

@@ -96,32 +96,35 @@ CAF_TEST(describe symbols) {
   using actor_host::describe_target;
   using actor_host::parse_describe_symbol;
   describe_target t;
-  CAF_CHECK_EQUAL(parse_describe_symbol("/flow/echo", t), "");
+  CAF_CHECK(!parse_describe_symbol("/flow/echo", t));
   CAF_CHECK_EQUAL(t.key, "/flow/echo");
   describe_target g;
-  CAF_CHECK_EQUAL(parse_describe_symbol("genkit.flow.Flows.create_order", g), "");
+  CAF_CHECK(!parse_describe_symbol("genkit.flow.Flows.create_order", g));
   CAF_CHECK_EQUAL(g.type, "flow");
   CAF_CHECK_EQUAL(g.grpc_method, "create_order");
   describe_target p;
-  CAF_CHECK_EQUAL(parse_describe_symbol("/genkit.tool.Tools/add", p), "");
+  CAF_CHECK(!parse_describe_symbol("/genkit.tool.Tools/add", p));
   CAF_CHECK_EQUAL(p.type, "tool");
   describe_target i;
-  CAF_CHECK_EQUAL(parse_describe_symbol("iii.Functions.math__add", i), "");
+  CAF_CHECK(!parse_describe_symbol("iii.Functions.math__add", i));
   CAF_CHECK_EQUAL(i.type, "iii");
   const std::string too_long(2000, 'a');
   for (const std::string bad : {std::string{}, std::string{"echo"}, std::string{"a b"},
                                 std::string{"genkit"}, std::string{"other.Service.m"}, too_long}) {
     describe_target x;
-    CAF_CHECK_NOT_EQUAL(parse_describe_symbol(bad, x), "");
+    CAF_CHECK(parse_describe_symbol(bad, x).has_value());
   }
   describe_target found;
   parse_describe_symbol("genkit.flow.Flows.a_b", found);
   std::string out;
   auto listing = R"({"actions":{"/flow/a-b":{"key":"/flow/a-b","name":"a-b","inputSchema":{"$ref":"#/definitions/X","definitions":{"X":{"type":"string"}}}}}})";
-  CAF_CHECK_EQUAL(actor_host::describe_from_listing(listing, found, "rt", out), "");
+  CAF_CHECK(!actor_host::describe_from_listing(listing, found, "rt", out));
   CAF_CHECK_EQUAL(out, R"({"key":"/flow/a-b","name":"a-b","runtimeId":"rt","inputSchema":{"type":"string"}})");
   describe_target missing;
   parse_describe_symbol("/flow/nope", missing);
   auto err = actor_host::describe_from_listing(listing, missing, "", out);
-  CAF_CHECK_NOT_EQUAL(err.find(R"("code":5)"), std::string::npos);
+  CAF_REQUIRE(err.has_value());
+  CAF_CHECK_EQUAL(err->status, 5); // NOT_FOUND
+  CAF_CHECK_EQUAL(err->http, 404);
+  CAF_CHECK_NOT_EQUAL(err->object.find(R"("code":5)"), std::string::npos);
 }

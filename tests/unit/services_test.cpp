@@ -139,8 +139,8 @@ CAF_TEST(replicas of a name share its calls and runtimeId still pins) {
   // An unknown name is a clear NOT_FOUND.
   r = route_of(run("nope"));
   CAF_CHECK(r.how == call_route::kind::failed);
-  CAF_CHECK_EQUAL(member(r.error, {"data", "code"}), "5");
-  CAF_CHECK(contains(member_str(r.error, {"message"}), "No runtime named nope"));
+  CAF_CHECK_EQUAL(member(r.error.object, {"data", "code"}), "5");
+  CAF_CHECK(contains(member_str(r.error.object, {"message"}), "No runtime named nope"));
   (void) a;
   (void) b;
   (void) c;
@@ -197,18 +197,19 @@ CAF_TEST(a full service queues then refuses and a queued call gets the next free
   CAF_CHECK(self->mailbox().empty());
   CAF_CHECK(contains(services(), R"("queued":1)"));
   // The third is refused at once: RESOURCE_EXHAUSTED, which HTTP sends as 429.
-  std::string refusal;
+  call_error refusal;
   auto third = self->request(queue, caf::infinite, call_atom_v, run("svc"),
                              caf::actor_cast<caller_actor>(caller));
   sched.run();
   third.receive([&](call_actor&) { CAF_FAIL("a third call was taken"); },
                 [&](caf::error& e) {
                   CAF_CHECK(e.category() == caf::atom("refused"));
-                  refusal = e.context().get_as<std::string>(0);
+                  refusal = e.context().get_as<call_error>(0);
                 });
-  CAF_CHECK_EQUAL(member(refusal, {"data", "code"}), "8");
-  CAF_CHECK_EQUAL(manager_errors::http_status(refusal), 429);
-  CAF_CHECK(contains(member_str(refusal, {"message"}), "Service svc is busy"));
+  CAF_CHECK_EQUAL(member(refusal.object, {"data", "code"}), "8");
+  CAF_CHECK_EQUAL(refusal.status, 8);
+  CAF_CHECK_EQUAL(refusal.http, 429);
+  CAF_CHECK(contains(member_str(refusal.object, {"message"}), "Service svc is busy"));
   // The runtime answers the first call: the queued one goes out on its slot.
   send_frame(a, R"({"jsonrpc":"2.0","result":{"result":1},"id":"1"})");
   CAF_CHECK_EQUAL(transports[0]->size(), 2u);
@@ -241,7 +242,7 @@ CAF_TEST(a queued call gives up at its own deadline) {
   sched.advance_time(250ms);
   sched.run();
   hdl.receive([&](call_actor&) { CAF_FAIL("the call was taken"); },
-              [&](caf::error& e) { refusal = e.context().get_as<std::string>(0); });
+              [&](caf::error& e) { refusal = e.context().get_as<call_error>(0).object; });
   CAF_CHECK_EQUAL(member(refusal, {"data", "code"}), "4");
   CAF_CHECK(contains(member_str(refusal, {"message"}), "waited"));
   first.load->release();
@@ -267,13 +268,13 @@ CAF_TEST(a queued call with a shorter deadline than the one before it gives up o
   sched.run();
   std::string refusal;
   hasty.receive([&](call_actor&) { CAF_FAIL("the call was taken"); },
-                [&](caf::error& e) { refusal = e.context().get_as<std::string>(0); });
+                [&](caf::error& e) { refusal = e.context().get_as<call_error>(0).object; });
   CAF_CHECK_EQUAL(member(refusal, {"data", "code"}), "4");
   CAF_CHECK(contains(services(), R"("queued":1)"));
   sched.advance_time(10s);
   sched.run();
   patient.receive([&](call_actor&) { CAF_FAIL("the call was taken"); },
-                  [&](caf::error& e) { refusal = e.context().get_as<std::string>(0); });
+                  [&](caf::error& e) { refusal = e.context().get_as<call_error>(0).object; });
   CAF_CHECK_EQUAL(member(refusal, {"data", "code"}), "4");
   first.load->release();
   (void) a;

@@ -147,8 +147,8 @@ inline caf::behavior probe_actor(caf::stateful_actor<probe_state>* self) {
     [add](chunk_atom, std::uint64_t tag, std::string& chunk) {
       add({"chunk", tag, false, std::move(chunk), {}});
     },
-    [add](done_atom, std::uint64_t tag, bool ok, std::string& raw) {
-      add({"done", tag, ok, std::move(raw), {}});
+    [add](done_atom, std::uint64_t tag, call_end& end) {
+      add({"done", tag, end.ok, end.ok ? std::move(end.result) : std::move(end.error.object), {}});
     },
     // The reply to an async (call_atom, ...) sent as the probe.
     [add](call_actor& pending) {
@@ -213,7 +213,7 @@ struct actor_fixture : test_coordinator_fixture<> {
   std::tuple<bool, caf::actor, std::string> route(const std::string& runtime_id) const {
     auto r = route_call(*board->current(), list_actions_call(runtime_id, {}));
     if (r.how != call_route::kind::runtime)
-      return {false, caf::actor{}, r.error};
+      return {false, caf::actor{}, r.error.object};
     return {true, caf::actor_cast<caf::actor>(r.conn), r.runtime_id};
   }
 
@@ -277,6 +277,24 @@ struct actor_fixture : test_coordinator_fixture<> {
                   CAF_CHECK(!err);
                 });
     return result;
+  }
+
+  /// The caller's error a request is refused with (call_refusal), or none
+  /// when it is answered otherwise.
+  template <class Handle, class... Us>
+  std::optional<call_error> ask_refusal(const Handle& dest, Us&&... xs) {
+    auto hdl = self->request(dest, caf::infinite, std::forward<Us>(xs)...);
+    sched.run();
+    std::optional<call_error> out;
+    if (self->mailbox().empty())
+      return out;
+    hdl.receive([](const caf::message&) {},
+                [&](caf::error& err) {
+                  if (err.category() == caf::atom("refused")
+                      && err.context().match_elements<call_error>())
+                    out = err.context().get_as<call_error>(0);
+                });
+    return out;
   }
 
   /// Hands `child` (typed or not) to a manager_supervisor, which watches

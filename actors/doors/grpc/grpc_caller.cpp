@@ -47,21 +47,21 @@ void forget(self_ptr self, std::uint64_t tag) {
   st.calls.erase(i);
 }
 
-void fail(self_ptr self, std::uint64_t tag, const std::string& error_object) {
+void fail(self_ptr self, std::uint64_t tag, const call_error& error) {
   if (auto* c = find_call(self, tag)) {
-    auto [code, message] = grpc_status_of(error_object);
+    auto [code, message] = grpc_status_of(error);
     c->sink->fail(code, std::move(message));
   }
   forget(self, tag);
 }
 
-void on_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) {
+void on_done(self_ptr self, std::uint64_t tag, const call_end& end) {
   auto* c = find_call(self, tag);
   if (!c)
     return;
-  if (!ok)
-    return fail(self, tag, raw);
-  auto o = rpc::split_object(raw);
+  if (!end.ok)
+    return fail(self, tag, end.error);
+  auto o = rpc::split_object(end.result);
   const std::string* result = o ? o->find("result") : nullptr;
   if (!result)
     return fail(self, tag, manager_errors::internal("the runtime answered without a result"));
@@ -87,13 +87,13 @@ void start(self_ptr self, std::uint64_t tag, grpc_door::call_start& start,
   call_request req;
   auto error = parse_run_action(std::move(start.params), st.door.policy,
                                 {start.stream, start.stream_input}, req);
-  if (!error.empty())
-    return fail(self, tag, error);
+  if (error)
+    return fail(self, tag, *error);
   req.tag = tag;
   start_call(
     self, st.door, std::move(req), self,
     [self, tag](call_actor pending) { on_accepted(self, tag, pending); },
-    [self, tag](bool ok, std::string raw) { on_done(self, tag, ok, raw); });
+    [self, tag](call_end end) { on_done(self, tag, end); });
 }
 
 } // namespace
@@ -104,22 +104,11 @@ grpc_caller_state::~grpc_caller_state() {
       c.sink->fail(14, "the manager is shutting down"); // UNAVAILABLE
 }
 
-std::pair<int, std::string> grpc_status_of(const std::string& error_object) {
-  int code = manager_errors::status_code_of(error_object);
-  std::string message;
-  if (auto o = rpc::split_object(error_object)) {
-    // The Status in `data` says it best; the JSON-RPC message otherwise.
-    if (auto* d = o->find("data"))
-      if (auto data = rpc::split_object(*d))
-        if (auto* m = data->find("message"))
-          rpc::string_value(*m, message);
-    if (message.empty())
-      if (auto* m = o->find("message"))
-        rpc::string_value(*m, message);
-  }
+std::pair<int, std::string> grpc_status_of(const call_error& error) {
+  int code = error.status;
   if (code <= 0 || code > 16)
     code = 2; // UNKNOWN: an error is never OK
-  return {code, message.empty() ? std::string{"the call failed"} : std::move(message)};
+  return {code, error.message.empty() ? std::string{"the call failed"} : error.message};
 }
 
 grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
@@ -133,10 +122,10 @@ grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
     st.by_pending.erase(i);
     if (auto* c = find_call(self, tag))
       c->pending = nullptr; // already gone: nothing to demonitor
-    on_done(self, tag, false,
-            dm.reason == caf::exit_reason::user_shutdown
-              ? manager_errors::shutting_down()
-              : manager_errors::internal("the request ended unexpectedly"));
+    on_done(self, tag,
+            failed(dm.reason == caf::exit_reason::user_shutdown
+                     ? manager_errors::shutting_down()
+                     : manager_errors::internal("the request ended unexpectedly")));
   });
   return {
     [self](call_atom, std::uint64_t tag, grpc_door::call_start& cs,
@@ -149,9 +138,7 @@ grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
       if (auto* c = find_call(self, tag))
         c->sink->chunk(std::move(chunk));
     },
-    [self](done_atom, std::uint64_t tag, bool ok, std::string& raw) {
-      on_done(self, tag, ok, raw);
-    },
+    [self](done_atom, std::uint64_t tag, const call_end& end) { on_done(self, tag, end); },
     [self](input_atom, std::uint64_t tag, std::string& json) {
       auto* c = find_call(self, tag);
       if (!c)

@@ -66,7 +66,7 @@ private:
   std::atomic<std::uint64_t> next_{1};
 };
 
-/// The gRPC status code and message of an error object of the call path.
-std::pair<int, std::string> grpc_status_of(const std::string& error_object);
+/// This door's wire shape of a call's error: a gRPC status code and message.
+std::pair<int, std::string> grpc_status_of(const call_error& error);
 
 } // namespace actor_host

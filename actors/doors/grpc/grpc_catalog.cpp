@@ -77,9 +77,7 @@ void ask(self_ptr self, std::string runtime_id) {
   auto tag = req.tag;
   start_call(
     self, st.door, std::move(req), self, [](call_actor) {},
-    [self, tag](bool ok, std::string raw) {
-      self->send(self, done_atom_v, tag, ok, std::move(raw));
-    });
+    [self, tag](call_end end) { self->send(self, done_atom_v, tag, std::move(end)); });
 }
 
 void start_round(self_ptr self) {
@@ -118,15 +116,15 @@ grpc_catalog_actor::behavior_type grpc_catalog(self_ptr self, front_door door,
     [self](changed_atom, const std::string&) { start_round(self); },
     [](trace_atom, std::uint64_t, const std::string&) {},
     [](chunk_atom, std::uint64_t, const std::string&) {},
-    [self](done_atom, std::uint64_t tag, bool ok, std::string& raw) {
+    [self](done_atom, std::uint64_t tag, call_end& end) {
       auto& st = self->state;
       auto it = st.asked.find(tag);
       if (it == st.asked.end())
         return; // an earlier round's
-      if (!ok)
+      if (!end.ok)
         spdlog::warn("grpc: listing the actions of runtime {} failed; its actions are left out",
                      it->second);
-      st.answers.emplace(tag, ok ? std::move(raw) : std::string{});
+      st.answers.emplace(tag, end.ok ? std::move(end.result) : std::string{});
       st.asked.erase(it);
       if (st.asked.empty())
         finish_round(self);

@@ -161,9 +161,9 @@ net::http_handler make_http_api(http_api_context ctx) {
       if (!slots->acquire(address)) {
         obs::global().calls_over_cap.fetch_add(1, std::memory_order_relaxed);
         auto error = manager_errors::too_many_calls(slots->cap(), "address");
-        auto body = !trpc_name.empty() ? trpc::error(error, 429, trpc_name)
+        auto body = !trpc_name.empty() ? trpc::error(error, trpc_name)
                     : tools_shape        ? R"({"error":)" + manager_errors::tools_error(error) + "}"
-                                         : R"({"error":)" + error + "}";
+                                         : R"({"error":)" + error.object + "}";
         return out->respond(429, json_type, std::move(body), {{"Retry-After", "1"}});
       }
       http_caller_args args{std::move(r), out, ctx.door, kind, {slots, std::move(address)},
@@ -180,15 +180,11 @@ net::http_handler make_http_api(http_api_context ctx) {
         if (unserved_tool_procedure(name))
           return out->respond(
             501, json_type,
-            trpc::error(rpc::error_object(rpc::code::method_not_found,
-                                          name + " is not served by actor-host's manager: "
-                                                 "datasets, evaluations, prompts, logs and the "
-                                                 "app process are the Genkit CLI's"),
+            trpc::error(name + " is not served by actor-host's manager: datasets, evaluations, "
+                               "prompts, logs and the app process are the Genkit CLI's",
                         501, name));
         return out->respond(404, json_type,
-                            trpc::error(rpc::error_object(rpc::code::method_not_found,
-                                                          "No query procedure " + name),
-                                        404, name));
+                            trpc::error("No query procedure " + name, 404, name));
       }
       auto parsed = trpc::input_as_query(raw_input);
       if (!parsed)
@@ -225,9 +221,8 @@ net::http_handler make_http_api(http_api_context ctx) {
                                                 tail));
         if (!get)
           return res->respond(405, json_type,
-                              trpc::error(rpc::error_object(rpc::code::invalid_request,
-                                                            "use GET for the queries of " + tail
-                                                              + " (batched mutations are not served)"),
+                              trpc::error("use GET for the queries of " + tail
+                                            + " (batched mutations are not served)",
                                           405, tail),
                               {{"Allow", "GET"}});
         std::string raw_input;

@@ -46,31 +46,31 @@ void respond_json(self_ptr self, int status, std::string body, net::http_headers
 }
 
 /// `{"error": ...}` in the shape of the route (tools server or JSON-RPC).
-std::string error_body(self_ptr self, const std::string& error_object) {
+std::string error_body(self_ptr self, const call_error& error) {
   return R"({"error":)"
-         + (self->state.args.tools_shape ? manager_errors::tools_error(error_object)
-                                         : error_object)
+         + (self->state.args.tools_shape ? manager_errors::tools_error(error) : error.object)
          + "}";
 }
 
-void respond_error(self_ptr self, const std::string& error_object) {
+/// This door's wire shape of an error: its HTTP status, and the body of the
+/// route (tRPC, the tools server's, JSON-RPC's error object).
+void respond_error(self_ptr self, const call_error& error) {
   auto& st = self->state;
-  auto status = manager_errors::http_status(error_object);
+  auto status = error.http;
   // RESOURCE_EXHAUSTED (a full service queue, a caller over its cap): worth
   // a retry soon, as HTTP clients and proxies read it.
   net::http_headers extra;
   if (status == 429)
     extra.emplace_back("Retry-After", "1");
   if (!st.args.trpc.empty()) {
-    st.args.res->respond(status, json_type, trpc::error(error_object, status, st.args.trpc),
-                         std::move(extra));
+    st.args.res->respond(status, json_type, trpc::error(error, st.args.trpc), std::move(extra));
     return self->quit();
   }
-  respond_json(self, status, error_body(self, error_object), std::move(extra));
+  respond_json(self, status, error_body(self, error), std::move(extra));
 }
 
 void respond_error(self_ptr self, int code, const std::string& message) {
-  respond_error(self, rpc::error_object(code, message));
+  respond_error(self, manager_errors::rpc_error(code, message));
 }
 
 // The body of a POST as an object; answers the error itself when it is not.
@@ -153,52 +153,51 @@ void send_head(self_ptr self) {
 }
 
 /// `head_out`: a streamAction's 200 head is out (the streaming behavior).
-void on_done(self_ptr self, bool ok, std::string& raw, bool head_out = false) {
+void on_done(self_ptr self, call_end& end, bool head_out = false) {
   auto& st = self->state;
   if (st.pending)
     self->demonitor(st.pending.address());
   if (bidi_open(st))
     self->send(st.args.door.directory, bidi_close_atom_v, st.trace_id);
-  if (st.trace_id.empty() && ok)
-    st.trace_id = trace_from_result(raw);
+  if (st.trace_id.empty() && end.ok)
+    st.trace_id = trace_from_result(end.result);
   auto& res = st.args.res;
   switch (st.args.route) {
     case http_route::describe: {
-      if (!ok)
-        return respond_error(self, raw);
+      if (!end.ok)
+        return respond_error(self, end.error);
       std::string out;
-      if (auto err = describe_from_listing(raw, st.described, query(self, "runtimeId"), out);
-          !err.empty())
-        return respond_error(self, err);
+      if (auto err = describe_from_listing(end.result, st.described, query(self, "runtimeId"), out))
+        return respond_error(self, *err);
       return respond_json(self, 200, std::move(out));
     }
     case http_route::actions:
     case http_route::values: {
-      if (!ok)
-        return respond_error(self, raw);
+      if (!end.ok)
+        return respond_error(self, end.error);
       std::string inner;
-      if (!unwrap(raw, st.args.route == http_route::actions ? "actions" : "values", inner))
+      if (!unwrap(end.result, st.args.route == http_route::actions ? "actions" : "values", inner))
         return respond_error(self, manager_errors::internal(
                                      "the runtime answered without the expected result member"));
       return respond_json(self, 200, std::move(inner));
     }
     case http_route::stream_action:
-      if (!ok && !head_out) {
-        res->respond(manager_errors::http_status(raw), ndjson_type, error_body(self, raw) + "\n");
+      if (!end.ok && !head_out) {
+        res->respond(end.error.http, ndjson_type, error_body(self, end.error) + "\n");
         return self->quit();
       }
       if (!head_out)
         send_head(self);
-      res->write(ok ? raw + "\n" : error_body(self, raw) + "\n");
+      res->write(end.ok ? end.result + "\n" : error_body(self, end.error) + "\n");
       res->finish();
       return self->quit();
     default:
-      if (!ok)
-        return respond_error(self, raw);
+      if (!end.ok)
+        return respond_error(self, end.error);
       net::http_headers h;
       if (!st.trace_id.empty())
         h.emplace_back("X-Genkit-Trace-Id", st.trace_id);
-      return respond_json(self, 200, std::move(raw), std::move(h));
+      return respond_json(self, 200, std::move(end.result), std::move(h));
   }
 }
 
@@ -214,17 +213,18 @@ void on_accepted(self_ptr self, call_actor& pending) {
 // this many: a loop would otherwise take every call slot.
 constexpr std::uint32_t max_call_hops = 8;
 
-// "" or the error object for the caller.
-std::string count_hop(const std::string* header, call_request& req) {
+// None, or the caller's error.
+std::optional<call_error> count_hop(const std::string* header, call_request& req) {
   double n = 0;
   if (!header || header->empty() || header->size() > 4 || !rpc::number_value(*header, n)
       || n < 1 || n != static_cast<double>(static_cast<std::uint32_t>(n)))
-    return header ? rpc::error_object(rpc::code::invalid_request,
-                                      "Invalid request: X-Actor-Host-Hops must be a count from 1")
-                  : std::string{};
+    return header ? std::optional{manager_errors::rpc_error(
+                      rpc::code::invalid_request,
+                      "Invalid request: X-Actor-Host-Hops must be a count from 1")}
+                  : std::nullopt;
   auto hops = static_cast<std::uint32_t>(n);
   if (hops >= max_call_hops)
-    return manager_errors::status_error(
+    return manager_errors::make_error(
       wire::status_code::failed_precondition,
       "this call came back through a manager " + std::to_string(hops)
         + " times: a runtime's URL leads back to a manager (a call loop); fix the runtime "
@@ -236,7 +236,7 @@ std::string count_hop(const std::string* header, call_request& req) {
                                                       : std::string_view{req.params},
                                    ec, {}, deep);
   if (ec || !params.is_object())
-    return rpc::error_object(rpc::code::invalid_params, "Invalid params: " + ec.message());
+    return manager_errors::invalid_params(ec.message());
   params.as_object()["actorHostHops"] = hops;
   req.params = boost::json::serialize(params);
   return {};
@@ -245,14 +245,13 @@ std::string count_hop(const std::string* header, call_request& req) {
 void begin(self_ptr self, call_request req) {
   // Every call the door makes (runs, listings, cancels): a listing that
   // comes back through a manager loops as well as a run does.
-  if (auto error = count_hop(self->state.args.req.header("x-actor-host-hops"), req);
-      !error.empty())
-    return respond_error(self, error);
+  if (auto error = count_hop(self->state.args.req.header("x-actor-host-hops"), req))
+    return respond_error(self, *error);
   req.tag = the_call;
   start_call(
     self, self->state.args.door, std::move(req), self,
     [self](call_actor pending) { on_accepted(self, pending); },
-    [self](bool ok, std::string raw) { on_done(self, ok, raw); });
+    [self](call_end end) { on_done(self, end); });
 }
 
 void start_run(self_ptr self, bool stream) {
@@ -260,8 +259,8 @@ void start_run(self_ptr self, bool stream) {
   call_request req;
   auto error = parse_run_action(std::move(st.args.req.body), st.args.door.policy,
                                 {stream, st.bidi}, req);
-  if (!error.empty())
-    return respond_error(self, error);
+  if (error)
+    return respond_error(self, *error);
   begin(self, std::move(req));
 }
 
@@ -336,8 +335,8 @@ void start(self_ptr self) {
     case http_route::actions:
       return begin(self, list_actions_call(query(self, "runtimeId"), policy));
     case http_route::describe:
-      if (auto err = parse_describe_symbol(query(self, "symbol"), st.described); !err.empty())
-        return respond_error(self, err);
+      if (auto err = parse_describe_symbol(query(self, "symbol"), st.described))
+        return respond_error(self, *err);
       return begin(self, describe_call(st.described, query(self, "runtimeId"), policy));
     case http_route::values: {
       auto type = query(self, "type");
@@ -393,7 +392,7 @@ caller_actor::behavior_type answering(self_ptr self) {
       self->state.trace_id = std::move(trace);
     },
     [](chunk_atom, std::uint64_t, const std::string&) {},
-    [self](done_atom, std::uint64_t, bool ok, std::string& raw) { on_done(self, ok, raw); },
+    [self](done_atom, std::uint64_t, call_end& end) { on_done(self, end); },
   };
 }
 
@@ -406,9 +405,7 @@ caller_actor::behavior_type streaming(self_ptr self) {
     [self](chunk_atom, std::uint64_t, const std::string& chunk) {
       self->state.args.res->write(chunk + "\n");
     },
-    [self](done_atom, std::uint64_t, bool ok, std::string& raw) {
-      on_done(self, ok, raw, true);
-    },
+    [self](done_atom, std::uint64_t, call_end& end) { on_done(self, end, true); },
   };
 }
 
@@ -425,7 +422,7 @@ caller_actor::behavior_type before_head(self_ptr self) {
       self->state.args.res->write(chunk + "\n");
       self->become(streaming(self));
     },
-    [self](done_atom, std::uint64_t, bool ok, std::string& raw) { on_done(self, ok, raw); },
+    [self](done_atom, std::uint64_t, call_end& end) { on_done(self, end); },
   };
 }
 
@@ -446,10 +443,10 @@ caller_actor::behavior_type http_caller(self_ptr self, http_caller_args args) {
     if (dm.source != st.pending.address())
       return;
     // As the call's end, to the behavior this caller is in.
-    self->send(self, done_atom_v, std::uint64_t{0}, false,
-               dm.reason == caf::exit_reason::user_shutdown
-                 ? manager_errors::shutting_down()
-                 : manager_errors::internal("the request ended unexpectedly"));
+    self->send(self, done_atom_v, std::uint64_t{0},
+               failed(dm.reason == caf::exit_reason::user_shutdown
+                        ? manager_errors::shutting_down()
+                        : manager_errors::internal("the request ended unexpectedly")));
   });
   start(self);
   return st.args.route == http_route::stream_action ? before_head(self) : answering(self);

@@ -206,9 +206,9 @@ void serve_trace_procedure(caf::actor_system& sys, const caf::actor& keeper,
     return i == input.end() ? std::string{} : i->second;
   };
   auto failed = [res, procedure](caf::error& err) {
-    auto e = rpc::error_object(rpc::code::internal_error,
-                               "the trace store did not answer: " + caf::to_string(err));
-    res->respond(500, json_type, trpc::error(e, 500, procedure));
+    res->respond(500, json_type,
+                 trpc::error("the trace store did not answer: " + caf::to_string(err), 500,
+                             procedure));
   };
   if (procedure == "listTraces") {
     std::uint64_t limit = 10;
@@ -234,8 +234,7 @@ void serve_trace_procedure(caf::actor_system& sys, const caf::actor& keeper,
   if (!registry::valid_trace_id(id))
     return bad("traceId must be 1-128 of [A-Za-z0-9._-]");
   auto not_found = [res, procedure, id] {
-    auto e = rpc::error_object(rpc::code::invalid_params, "Trace " + id + " not found");
-    res->respond(404, json_type, trpc::error(e, 404, procedure));
+    res->respond(404, json_type, trpc::error("Trace " + id + " not found", 404, procedure));
   };
   if (!keeper)
     return not_found();

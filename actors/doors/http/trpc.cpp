@@ -45,12 +45,12 @@ std::string result(std::string data) {
   return R"({"result":{"data":)" + std::move(data) + "}}";
 }
 
-std::string error(const std::string& error_object, int http_status, std::string_view procedure) {
-  std::string message;
-  if (auto o = rpc::split_object(error_object))
-    if (auto* m = o->find("message"))
-      rpc::string_value(*m, message);
+std::string error(std::string_view message, int http_status, std::string_view procedure) {
   return shaped(message.empty() ? "error" : message, by_status(http_status), procedure);
+}
+
+std::string error(const call_error& error, std::string_view procedure) {
+  return trpc::error(error.message, error.http, procedure);
 }
 
 std::string bad_request(std::string_view message, std::string_view procedure) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "actors/call/call_end.hpp"
 #include "wire/expected.hpp"
 
 #include <map>
@@ -17,9 +18,11 @@ namespace actor_host::trpc {
 /// {"result":{"data":<data>}}
 std::string result(std::string data);
 
-/// Our error object ({code, message, data?}, manager_errors.hpp) as tRPC's
-/// error for `procedure`; `http_status` is the status it is sent with.
-std::string error(const std::string& error_object, int http_status, std::string_view procedure);
+/// tRPC's error for `procedure`, sent with `http_status`.
+std::string error(std::string_view message, int http_status, std::string_view procedure);
+
+/// A call's error as tRPC's error for `procedure` (sent with error.http).
+std::string error(const call_error& error, std::string_view procedure);
 
 /// A tRPC error for a bad request of `procedure` (400).
 std::string bad_request(std::string_view message, std::string_view procedure);

@@ -18,12 +18,13 @@ namespace {
 
 using self_ptr = api_session_ptr;
 
-void send_error(self_ptr self, const std::string& id, std::string error) {
-  self->state.transport->send_text(rpc::error_response(id, error));
+// This door's wire shape of an error: the JSON-RPC error object, as it is.
+void send_error(self_ptr self, const std::string& id, const call_error& error) {
+  self->state.transport->send_text(rpc::error_response(id, error.object));
 }
 
 void send_error(self_ptr self, const std::string& id, int code, const std::string& message) {
-  send_error(self, id, rpc::error_object(code, message));
+  self->state.transport->send_text(rpc::error_response(id, rpc::error_object(code, message)));
 }
 
 // Optional params: absent, or an object.
@@ -71,22 +72,22 @@ void on_accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
     self->monitor(pending);
 }
 
-void on_done(self_ptr self, std::uint64_t tag, bool ok, const std::string& raw) {
+void on_done(self_ptr self, std::uint64_t tag, const call_end& end) {
   auto* c = find_call(self, tag);
   if (!c)
     return;
   if (c->pending)
     self->demonitor(c->pending.address());
   auto& t = self->state.transport;
-  if (ok && c->describe) {
+  if (end.ok && c->describe) {
     std::string out;
-    auto err = describe_from_listing(raw, *c->describe, c->describe_runtime, out);
-    t->send_text(err.empty() ? rpc::result_response(c->caller_id, out)
-                             : rpc::error_response(c->caller_id, err));
+    auto err = describe_from_listing(end.result, *c->describe, c->describe_runtime, out);
+    t->send_text(!err ? rpc::result_response(c->caller_id, out)
+                      : rpc::error_response(c->caller_id, err->object));
     return forget(self, tag);
   }
-  t->send_text(ok ? rpc::result_response(c->caller_id, raw)
-                  : rpc::error_response(c->caller_id, raw));
+  t->send_text(end.ok ? rpc::result_response(c->caller_id, end.result)
+                      : rpc::error_response(c->caller_id, end.error.object));
   forget(self, tag);
 }
 
@@ -131,7 +132,7 @@ void begin(self_ptr self, const rpc::message& m, call_request req, bool events,
   start_call(
     self, st.door, std::move(req), self,
     [self, tag](call_actor pending) { on_accepted(self, tag, pending); },
-    [self, tag](bool ok, std::string raw) { on_done(self, tag, ok, raw); });
+    [self, tag](call_end end) { on_done(self, tag, end); });
 }
 
 // listRuntimes -> {runtimes: [...]}, listServices -> {services: [...]}.
@@ -157,8 +158,8 @@ auto supervisor_refusal(self_ptr self, std::string id, std::string what) {
     auto why = err.context().match_elements<std::string>() ? err.context().get_as<std::string>(0)
                                                            : to_string(err);
     send_error(self, id,
-               manager_errors::status_error(wire::status_code::failed_precondition,
-                                            what + " failed: " + why));
+               manager_errors::make_error(wire::status_code::failed_precondition,
+                                          what + " failed: " + why));
   };
 }
 
@@ -241,8 +242,8 @@ void on_watch(self_ptr self, const rpc::message& m, const rpc::object_members& p
       },
       [self, id = m.id](caf::error& err) {
         send_error(self, id,
-                   wire::status_error(wire::status_code::resource_exhausted,
-                                          "cannot watch: " + caf::to_string(err)));
+                   manager_errors::make_error(wire::status_code::resource_exhausted,
+                                              "cannot watch: " + caf::to_string(err)));
       });
 }
 
@@ -250,8 +251,8 @@ void on_run_action(self_ptr self, rpc::message& m) {
   call_request req;
   // Moved, not copied: it keeps the padding decode reserved.
   auto error = parse_run_action(std::move(m.params), self->state.door.policy, {}, req);
-  if (!error.empty())
-    return send_error(self, m.id, std::move(error));
+  if (error)
+    return send_error(self, m.id, *error);
   begin(self, m, std::move(req), true);
 }
 
@@ -302,7 +303,7 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
                    st.transport->peer(), c.caller_id, cap);
       if (m.kind == rpc::kind::request)
         st.transport->send_text(rpc::result_response(m.id, "{}"));
-      return on_done(self, i->second, false, manager_errors::bidi_input_overflow(cap));
+      return on_done(self, i->second, failed(manager_errors::bidi_input_overflow(cap)));
     }
   } else if (end) {
     self->send(c.pending, end_input_atom_v);
@@ -355,8 +356,8 @@ void on_frame(self_ptr self, std::string& frame) {
       return send_error(self, m.id, rpc::code::invalid_params,
                         "Invalid params: 'symbol' must be a string");
     describe_target t;
-    if (auto err = parse_describe_symbol(symbol, t); !err.empty())
-      return send_error(self, m.id, std::move(err));
+    if (auto err = parse_describe_symbol(symbol, t))
+      return send_error(self, m.id, *err);
     auto call = describe_call(t, runtime_id, policy);
     return begin(self, m, std::move(call), false, std::move(t), std::move(runtime_id));
   }
@@ -439,9 +440,7 @@ api_session_actor::behavior_type api_session(self_ptr self, net::transport_ptr t
         return;
       self->state.transport->send_text(wire::reflection::stream_chunk(c->caller_id, chunk));
     },
-    [self](done_atom, std::uint64_t tag, bool ok, const std::string& raw) {
-      on_done(self, tag, ok, raw);
-    },
+    [self](done_atom, std::uint64_t tag, const call_end& end) { on_done(self, tag, end); },
     [self](feed_atom, const std::string& text) { self->state.transport->send_text(text); },
   };
 }
