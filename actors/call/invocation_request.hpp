@@ -8,7 +8,7 @@
 namespace actor_host {
 
 /// Which protocol the caller of an iii function speaks, i.e. the shape of
-/// the (done_atom, tag, ok, raw) it gets back.
+/// the (done_atom, tag, call_end) it gets back.
 enum class reply_format {
   iii,    // raw = the result ("" = none) or an iii error object {code, message}
   genkit, // raw = {result, telemetry:{traceId}} or a JSON-RPC error with a Status

@@ -54,7 +54,7 @@ struct pending_state {
 ///   (response_atom, ok, raw), (conn_lost_atom, reason), (expired_atom)
 /// From the caller: (input_atom, raw), (end_input_atom), (abort_atom)
 /// To the caller: (trace_atom, tag, trace), (chunk_atom, tag, raw),
-///   (done_atom, tag, ok, raw result or error object)
+///   (done_atom, tag, call_end): the result or the error
 /// To the connection: (forget_atom, wire_id, trace_id, cancel) when it ends
 ///   without an answer
 pending_actor::behavior_type pending_request(pending_actor::stateful_pointer<pending_state> self,

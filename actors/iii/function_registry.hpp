@@ -103,7 +103,7 @@ struct function_registry_state {
 /// - (bind_result_atom, worker_id, trigger_id, error_raw): a provider's answer
 ///   ("" = success)
 /// - (invoke_atom, caller, tag, invocation_request): a call; `caller` gets
-///   (done_atom, tag, ok, raw)
+///   (done_atom, tag, call_end)
 ///   and gets (done_atom, tag, call_end) (from here, the invocation, or a
 ///   binding for engine::register_trigger)
 /// - In a cluster: (cluster_atom, cluster_node, gateway, node_name) joins it (this

@@ -39,7 +39,7 @@ struct invocation_state {
 ///   (expired_atom)
 /// From a front-door caller: (abort_atom); (input_atom, ...) is ignored
 /// To the connection: (forget_inv_atom, invocation_id) when it ends early
-/// To the caller: (done_atom, tag, ok, raw) in the caller's reply_format
+/// To the caller: (done_atom, tag, call_end) in the caller's reply_format
 invocation_actor::behavior_type
 invocation(invocation_actor::stateful_pointer<invocation_state> self, invocation_args args);
 

@@ -58,7 +58,7 @@ struct http_caller_state {
 /// handler and adopted by the manager's supervisor.
 ///
 /// From the pending request: (trace_atom, tag, trace), (chunk_atom, tag, raw),
-/// (done_atom, tag, ok, raw)
+/// (done_atom, tag, call_end)
 caller_actor::behavior_type http_caller(caller_actor::stateful_pointer<http_caller_state> self,
                                         http_caller_args args);
 
