@@ -7,7 +7,7 @@
 # line. Run it with nothing else running, like any benchmark.
 #
 #   bench/profile.sh [--build-dir DIR] [--seconds S] [--out DIR]
-#                    [--scenario "echo 64 1"] [--call-graph] [--http]
+#                    [--scenario "echo 64 1"] [--call-graph] [--http] [--stream-n N]
 # The perf stat that counts syscalls runs during the recording: its
 # tracepoints cost the manager ~6-9 % (their own category in categories.txt).
 # --http drives the HTTP front door (POST /api/runAction, /api/streamAction)
@@ -18,7 +18,7 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=$root/build seconds=5 out="" scenario="echo 64 1" graph=() http=0
+build=$root/build seconds=5 out="" scenario="echo 64 1" graph=() http=0 stream_n=20000
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift ;;
@@ -27,6 +27,7 @@ while [ $# -gt 0 ]; do
     --scenario) scenario=$2; shift ;;
     --call-graph) graph=(-g) ;;
     --http) http=1 ;;
+    --stream-n) stream_n=$2; shift ;;
     -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "profile.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -51,7 +52,7 @@ wait_listen "$p" && wait_listen "$h" || { echo "profile.sh: the manager did not 
 pids+=($!)
 for i in $(seq 400); do [ -n "$(head -1 "$out/fake.out")" ] && break; sleep 0.05; done
 extra=()
-[ "$s" = stream ] && extra+=(--stream-n 20000)
+[ "$s" = stream ] && extra+=(--stream-n "$stream_n")
 url="ws://127.0.0.1:$h/api/ws"
 [ $http = 1 ] && url="http://127.0.0.1:$h"
 # Warm-up without the profiler, then the recorded phase.

@@ -11,6 +11,7 @@
 #                [--systems "ours relay ts tsws ours-http tools cluster"]
 #                [--scenarios "echo stream ..."] [--no-memory] [--no-perf]
 #                [--no-scale] [--report FILE] [--out DIR] [--variant NAME=ENV...]
+#                [--stream-n N]
 #
 #   full run:  report -> bench/REPORT.md, raw data -> bench/results.jsonl
 #   --smoke:   seconds, tiny counts (CI: ctest -L bench); report and data go
@@ -30,6 +31,11 @@
 # started with the space-separated environment assignments ENV, e.g.
 #   --variant "mi=LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libmimalloc.so.2"
 #   --variant "steal=ACTOR_HOST_CAF=scheduler.policy=stealing"
+# ENV may name another build's binary, ACTOR_HOST_BIN=PATH (a before/after in
+# one run), and a NAME ending in -http is driven over HTTP like ours-http:
+#   --variant "base-http=ACTOR_HOST_BIN=/tmp/base/actor-host"
+# --stream-n N: chunks per stream (default 20,000); issue 35's HTTP scenario is
+#   --systems "ours-http tools" --scenarios stream:1:1 --stream-n 200000
 # It is driven like ours (no memory pass); bench/variants.py prints the paired
 # ratios of every system against every other one from results.jsonl.
 # After the memory pass, bench/run_scale.sh measures issue 13's scale targets
@@ -59,6 +65,7 @@ declare -A variant_env
 variants=""
 mem_ns="1 1000 10000"
 stream_n=20000
+stream_n_set=0
 open_rate=2000
 
 while [ $# -gt 0 ]; do
@@ -77,14 +84,16 @@ while [ $# -gt 0 ]; do
     --report) report=$2; shift ;;
     --out) out=$2; shift ;;
     --variant) variant_env[${2%%=*}]=${2#*=}; variants="$variants ours+${2%%=*}"; shift ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    --stream-n) stream_n=$2; stream_n_set=1; shift ;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
 
 if [ "$mode" = smoke ]; then
-  rounds=1; seconds=0.3; warmup=0.1; stream_n=500; open_rate=200; mem_ns="1 50"; do_perf=0
+  rounds=1; seconds=0.3; warmup=0.1; open_rate=200; mem_ns="1 50"; do_perf=0
+  [ $stream_n_set = 1 ] || stream_n=500
   out=${out:-$build/bench-smoke}
   report=${report:-$out/REPORT.md}
 else

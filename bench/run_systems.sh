@@ -51,12 +51,15 @@ start_fake() { # url n prefix timeout_s logfile
 }
 
 start_ours() { # [ENV=VALUE...]: sets ours_pid ours_api
-  local p h
+  local p h a exe=$host_bin
   p=$(free_port) && h=$(free_port) || return 1
+  # ACTOR_HOST_BIN=PATH among them: another build's manager (a before/after
+  # side by side in one run).
+  for a in "$@"; do [[ $a == ACTOR_HOST_BIN=* ]] && exe=${a#ACTOR_HOST_BIN=}; done
   # --worker-port 0: two instances (ours, ours-http) must not share the
   # default worker endpoint port.
   # The call path alone: the trace store (on by default) is a variant of its own.
-  env ACTOR_HOST_TRACE_STORE=none "$@" "$host_bin" $ours_flags --port "$p" --http-port "$h" --worker-port 0 >>"$out/ours.log" 2>&1 &
+  env ACTOR_HOST_TRACE_STORE=none "$@" "$exe" $ours_flags --port "$p" --http-port "$h" --worker-port 0 >>"$out/ours.log" 2>&1 &
   ours_pid=$!
   started+=("$ours_pid")
   ours_rport=$p
@@ -183,5 +186,5 @@ idle_rss() { # system n prefix
 }
 
 # Systems called over HTTP (/api/runAction, /api/streamAction): echo and
-# stream scenarios only.
-http_system() { [ "$1" = ours-http ] || [ "$1" = tools ]; }
+# stream scenarios only. A variant named NAME-http (ours+NAME-http) is one.
+http_system() { [ "$1" = ours-http ] || [ "$1" = tools ] || [[ $1 == ours+*-http ]]; }
