@@ -9,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <mutex>
+#include <utility>
 
 namespace actor_host::net {
 
@@ -31,7 +33,7 @@ void http_session::head(int status, const std::string& content_type,
   enqueue(std::move(h), length.has_value());
 }
 
-void http_session::chunk(std::string data) {
+void http_session::chunk(std::string data, std::size_t pieces) {
   if (peer_gone_ || !active_ || data.empty())
     return;
   char size[20];
@@ -41,7 +43,7 @@ void http_session::chunk(std::string data) {
   c.append(size, static_cast<std::size_t>(len));
   c += data;
   c += "\r\n";
-  enqueue(std::move(c), false);
+  enqueue(std::move(c), false, pieces);
 }
 
 void http_session::last_chunk() {
@@ -58,7 +60,7 @@ void http_session::set_abort(std::function<void()> fn) {
   abort_fn_ = std::move(fn);
 }
 
-void http_session::enqueue(std::string data, bool last) {
+void http_session::enqueue(std::string data, bool last, std::size_t pieces) {
   auto budget = srv_->opts.max_response_bytes_total;
   if (budget > 0
       && srv_->counters->response_bytes.load(std::memory_order_relaxed)
@@ -70,8 +72,10 @@ void http_session::enqueue(std::string data, bool last) {
   if (last)
     finishing_ = true;
   // What waits behind the write in flight is what a caller that does not
-  // read piles up; one piece of any size (a whole result) always fits.
-  if (outq_.size() > 1 && out_bytes_ - inflight_bytes_ > srv_->opts.max_write_queue_bytes)
+  // read piles up; one piece of any size (a whole result) always fits, a
+  // batch of several (the responder's lines) counts as what it was made of.
+  if ((outq_.size() > 1 || pieces > 1)
+      && out_bytes_ - inflight_bytes_ > srv_->opts.max_write_queue_bytes)
     return overflow();
   if (!writing_)
     do_write();
@@ -204,7 +208,15 @@ void http_session::shutdown() {
 
 namespace {
 
-class responder_impl : public http_responder {
+// Thread-safe: actors call it from scheduler threads, the session lives on
+// its strand. Body writes collect in an inbox and only the write that finds
+// it empty posts to the strand, which takes everything collected by then as
+// one HTTP chunk (one queue entry, one write): a stream of small NDJSON
+// lines costs a post, a chunk and a syscall per batch, not per line. The
+// other calls are posted in order; a write's bytes never go out after a
+// call made after it (the inbox's post was queued before that call's).
+class responder_impl : public http_responder,
+                       public std::enable_shared_from_this<responder_impl> {
 public:
   explicit responder_impl(std::shared_ptr<http_session> s)
     : session_(std::move(s)), strand_(session_->strand()) {
@@ -226,7 +238,20 @@ public:
   }
 
   void write(std::string data) override {
-    post([d = std::move(data)](http_session& s) mutable { s.chunk(std::move(d)); });
+    if (data.empty())
+      return; // an empty chunk would end the body
+    bool first;
+    {
+      std::lock_guard<std::mutex> g{mtx_};
+      first = body_.empty();
+      if (first)
+        body_ = std::move(data);
+      else
+        body_ += data;
+      ++pieces_;
+    }
+    if (first)
+      post([r = shared_from_this()](http_session& s) { r->drain(s); });
   }
 
   void finish() override {
@@ -238,6 +263,17 @@ public:
   }
 
 private:
+  void drain(http_session& s) {
+    std::string batch;
+    std::size_t pieces;
+    {
+      std::lock_guard<std::mutex> g{mtx_};
+      batch.swap(body_);
+      pieces = std::exchange(pieces_, 0);
+    }
+    s.chunk(std::move(batch), pieces);
+  }
+
   template <class F>
   void post(F&& f) {
     asio::post(strand_, [s = session_, fn = std::forward<F>(f)]() mutable { fn(*s); });
@@ -245,6 +281,9 @@ private:
 
   std::shared_ptr<http_session> session_;
   asio::any_io_executor strand_;
+  std::mutex mtx_;
+  std::string body_;      // written since the last drain
+  std::size_t pieces_ = 0; // how many writes made it
 };
 
 } // namespace

@@ -36,7 +36,8 @@ public:
   // Called by the responder, always on the strand.
   void head(int status, const std::string& content_type, std::optional<std::size_t> length,
             const http_headers& extra, std::string body);
-  void chunk(std::string data);
+  // `pieces`: how many writes of the handler `data` holds (one HTTP chunk).
+  void chunk(std::string data, std::size_t pieces = 1);
   void last_chunk();
   void set_abort(std::function<void()> fn);
 
@@ -59,7 +60,7 @@ private:
 
   // Response side (http_response.cpp).
   http_responder_ptr make_responder();
-  void enqueue(std::string data, bool last);
+  void enqueue(std::string data, bool last, std::size_t pieces = 1);
   void overflow();
   void over_budget(std::size_t adding);
   void drop_exchange();
