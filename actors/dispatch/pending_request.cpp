@@ -179,7 +179,7 @@ pending_actor::behavior_type pending_request(self_ptr self, pending_args args) {
       st.trace_id = trace;
       st.held.release([self](std::string&& chunk) { forward_input(self, chunk); },
                       [self] { forward_input(self, std::string{}); });
-      if (st.args.caller)
+      if (st.args.caller && !st.args.connection_relays)
         self->send(st.args.caller, trace_atom_v, st.args.tag, std::move(trace));
     },
     [self](run_chunk_atom, std::string& raw) {

@@ -27,6 +27,9 @@ struct pending_args {
   caf::actor traces; // route_span_batcher: gets the manager's span of each run; null = none
   std::string node;  // this manager's node name in a cluster, for that span
   replica_load_ptr load; // its runtime's: how the call ended (outlier detection)
+  // The connection relays the run's chunks and trace id to the caller
+  // itself (a streaming run): this actor does not tell the caller the trace.
+  bool connection_relays = false;
 };
 
 struct pending_state {

@@ -164,9 +164,21 @@ void on_notification(self_ptr self, rpc::message& m) {
     spdlog::debug("{} for unknown request id from {}", m.method, self->state.who());
     return;
   }
+  auto& streams = self->state.streams;
+  auto route = streams.empty() ? streams.end() : streams.find(f[0]);
   if (m.method == "streamChunk") {
-    if (!f[1].empty())
-      self->send(*call, run_chunk_atom_v, std::string{f[1]});
+    if (f[1].empty())
+      return;
+    if (route == streams.end())
+      return self->send(*call, run_chunk_atom_v, std::string{f[1]});
+    // One hop: straight to the caller. A caller that has finished the call
+    // (its deadline, its own abort) ignores it, as it does any late event.
+    obs::global().stream_chunks.fetch_add(1, std::memory_order_relaxed);
+    // One byte to spare: the HTTP door ends the chunk's line in place.
+    std::string chunk;
+    chunk.reserve(f[1].size() + 1);
+    chunk.assign(f[1]);
+    self->send(route->second.caller, chunk_atom_v, route->second.tag, std::move(chunk));
     return;
   }
   // runActionState
@@ -180,8 +192,22 @@ void on_notification(self_ptr self, rpc::message& m) {
                    trace.size());
       return;
     }
+    // The caller hears it from here, ahead of the chunks that follow it;
+    // the pending request (held bidi input, cancels) from its own message.
+    if (route != streams.end() && !route->second.traced) {
+      route->second.traced = true;
+      self->send(route->second.caller, trace_atom_v, route->second.tag, trace);
+    }
     self->send(*call, run_trace_atom_v, std::move(trace));
   }
+}
+
+// The call left `pending`: its chunks have nowhere to go any more.
+void drop_route(self_ptr self, std::string_view wire_id) {
+  auto& streams = self->state.streams;
+  if (!streams.empty())
+    if (auto i = streams.find(wire_id); i != streams.end())
+      streams.erase(i);
 }
 
 // Calls taken off this replica's load: a service's queue may hand one on.
@@ -216,6 +242,7 @@ void on_frame(self_ptr self, std::string& frame) {
       return;
     }
     auto call = st.pending.take(m.id);
+    drop_route(self, m.id);
     if (!call) {
       if (auto f = st.forgotten.find(m.id); f != st.forgotten.end()) {
         // The answer to a call nobody waits for: the id will not come back.
@@ -271,6 +298,7 @@ void on_oversized(self_ptr self, const std::string& head, const std::string& tai
   } else if (re2::RE2::PartialMatch(tail, response_tail, &id)
              || re2::RE2::PartialMatch(head, response_head, &id)) {
     if (auto call = st.pending.take(id)) {
+      drop_route(self, id);
       spdlog::warn("runtime {}: its {} byte answer to request {} is over max_frame_bytes; "
                    "failing that call",
                    st.who(), size, id);
@@ -313,6 +341,7 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
       spdlog::info("runtime connection {} closed ({}), failing {} pending request(s)", st.who(),
                    reason, st.pending.size());
       auto lost = st.pending.take_all();
+      st.streams.clear();
       release_load(self, static_cast<std::int32_t>(lost.size()));
       for (auto& p : lost)
         self->send(p, conn_lost_atom_v, reason);
@@ -338,6 +367,10 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
       a.traces = st.opts.traces;
       a.node = st.opts.node;
       a.load = st.load;
+      if (req.stream && a.caller) {
+        st.streams.emplace(wire_id, connection_state::stream_route{a.caller, req.tag});
+        a.connection_relays = true;
+      }
       auto p = self->spawn(pending_request, std::move(a));
       add_call(self, &connection_state::pending, wire_id, p, req.timeout);
       st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));
@@ -348,6 +381,7 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
       // Already answered (the answer crossed the forget): nothing to cancel.
       if (!st.pending.take(wire_id))
         return;
+      drop_route(self, wire_id);
       release_load(self);
       if (cancel && !trace.empty())
         send_cancel(self, trace);

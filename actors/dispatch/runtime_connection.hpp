@@ -42,6 +42,15 @@ struct connection_state {
   std::string actions_wire_id; // our own listActions in flight ("" = none)
   // raw wire id -> pending_request, with their deadlines
   basic_call_table<pending_actor> pending;
+  // The streaming runs of `pending` that have a caller: their chunks and
+  // trace id go from here to the caller in one hop (the pending request
+  // keeps the call's state, not the relay). An entry leaves with its call.
+  struct stream_route {
+    caller_actor caller;
+    std::uint64_t tag = 0;
+    bool traced = false; // the first runActionState counts (Go sends one per span)
+  };
+  std::unordered_map<std::string, stream_route, wire_id_hash, std::equal_to<>> streams;
   // `pending`'s size as the front doors see it when they balance calls
   // (replica_load.hpp); registered with the directory.
   replica_load_ptr load = std::make_shared<replica_load>();
