@@ -225,6 +225,29 @@ CAF_TEST(run state and chunks are relayed in order) {
   finish();
 }
 
+// A streaming run's chunks and trace id go from the connection to the caller
+// in one hop (not through its pending_request): the same events, in the same
+// order, the trace once, nothing after the answer.
+CAF_TEST(a streaming run is relayed to its caller by the connection in order) {
+  register_runtime();
+  auto req = make_call(5, "runAction", R"({"key":"/flow/x","input":1,"stream":true})");
+  req.stream = true;
+  caf::send_as(caller, conn, call_atom_v, std::move(req), caf::actor_cast<caller_actor>(caller));
+  sched.run();
+  CAF_REQUIRE_EQUAL(events(caller).size(), 1u);
+  events(caller).pop_back(); // the pending_request
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"1","chunk":0}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-1"}}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"1","chunk":{"n":1}}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-2"}}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"1","chunk":"two"}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"result":3},"id":"1"})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"1","chunk":4}})");
+  CAF_CHECK_EQUAL(render(events(caller)),
+                  R"(chunk 5 0 | trace 5 t-1 | chunk 5 {"n":1} | chunk 5 "two" | done 5 ok {"result":3})");
+  finish();
+}
+
 // -- connection closed ----------------------------------------------------------
 
 CAF_TEST(closing fails every pending request and ends the connection) {
