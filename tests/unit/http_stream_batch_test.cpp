@@ -6,6 +6,7 @@
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
 
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 
@@ -123,7 +124,7 @@ struct fixture {
 
 CAF_TEST_FIXTURE_SCOPE(http_stream_batch_tests, fixture)
 
-CAF_TEST(every line written arrives once and in order, then the end) {
+CAF_TEST(every line written arrives once and in order and then the end) {
   fetched f;
   auto x = fetch("/lines", f);
   CAF_REQUIRE(f.wait_end());
