@@ -47,7 +47,8 @@ struct pending_state {
 
 /// One request sent to a runtime, alive until its answer. Its deadline is
 /// kept by the connection (deadline_queue.hpp says why), which sends
-/// (expired_atom) when it passes. Relays runActionState and streamChunk to the caller,
+/// (expired_atom) when it passes. Relays runActionState and streamChunk to the caller
+/// (a streaming run's are relayed by the connection itself: one hop per chunk),
 /// forwards bidi input, and turns a lost connection into an error for the
 /// caller. A caller that goes away (or a deadline, or too much held input)
 /// ends it at once: the connection forgets the wire id and cancels the run

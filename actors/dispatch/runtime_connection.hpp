@@ -70,7 +70,9 @@ struct connection_state {
 
 /// One runtime's WebSocket (the connection_actor interface). Answers `register`, allocates string ids for
 /// requests to the runtime, spawns a pending_request per request, and
-/// demultiplexes responses, runActionState and streamChunk by id. When the
+/// demultiplexes responses, runActionState and streamChunk by id (a streaming
+/// run's chunks and trace id straight to its caller, the rest through the
+/// pending_request). When the
 /// socket closes every pending request fails at once with "connection
 /// closed"; when the actor ends the socket closes.
 ///
