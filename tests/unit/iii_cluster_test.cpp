@@ -57,7 +57,6 @@ struct cluster_engine_fixture : iii_fixture {
   std::string caller_id;
   caf::actor b_conn; // stands for node b's worker connection
   std::vector<worker_connection_actor> extra;
-  int next_call = 1;
 
   cluster_engine_fixture() {
     caller = spawn_worker(ta, opts());
@@ -69,26 +68,10 @@ struct cluster_engine_fixture : iii_fixture {
     sched.run();
   }
 
+  /// `caller` (or `who` on `t`) invokes `fn` with `data`: its invocationresult frame.
   std::string call(const std::string& fn, const std::string& data = "{}",
                    const worker_connection_actor& who = {}, const fake_transport_ptr& t = {}) {
-    auto& w = who ? who : caller;
-    auto& tr = t ? t : ta;
-    auto id = "c-" + std::to_string(next_call++);
-    tr->clear();
-    send_frame(w, R"({"type":"invokefunction","invocation_id":")" + id + R"(","function_id":")"
-                    + fn + R"(","data":)" + data + "}");
-    for (auto& f : tr->frames())
-      if (member_str(f, {"type"}) == "invocationresult" && member_str(f, {"invocation_id"}) == id)
-        return f;
-    return "<no answer>";
-  }
-
-  std::vector<std::string> invocations(const fake_transport_ptr& t) {
-    std::vector<std::string> out;
-    for (auto& f : t->take())
-      if (member_str(f, {"type"}) == "invokefunction")
-        out.push_back(f);
-    return out;
+    return invoke(who ? who : caller, t ? t : ta, fn, data);
   }
 
   void finish() {

@@ -38,6 +38,31 @@ struct iii_fixture : actor_fixture {
     return w;
   }
 
+  /// `w` (whose socket is `t`) invokes `fn` with `data`; returns the
+  /// invocationresult frame it gets (or "<no answer>").
+  std::string invoke(const worker_connection_actor& w, const fake_transport_ptr& t,
+                     const std::string& fn, const std::string& data) {
+    auto id = "c-" + std::to_string(next_invocation++);
+    t->clear();
+    send_frame(w, R"({"type":"invokefunction","invocation_id":")" + id + R"(","function_id":")"
+                    + fn + R"(","data":)" + data + "}");
+    for (auto& f : t->frames())
+      if (member_str(f, {"type"}) == "invocationresult" && member_str(f, {"invocation_id"}) == id)
+        return f;
+    return "<no answer>";
+  }
+
+  /// The invokefunction frames `t` received (and forgets everything it got).
+  static std::vector<std::string> invocations(const fake_transport_ptr& t) {
+    std::vector<std::string> out;
+    for (auto& f : t->take())
+      if (member_str(f, {"type"}) == "invokefunction")
+        out.push_back(f);
+    return out;
+  }
+
+  int next_invocation = 1;
+
   /// Stops the registry and the directory (the test stops its workers
   /// first), then checks that every actor, iii ones included, is gone.
   void stop_iii_and_check() {
