@@ -18,17 +18,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// "a b c ": the `key` members of the objects in the JSON array `array`.
-std::string ids_in(const std::string& array, std::string_view key) {
-  auto v = parse_json(array);
-  std::string out;
-  if (auto* a = v.if_array())
-    for (auto& e : *a)
-      if (auto* o = e.if_object(); o && o->if_contains(key) && o->at(key).is_string())
-        out += std::string{o->at(key).as_string().c_str()} + " ";
-  return out;
-}
-
 /// Node b's worker wb with functions `ids` and the trigger type
 /// harness::tick, its connection `conn`.
 iii_node_set node_b_set(const caf::actor& conn, std::vector<std::string> ids) {

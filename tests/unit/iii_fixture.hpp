@@ -10,6 +10,17 @@
 
 namespace actor_host::testing {
 
+/// "a b c ": the `key` members of the objects in the JSON array `array`.
+inline std::string ids_in(const std::string& array, std::string_view key) {
+  auto v = parse_json(array);
+  std::string out;
+  if (auto* a = v.if_array())
+    for (auto& e : *a)
+      if (auto* o = e.if_object(); o && o->if_contains(key) && o->at(key).is_string())
+        out += std::string{o->at(key).as_string().c_str()} + " ";
+  return out;
+}
+
 struct iii_fixture : actor_fixture {
   static constexpr auto iii_kinds
     = std::array{actor_kind::function_registry, actor_kind::worker_connection,

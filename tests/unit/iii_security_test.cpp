@@ -27,7 +27,6 @@ struct security_fixture : iii_fixture {
   worker_connection_actor trusted;
   worker_connection_actor pub;
   std::vector<worker_connection_actor> extra;
-  int next_call = 1;
 
   security_fixture() {
     cfg->expose_functions = {"api::*", "engine::register_trigger"};
@@ -40,24 +39,9 @@ struct security_fixture : iii_fixture {
     tp->clear();
   }
 
-  std::string call(const worker_connection_actor& who, const fake_transport_ptr& t, const std::string& fn,
-                   const std::string& data = "{}") {
-    auto id = "c-" + std::to_string(next_call++);
-    t->clear();
-    send_frame(who, R"({"type":"invokefunction","invocation_id":")" + id + R"(","function_id":")"
-                      + fn + R"(","data":)" + data + "}");
-    for (auto& f : t->frames())
-      if (member_str(f, {"type"}) == "invocationresult" && member_str(f, {"invocation_id"}) == id)
-        return f;
-    return "<no answer>";
-  }
-
-  std::vector<std::string> invocations(const fake_transport_ptr& t) {
-    std::vector<std::string> out;
-    for (auto& f : t->take())
-      if (member_str(f, {"type"}) == "invokefunction")
-        out.push_back(f);
-    return out;
+  std::string call(const worker_connection_actor& who, const fake_transport_ptr& t,
+                   const std::string& fn, const std::string& data = "{}") {
+    return invoke(who, t, fn, data);
   }
 
   void finish() {
