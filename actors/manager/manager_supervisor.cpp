@@ -13,11 +13,8 @@ namespace {
 
 using self_ptr = caf::stateful_actor<supervisor_state>*;
 
+/// Why a serving manager is not ready ("" when it is).
 std::string readiness(const supervisor_state& st) {
-  if (!st.serving)
-    return "not listening";
-  if (st.draining)
-    return "draining";
   if (st.registered_ids.size() < st.service_ids.size())
     return std::to_string(st.registered_ids.size()) + " of "
            + std::to_string(st.service_ids.size()) + " configured services registered";
@@ -90,9 +87,11 @@ void move_runtimes_and_stop(self_ptr self, const std::vector<connection_actor>& 
   stop_services(self, sig, std::move(rp));
 }
 
+caf::behavior draining(self_ptr self);
+
 void drain(self_ptr self, int sig, caf::response_promise rp) {
   auto& st = self->state;
-  st.draining = true;
+  self->become(draining(self));
   obs::global().draining = true;
   if (st.cfg.leave_settle.count() > 0 && st.directory) {
     // (drain_atom, sig) below goes on once the settle time is over.
@@ -136,51 +135,48 @@ void wait_for_calls(self_ptr self, int sig, caf::response_promise rp) {
       });
 }
 
-} // namespace
+// The lifecycle as behaviors: starting (the listeners are not up yet),
+// serving, draining (a stop began: not ready, no restarts), stopping (the
+// tree is being taken down). The handlers every state shares come last.
 
-caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self,
-                                 supervisor_config cfg) {
-  self->state.cfg = cfg;
-  self->attach_functor([] { obs::global().draining = false; });
-  self->set_down_handler([self](caf::down_msg& dm) {
-    auto& st = self->state;
-    st.children.erase(dm.source);
-    if (st.stopping && st.children.empty()) {
-      st.shutdown_done.deliver(caf::ok_atom_v);
-      self->quit();
-    }
-  });
+caf::behavior stopping(self_ptr self);
+
+caf::message_handler any_state(self_ptr self) {
   return {
     [self](adopt_atom, caf::actor& child) {
-      auto& st = self->state;
       self->monitor(child);
-      if (st.stopping) {
-        self->send_exit(child, caf::exit_reason::user_shutdown);
-        return;
-      }
-      st.children.emplace(child.address(), std::move(child));
-    },
-    [self](serving_atom, directory_actor& directory, std::vector<std::string>& ids,
-           std::vector<caf::actor>& services, std::vector<restart_step>& replicas,
-           std::vector<std::string>& replica_services) {
-      auto& st = self->state;
-      st.serving = true;
-      st.directory = std::move(directory);
-      st.services = std::move(services);
-      st.replicas = std::move(replicas);
-      st.replica_services = std::move(replica_services);
-      st.service_ids = std::move(ids);
-      for (auto& id : st.service_ids)
-        // This actor handles ready_atom and unready_atom (below).
-        self->send(st.directory, watch_atom_v, id, caf::actor_cast<runtime_watcher_actor>(self));
+      self->state.children.emplace(child.address(), std::move(child));
     },
     [self](ready_atom, const std::string& id) { self->state.registered_ids.insert(id); },
     [self](unready_atom, const std::string& id) { self->state.registered_ids.erase(id); },
-    [self](readiness_atom) { return readiness(self->state); },
+    [self](stop_atom, int sig) -> caf::result<caf::ok_atom> {
+      auto rp = self->make_response_promise();
+      drain(self, sig, rp);
+      return rp;
+    },
+    [self](shutdown_atom) -> caf::result<caf::ok_atom> {
+      auto& st = self->state;
+      self->become(stopping(self));
+      spdlog::debug("supervisor: stopping {} actor(s)", st.children.size());
+      if (st.children.empty()) {
+        self->quit();
+        return caf::ok_atom_v;
+      }
+      for (auto& [addr, c] : st.children)
+        self->send_exit(c, caf::exit_reason::user_shutdown);
+      st.shutdown_done = self->make_response_promise();
+      return st.shutdown_done;
+    },
+    // The end of leave_settle, once the drain is over.
+    [](drain_atom, int) {},
+  };
+}
+
+/// Starting and serving: restarts, reloads and a drain are taken.
+caf::message_handler taking_requests(self_ptr self) {
+  return caf::message_handler{
     [self](restart_atom, const std::string& service) -> caf::result<std::string> {
       auto& st = self->state;
-      if (st.draining || st.stopping)
-        return caf::make_error(caf::sec::runtime_error, "the manager is draining");
       rolling_restart_plan plan{service, {}, st.directory, st.cfg.drain_timeout,
                                 std::chrono::minutes(5)};
       for (std::size_t i = 0; i < st.replicas.size(); ++i)
@@ -200,10 +196,6 @@ caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self,
       // Each service's changed children one at a time, the services side by
       // side; the outcome is logged (a signal has nobody to answer).
       auto& st = self->state;
-      if (st.draining || st.stopping) {
-        spdlog::warn("reload ignored: the manager is draining");
-        return;
-      }
       std::vector<rolling_restart_plan> plans;
       for (auto& step : steps) {
         auto service = step.spec && !step.spec->service.empty() ? step.spec->service
@@ -223,36 +215,93 @@ caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self,
       auto& st = self->state;
       if (!st.cfg.request_stop)
         return caf::make_error(caf::sec::runtime_error, "this manager cannot be drained remotely");
-      if (st.draining || st.stopping)
-        return st.cfg.who + " is already draining";
       st.cfg.request_stop();
       auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(st.cfg.drain_timeout).count();
       return st.cfg.who + " is draining: its runtimes finish the calls they hold (up to "
              + std::to_string(ms) + " ms), then move to another node, and it stops";
     },
+  }.or_else(any_state(self));
+}
+
+/// Draining and stopping: not ready, and nothing new starts.
+caf::message_handler refusing(self_ptr self) {
+  return caf::message_handler{
+    [](readiness_atom) { return std::string{"draining"}; },
+    [](restart_atom, const std::string&) -> caf::result<std::string> {
+      return caf::make_error(caf::sec::runtime_error, "the manager is draining");
+    },
+    [](reload_atom, const std::vector<restart_step>&) {
+      spdlog::warn("reload ignored: the manager is draining");
+    },
+    [self](drain_atom) -> caf::result<std::string> {
+      auto& st = self->state;
+      if (!st.cfg.request_stop)
+        return caf::make_error(caf::sec::runtime_error, "this manager cannot be drained remotely");
+      return st.cfg.who + " is already draining";
+    },
+  }.or_else(any_state(self));
+}
+
+caf::behavior serving(self_ptr self) {
+  return caf::message_handler{
+    [self](readiness_atom) { return readiness(self->state); },
+  }.or_else(taking_requests(self));
+}
+
+caf::behavior starting(self_ptr self) {
+  return caf::message_handler{
+    [self](serving_atom, directory_actor& directory, std::vector<std::string>& ids,
+           std::vector<caf::actor>& services, std::vector<restart_step>& replicas,
+           std::vector<std::string>& replica_services) {
+      auto& st = self->state;
+      st.directory = std::move(directory);
+      st.services = std::move(services);
+      st.replicas = std::move(replicas);
+      st.replica_services = std::move(replica_services);
+      st.service_ids = std::move(ids);
+      for (auto& id : st.service_ids)
+        // This actor handles ready_atom and unready_atom (any_state).
+        self->send(st.directory, watch_atom_v, id, caf::actor_cast<runtime_watcher_actor>(self));
+      self->become(serving(self));
+    },
+    [](readiness_atom) { return std::string{"not listening"}; },
+  }.or_else(taking_requests(self));
+}
+
+caf::behavior draining(self_ptr self) {
+  return caf::message_handler{
     [self](drain_atom, int sig) {
       // leave_settle is over (drain above).
       wait_for_calls(self, sig, std::move(self->state.drained));
     },
-    [self](stop_atom, int sig) -> caf::result<caf::ok_atom> {
-      auto rp = self->make_response_promise();
-      drain(self, sig, rp);
-      return rp;
+  }.or_else(refusing(self));
+}
+
+caf::behavior stopping(self_ptr self) {
+  return caf::message_handler{
+    [self](adopt_atom, caf::actor& child) {
+      self->monitor(child);
+      self->send_exit(child, caf::exit_reason::user_shutdown);
     },
-    [self](shutdown_atom) -> caf::result<caf::ok_atom> {
-      auto& st = self->state;
-      st.stopping = true;
-      spdlog::debug("supervisor: stopping {} actor(s)", st.children.size());
-      if (st.children.empty()) {
-        self->quit();
-        return caf::ok_atom_v;
-      }
-      for (auto& [addr, c] : st.children)
-        self->send_exit(c, caf::exit_reason::user_shutdown);
-      st.shutdown_done = self->make_response_promise();
-      return st.shutdown_done;
-    },
-  };
+  }.or_else(refusing(self));
+}
+
+} // namespace
+
+caf::behavior manager_supervisor(caf::stateful_actor<supervisor_state>* self,
+                                 supervisor_config cfg) {
+  self->state.cfg = cfg;
+  self->attach_functor([] { obs::global().draining = false; });
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    st.children.erase(dm.source);
+    // Stopping, with the shutdown waiting for its last child.
+    if (st.shutdown_done.pending() && st.children.empty()) {
+      st.shutdown_done.deliver(caf::ok_atom_v);
+      self->quit();
+    }
+  });
+  return starting(self);
 }
 
 } // namespace actor_host

@@ -35,12 +35,10 @@ struct supervisor_state {
   live_count live{actor_kind::manager_supervisor};
   supervisor_config cfg;
   std::unordered_map<caf::actor_addr, caf::actor> children;
-  caf::response_promise shutdown_done;
-  caf::response_promise drained; // (stop_atom)'s, while leave_settle runs
-  bool stopping = false;
-  // Lifecycle: what /readyz reports, and what a drain needs.
-  bool serving = false;
-  bool draining = false;
+  caf::response_promise shutdown_done; // (shutdown_atom)'s, until the last child is down
+  caf::response_promise drained;       // (stop_atom)'s, while leave_settle runs
+  // What /readyz reports and a drain needs. The lifecycle itself is the
+  // behavior: starting, serving, draining, stopping (manager_supervisor.cpp).
   directory_actor directory;
   std::vector<std::string> service_ids;           // must register to be ready
   std::unordered_set<std::string> registered_ids; // of service_ids
