@@ -13,7 +13,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${JOBS:-2}
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
-stamp() { echo "== test.sh: $* ($(date -u +%T), ${SECONDS}s)"; }
+# Each step's time, and the disk left: a CI run once ended in ENOSPC with
+# the three trees, the compiler cache and the test peers on a full disk.
+stamp() {
+  echo "== test.sh: $* ($(date -u +%T), ${SECONDS}s; $(df -h --output=avail "$root" | tail -1 | tr -d ' ') free)"
+}
 bash "$root/scripts/install-deps.sh"
 stamp "dependencies ready"
 bash "$root/scripts/build.sh" "$root/build"
