@@ -336,6 +336,30 @@ std::string iii_result_to_genkit(const std::string& result, std::string_view tra
          + R"(,"telemetry":{"traceId":)" + rpc::quote(trace_id) + "}}";
 }
 
+int genkit_status_of(std::string_view c) {
+  if (c == code::function_not_found)
+    return 5; // NOT_FOUND
+  if (c == code::invocation_stopped)
+    return 14; // UNAVAILABLE
+  if (c == code::timeout)
+    return 4; // DEADLINE_EXCEEDED
+  if (c == code::forbidden)
+    return 7; // PERMISSION_DENIED
+  return 13; // INTERNAL: the function threw
+}
+
+std::string iii_error_to_genkit(std::string_view c, std::string_view message,
+                                std::string_view stack) {
+  if (message.empty())
+    message = "iii function failed";
+  std::string details = R"({"iiiCode":)" + rpc::quote(c);
+  string_member(details, "stack", stack);
+  details += '}';
+  auto data = R"({"code":)" + std::to_string(genkit_status_of(c)) + R"(,"message":)"
+              + rpc::quote(message) + R"(,"details":)" + details + "}";
+  return rpc::error_object(rpc::code::server_error, message, data);
+}
+
 std::string iii_error_to_genkit(const std::string& error) {
   std::string c, message, stack;
   if (auto e = rpc::split_object(error)) {
@@ -346,23 +370,7 @@ std::string iii_error_to_genkit(const std::string& error) {
     if (auto* x = e->find("stacktrace"))
       stack = string_of(*x);
   }
-  if (message.empty())
-    message = "iii function failed";
-  int status = 13; // INTERNAL: the function threw
-  if (c == code::function_not_found)
-    status = 5;
-  else if (c == code::invocation_stopped)
-    status = 14;
-  else if (c == code::timeout)
-    status = 4;
-  else if (c == code::forbidden)
-    status = 7;
-  std::string details = R"({"iiiCode":)" + rpc::quote(c);
-  string_member(details, "stack", stack);
-  details += '}';
-  auto data = R"({"code":)" + std::to_string(status) + R"(,"message":)" + rpc::quote(message)
-              + R"(,"details":)" + details + "}";
-  return rpc::error_object(rpc::code::server_error, message, data);
+  return iii_error_to_genkit(c, message, stack);
 }
 
 } // namespace actor_host::wire::iii

@@ -115,5 +115,12 @@ std::string genkit_error_to_iii(const std::string& error_object);
 std::string iii_result_to_genkit(const std::string& result, std::string_view trace_id);
 /// An iii error object as a JSON-RPC error object carrying a Genkit Status.
 std::string iii_error_to_genkit(const std::string& error);
+/// The same from the iii error's fields (an error the engine made itself):
+/// no JSON is parsed.
+std::string iii_error_to_genkit(std::string_view code, std::string_view message,
+                                std::string_view stack = {});
+/// The Genkit Status code an iii error code maps to (INTERNAL for a
+/// function that threw).
+int genkit_status_of(std::string_view code);
 
 } // namespace actor_host::wire::iii

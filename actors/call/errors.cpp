@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "wire/iii_protocol.hpp"
 #include "wire/jsonrpc.hpp"
 #include "wire/status.hpp"
 
@@ -109,6 +110,19 @@ call_error bidi_input_overflow(std::size_t cap) {
                       + std::to_string(cap)
                       + " bytes): send less input before the runtime reports runActionState, "
                         "or raise max_bidi_input_bytes");
+}
+
+call_error iii_error(std::string_view code, std::string_view message) {
+  return call_error{static_cast<std::int32_t>(status_code::unknown), 500, std::string{message},
+                    wire::iii::error_object(code, message)};
+}
+
+call_error iii_error_as_genkit(std::string_view code, std::string_view message) {
+  auto status = wire::iii::genkit_status_of(code);
+  auto object = wire::iii::iii_error_to_genkit(code, message);
+  return call_error{status, wire::http_status_for(status),
+                    message.empty() ? std::string{"iii function failed"} : std::string{message},
+                    std::move(object)};
 }
 
 namespace {

@@ -47,6 +47,13 @@ call_error answer_too_large(std::string_view runtime_id, std::uint64_t size, std
 call_error node_lost(std::string_view runtime_id, std::string_view node, std::string_view method,
                      std::string_view why);
 call_error shutting_down();
+/// An error the iii engine made itself (function_not_found, forbidden,
+/// timeout, ...): the iii error object `{code, message}`, no Status, so
+/// UNKNOWN (HTTP 500) at a front door, as error_of() reads such an object.
+call_error iii_error(std::string_view code, std::string_view message);
+/// The same for a caller that wants Genkit's shape (reply_format::genkit):
+/// a JSON-RPC error object with the Status the iii code maps to.
+call_error iii_error_as_genkit(std::string_view code, std::string_view message);
 call_error invalid_params(std::string_view detail);
 call_error internal(std::string_view detail);
 /// RESOURCE_EXHAUSTED: a caller over max_calls_per_caller (`caller` says

@@ -68,7 +68,17 @@ using connection_actor = call_target_actor::extend_with<socket_owner_actor>::ext
 using worker_connection_actor = call_target_actor::extend_with<socket_owner_actor, caller_actor>::extend<
   caf::reacts_to<execute_atom, caller_actor, std::uint64_t, invocation_request>,
   caf::reacts_to<forget_inv_atom, std::string>, caf::reacts_to<expired_atom>,
-  caf::reacts_to<replaced_atom>>;
+  caf::reacts_to<replaced_atom>, caf::reacts_to<flush_atom>>;
+
+/// The iii function registry as the folders below actors/iii/ use it: the
+/// call path routes `/iii/` keys and lists the functions through it, the
+/// dashboard and the gRPC catalog read and watch its workers. Its whole
+/// protocol is function_registry_actor (actors/iii/function_registry.hpp).
+using iii_catalog_actor = caf::typed_actor<
+  caf::replies_to<route_iii_atom, std::string>::with<worker_connection_actor, std::string,
+                                                      std::string>,
+  caf::replies_to<list_iii_atom>::with<std::string>,
+  caf::replies_to<snapshot_atom>::with<std::string>, caf::reacts_to<subscribe_atom, caf::actor>>;
 
 /// Hears when a runtime id registers and when it goes away (child_runtime,
 /// the supervisor waiting for its services).

@@ -242,7 +242,8 @@ caf::behavior cluster_node(self_ptr self, cluster_options opts, cluster_links li
   std::random_device rd;
   st.self_card = member_card{st.opts.node_name, st.opts.advertise,
                              (std::uint64_t{rd()} << 32) | rd(), cluster_protocol_version,
-                             caf::actor_cast<caf::actor>(self), st.links.gateway};
+                             caf::actor_cast<caf::actor>(self),
+                             caf::actor_cast<caf::actor>(st.links.gateway)};
   publish_view(self);
   self->set_down_handler([self](caf::down_msg& dm) {
     for (auto& [name, m] : self->state.members)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "actors/cluster/cluster_types.hpp"
+#include "actors/cluster/gateway.hpp"
 #include "actors/common/snapshot_board.hpp"
 
 #include <caf/fwd.hpp>
@@ -62,8 +63,10 @@ using cluster_board_ptr = std::shared_ptr<cluster_board>;
 /// caf-openssl's (mTLS). Null in unit tests, which introduce nodes directly.
 struct cluster_links {
   caf::actor middleman; // a caf::io::middleman_actor, as a plain handle
-  caf::actor functions; // this node's function_registry; null: no iii side
-  caf::actor gateway;   // this node's cluster_gateway; null: no calls (unit tests)
+  // This node's function_registry; null: no iii side. A plain handle: its
+  // type (function_registry_actor) is in actors/iii/, above this folder.
+  caf::actor functions;
+  gateway_actor gateway; // this node's cluster_gateway; null: no calls (unit tests)
 };
 
 /// Spawns this node's membership actor (actors/cluster/cluster_node.cpp).

@@ -5,6 +5,7 @@
 #include "actors/cluster/seed_resolver.hpp"
 #include "registry/runtime_info.hpp"
 #include "wire/jsonrpc.hpp"
+#include "wire/status_error.hpp"
 
 #include <caf/actor_system_config.hpp>
 
@@ -121,6 +122,16 @@ std::size_t sanitize(iii_node_set& set) {
   keep(set.workers, max_iii_workers_per_node);
   keep(set.types, max_iii_types_per_node);
   return before - (set.functions.size() + set.workers.size() + set.types.size());
+}
+
+void sanitize(call_error& error) {
+  constexpr auto unknown = static_cast<std::int32_t>(wire::status_code::unknown);
+  if (error.status < 0 || error.status > 16)
+    error.status = unknown;
+  if (error.http < 400 || error.http > 599)
+    error.http = 500;
+  if (error.object.empty())
+    error.object = wire::status_error(static_cast<wire::status_code>(error.status), error.message);
 }
 
 void add_cluster_types(caf::actor_system_config& cfg) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "actors/call/call_end.hpp"
 #include "actors/call/call_request.hpp"
 #include "actors/call/invocation_request.hpp"
 
@@ -18,7 +19,7 @@ namespace actor_host {
 
 /// Bumped when the messages between nodes change incompatibly: a node of
 /// another version is refused at hello, with both versions in the log.
-inline constexpr std::uint32_t cluster_protocol_version = 5;
+inline constexpr std::uint32_t cluster_protocol_version = 6;
 
 /// A node as the others know it.
 struct member_card {
@@ -138,12 +139,13 @@ struct gw_event {
   enum kind_t : std::uint8_t { trace, chunk, done_ok, done_failed };
   std::uint8_t kind = trace;
   std::uint64_t id = 0;
-  std::string text; // the trace id, the chunk, the result or the error object
+  std::string text;  // the trace id, the chunk or the result
+  call_error error;  // done_failed: the error as the owner made or classified it
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, gw_event& x) {
-  return f(caf::meta::type_name("gw_event"), x.kind, x.id, x.text);
+  return f(caf::meta::type_name("gw_event"), x.kind, x.id, x.text, x.error);
 }
 
 // What a peer sends is checked before it is listed, logged or dialed: "" or
@@ -162,6 +164,10 @@ std::string record_problem(const runtime_record& record);
 std::string record_problem(const function_record& record);
 std::string record_problem(const worker_wire& record);
 std::string record_problem(const trigger_type_record& record);
+/// A peer's call error, made fit for a front door: a Status code outside
+/// 0..16 becomes UNKNOWN, an HTTP status outside 400..599 becomes 500, and
+/// an error without an object gets the UNKNOWN Status object of its message.
+void sanitize(call_error& error);
 /// Drops the entries that fail record_problem and those past the caps;
 /// returns how many were dropped.
 std::size_t sanitize(iii_node_set& set);

@@ -22,7 +22,7 @@ constexpr auto last_words_grace = std::chrono::seconds(2);
 // once past this many bytes.
 constexpr std::size_t max_batch_bytes = 256 * 1024;
 
-void watch(self_ptr self, const caf::actor& a) {
+void watch(self_ptr self, const gateway_actor& a) {
   if (self->state.watched.insert(a.address()).second)
     self->monitor(a);
 }
@@ -46,7 +46,7 @@ void flush(self_ptr self, outbox& box) {
 // Everything for one gateway that arrives while this one works through its
 // mailbox goes in one message: under load a call costs a fraction of a BASP
 // message each way; alone, one local message more (the flush).
-outbox& box_for(self_ptr self, const caf::actor& to, std::size_t bytes) {
+outbox& box_for(self_ptr self, const gateway_actor& to, std::size_t bytes) {
   auto& st = self->state;
   auto i = std::find_if(st.outboxes.begin(), st.outboxes.end(),
                         [&](const outbox& b) { return b.to == to; });
@@ -64,13 +64,14 @@ outbox& box_for(self_ptr self, const caf::actor& to, std::size_t bytes) {
   return *i;
 }
 
-void post(self_ptr self, const caf::actor& to, gw_request r) {
+void post(self_ptr self, const gateway_actor& to, gw_request r) {
   auto& box = box_for(self, to, r.text.size() + r.req.params.size() + r.inv.data.size() + 64);
   box.requests.push_back(std::move(r));
 }
 
-void post(self_ptr self, const caf::actor& to, gw_event e) {
-  auto& box = box_for(self, to, e.text.size() + 16);
+void post(self_ptr self, const gateway_actor& to, gw_event e) {
+  auto bytes = e.text.size() + e.error.message.size() + e.error.object.size() + 24;
+  auto& box = box_for(self, to, bytes);
   box.events.push_back(std::move(e));
 }
 
@@ -80,20 +81,25 @@ void count_out(std::int64_t delta) {
   obs::global().remote_calls_outbound.fetch_add(delta, std::memory_order_relaxed);
 }
 
+/// A relay ends with its call (its caller has the end already). It takes
+/// caller_actor's done message, and only that one.
+void end_relay(self_ptr self, const caf::actor& relay) {
+  if (relay)
+    self->send(caf::actor_cast<caller_actor>(relay), done_atom_v, std::uint64_t{0}, call_end{});
+}
+
 void forget_out(self_ptr self, std::unordered_map<std::uint64_t, outbound>::iterator i) {
   obs::global().remote_call_latency.observe(clock_type::now() - i->second.started);
+  end_relay(self, i->second.relay);
   self->state.out.erase(i);
   count_out(-1);
 }
 
 call_error failure_for(const outbound& o, bool node_lost, const std::string& why) {
-  if (o.iii) {
-    // An iii error object: no Status, so UNKNOWN (HTTP 500) at a front door.
-    auto message = "Function " + o.target + " on node " + o.node + " is unreachable: " + why;
-    auto object = wire::iii::error_object(wire::iii::code::invocation_failed, message);
-    return call_error{static_cast<std::int32_t>(wire::status_code::unknown), 500,
-                      std::move(message), std::move(object)};
-  }
+  if (o.iii)
+    return manager_errors::iii_error(wire::iii::code::invocation_failed,
+                                     "Function " + o.target + " on node " + o.node
+                                       + " is unreachable: " + why);
   return node_lost ? manager_errors::node_lost(o.target, o.node, o.method, why)
                    : manager_errors::connection_closed(o.target, o.method);
 }
@@ -119,6 +125,7 @@ outbound* start_out(self_ptr self, std::uint64_t id, outbound o) {
     spdlog::warn("{} of {} on node {} failed: {}", o.method, o.target, o.node, no_link);
     if (o.to)
       self->send(o.to, done_atom_v, o.tag, failed(failure_for(o, true, no_link)));
+    end_relay(self, o.relay);
     return nullptr;
   }
   o.peer = p->second;
@@ -144,12 +151,17 @@ void on_events(self_ptr self, const caf::actor_addr& from, std::vector<gw_event>
         if (o.to)
           self->send(o.to, chunk_atom_v, o.tag, std::move(e.text));
         break;
-      default:
-        // A peer's error object is classified here, where it arrives.
+      case gw_event::done_ok:
         if (o.to)
-          self->send(o.to, done_atom_v, o.tag,
-                     e.kind == gw_event::done_ok ? succeeded(std::move(e.text))
-                                                 : failed(manager_errors::error_of(std::move(e.text))));
+          self->send(o.to, done_atom_v, o.tag, succeeded(std::move(e.text)));
+        forget_out(self, i);
+        break;
+      default:
+        // The owner's error, as it made or classified it; checked as any
+        // peer's value before a door shapes it.
+        sanitize(e.error);
+        if (o.to)
+          self->send(o.to, done_atom_v, o.tag, failed(std::move(e.error)));
         forget_out(self, i);
     }
   }
@@ -201,7 +213,7 @@ void peer_down(self_ptr self, const caf::actor_addr& gone, const caf::error& rea
                  why, failed, waiting > 0 ? " or wait for their answers a moment" : "", dropped);
 }
 
-caf::behavior cluster_gateway(self_ptr self) {
+gateway_actor::behavior_type cluster_gateway(self_ptr self) {
   self->set_down_handler([self](caf::down_msg& dm) { peer_down(self, dm.source, dm.reason); });
   return {
     [self](gateway_atom, const std::string& node, caf::actor& peer) {
@@ -210,20 +222,25 @@ caf::behavior cluster_gateway(self_ptr self) {
         st.peers.erase(node);
         return;
       }
-      watch(self, peer);
-      st.peers[node] = std::move(peer);
+      auto gw = caf::actor_cast<gateway_actor>(std::move(peer));
+      watch(self, gw);
+      st.peers[node] = std::move(gw);
     },
     [self](flush_atom) {
       self->state.flush_due = false;
       for (auto& box : self->state.outboxes)
         flush(self, box);
     },
-    // Entry side: a relay's call, its input and its end.
+    // Entry side: a relay's call, its input and its end. The events go
+    // straight to the caller; the relay is the caller's handle.
     [self](call_atom, std::string& node, std::string& target, caf::actor& conn,
-           call_request& req, caller_actor& relay) {
+           call_request& req, caller_actor& caller, caf::actor& relay) {
+      if (!relay)
+        return; // the relay's id is the call's: none, no call
       auto id = relay.id();
       auto method = std::string{method_name(req.method)};
-      auto* o = start_out(self, id, outbound{{}, relay, 0, std::move(node), std::move(target),
+      auto* o = start_out(self, id, outbound{{}, std::move(caller), req.tag, std::move(relay),
+                                             std::move(node), std::move(target),
                                              std::move(method)});
       if (o)
         post(self, o->peer,
@@ -249,7 +266,7 @@ caf::behavior cluster_gateway(self_ptr self) {
       auto& st = self->state;
       bool reply = req.wants_reply && caller;
       auto id = reply ? st.next_invocation++ : 0;
-      outbound o{{}, reply ? caller : caller_actor{}, tag, std::move(node), req.function_id,
+      outbound o{{}, reply ? caller : caller_actor{}, tag, {}, std::move(node), req.function_id,
                  "invoke", true};
       if (!reply) {
         // Fire and forget: nothing to wait for here.
@@ -275,7 +292,7 @@ caf::behavior cluster_gateway(self_ptr self) {
     },
     // Between gateways.
     [self](gw_requests_atom, std::vector<gw_request>& requests) {
-      auto origin = caf::actor_cast<caf::actor>(self->current_sender());
+      auto origin = caf::actor_cast<gateway_actor>(self->current_sender());
       if (origin)
         on_requests(self, origin, requests);
     },
@@ -285,21 +302,21 @@ caf::behavior cluster_gateway(self_ptr self) {
     // Owner side: the events of calls other nodes made, from their pending
     // requests (or iii invocations), with the local tag.
     [self](trace_atom, std::uint64_t tag, std::string& trace) {
-      answer(self, tag, gw_event::trace, std::move(trace));
+      answer(self, tag, gw_event{gw_event::trace, 0, std::move(trace), {}});
     },
     [self](chunk_atom, std::uint64_t tag, std::string& raw) {
-      answer(self, tag, gw_event::chunk, std::move(raw));
+      answer(self, tag, gw_event{gw_event::chunk, 0, std::move(raw), {}});
     },
     [self](done_atom, std::uint64_t tag, call_end& end) {
-      answer(self, tag, end.ok ? gw_event::done_ok : gw_event::done_failed,
-             end.ok ? std::move(end.result) : std::move(end.error.object));
+      answer(self, tag, end.ok ? gw_event{gw_event::done_ok, 0, std::move(end.result), {}}
+                               : gw_event{gw_event::done_failed, 0, {}, std::move(end.error)});
     },
   };
 }
 
 } // namespace gateway_detail
 
-caf::actor spawn_cluster_gateway(caf::actor_system& sys) {
+gateway_actor spawn_cluster_gateway(caf::actor_system& sys) {
   return sys.spawn(gateway_detail::cluster_gateway);
 }
 

@@ -1,8 +1,39 @@
 #pragma once
 
+#include "actors/call/interfaces.hpp"
+#include "actors/cluster/cluster_types.hpp"
+
 #include <caf/fwd.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace actor_host {
+
+/// The cluster gateway's protocol (messages.hpp has the list in words).
+/// It is also the caller of the local pending requests and invocations it
+/// runs for other nodes (caller_actor).
+using gateway_actor = caf::typed_actor<
+  // From this node: a peer's gateway (null: gone), from the cluster node.
+  caf::reacts_to<gateway_atom, std::string, caf::actor>,
+  // A relay's call: node, runtime id, the owner's connection, the request,
+  // the front door's caller (which gets the events) and the relay.
+  caf::reacts_to<call_atom, std::string, std::string, caf::actor, call_request, caller_actor,
+                 caf::actor>,
+  // The relay's input, end of input and abort, by call id.
+  caf::reacts_to<input_atom, std::uint64_t, std::string>,
+  caf::reacts_to<end_input_atom, std::uint64_t>, caf::reacts_to<abort_atom, std::uint64_t>,
+  // An iii invocation of another node's function: node, the owner's worker
+  // connection, the caller and its tag.
+  caf::reacts_to<execute_atom, std::string, caf::actor, caller_actor, std::uint64_t,
+                 invocation_request>,
+  // Its own: send what it batched; a gone peer's grace is over.
+  caf::reacts_to<flush_atom>, caf::reacts_to<expired_atom, caf::actor_addr>,
+  // Between gateways, batched.
+  caf::reacts_to<gw_requests_atom, std::vector<gw_request>>,
+  caf::reacts_to<gw_events_atom, std::vector<gw_event>>>::extend_with<caller_actor>;
 
 /// This node's end of every call between it and the other nodes
 /// (actors/cluster/gateway.cpp; the messages are in actors/common/messages.hpp).
@@ -10,8 +41,10 @@ namespace actor_host {
 /// Entry side: a relay (remote_call.hpp) or the function registry hands a
 /// call for another node's runtime or function to this gateway, which sends
 /// it to the owner's gateway and passes its events back, in order, by call
-/// id. Owner side: the gateway is the caller of the local pending request
-/// (or iii invocation) and sends its events to the entry node's gateway.
+/// id, straight to the call's caller (a relay stays only as the caller's
+/// handle for input and abort, and hears the end). Owner side: the gateway
+/// is the caller of the local pending request (or iii invocation) and sends
+/// its events to the entry node's gateway.
 ///
 /// Only the two gateways, long-lived, cross the link: a call costs one BASP
 /// message each way per event and no remote actor of its own (CAF 0.17
@@ -25,6 +58,6 @@ namespace actor_host {
 /// invocation_failed), and the owner side abandons (and so cancels) the calls
 /// the lost node made. A gateway that ended otherwise (a node shutting down)
 /// may still have answers on the way: its calls get a grace first.
-caf::actor spawn_cluster_gateway(caf::actor_system& sys);
+gateway_actor spawn_cluster_gateway(caf::actor_system& sys);
 
 } // namespace actor_host

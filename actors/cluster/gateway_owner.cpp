@@ -31,19 +31,23 @@ bool is_local(self_ptr self, const caf::actor& target) {
   return target && target.node() == self->node();
 }
 
-/// Answers the call `id` of `origin` at once, without running it.
-void refuse(self_ptr self, const caf::actor& origin, std::uint64_t id, std::string error) {
-  if (id != 0)
-    post(self, origin, gw_event{gw_event::done_failed, id, std::move(error)});
+gw_event failure(std::uint64_t id, call_error error) {
+  return gw_event{gw_event::done_failed, id, {}, std::move(error)};
 }
 
-std::string function_gone(const std::string& function_id) {
-  return wire::iii::error_object(wire::iii::code::function_not_found,
-                                "Function " + function_id + " is gone: its worker disconnected");
+/// Answers the call `id` of `origin` at once, without running it.
+void refuse(self_ptr self, const gateway_actor& origin, std::uint64_t id, call_error error) {
+  if (id != 0)
+    post(self, origin, failure(id, std::move(error)));
+}
+
+call_error function_gone(const std::string& function_id) {
+  return manager_errors::iii_error(wire::iii::code::function_not_found,
+                                   "Function " + function_id + " is gone: its worker disconnected");
 }
 
 /// A new call from `origin` to the local actor it names.
-std::uint64_t start_in(self_ptr self, const caf::actor& origin, std::uint64_t id) {
+std::uint64_t start_in(self_ptr self, const gateway_actor& origin, std::uint64_t id) {
   auto& st = self->state;
   watch(self, origin);
   auto tag = st.next_tag++;
@@ -55,7 +59,7 @@ std::uint64_t start_in(self_ptr self, const caf::actor& origin, std::uint64_t id
 
 /// The inbound call `id` of `origin`.
 std::unordered_map<std::uint64_t, inbound>::iterator find_in(self_ptr self,
-                                                             const caf::actor& origin,
+                                                             const gateway_actor& origin,
                                                              std::uint64_t id) {
   auto& st = self->state;
   auto k = st.in_by_origin.find({origin.address(), id});
@@ -68,10 +72,10 @@ void accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
   take_accepted(self, i == self->state.in.end() ? nullptr : &i->second, pending);
 }
 
-void run_call(self_ptr self, const caf::actor& origin, gw_request& r) {
+void run_call(self_ptr self, const gateway_actor& origin, gw_request& r) {
   auto method = std::string{method_name(r.req.method)};
   if (!is_local(self, r.conn))
-    return refuse(self, origin, r.id, manager_errors::connection_closed(r.text, method).object);
+    return refuse(self, origin, r.id, manager_errors::connection_closed(r.text, method));
   auto tag = start_in(self, origin, r.id);
   r.req.tag = tag;
   self
@@ -84,13 +88,12 @@ void run_call(self_ptr self, const caf::actor& origin, gw_request& r) {
             if (i == self->state.in.end())
               return;
             post(self, i->second.origin,
-                 gw_event{gw_event::done_failed, i->second.id,
-                          manager_errors::connection_closed(target, method).object});
+                 failure(i->second.id, manager_errors::connection_closed(target, method)));
             forget_in(self, i);
           });
 }
 
-void run_invocation(self_ptr self, const caf::actor& origin, gw_request& r) {
+void run_invocation(self_ptr self, const gateway_actor& origin, gw_request& r) {
   if (!is_local(self, r.conn))
     return refuse(self, origin, r.inv.wants_reply ? r.id : 0, function_gone(r.inv.function_id));
   auto worker = caf::actor_cast<worker_connection_actor>(r.conn);
@@ -108,13 +111,13 @@ void run_invocation(self_ptr self, const caf::actor& origin, gw_request& r) {
               std::move(r.inv))
     .then([] {},
           [self, tag, function_id](caf::error&) {
-            answer(self, tag, gw_event::done_failed, function_gone(function_id));
+            answer(self, tag, failure(0, function_gone(function_id)));
           });
 }
 
 } // namespace
 
-void on_requests(self_ptr self, const caf::actor& origin, std::vector<gw_request>& requests) {
+void on_requests(self_ptr self, const gateway_actor& origin, std::vector<gw_request>& requests) {
   for (auto& r : requests) {
     switch (r.kind) {
       case gw_request::call:
@@ -158,12 +161,14 @@ void on_requests(self_ptr self, const caf::actor& origin, std::vector<gw_request
 }
 
 /// An event of a call another node made, for its gateway.
-void answer(self_ptr self, std::uint64_t tag, std::uint8_t kind, std::string text) {
+void answer(self_ptr self, std::uint64_t tag, gw_event e) {
   auto i = self->state.in.find(tag);
   if (i == self->state.in.end())
     return;
-  post(self, i->second.origin, gw_event{kind, i->second.id, std::move(text)});
-  if (kind == gw_event::done_ok || kind == gw_event::done_failed)
+  e.id = i->second.id;
+  bool done = e.kind == gw_event::done_ok || e.kind == gw_event::done_failed;
+  post(self, i->second.origin, std::move(e));
+  if (done)
     forget_in(self, i);
 }
 

@@ -6,6 +6,7 @@
 
 #include "actors/call/interfaces.hpp"
 #include "actors/cluster/cluster_types.hpp"
+#include "actors/cluster/gateway.hpp"
 #include "actors/common/held_input.hpp"
 #include "actors/common/live_counts.hpp"
 #include "obs/metrics.hpp"
@@ -31,9 +32,10 @@ constexpr std::uint64_t invocation_id_base = std::uint64_t{1} << 63;
 
 /// A call made here, for another node's runtime or function.
 struct outbound {
-  caf::actor peer;      // the owner's gateway
-  caller_actor to;      // the relay, or the iii invocation's caller
+  gateway_actor peer;    // the owner's gateway
+  caller_actor to;       // the front door's caller, or the iii invocation's
   std::uint64_t tag = 0; // what `to` expects in its events
+  caf::actor relay;      // the caller's handle for input and abort: told the end
   std::string node;
   std::string target; // runtime or function id
   std::string method;
@@ -44,7 +46,7 @@ struct outbound {
 
 /// A call another node made, run here.
 struct inbound {
-  caf::actor origin;       // the entry node's gateway
+  gateway_actor origin;    // the entry node's gateway
   std::uint64_t id = 0;    // the call's id there
   call_actor pending;      // null until the connection took it (or for iii)
   // Input that arrived before the connection answered with its pending
@@ -56,7 +58,7 @@ struct inbound {
 
 /// What this gateway has batched for another one.
 struct outbox {
-  caf::actor to;
+  gateway_actor to;
   std::vector<gw_request> requests;
   std::vector<gw_event> events;
   std::size_t bytes = 0;
@@ -66,7 +68,7 @@ struct gateway_state {
   live_count live{actor_kind::cluster_gateway};
   std::vector<outbox> outboxes; // a few peers: a short list
   bool flush_due = false;
-  std::unordered_map<std::string, caf::actor> peers; // node name -> its gateway
+  std::unordered_map<std::string, gateway_actor> peers; // node name -> its gateway
   std::set<caf::actor_addr> watched;                  // peers and origins monitored
   std::unordered_map<std::uint64_t, outbound> out;    // by call id
   std::unordered_map<std::uint64_t, inbound> in;      // by local tag
@@ -87,20 +89,21 @@ struct gateway_state {
   static inline const char* name = "cluster_gateway";
 };
 
-using self_ptr = caf::stateful_actor<gateway_state>*;
+using self_ptr = gateway_actor::stateful_pointer<gateway_state>;
 
 /// Monitors `a` once (a peer's or an origin's gateway).
-void watch(self_ptr self, const caf::actor& a);
+void watch(self_ptr self, const gateway_actor& a);
 /// Batches `r` / `e` for the gateway `to` (sent when the mailbox runs dry).
-void post(self_ptr self, const caf::actor& to, gw_request r);
-void post(self_ptr self, const caf::actor& to, gw_event e);
+void post(self_ptr self, const gateway_actor& to, gw_request r);
+void post(self_ptr self, const gateway_actor& to, gw_event e);
 
 // Owner side (gateway_owner.cpp).
 
 /// Runs the calls, invocations, input and aborts of the gateway `origin`.
-void on_requests(self_ptr self, const caf::actor& origin, std::vector<gw_request>& requests);
-/// An event of the call with local `tag`, for the gateway of its node.
-void answer(self_ptr self, std::uint64_t tag, std::uint8_t kind, std::string text);
+void on_requests(self_ptr self, const gateway_actor& origin, std::vector<gw_request>& requests);
+/// An event of the call with local `tag`, for the gateway of its node
+/// (`e.id` is set here).
+void answer(self_ptr self, std::uint64_t tag, gw_event e);
 /// Forgets a call another node made.
 void forget_in(self_ptr self, std::unordered_map<std::uint64_t, inbound>::iterator i);
 

@@ -1,6 +1,7 @@
 #include "actors/cluster/remote_call.hpp"
 
 #include "actors/call/errors.hpp"
+#include "actors/cluster/gateway.hpp"
 #include "actors/common/live_counts.hpp"
 
 #include <caf/all.hpp>
@@ -10,18 +11,15 @@ namespace actor_host {
 
 namespace {
 
-using relay_actor = call_target_actor::extend_with<caller_actor, call_actor>;
-
-/// The gateway as a relay uses it (gateway.hpp; messages.hpp lists the rest).
-using relay_gateway_actor = caf::typed_actor<
-  caf::reacts_to<call_atom, std::string, std::string, caf::actor, call_request, caller_actor>,
-  caf::reacts_to<input_atom, std::uint64_t, std::string>,
-  caf::reacts_to<end_input_atom, std::uint64_t>, caf::reacts_to<abort_atom, std::uint64_t>>;
+/// A call target and then the caller's call handle; the gateway tells it the
+/// call's end (the done message of caller_actor; the events go to the caller).
+using relay_actor = call_target_actor::extend_with<call_actor>::extend<
+  caf::reacts_to<done_atom, std::uint64_t, call_end>>;
 
 struct remote_call_state {
   live_count live{actor_kind::remote_call};
-  relay_gateway_actor gateway; // this node's
-  caf::actor conn;    // the owner's connection (a proxy)
+  gateway_actor gateway; // this node's
+  caf::actor conn;       // the owner's connection (a proxy)
   std::string node;
   std::string target;
   std::string method;
@@ -53,13 +51,13 @@ void give_up(self_ptr self) {
 
 } // namespace
 
-relay_actor::behavior_type remote_call(self_ptr self, caf::actor gateway, caf::actor conn,
+relay_actor::behavior_type remote_call(self_ptr self, gateway_actor gateway, caf::actor conn,
                                        std::string node, std::string target,
                                        replica_load_ptr load) {
   auto& st = self->state;
   // Before the call is taken, a failed hand-off is the door's to uncount.
   auto pending_load = std::make_shared<replica_load_ptr>(std::move(load));
-  st.gateway = caf::actor_cast<relay_gateway_actor>(gateway);
+  st.gateway = std::move(gateway);
   st.conn = std::move(conn);
   st.node = std::move(node);
   st.target = std::move(target);
@@ -87,24 +85,12 @@ relay_actor::behavior_type remote_call(self_ptr self, caf::actor gateway, caf::a
       st.method = std::string{method_name(req.method)};
       self->monitor(st.caller);
       self->monitor(st.gateway);
-      self->send(st.gateway, call_atom_v, st.node, st.target, st.conn, std::move(req),
-                 caf::actor_cast<caller_actor>(self));
+      self->send(st.gateway, call_atom_v, st.node, st.target, st.conn, std::move(req), st.caller,
+                 caf::actor_cast<caf::actor>(self));
       return caf::actor_cast<call_actor>(self);
     },
-    // The run's events, from the gateway, in order.
-    [self](trace_atom, std::uint64_t, std::string& trace) {
-      if (self->state.caller)
-        self->send(self->state.caller, trace_atom_v, self->state.tag, std::move(trace));
-    },
-    [self](chunk_atom, std::uint64_t, std::string& raw) {
-      if (self->state.caller)
-        self->send(self->state.caller, chunk_atom_v, self->state.tag, std::move(raw));
-    },
-    [self](done_atom, std::uint64_t, call_end& end) {
-      if (self->state.caller)
-        self->send(self->state.caller, done_atom_v, self->state.tag, std::move(end));
-      finish(self);
-    },
+    // The call ended (the gateway told the caller).
+    [self](done_atom, std::uint64_t, const call_end&) { finish(self); },
     // From the caller.
     [self](input_atom, std::string& chunk) {
       self->send(self->state.gateway, input_atom_v, std::uint64_t{self->id()}, std::move(chunk));
@@ -120,8 +106,9 @@ call_target_actor start_remote_call(caf::actor_system& sys, const caf::actor& ga
                                     const call_target_actor& conn, std::string node,
                                     std::string target, replica_load_ptr load) {
   return caf::actor_cast<call_target_actor>(
-    sys.spawn(remote_call, gateway, caf::actor_cast<caf::actor>(conn), std::move(node),
-              std::move(target), std::move(load)));
+    sys.spawn(remote_call, caf::actor_cast<gateway_actor>(gateway),
+              caf::actor_cast<caf::actor>(conn), std::move(node), std::move(target),
+              std::move(load)));
 }
 
 } // namespace actor_host

@@ -145,6 +145,8 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, provider_atom, "provider")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, park_atom, "park")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, retire_atom, "retire")
 // (flush_atom)                                  [function_registry] compare the function set
+//                                               [worker_connection] take the next held frame
+//                                               [cluster_gateway] send what it batched
 CAF_ADD_ATOM(actor_host, actor_host::atoms, flush_atom, "flush")
 
 // iii streaming channels [channel]
@@ -201,7 +203,7 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, beat_atom, "beat")
 // per-call remote actor (no proxy to announce, create and kill on each node).
 // From this node:
 //   (gateway_atom, node, peer_gateway)          [from cluster_node] null: gone
-//   (call_atom, node, target, conn, call_request, relay)   a relay's call
+//   (call_atom, node, target, conn, call_request, caller, relay)   a relay's call
 //   (input_atom, id, raw), (end_input_atom, id), (abort_atom, id)   its input
 //   (execute_atom, node, conn, caller, tag, invocation_request)   an iii invocation
 //   (flush_atom)                                its own: send what it batched

@@ -24,7 +24,7 @@ namespace actor_host {
 struct front_door {
   route_board_ptr routes;
   directory_actor directory;
-  caf::actor functions; // function_registry; null: no iii side
+  iii_catalog_actor functions; // function_registry; null: no iii side
   call_policy policy;
   cluster_board_ptr cluster; // membership as this node sees it; null outside a cluster
   caf::actor feed;           // dashboard_feed: what `watch` on /api/ws subscribes to

@@ -1,5 +1,6 @@
 #include "actors/iii/channel.hpp"
 
+#include "actors/call/errors.hpp"
 #include "obs/metrics.hpp"
 #include "wire/iii_protocol.hpp"
 #include "wire/jsonrpc.hpp"
@@ -294,13 +295,11 @@ wire::expected<std::size_t> parse_buffer_size(const std::string& data) {
 
 } // namespace
 
-std::pair<bool, std::string> create_channel(caf::local_actor* parent, caf::actor owner,
-                                            const std::string& data,
-                                            const channel_limits& limits,
-                                            caf::timespan sweep_after) {
+call_end create_channel(caf::local_actor* parent, caf::actor owner, const std::string& data,
+                        const channel_limits& limits, caf::timespan sweep_after) {
   auto parsed_buffer = parse_buffer_size(data);
   if (!parsed_buffer)
-    return {false, iii::error_object(iii::code::invalid_arguments, parsed_buffer.error())};
+    return failed(manager_errors::iii_error(iii::code::invalid_arguments, parsed_buffer.error()));
   auto buffer = *parsed_buffer;
   if (limits.max_per_worker > 0 && owner
       && channels().owned_by(owner.address()) >= limits.max_per_worker) {
@@ -308,11 +307,11 @@ std::pair<bool, std::string> create_channel(caf::local_actor* parent, caf::actor
     spdlog::warn("iii channel refused: the worker already has {} open channels "
                  "(max_channels_per_worker)",
                  limits.max_per_worker);
-    return {false, iii::error_object(iii::code::limit_exceeded,
-                                     "too many open channels for this worker (max_channels_per_"
-                                     "worker is "
-                                       + std::to_string(limits.max_per_worker)
-                                       + "); close or finish some first")};
+    return failed(manager_errors::iii_error(
+      iii::code::limit_exceeded, "too many open channels for this worker "
+                                 "(max_channels_per_worker is "
+                                   + std::to_string(limits.max_per_worker)
+                                   + "); close or finish some first"));
   }
   channel_args a;
   a.id = iii::new_uuid();
@@ -334,8 +333,8 @@ std::pair<bool, std::string> create_channel(caf::local_actor* parent, caf::actor
   channels().add(id, key, ch, std::move(flow), std::move(owner_addr));
   ch->attach_functor([id](const caf::error&) { channels().remove(id); });
   spdlog::debug("iii channel {} created (buffer {})", id, buffer);
-  return {true, R"({"writer":)" + channel_ref(id, key, "write") + R"(,"reader":)"
-                  + channel_ref(id, key, "read") + "}"};
+  return succeeded(R"({"writer":)" + channel_ref(id, key, "write") + R"(,"reader":)"
+                   + channel_ref(id, key, "read") + "}");
 }
 
 // -- sockets ---------------------------------------------------------------------

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "actors/call/call_end.hpp"
 #include "actors/call/call_policy.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
@@ -142,15 +143,13 @@ struct channel_state {
 caf::behavior channel(caf::stateful_actor<channel_state>* self, channel_args args);
 
 /// `engine::channels::create {buffer_size?}`: spawns a channel owned by
-/// `owner` and registers it in the table. Returns (true, refs) or (false,
-/// error object: INVALID_ARGUMENTS, or LIMIT_EXCEEDED when `owner` already
-/// has `limits.max_per_worker` open channels). `buffer_size` is an integer
+/// `owner` and registers it in the table. Returns the refs, or the iii
+/// error INVALID_ARGUMENTS, or LIMIT_EXCEEDED when `owner` already has
+/// `limits.max_per_worker` open channels. `buffer_size` is an integer
 /// >= 1; larger than 1024 is clamped to 1024; absent or null is 64.
-std::pair<bool, std::string> create_channel(caf::local_actor* parent, caf::actor owner,
-                                            const std::string& data,
-                                            const channel_limits& limits = {},
-                                            caf::timespan sweep_after
-                                            = std::chrono::minutes(5));
+call_end create_channel(caf::local_actor* parent, caf::actor owner, const std::string& data,
+                        const channel_limits& limits = {},
+                        caf::timespan sweep_after = std::chrono::minutes(5));
 
 /// The upgrade check of `/ws/channels/`: 400 without a valid `dir`, 404 for
 /// an unknown id or a wrong key, else 0 (go ahead).

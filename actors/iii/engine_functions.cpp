@@ -1,5 +1,6 @@
 #include "actors/iii/engine_functions.hpp"
 
+#include "actors/call/errors.hpp"
 #include "actors/iii/channel.hpp"
 #include "actors/iii/function_registry_ops.hpp"
 #include "actors/iii/iii_cluster_view.hpp"
@@ -29,10 +30,10 @@ struct engine_request {
   const registry::worker_access* access = nullptr; // null: sees everything
 
   function_registry_state& st() const { return self->state; }
-  void ok(std::string raw) const { reply(self, caller, tag, req, true, std::move(raw)); }
-  void fail(std::string raw) const { reply(self, caller, tag, req, false, std::move(raw)); }
+  void ok(std::string raw) const { reply(self, caller, tag, req, succeeded(std::move(raw))); }
+  void fail(call_error error) const { reply(self, caller, tag, req, failed(std::move(error))); }
   void fail_not_found(const std::string& what) const {
-    fail(iii::error_object(iii::code::not_found, what + " not found"));
+    fail(manager_errors::iii_error(iii::code::not_found, what + " not found"));
   }
 
   std::string text(std::string_view name) const {
@@ -125,9 +126,9 @@ void workers_register(const engine_request& c) {
 
 void channels_create(const engine_request& c) {
   // The caller (a worker_connection) owns the channel.
-  auto [ok, raw] =
-    create_channel(c.self, caf::actor_cast<caf::actor>(c.caller), c.req.data, c.st().opts.channels);
-  reply(c.self, c.caller, c.tag, c.req, ok, std::move(raw));
+  reply(c.self, c.caller, c.tag, c.req,
+        create_channel(c.self, caf::actor_cast<caf::actor>(c.caller), c.req.data,
+                       c.st().opts.channels));
 }
 
 void functions_list(const engine_request& c);
@@ -146,7 +147,7 @@ void functions_info(const engine_request& c) {
   if (!f) // another node's, listed by engine::functions::list too
     f = iii_cluster::remote_function(c.st(), fid, &cat, &node);
   if (!c.visible(fid, f ? &f->metadata : nullptr))
-    return c.fail(iii::error_object(iii::code::forbidden,
+    return c.fail(manager_errors::iii_error(iii::code::forbidden,
                                     "function '" + fid + "' not visible to this session"));
   if (!f)
     return c.fail_not_found("Function " + fid);
@@ -254,7 +255,7 @@ void register_trigger(const engine_request& c) {
   if (!c.has_params || a.trigger_type.empty() || a.function_id.empty())
     return c.fail(invalid("engine::register_trigger needs {trigger_type, function_id, config}"));
   if (auto bind = may_bind(c.self, c.req.caller_worker_id, a.function_id); !bind)
-    return c.fail(iii::error_object(iii::code::forbidden, bind.error()));
+    return c.fail(manager_errors::iii_error(iii::code::forbidden, bind.error()));
   if (auto* config = c.params.find("config"))
     a.config = *config;
   a.metadata = c.raw("metadata");
@@ -330,8 +331,8 @@ void functions_list(const engine_request& c) {
 
 } // namespace
 
-void engine_call(caf::stateful_actor<function_registry_state>* self, const caller_actor& caller,
-                 std::uint64_t tag, const invocation_request& req) {
+void engine_call(self_ptr self, const caller_actor& caller, std::uint64_t tag,
+                 const invocation_request& req) {
   engine_request c{self, caller, tag, req, {}, false, access_of(self, req)};
   if (auto params = rpc::split_object(req.data)) {
     c.params = std::move(*params);

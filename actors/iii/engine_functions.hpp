@@ -10,7 +10,7 @@ namespace actor_host {
 /// handler each in a table; unknown ids are function_not_found). Runs inside
 /// the function registry, which has already applied the caller's RBAC
 /// rules; the answer goes to `caller`.
-void engine_call(caf::stateful_actor<function_registry_state>* self, const caller_actor& caller,
-                 std::uint64_t tag, const invocation_request& req);
+void engine_call(function_registry_actor::stateful_pointer<function_registry_state> self,
+                 const caller_actor& caller, std::uint64_t tag, const invocation_request& req);
 
 } // namespace actor_host

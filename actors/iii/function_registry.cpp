@@ -45,21 +45,18 @@ bool held_by_other_live_worker(const function_registry_state& st, const Entry* o
 }
 
 void reply(self_ptr self, const caller_actor& caller, std::uint64_t tag,
-           const invocation_request& req, bool ok, std::string raw) {
-  if (!req.wants_reply)
-    return;
-  // The engine's answers and its iii error objects become the call's end
-  // here, where the iii side meets the call path.
-  self->send(caller, done_atom_v, tag,
-             ok ? succeeded(std::move(raw)) : failed(manager_errors::error_of(std::move(raw))));
+           const invocation_request& req, call_end end) {
+  if (req.wants_reply)
+    self->send(caller, done_atom_v, tag, std::move(end));
 }
 
-std::string not_found(const std::string& function_id) {
-  return iii::error_object(iii::code::function_not_found, "Function " + function_id + " not found");
+call_error not_found(const std::string& function_id) {
+  return manager_errors::iii_error(iii::code::function_not_found,
+                                   "Function " + function_id + " not found");
 }
 
-std::string invalid(const std::string& message) {
-  return iii::error_object(iii::code::invalid_arguments, message);
+call_error invalid(const std::string& message) {
+  return manager_errors::iii_error(iii::code::invalid_arguments, message);
 }
 
 /// The calling worker's RBAC view (null: no RBAC, or not a worker).
@@ -105,9 +102,12 @@ void fire(self_ptr self, std::string_view type, const std::string& data) {
   }
 }
 
+// The bindings, the cluster node and the listeners are dynamically typed
+// actors: the (typed) registry reaches them with anon_send.
+
 void tell_listeners(self_ptr self) {
   for (auto& l : self->state.listeners)
-    self->send(l, changed_atom_v, std::string{"workers"});
+    caf::anon_send(l, changed_atom_v, std::string{"workers"});
 }
 
 void fire_worker_event(self_ptr self, std::string_view event, const std::string& worker_id) {
@@ -134,7 +134,7 @@ void tell_cluster(self_ptr self) {
   auto& st = self->state;
   if (!st.cluster)
     return;
-  self->send(st.cluster, local_fns_atom_v, iii_cluster::local_set(st));
+  caf::anon_send(st.cluster, local_fns_atom_v, iii_cluster::local_set(st));
 }
 
 /// One check after the window, however many changes come meanwhile.
@@ -172,14 +172,14 @@ void deliver(self_ptr self, binding& b) {
   }
   if (auto w = st.workers.find(t->owner); w != st.workers.end()) {
     b.active = true;
-    self->send(b.actor, provider_atom_v, w->second.transport);
+    caf::anon_send(b.actor, provider_atom_v, w->second.transport);
   }
 }
 
 void unbind(self_ptr self, const std::string& trigger_id) {
   auto& ts = self->state.triggers;
   if (auto i = ts.find(trigger_id); i != ts.end()) {
-    self->send(i->second.actor, retire_atom_v);
+    caf::anon_send(i->second.actor, retire_atom_v);
     ts.erase(i);
     tell_listeners(self);
   }
@@ -235,16 +235,16 @@ void on_invoke(self_ptr self, const caller_actor& caller, std::uint64_t tag,
     if (d != registry::invoke_decision::allow) {
       spdlog::info("iii worker {}: call of {} denied", req.caller_worker_id, req.function_id);
       obs::global().record_invocation(iii::code::forbidden, {});
-      return reply(self, caller, tag, req, false,
-                   iii::error_object(iii::code::forbidden,
-                                     registry::forbidden_message(d, req.function_id)));
+      return reply(self, caller, tag, req,
+                   failed(manager_errors::iii_error(
+                     iii::code::forbidden, registry::forbidden_message(d, req.function_id))));
     }
   }
   if (req.function_id.starts_with("engine::"))
     return engine_call(self, caller, tag, req);
   auto function_id = req.function_id;
   if (!route(self, caller, tag, req))
-    reply(self, caller, tag, req, false, not_found(function_id));
+    reply(self, caller, tag, req, failed(not_found(function_id)));
 }
 
 /// Everything a connection registered goes away with it, except what a newer
@@ -261,7 +261,7 @@ void cleanup(self_ptr self, const std::string& worker_id) {
       bound.push_back(id);
     } else if (std::find(types.begin(), types.end(), b.trigger_type) != types.end()) {
       b.active = false;
-      self->send(b.actor, park_atom_v);
+      caf::anon_send(b.actor, park_atom_v);
     }
   }
   for (auto& id : bound)
@@ -281,7 +281,8 @@ void cleanup(self_ptr self, const std::string& worker_id) {
 
 using namespace registry_ops;
 
-caf::behavior function_registry(caf::stateful_actor<function_registry_state>* self) {
+function_registry_actor::behavior_type
+function_registry(function_registry_actor::stateful_pointer<function_registry_state> self) {
   // The engine's own trigger types (owner "" = the engine).
   self->state.catalog.put_trigger_type(
     {std::string{workers_available_type}, {},
@@ -418,7 +419,7 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
         return;
       if (!error.empty())
         i->second.active = false;
-      self->send(i->second.actor, bind_answer_atom_v, std::move(error));
+      caf::anon_send(i->second.actor, bind_answer_atom_v, std::move(error));
     },
     [self](invoke_atom, const caller_actor& caller, std::uint64_t tag, invocation_request& req) {
       on_invoke(self, caller, tag, req);
@@ -452,7 +453,7 @@ caf::behavior function_registry(caf::stateful_actor<function_registry_state>* se
     },
     [self](cluster_atom, caf::actor& cluster, caf::actor& gateway, const std::string& node) {
       self->state.cluster = std::move(cluster);
-      self->state.gateway = std::move(gateway);
+      self->state.gateway = caf::actor_cast<gateway_actor>(std::move(gateway));
       self->state.node_name = node;
       tell_cluster(self);
     },

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "actors/call/interfaces.hpp"
+#include "actors/cluster/gateway.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/iii/channel.hpp"
@@ -41,6 +43,26 @@ struct function_registry_options {
   channel_limits channels;
 };
 
+/// The function registry's protocol (in words at function_registry() below):
+/// what the folders below actors/iii/ use of it (iii_catalog_actor), and
+/// what its worker connections, the manager and the cluster node send it.
+using function_registry_actor = iii_catalog_actor::extend<
+  caf::reacts_to<worker_atom, std::string, std::string, worker_connection_actor,
+                 net::transport_ptr, std::string, registry::worker_access_ptr>,
+  caf::reacts_to<reattach_atom, std::string, std::string, std::string>,
+  caf::reacts_to<fn_add_atom, registry::worker_function>,
+  caf::reacts_to<fn_remove_atom, std::string, std::string>,
+  caf::reacts_to<type_add_atom, registry::trigger_type_entry>,
+  caf::reacts_to<bind_atom, std::string, trigger_binding_args>,
+  caf::reacts_to<unbind_atom, std::string, std::string>,
+  caf::reacts_to<bind_result_atom, std::string, std::string, std::string>,
+  caf::reacts_to<invoke_atom, caller_actor, std::uint64_t, invocation_request>,
+  caf::reacts_to<done_atom, std::uint64_t, call_end>,
+  caf::reacts_to<cluster_atom, caf::actor, caf::actor, std::string>,
+  caf::reacts_to<fn_set_atom, std::string, iii_node_set>,
+  caf::reacts_to<node_lost_atom, std::string>, caf::reacts_to<flush_atom>,
+  caf::reacts_to<iii_options_atom, function_registry_options>>;
+
 struct function_registry_state {
   struct worker {
     worker_connection_actor conn;
@@ -75,7 +97,7 @@ struct function_registry_state {
   std::map<std::string, registry::function_catalog> node_catalogs;
   std::string node_name; // this node's, "" outside a cluster
   caf::actor cluster; // cluster_node; null outside a cluster
-  caf::actor gateway; // this node's cluster gateway: invocations of other nodes' functions
+  gateway_actor gateway; // this node's cluster gateway: invocations of other nodes' functions
   std::unordered_map<std::string, worker> workers;    // by worker id
   std::unordered_map<std::string, binding> triggers;  // by trigger id
   std::string functions_seen = R"({"functions":[]})"; // last functions-available list
@@ -127,7 +149,8 @@ struct function_registry_state {
 /// taken over: the registration is refused (logged, counted); a reattached
 /// connection registers after the one it replaces was cleaned up. Bindings
 /// of a worker under RBAC must name a function its session may call.
-caf::behavior function_registry(caf::stateful_actor<function_registry_state>* self);
+function_registry_actor::behavior_type
+function_registry(function_registry_actor::stateful_pointer<function_registry_state> self);
 
 } // namespace actor_host
 

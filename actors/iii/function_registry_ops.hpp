@@ -12,17 +12,16 @@
 
 namespace actor_host::registry_ops {
 
-using self_ptr = caf::stateful_actor<function_registry_state>*;
+using self_ptr = function_registry_actor::stateful_pointer<function_registry_state>;
 using binding = function_registry_state::binding;
 
 /// Answers `caller`'s call (nothing for a void call).
 void reply(self_ptr self, const caller_actor& caller, std::uint64_t tag,
-           const invocation_request& req, bool ok,
-           std::string raw);
+           const invocation_request& req, call_end end);
 
-/// iii errors: function_not_found, invalid_arguments.
-std::string not_found(const std::string& function_id);
-std::string invalid(const std::string& message);
+/// The engine's iii errors: function_not_found, invalid_arguments.
+call_error not_found(const std::string& function_id);
+call_error invalid(const std::string& message);
 
 /// The calling worker's RBAC view (null: no RBAC, or not a worker).
 const registry::worker_access* access_of(self_ptr self, const invocation_request& req);

@@ -16,7 +16,7 @@
 
 namespace actor_host::iii_cluster {
 
-using self_ptr = caf::stateful_actor<function_registry_state>*;
+using self_ptr = function_registry_actor::stateful_pointer<function_registry_state>;
 using visible_fn = std::function<bool(const std::string& id, const std::string* metadata)>;
 
 /// This node's functions (of live workers), workers and trigger types, as

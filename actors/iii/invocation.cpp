@@ -14,21 +14,29 @@ namespace {
 
 using self_ptr = invocation_actor::stateful_pointer<invocation_state>;
 
-/// Ends the call: the caller gets the answer in its own protocol.
-void finish(self_ptr self, bool ok, const std::string& raw, std::string_view outcome) {
+/// Ends the call: the caller gets its end, in its own protocol.
+void finish(self_ptr self, call_end end, std::string_view outcome) {
   auto& a = self->state.args;
   obs::global().record_invocation(outcome, std::chrono::steady_clock::now() - self->state.started);
-  if (a.caller && a.req.wants_reply) {
-    // The worker's error object is classified here, where it arrives.
-    bool genkit = a.req.format == reply_format::genkit;
-    if (ok)
-      self->send(a.caller, done_atom_v, a.tag,
-                 succeeded(genkit ? iii::iii_result_to_genkit(raw, a.invocation_id) : raw));
-    else
-      self->send(a.caller, done_atom_v, a.tag,
-                 failed(manager_errors::error_of(genkit ? iii::iii_error_to_genkit(raw) : raw)));
-  }
+  if (a.caller && a.req.wants_reply)
+    self->send(a.caller, done_atom_v, a.tag, std::move(end));
   self->quit();
+}
+
+/// The worker's answer as the call's end; its error object is classified
+/// here, where it arrives.
+call_end answered(const invocation_args& a, bool ok, const std::string& raw) {
+  bool genkit = a.req.format == reply_format::genkit;
+  if (ok)
+    return succeeded(genkit ? iii::iii_result_to_genkit(raw, a.invocation_id) : raw);
+  return failed(manager_errors::error_of(genkit ? iii::iii_error_to_genkit(raw) : raw));
+}
+
+/// An error the engine makes itself (the worker gone, the deadline).
+call_end engine_error(const invocation_args& a, std::string_view code, std::string message) {
+  return failed(a.req.format == reply_format::genkit
+                  ? manager_errors::iii_error_as_genkit(code, message)
+                  : manager_errors::iii_error(code, message));
 }
 
 std::string error_code_of(const std::string& error) {
@@ -55,18 +63,19 @@ invocation_actor::behavior_type invocation(self_ptr self, invocation_args args) 
                     a.req.function_id);
       self->send(a.conn, forget_inv_atom_v, a.invocation_id);
       a.caller = nullptr;
-      finish(self, false, {}, "abandoned");
+      finish(self, {}, "abandoned");
     });
   }
   return {
     [self](response_atom, bool ok, const std::string& raw) {
-      finish(self, ok, raw, ok ? std::string{"ok"} : error_code_of(raw));
+      finish(self, answered(self->state.args, ok, raw),
+             ok ? std::string{"ok"} : error_code_of(raw));
     },
     [self](conn_lost_atom, const std::string& reason) {
       auto& a = self->state.args;
       spdlog::debug("invocation {} of {} stopped: worker {} gone ({})", a.invocation_id,
                     a.req.function_id, a.worker_id, reason);
-      finish(self, false, iii::error_object(iii::code::invocation_stopped, "Invocation stopped"),
+      finish(self, engine_error(a, iii::code::invocation_stopped, "Invocation stopped"),
              iii::code::invocation_stopped);
     },
     [self](expired_atom) {
@@ -75,17 +84,17 @@ invocation_actor::behavior_type invocation(self_ptr self, invocation_args args) 
       spdlog::warn("invocation {} of {} on worker {} timed out after {} ms", a.invocation_id,
                    a.req.function_id, a.worker_id, ms);
       self->send(a.conn, forget_inv_atom_v, a.invocation_id);
-      finish(self, false,
-             iii::error_object(iii::code::timeout, "Invocation of " + a.req.function_id
-                                                     + " timed out after " + std::to_string(ms)
-                                                     + " ms (engine)"),
+      finish(self,
+             engine_error(a, iii::code::timeout,
+                          "Invocation of " + a.req.function_id + " timed out after "
+                            + std::to_string(ms) + " ms (engine)"),
              iii::code::timeout);
     },
     [self](abort_atom) {
       auto& a = self->state.args;
       self->send(a.conn, forget_inv_atom_v, a.invocation_id);
       a.caller = nullptr;
-      finish(self, false, {}, "abandoned");
+      finish(self, {}, "abandoned");
     },
     // Front-door callers may send bidi input; iii functions have no input stream.
     [](input_atom, const std::string&) {},

@@ -14,13 +14,16 @@ namespace {
 using self_ptr = caf::stateful_actor<trigger_binding_state>*;
 
 /// Answers engine::register_trigger's caller (once).
-void answer_waiter(self_ptr self, bool ok, std::string raw) {
+void answer_waiter(self_ptr self, call_end end) {
   auto& a = self->state.args;
   if (!a.waiter)
     return;
-  self->send(a.waiter, done_atom_v, a.waiter_tag,
-             ok ? succeeded(std::move(raw)) : failed(manager_errors::error_of(std::move(raw))));
+  self->send(a.waiter, done_atom_v, a.waiter_tag, std::move(end));
   a.waiter = nullptr;
+}
+
+call_error registration_failed(std::string message) {
+  return manager_errors::iii_error("trigger_registration_failed", message);
 }
 
 std::string id_result(const std::string& id) {
@@ -48,13 +51,13 @@ caf::behavior trigger_binding(caf::stateful_actor<trigger_binding_state>* self,
       self->state.provider = nullptr;
       // The provider left before answering: the binding waits for the type
       // to come back, as one made while the type was unknown.
-      answer_waiter(self, true, id_result(self->state.args.id));
+      answer_waiter(self, succeeded(id_result(self->state.args.id)));
     },
     [self](bind_answer_atom, std::string& error) {
       auto& st = self->state;
       auto& a = st.args;
       if (error.empty()) {
-        answer_waiter(self, true, id_result(a.id));
+        answer_waiter(self, succeeded(id_result(a.id)));
         return;
       }
       if (a.waiter) {
@@ -62,7 +65,8 @@ caf::behavior trigger_binding(caf::stateful_actor<trigger_binding_state>* self,
         // the binding (whose id the caller never learns) ends.
         spdlog::info("trigger {} ({} -> {}) rejected by its provider; not registered", a.id,
                      a.trigger_type, a.function_id);
-        answer_waiter(self, false, std::move(error));
+        // The provider's error object is classified here, where it arrives.
+        answer_waiter(self, failed(manager_errors::error_of(std::move(error))));
         self->quit();
         return;
       }
@@ -82,11 +86,9 @@ caf::behavior trigger_binding(caf::stateful_actor<trigger_binding_state>* self,
       spdlog::warn("trigger {} ({} -> {}): no triggerregistrationresult from the provider within "
                    "{} s; not registered",
                    a.id, a.trigger_type, a.function_id, secs);
-      answer_waiter(self, false,
-                    iii::error_object("trigger_registration_failed",
-                                      "no answer from the provider of trigger type "
-                                        + a.trigger_type + " within " + std::to_string(secs)
-                                        + " s"));
+      answer_waiter(self, failed(registration_failed("no answer from the provider of trigger type "
+                                                     + a.trigger_type + " within "
+                                                     + std::to_string(secs) + " s")));
       if (st.provider)
         st.provider->send_text(iii::unregister_trigger(a.id, a.trigger_type));
       self->quit();
@@ -95,9 +97,8 @@ caf::behavior trigger_binding(caf::stateful_actor<trigger_binding_state>* self,
       auto& st = self->state;
       if (st.provider)
         st.provider->send_text(iii::unregister_trigger(st.args.id, st.args.trigger_type));
-      answer_waiter(self, false,
-                    iii::error_object("trigger_registration_failed",
-                                      "trigger " + st.args.id + " was unregistered"));
+      answer_waiter(self,
+                    failed(registration_failed("trigger " + st.args.id + " was unregistered")));
       self->quit();
     },
   };

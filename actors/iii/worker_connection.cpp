@@ -295,13 +295,14 @@ invocation_actor start_invocation(self_ptr self, caller_actor caller, std::uint6
   return inv;
 }
 
-/// A phase of the gate: `on_frame` decides what a frame read now does; the
-/// rest (the socket's end, calls to run here, answers to this worker's
-/// calls) every phase handles alike.
-template <class OnFrame>
-behavior phase(self_ptr self, OnFrame on_frame) {
+/// A phase of the gate: `on_frame` decides what a frame read now does and
+/// `on_flush` what a held one does; the rest (the socket's end, calls to run
+/// here, answers to this worker's calls) every phase handles alike.
+template <class OnFrame, class OnFlush>
+behavior phase(self_ptr self, OnFrame on_frame, OnFlush on_flush) {
   return {
     std::move(on_frame),
+    std::move(on_flush),
     [self](closed_atom, const std::string& reason) {
       auto& st = self->state;
       spdlog::info("iii worker {} closed ({}), stopping {} invocation(s)", st.worker_id, reason,
@@ -358,9 +359,15 @@ behavior phase(self_ptr self, OnFrame on_frame) {
 /// Frames wait, in order; each still counts against the socket's read
 /// window, so a worker cannot pile them up while it waits.
 behavior holding_frames(self_ptr self) {
-  return phase(self, [self](frame_atom, std::string& frame) {
-    self->state.held.push_back(std::move(frame));
-  });
+  return phase(
+    self, [self](frame_atom, std::string& frame) { self->state.held.push_back(std::move(frame)); },
+    [](flush_atom) {}); // the gate closed again: held frames wait for the next ready
+}
+
+/// One frame, read now or held: handled, then off the read window.
+void handle_frame(self_ptr self, const std::string& frame) {
+  dispatch(self, frame);
+  self->state.transport->frame_processed(); // read window (frame_bridge.hpp)
 }
 
 } // namespace
@@ -376,29 +383,41 @@ behavior awaiting_hook(self_ptr self) {
 }
 
 behavior ready(self_ptr self) {
-  return phase(self, [self](frame_atom, std::string& frame) {
-    dispatch(self, frame);
-    self->state.transport->frame_processed(); // read window (frame_bridge.hpp)
-  });
+  return phase(
+    self,
+    [self](frame_atom, std::string& frame) {
+      auto& held = self->state.held;
+      if (held.empty())
+        handle_frame(self, frame);
+      else
+        held.push_back(std::move(frame)); // behind the held ones
+    },
+    [self](flush_atom) {
+      // One held frame per message: handling it may close the gate again
+      // (a hook call), and then the rest waits in that behavior.
+      auto& held = self->state.held;
+      if (held.empty())
+        return;
+      auto frame = std::move(held.front());
+      held.pop_front();
+      if (!held.empty())
+        self->send(self, flush_atom_v);
+      handle_frame(self, frame);
+    });
 }
 
 void become_ready(self_ptr self) {
-  auto& st = self->state;
-  st.gate = worker_connection_state::gate_phase::ready;
   self->become(ready(self));
-  while (st.gate == worker_connection_state::gate_phase::ready && !st.held.empty()) {
-    auto text = std::move(st.held.front());
-    st.held.pop_front();
-    dispatch(self, text);
-    st.transport->frame_processed();
-  }
+  if (!self->state.held.empty())
+    self->send(self, flush_atom_v);
 }
 
 } // namespace worker_ops
 
 worker_connection_actor::behavior_type worker_connection(worker_ops::self_ptr self,
                                                          net::transport_ptr transport,
-                                                         caf::actor registry, front_door door,
+                                                         function_registry_actor registry,
+                                                         front_door door,
                                                          worker_options opts) {
   auto& st = self->state;
   st.transport = transport;

@@ -4,6 +4,7 @@
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/dispatch/call_path.hpp"
+#include "actors/iii/function_registry.hpp"
 #include "net/transport.hpp"
 #include "registry/worker_rbac.hpp"
 
@@ -42,7 +43,7 @@ struct worker_connection_state {
 
   live_count live{actor_kind::worker_connection};
   net::transport_ptr transport;
-  caf::actor registry;
+  function_registry_actor registry;
   front_door door; // for this worker's calls of Genkit actions
   worker_options opts;
   std::string worker_id;
@@ -51,11 +52,11 @@ struct worker_connection_state {
   std::unordered_map<std::uint64_t, call> calls;         // by tag
   std::uint64_t next_tag = 1;
   registry::worker_session session; // what this connection may do (RBAC)
-  // Where the RBAC gate is; the behavior of each phase has the same name
-  // (worker_connection_ops.hpp). Frames read while not ready are held, in
-  // order, and count against the socket's read window until handled.
-  enum class gate_phase { authenticating, awaiting_hook, ready };
-  gate_phase gate = gate_phase::authenticating;
+  // Frames read while the RBAC gate is closed (the behaviors authenticating
+  // and awaiting_hook, worker_connection_ops.hpp), in order; ready takes
+  // them one per (flush_atom) it sends itself, and holds new ones behind
+  // them meanwhile. Each counts against the socket's read window until
+  // handled.
   std::deque<std::string> held;
   static inline const char* name = "worker_connection";
 };
@@ -77,11 +78,12 @@ struct worker_connection_state {
 ///   front-door runAction of `/iii/<function_id>` (Genkit shapes); the
 ///   call_target_actor interface
 /// - (forget_inv_atom, invocation_id): an invocation ended early
+/// - (flush_atom): its own: the next held frame, once the gate is open
 /// - (done_atom, tag, call_end) and a run's events: answers to this
 ///   worker's own calls
 worker_connection_actor::behavior_type
 worker_connection(worker_connection_actor::stateful_pointer<worker_connection_state> self,
-                  net::transport_ptr transport, caf::actor registry, front_door door,
+                  net::transport_ptr transport, function_registry_actor registry, front_door door,
                   worker_options opts);
 
 } // namespace actor_host

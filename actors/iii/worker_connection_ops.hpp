@@ -17,9 +17,8 @@ using self_ptr = worker_connection_actor::stateful_pointer<worker_connection_sta
 using behavior = worker_connection_actor::behavior_type;
 using call_kind = worker_connection_state::call_kind;
 
-/// The function registry is dynamically typed (the iii catalog's many
-/// messages), so the typed connection reaches it anonymously; where an
-/// answer is due the message names its caller.
+/// The connection's messages to the function registry go anonymously:
+/// where an answer is due the message names its caller.
 template <class... Ts>
 void tell_registry(self_ptr self, Ts&&... xs) {
   caf::anon_send(self->state.registry, std::forward<Ts>(xs)...);

@@ -79,7 +79,6 @@ std::string quoted_or_empty(const std::string& s) {
 void hook_call(self_ptr self, call_kind kind, const std::string& hook, std::string input,
                std::string frame) {
   internal_call(self, kind, hook, std::move(input), std::move(frame));
-  self->state.gate = worker_connection_state::gate_phase::awaiting_hook;
   self->become(awaiting_hook(self));
 }
 
@@ -269,7 +268,6 @@ behavior open_gate(self_ptr self) {
   auto& st = self->state;
   if (!st.opts.rbac || st.opts.rbac->auth_function.empty()) {
     welcome(self);
-    st.gate = worker_connection_state::gate_phase::ready;
     return ready(self);
   }
   // Frames the SDK sends meanwhile are held until the session exists.
@@ -278,7 +276,6 @@ behavior open_gate(self_ptr self) {
                + iii::query_params_json(up.target) + R"(,"ip_address":)"
                + rpc::quote(ip_of(st.transport->peer())) + "}";
   internal_call(self, call_kind::auth, st.opts.rbac->auth_function, std::move(input));
-  st.gate = worker_connection_state::gate_phase::authenticating;
   return authenticating(self);
 }
 

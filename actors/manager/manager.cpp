@@ -49,9 +49,9 @@ std::string manager::impl::start_cluster() {
     return static_cast<std::uint64_t>(live_actors(actor_kind::worker_connection));
   };
   d.gateway = spawn_cluster_gateway(d.sys);
-  caf::anon_send(d.supervisor, adopt_atom_v, d.gateway);
+  caf::anon_send(d.supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(d.gateway));
   cluster_links links;
-  links.functions = d.functions;
+  links.functions = caf::actor_cast<caf::actor>(d.functions);
   links.gateway = d.gateway;
   links.middleman = tls ? caf::actor_cast<caf::actor>(d.sys.openssl_manager().actor_handle())
                         : caf::actor_cast<caf::actor>(d.sys.middleman().actor_handle());
@@ -69,8 +69,9 @@ std::string manager::impl::start_cluster() {
   advertise = host_port(advertise, *port);
   // Told once the reflection listener is up (start()): the card carries its URL.
   d.cluster_advertise = advertise;
-  caf::anon_send(d.directory, cluster_atom_v, d.cluster, d.gateway, c.node_name);
-  caf::anon_send(d.functions, cluster_atom_v, d.cluster, d.gateway, c.node_name);
+  auto gateway = caf::actor_cast<caf::actor>(d.gateway);
+  caf::anon_send(d.directory, cluster_atom_v, d.cluster, gateway, c.node_name);
+  caf::anon_send(d.functions, cluster_atom_v, d.cluster, gateway, c.node_name);
   std::string seeds;
   for (auto& s : c.seeds)
     seeds += (seeds.empty() ? "" : ",") + s;

@@ -92,10 +92,10 @@ struct manager::impl {
   net::server rbac_workers; // listens only with opts.worker_rbac_port
   caf::actor supervisor;
   directory_actor directory;
-  caf::actor functions; // function_registry
+  function_registry_actor functions;
   front_door door;      // what every caller starts calls with
   caf::actor cluster;   // cluster_node; null outside a cluster
-  caf::actor gateway;   // cluster_gateway: every call between this node and the others
+  gateway_actor gateway; // cluster_gateway: every call between this node and the others
   caf::actor traces;    // trace_keeper; null without a trace store
   caf::actor route_spans; // route_span_batcher in front of it; null without one
   cluster_board_ptr cluster_view = std::make_shared<cluster_board>();

@@ -125,10 +125,10 @@ std::string manager::impl::start_workers() {
     wopts.invocation_timeout = opts.policy.run_timeout;
   auto unread = opts.policy.max_unread_frames;
   auto serve_workers = [this, unread](net::server& srv, worker_options o) {
-    srv.on_websocket("/", [spawn = spawner(), door = door, o,
+    srv.on_websocket("/", [spawn = spawner(), door = door, registry = functions, o,
                            unread](net::transport_ptr t) -> net::frame_handler_ptr {
       t = with_read_window(std::move(t), unread);
-      auto a = spawn(worker_connection, t, door.functions, door, o);
+      auto a = spawn(worker_connection, t, registry, door, o);
       return std::make_shared<frame_bridge>(std::move(a), std::move(t));
     });
     srv.on_websocket("/otel", [](net::transport_ptr) -> net::frame_handler_ptr {

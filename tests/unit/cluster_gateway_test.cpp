@@ -44,14 +44,14 @@ CAF_TEST(a call to another node passes both gateways in order and a lost node fa
   // The owner's side: a real connection with a registered runtime, and its gateway.
   auto owner_routes = std::make_shared<route_board>();
   auto owner_dir = sys.spawn(runtime_directory, owner_routes, std::chrono::milliseconds{0});
-  auto owner_gw = spawn_cluster_gateway(sys);
+  auto owner_gw = caf::actor_cast<caf::actor>(spawn_cluster_gateway(sys));
   sched.run();
   auto rt = make_fake_transport();
   auto conn = spawn_connection(rt, owner_dir);
   send_frame(conn, register_frame("rt-b"));
   rt->clear();
   // The entry node: its gateway knows b's; its routes list rt-b as node b's.
-  auto entry_gw = spawn_cluster_gateway(sys);
+  auto entry_gw = caf::actor_cast<caf::actor>(spawn_cluster_gateway(sys));
   caf::anon_send(entry_gw, gateway_atom_v, std::string{"b"}, owner_gw);
   route_table t;
   t.self_node = "a";
@@ -151,7 +151,7 @@ CAF_TEST(a call to another node passes both gateways in order and a lost node fa
   // A gateway that ends without a lost link (b shutting down) may still
   // have answers on the way: its calls get a grace, then fail.
   auto third = [&](caf::actor& out) {
-    owner_gw = spawn_cluster_gateway(sys);
+    owner_gw = caf::actor_cast<caf::actor>(spawn_cluster_gateway(sys));
     caf::anon_send(entry_gw, gateway_atom_v, std::string{"b"}, owner_gw);
     start(out);
     CAF_REQUIRE(out);
@@ -189,8 +189,8 @@ CAF_TEST(a call to another node passes both gateways in order and a lost node fa
 CAF_TEST(calls another node made are abandoned when its gateway is lost) {
   auto owner_routes = std::make_shared<route_board>();
   auto owner_dir = sys.spawn(runtime_directory, owner_routes, std::chrono::milliseconds{0});
-  auto owner_gw = spawn_cluster_gateway(sys);
-  auto entry_gw = spawn_cluster_gateway(sys);
+  auto owner_gw = caf::actor_cast<caf::actor>(spawn_cluster_gateway(sys));
+  auto entry_gw = caf::actor_cast<caf::actor>(spawn_cluster_gateway(sys));
   auto probe_for_abort = spawn_dummy();
   sched.run();
   auto rt = make_fake_transport();
@@ -230,10 +230,10 @@ namespace {
 /// (registry, owner, entry gateway, owner gateway, probe).
 template <class Fixture>
 auto make_iii_pair(Fixture& f, const std::string& metadata) {
-  auto reg = f.sys.spawn(function_registry);
+  auto reg = caf::actor_cast<caf::actor>(f.sys.spawn(function_registry));
   auto owner = f.sys.spawn(owner_stub);
-  auto entry_gw = spawn_cluster_gateway(f.sys);
-  auto owner_gw = spawn_cluster_gateway(f.sys);
+  auto entry_gw = caf::actor_cast<caf::actor>(spawn_cluster_gateway(f.sys));
+  auto owner_gw = caf::actor_cast<caf::actor>(spawn_cluster_gateway(f.sys));
   auto probe = f.spawn_probe();
   f.sched.run();
   caf::anon_send(reg, cluster_atom_v, caf::actor{}, entry_gw, std::string{"a"});
@@ -322,13 +322,17 @@ CAF_TEST(a call or invocation naming a connection that ended on its node is answ
   // Over BASP a handle to an actor that has ended arrives null on its own
   // node: the owner gateway gets a call for no connection at all.
   auto [reg, owner, entry_gw, owner_gw, probe] = make_iii_pair(*this, "");
+  auto relay = spawn_probe();
   caf::anon_send(entry_gw, call_atom_v, std::string{"b"}, std::string{"rt-b"}, caf::actor{},
                  make_call(0, "runAction", R"({"key":"/flow/echo","input":1})"),
-                 caf::actor_cast<caller_actor>(probe));
+                 caf::actor_cast<caller_actor>(probe), relay);
   sched.run();
   CAF_REQUIRE_EQUAL(events(probe).size(), 1u);
   CAF_CHECK_EQUAL(render(events(probe)).substr(0, 11), "done 0 fail");
   CAF_CHECK(contains(events(probe)[0].text, "Runtime rt-b connection closed"));
+  // The relay, the caller's handle, hears the end too.
+  CAF_CHECK_EQUAL(events(relay).size(), 1u);
+  stop(relay);
   events(probe).clear();
   invocation_request req;
   req.function_id = "greet";

@@ -36,12 +36,12 @@ struct cluster_fixture : actor_fixture {
     test_node n;
     n.name = name;
     n.dir = sys.spawn(runtime_directory, n.routes, std::chrono::milliseconds{0});
-    n.gateway = spawn_cluster_gateway(sys);
+    n.gateway = caf::actor_cast<caf::actor>(spawn_cluster_gateway(sys));
     cluster_options o;
     o.node_name = name;
     o.beat = 1h; // no timers in these tests but the ones they move to
     cluster_links links;
-    links.gateway = n.gateway;
+    links.gateway = caf::actor_cast<gateway_actor>(n.gateway);
     n.node = spawn_cluster_node(sys, o, links, caf::actor_cast<caf::actor>(n.dir), n.view);
     caf::anon_send(n.node, listening_atom_v, name + ".test:7300", "ws://" + name + ".test:3100");
     caf::anon_send(n.dir, cluster_atom_v, n.node, n.gateway, name);

@@ -22,7 +22,7 @@ struct feed_fixture : actor_fixture {
   caf::actor feed;
 
   explicit feed_fixture(dashboard_feed_config cfg = {}) {
-    feed = sys.spawn(dashboard_feed, std::move(cfg), dir, caf::actor{});
+    feed = sys.spawn(dashboard_feed, std::move(cfg), dir, iii_catalog_actor{});
     sched.run();
   }
 

@@ -5,6 +5,7 @@
 #include "actors/call/call_request.hpp"
 #include "actors/call/errors.hpp"
 #include "actors/manager/manager_supervisor.hpp"
+#include "wire/iii_protocol.hpp"
 
 using namespace actor_host;
 using namespace actor_host::testing;
@@ -340,12 +341,22 @@ CAF_TEST(manager error objects) {
   // Ours are values made with their fields; classifying their objects, as a
   // peer that gets them does, finds the same.
   for (auto& ours : {t, c, manager_errors::invalid_params("x"), manager_errors::shutting_down(),
-                     manager_errors::service_busy("svc", 3)}) {
+                     manager_errors::service_busy("svc", 3),
+                     manager_errors::iii_error(wire::iii::code::function_not_found, "f not found"),
+                     manager_errors::iii_error_as_genkit(wire::iii::code::timeout, "timed out"),
+                     manager_errors::iii_error_as_genkit(wire::iii::code::forbidden, "")}) {
     auto seen = manager_errors::error_of(ours.object);
     CAF_CHECK_EQUAL(seen.status, ours.status);
     CAF_CHECK_EQUAL(seen.http, ours.http);
     CAF_CHECK_EQUAL(seen.message, ours.message);
   }
+  // The engine's own iii errors, in Genkit's shape, keep the code they map to.
+  CAF_CHECK_EQUAL(manager_errors::iii_error_as_genkit(wire::iii::code::timeout, "t").status, 4);
+  CAF_CHECK_EQUAL(manager_errors::iii_error_as_genkit(wire::iii::code::forbidden, "f").http, 403);
+  CAF_CHECK_EQUAL(manager_errors::iii_error_as_genkit("thrown", "f").status, 13);
+  CAF_CHECK_EQUAL(member_str(manager_errors::iii_error(wire::iii::code::forbidden, "no").object,
+                             {"code"}),
+                  "FORBIDDEN");
 }
 
 // docs/API.md, "Errors": a runtime that disconnects mid-request and a manager

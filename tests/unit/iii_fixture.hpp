@@ -32,7 +32,7 @@ struct iii_fixture : actor_fixture {
   iii_fixture() {
     for (std::size_t i = 0; i < iii_kinds.size(); ++i)
       iii_at_start[i] = live_actors(iii_kinds[i]);
-    reg = sys.spawn(function_registry);
+    reg = caf::actor_cast<caf::actor>(sys.spawn(function_registry));
     sched.run();
   }
 
@@ -44,7 +44,8 @@ struct iii_fixture : actor_fixture {
   }
 
   worker_connection_actor spawn_worker(const fake_transport_ptr& t, worker_options o) {
-    auto w = sys.spawn(worker_connection, net::transport_ptr{t}, reg, door(dir, {}, reg), o);
+    auto w = sys.spawn(worker_connection, net::transport_ptr{t},
+                       caf::actor_cast<function_registry_actor>(reg), door(dir, {}, reg), o);
     sched.run();
     return w;
   }

@@ -172,6 +172,55 @@ CAF_TEST(frames held while the auth function decides count against the read wind
   finish();
 }
 
+CAF_TEST(held frames keep their order when a registration hook closes the gate again) {
+  cfg->auth_function = "auth::check";
+  cfg->on_function_registration = "hook::fn";
+  for (auto id : {"auth::check", "hook::fn"})
+    send_frame(trusted, std::string{R"({"type":"registerfunction","id":")"} + id + R"("})");
+  tt->clear();
+  auto t = make_fake_transport("127.0.0.1:41004");
+  auto o = opts();
+  o.rbac = cfg;
+  auto w = spawn_worker(t, o);
+  extra.push_back(w);
+  auto answer = [&](const std::string& invocation) {
+    send_frame(trusted, R"({"type":"invocationresult","invocation_id":")"
+                          + member_str(invocation, {"invocation_id"}) + R"(","result":{}})");
+  };
+  auto auth = invocations(tt);
+  CAF_REQUIRE_EQUAL(auth.size(), 1u);
+  auto reg = [&](const char* id) {
+    send_frame(w, std::string{R"({"type":"registerfunction","id":"api::)"} + id + R"("})");
+  };
+  for (auto id : {"a", "b", "c"})
+    reg(id);
+  CAF_CHECK_EQUAL(t->processed(), 0);
+  // Authenticated: the first held frame asks the hook, and the gate closes
+  // again with two frames still held; one read meanwhile waits behind them.
+  answer(auth[0]);
+  CAF_CHECK_EQUAL(t->processed(), 1);
+  reg("d");
+  CAF_CHECK_EQUAL(t->processed(), 1);
+  std::vector<std::string> asked;
+  for (int round = 0; round < 4; ++round) {
+    auto hooks = invocations(tt);
+    CAF_REQUIRE_EQUAL(hooks.size(), 1u);
+    CAF_CHECK_EQUAL(member_str(hooks[0], {"function_id"}), "hook::fn");
+    asked.push_back(member_str(hooks[0], {"data", "function_id"}));
+    answer(hooks[0]);
+  }
+  CAF_CHECK_EQUAL(asked, (std::vector<std::string>{"api::a", "api::b", "api::c", "api::d"}));
+  CAF_CHECK_EQUAL(t->processed(), 4);
+  // Open again: a frame read now is handled at once.
+  send_frame(w, R"({"type":"unregisterfunction","id":"api::a"})");
+  CAF_CHECK_EQUAL(t->processed(), 5);
+  auto list = call(trusted, tt, "engine::functions::list");
+  for (auto id : {"api::b", "api::c", "api::d"})
+    CAF_CHECK(contains(member(list, {"result", "functions"}), id));
+  CAF_CHECK(!contains(member(list, {"result", "functions"}), "api::a"));
+  finish();
+}
+
 CAF_TEST(front door calls of iii functions follow the RBAC listener policy) {
   send_frame(trusted, R"({"type":"registerfunction","id":"secret::fn"})");
   send_frame(trusted, R"({"type":"registerfunction","id":"api::ok"})");

@@ -205,7 +205,8 @@ struct actor_fixture : test_coordinator_fixture<> {
   /// What a front door's caller starts calls with.
   front_door door(const directory_actor& dir, call_policy policy = {},
                   caf::actor functions = {}) const {
-    return front_door{board, dir, std::move(functions), policy, nullptr, {}, {}, {}, {}};
+    return front_door{board, dir, caf::actor_cast<iii_catalog_actor>(std::move(functions)), policy,
+                      nullptr, {}, {}, {}, {}};
   }
 
   /// How the published routes send a call for `runtime_id` ("" = the most

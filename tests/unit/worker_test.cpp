@@ -172,7 +172,8 @@ CAF_TEST(a caller that goes away abandons its invocation) {
 CAF_TEST(reattach retires the old connection and its registrations) {
   register_greet();
   // tb's token was in its workerregistered frame (cleared by the fixture).
-  auto token = deref<caf::stateful_actor<function_registry_state>>(reg).state.workers.at(executor_id).token;
+  using registry_base = function_registry_actor::stateful_base<function_registry_state>;
+  auto token = deref<registry_base>(reg).state.workers.at(executor_id).token;
   auto tc = make_fake_transport();
   auto fresh = spawn_worker(tc, {});
   invoke("greet");

@@ -213,7 +213,7 @@ std::string health_sample_json(std::int64_t unix_ms, std::uint64_t calls, std::u
 }
 
 caf::behavior dashboard_feed(self_ptr self, dashboard_feed_config cfg, directory_actor directory,
-                             caf::actor functions) {
+                             iii_catalog_actor functions) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.directory = std::move(directory);

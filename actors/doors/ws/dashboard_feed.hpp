@@ -58,7 +58,7 @@ struct dashboard_feed_state {
 
   dashboard_feed_config cfg;
   directory_actor directory;
-  caf::actor functions;
+  iii_catalog_actor functions;
   std::vector<watcher> watchers;
   fetched runtimes{"[]"};
   fetched workers{R"({"workers":[]})"};
@@ -89,7 +89,7 @@ struct dashboard_feed_state {
 /// - (sample_atom): sample the metrics (its own, every cfg.sample_interval)
 caf::behavior dashboard_feed(caf::stateful_actor<dashboard_feed_state>* self,
                              dashboard_feed_config cfg, directory_actor directory,
-                             caf::actor functions);
+                             iii_catalog_actor functions);
 
 /// One health sample: what happened since the last one (calls and errors of
 /// runs and iii invocations, their p50/p99 in ms, null when none), and the
