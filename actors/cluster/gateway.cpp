@@ -158,6 +158,7 @@ void on_events(self_ptr self, const caf::actor_addr& from, std::vector<gw_event>
 // --- failures ---------------------------------------------------------------
 
 void peer_down(self_ptr self, const caf::actor_addr& gone, const caf::error& reason) {
+  iii_peer_down(self, gone, reason == caf::exit_reason::remote_link_unreachable);
   auto& st = self->state;
   st.watched.erase(gone);
   std::erase_if(st.peers, [&](auto& kv) { return kv.second.address() == gone; });
@@ -203,7 +204,7 @@ void peer_down(self_ptr self, const caf::actor_addr& gone, const caf::error& rea
 
 caf::behavior cluster_gateway(self_ptr self) {
   self->set_down_handler([self](caf::down_msg& dm) { peer_down(self, dm.source, dm.reason); });
-  return {
+  caf::message_handler calls{
     [self](gateway_atom, const std::string& node, caf::actor& peer) {
       auto& st = self->state;
       if (!peer) {
@@ -217,6 +218,7 @@ caf::behavior cluster_gateway(self_ptr self) {
       self->state.flush_due = false;
       for (auto& box : self->state.outboxes)
         flush(self, box);
+      flush_iii(self);
     },
     // Entry side: a relay's call, its input and its end.
     [self](call_atom, std::string& node, std::string& target, caf::actor& conn,
@@ -295,6 +297,7 @@ caf::behavior cluster_gateway(self_ptr self) {
              end.ok ? std::move(end.result) : std::move(end.error.object));
     },
   };
+  return calls.or_else(iii_handlers(self)); // bindings and channel ends: gateway_iii.cpp
 }
 
 } // namespace gateway_detail
