@@ -1,5 +1,6 @@
 #include "actors/iii/channel.hpp"
 
+#include "actors/iii/channel_link.hpp"
 #include "obs/metrics.hpp"
 #include "wire/iii_protocol.hpp"
 #include "wire/jsonrpc.hpp"
@@ -83,6 +84,8 @@ const char* end_name(bool writer) {
 /// dropped): a writer paused at a limit may go on.
 void release(self_ptr self, std::int64_t n, std::size_t bytes) {
   auto& st = self->state;
+  if (auto* remote = dynamic_cast<remote_channel_end*>(st.writer.get()))
+    return remote->released(n); // its node counts the bytes
   auto b = static_cast<std::int64_t>(bytes);
   auto before = st.flow->pending.fetch_sub(n);
   auto before_bytes = st.flow->pending_bytes.fetch_sub(b);
@@ -315,7 +318,7 @@ std::pair<bool, std::string> create_channel(caf::local_actor* parent, caf::actor
                                        + "); close or finish some first")};
   }
   channel_args a;
-  a.id = iii::new_uuid();
+  a.id = iii::new_uuid() + channel_id_suffix();
   a.buffer_size = buffer;
   a.max_bytes = limits.max_bytes;
   a.sweep_after = sweep_after;
@@ -420,6 +423,8 @@ int check_channel_upgrade(const net::upgrade_request& up) {
   auto r = parse_end(up);
   if (r.dir != "read" && r.dir != "write")
     return 400;
+  if (!remote_channel_node(r.id).empty())
+    return 0; // another node's channel: that node checks the key
   if (r.id.empty() || !channels().find(r.id, r.key)) {
     spdlog::info("iii channel socket refused: channel {} not found or wrong key", r.id);
     return 404;
@@ -432,6 +437,9 @@ net::frame_handler_ptr open_channel_end(net::transport_ptr transport) {
   bool writer = r.dir == "write";
   caf::actor ch;
   channel_flow_ptr flow;
+  if (r.dir == "read" || writer)
+    if (auto remote = open_remote_channel_end(transport, r.id, r.key, writer))
+      return remote; // its id names another node
   auto got = r.dir == "read" || writer ? channels().take(r.id, r.key, writer, ch, flow)
                                        : channel_table::take_result::not_found;
   if (got == channel_table::take_result::taken) {

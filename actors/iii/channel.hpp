@@ -42,6 +42,15 @@ struct channel_flow {
 };
 using channel_flow_ptr = std::shared_ptr<channel_flow>;
 
+/// A channel end whose socket is at another node of the cluster
+/// (channel_link.hpp): the channel hands it a credit for every writer frame
+/// it has passed on (or dropped), which travels back to the writer's node,
+/// where the socket waits on them (its flow).
+class remote_channel_end : public net::transport {
+public:
+  virtual void released(std::int64_t frames) = 0;
+};
+
 /// Open channels by id: what the upgrade check (on an I/O thread, before
 /// the WebSocket exists) and the socket factory consult, so it is a locked
 /// map, not an actor. Channel actors are added by `create_channel` and
