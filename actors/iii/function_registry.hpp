@@ -56,6 +56,14 @@ struct function_registry_state {
     std::string config;   // raw JSON
     std::string metadata; // raw JSON, "" when absent
     bool active = false;  // delivered (provider known and not rejected), or an engine type
+    std::string id;       // its trigger id (the key it is kept by)
+    // In a cluster (iii_cluster_triggers.cpp): a binding another node
+    // forwarded here for a type a worker here offers (that node's name), and
+    // for a binding made here, the node (and worker) of the type's provider
+    // it was forwarded to; "" = none.
+    std::string origin;
+    std::string remote_node;
+    std::string remote_provider;
   };
 
   /// Another cluster node's function (actors/cluster/).
