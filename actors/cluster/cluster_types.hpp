@@ -160,7 +160,8 @@ struct iii_wire {
     ch_ready,    // channel's node -> socket's node: link, count = buffer (frames), bytes = byte cap
     ch_frame,    // either way: link, flag = binary, text = the frame
     ch_close,    // either way: link, flag = clean, code, text = reason
-    ch_credit,   // channel's node -> writer's node: link, count = frames the reader was given
+    ch_credit,   // link, count: frames the channel passed on (to a writer's node), or a
+                 // reader's node handed to its socket (to the channel's node)
   };
   std::uint8_t kind = bind;
   std::uint64_t link = 0;  // a channel end's link: the id its socket's node gave it

@@ -129,8 +129,9 @@ void deliver(self_ptr self, std::unordered_map<std::uint64_t, iii_link>::iterato
         self->send(l.local, channel_frame_atom_v, l.writer, w.flag, std::move(w.text));
       break;
     case iii_wire::ch_credit:
-      if (l.opener)
-        self->send(l.local, slot_atom_v, w.count);
+      // For a writer's end: the channel passed frames on; for the channel:
+      // a reader's node handed frames to its socket.
+      self->send(l.local, slot_atom_v, w.count);
       break;
     case iii_wire::ch_close:
       close_local(self, l, w.flag, w.code, std::move(w.text));

@@ -96,11 +96,32 @@ void release(self_ptr self, std::int64_t n, std::size_t bytes) {
 
 void relay(self_ptr self, channel_state::item& it) {
   auto& r = self->state.reader;
+  if (dynamic_cast<remote_channel_end*>(r.get()))
+    self->state.unacked.push_back(it.data.size());
   if (it.binary)
     r->send_binary(std::move(it.data));
   else
     r->send_text(std::move(it.data));
   obs::global().channel_frames.fetch_add(1, std::memory_order_relaxed);
+}
+
+/// Frames given to the reader: released now, or, for a reader at another
+/// node, when that node has handed them to its socket (on_reader_credit).
+void relayed(self_ptr self, std::int64_t n, std::size_t bytes) {
+  if (!dynamic_cast<remote_channel_end*>(self->state.reader.get()))
+    release(self, n, bytes);
+}
+
+void on_reader_credit(self_ptr self, std::uint64_t frames) {
+  auto& st = self->state;
+  std::int64_t n = 0;
+  std::size_t bytes = 0;
+  for (; n < static_cast<std::int64_t>(frames) && !st.unacked.empty(); ++n) {
+    bytes += st.unacked.front();
+    st.unacked.pop_front();
+  }
+  if (n > 0)
+    release(self, n, bytes);
 }
 
 void close_ends(self_ptr self, std::uint16_t code, const std::string& reason) {
@@ -149,7 +170,7 @@ void on_attach(self_ptr self, bool writer, net::transport_ptr& t) {
   st.buffered_bytes = 0;
   if (st.writer_done)
     return finish(self, st.close_code, st.close_reason);
-  release(self, n, bytes);
+  relayed(self, n, bytes);
 }
 
 void on_data(self_ptr self, bool from_writer, bool binary, std::string& data) {
@@ -164,7 +185,7 @@ void on_data(self_ptr self, bool from_writer, bool binary, std::string& data) {
   channel_state::item it{binary, std::move(data)};
   if (st.reader) {
     relay(self, it);
-    return release(self, 1, size);
+    return relayed(self, 1, size);
   }
   st.buffered.push_back(std::move(it));
   st.buffered_bytes += size;
@@ -256,6 +277,7 @@ caf::behavior channel(caf::stateful_actor<channel_state>* self, channel_args arg
     [self](channel_closed_atom, bool from_writer, bool clean, std::uint16_t code, std::string& reason) {
       on_end_closed(self, from_writer, clean, code, reason);
     },
+    [self](slot_atom, std::uint64_t frames) { on_reader_credit(self, frames); },
     [self](expired_atom) {
       auto& st = self->state;
       if (fully_used(st))

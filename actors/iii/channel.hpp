@@ -125,6 +125,10 @@ struct channel_state {
   std::deque<item> buffered;  // written before the reader connected
   std::size_t buffered_bytes = 0;
   std::size_t max_bytes = 0;
+  // Sizes of the frames given to a reader at another node that its node
+  // has not handed to the socket yet: they count against the writer's
+  // limits until then, so the window holds end to end. At most the limits.
+  std::deque<std::size_t> unacked;
   static inline const char* name = "channel";
 };
 
@@ -147,6 +151,7 @@ struct channel_state {
 /// - (attach_atom, is_writer, transport): a socket for one end
 /// - (channel_frame_atom, from_writer, binary, data), (channel_closed_atom, from_writer,
 ///   clean, code, reason): from the end sockets
+/// - (slot_atom, frames): a reader at another node has that many more frames
 /// - (expired_atom): the sweep timer
 caf::behavior channel(caf::stateful_actor<channel_state>* self, channel_args args);
 

@@ -99,6 +99,7 @@ struct link_end_state {
   std::deque<std::int64_t> in_flight; // sizes of writer frames not credited yet
   caf::actor gateway;
   std::string channel_id;
+  bool writer = false;
   static inline const char* name = "channel_link_end";
 };
 
@@ -139,6 +140,7 @@ caf::behavior link_end(end_ptr self, net::transport_ptr socket, link_flow_ptr fl
   st.flow = std::move(flow);
   st.gateway = gateway;
   st.channel_id = id;
+  st.writer = writer;
   self->monitor(gateway);
   self->set_down_handler([self](caf::down_msg&) {
     close_socket(self, 1011, "channel link lost: this node's cluster gateway ended");
@@ -174,13 +176,15 @@ caf::behavior link_end(end_ptr self, net::transport_ptr socket, link_flow_ptr fl
         st.socket->resume_reading();
     },
     [self](channel_frame_atom, bool binary, std::string& data) {
-      auto& s = self->state.socket;
-      if (!s)
+      auto& st = self->state;
+      if (!st.socket)
         return;
       if (binary)
-        s->send_binary(std::move(data));
+        st.socket->send_binary(std::move(data));
       else
-        s->send_text(std::move(data));
+        st.socket->send_text(std::move(data));
+      // In the socket's (byte-bounded) queue: the channel may take the next.
+      self->send(st.gateway, slot_atom_v, self->id(), std::uint64_t{1});
     },
     [self](slot_atom, std::uint64_t frames) { credit(self, frames); },
     [self](channel_closed_atom, bool clean, std::uint16_t code, std::string& reason) {

@@ -273,6 +273,43 @@ CAF_TEST(a channel end at another node streams in order with backpressure and th
   finish();
 }
 
+CAF_TEST(a reader at another node holds the writer until its node has handed it the frames) {
+  auto& b = add_node("b");
+  set_channel_cluster("b", b.gw);
+  send_frame(b.worker, R"({"type":"invokefunction","invocation_id":"c1","function_id":)"
+                       R"("engine::channels::create","data":{"buffer_size":1}})");
+  auto answer = b.t->last();
+  auto id = member_str(answer, {"result", "writer", "channel_id"});
+  auto key = member_str(answer, {"result", "writer", "access_key"});
+  // The writer at b (the channel's node), the reader at a.
+  auto writer = make_fake_transport("127.0.0.1:43011");
+  writer->set_upgrade("/ws/channels/" + id + "?key=" + key + "&dir=write");
+  auto wh = open_channel_end(writer);
+  set_channel_cluster("a", gw_a);
+  auto reader = make_fake_transport("127.0.0.1:43012");
+  reader->set_upgrade("/ws/channels/" + id + "?key=" + key + "&dir=read");
+  auto rh = open_channel_end(reader);
+  sched.run();
+  for (auto frame : {"m1", "m2", "m3"}) {
+    wh->on_text(frame);
+    CAF_CHECK(writer->paused());
+    // Step by step: the writer goes on only once the frame is in a's socket.
+    auto had = reader->size();
+    while (sched.try_run_once())
+      if (!writer->paused())
+        CAF_CHECK_EQUAL(reader->size(), had + 1);
+    CAF_CHECK(!writer->paused());
+  }
+  CAF_CHECK_EQUAL(reader->frames(), (std::vector<std::string>{"m1", "m2", "m3"}));
+  // The writer finishes: a's reader gets the close as it came.
+  wh->on_peer_close(1000, "stream_complete");
+  wh->on_closed("closed by peer");
+  sched.run();
+  CAF_CHECK_EQUAL(reader->close_code(), 1000);
+  CAF_CHECK_EQUAL(reader->close_reason(), "stream_complete");
+  finish();
+}
+
 CAF_TEST(a peer s channel opens are capped and so is what it sends before the channel is found) {
   auto log = sys.spawn(wire_log);
   auto sink = sys.spawn(silent_sink);
