@@ -146,7 +146,13 @@ bool offer(self_ptr self, binding& b) {
   b.remote_node = node;
   b.remote_provider = t->owner;
   b.active = true;
+  self->send(b.actor, provider_atom_v, node); // engine::register_trigger's wait starts
   return true;
+}
+
+bool offered_elsewhere(const function_registry_state& st, const std::string& type) {
+  return std::any_of(st.node_catalogs.begin(), st.node_catalogs.end(),
+                     [&](auto& kv) { return kv.second.find_trigger_type(type) != nullptr; });
 }
 
 void withdraw(self_ptr self, binding& b) {

@@ -74,6 +74,9 @@ void join(self_ptr self);
 /// or parked when none does. True when some node offers it.
 bool offer(self_ptr self, function_registry_state::binding& b);
 
+/// Whether another node offers trigger type `type`.
+bool offered_elsewhere(const function_registry_state& st, const std::string& type);
+
 /// The binding no longer goes to another node's provider (it is unbound,
 /// or a worker here offers its type now): that node is told.
 void withdraw(self_ptr self, function_registry_state::binding& b);

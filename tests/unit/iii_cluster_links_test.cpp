@@ -164,6 +164,43 @@ CAF_TEST(a binding for another node s trigger type reaches its provider and the 
   finish();
 }
 
+CAF_TEST(engine register_trigger for another node s type waits for that provider s answer) {
+  auto& b = add_node("b");
+  auto call = [&](const std::string& id, const std::string& config) {
+    send_frame(binder, R"({"type":"invokefunction","invocation_id":")" + id
+                         + R"(","function_id":"engine::register_trigger","data":)"
+                         + R"({"trigger_type":"harness::tick","function_id":"caller::on_tick",)"
+                         + R"("config":)" + config + "}}");
+  };
+  call("c1", R"({"reject":true})");
+  CAF_CHECK_EQUAL(frames_of(ta, "invocationresult").size(), 0u);
+  auto sent = frames_of(b.t, "registertrigger");
+  CAF_REQUIRE_EQUAL(sent.size(), 1u);
+  auto tid = member_str(sent[0], {"id"});
+  send_frame(b.worker, R"({"type":"triggerregistrationresult","id":")" + tid
+                         + R"(","trigger_type":"harness::tick","function_id":"caller::on_tick",)"
+                         + R"("error":{"code":"x","message":"rejected"}})");
+  auto answers = frames_of(ta, "invocationresult");
+  CAF_REQUIRE_EQUAL(answers.size(), 1u);
+  CAF_CHECK_EQUAL(member_str(answers[0], {"error", "message"}), "rejected");
+  // The refused binding is gone here, and its copy at b too.
+  auto& st = deref<caf::stateful_actor<function_registry_state>>(reg).state;
+  CAF_CHECK_EQUAL(st.triggers.size(), 0u);
+  CAF_CHECK_EQUAL(deref<caf::stateful_actor<function_registry_state>>(b.reg).state.triggers.size(),
+                  0u);
+  // A success answers {id}.
+  call("c2", "{}");
+  sent = frames_of(b.t, "registertrigger");
+  CAF_REQUIRE_EQUAL(sent.size(), 1u);
+  tid = member_str(sent[0], {"id"});
+  send_frame(b.worker, R"({"type":"triggerregistrationresult","id":")" + tid
+                         + R"(","trigger_type":"harness::tick","function_id":"caller::on_tick"})");
+  answers = frames_of(ta, "invocationresult");
+  CAF_REQUIRE_EQUAL(answers.size(), 1u);
+  CAF_CHECK_EQUAL(member_str(answers[0], {"result", "id"}), tid);
+  finish();
+}
+
 CAF_TEST(a binding outlives its provider s node and goes to the next node offering its type) {
   auto& b = add_node("b");
   bind("t1");
