@@ -185,6 +185,14 @@ void on_data(self_ptr self, bool from_writer, bool binary, std::string& data) {
   channel_state::item it{binary, std::move(data)};
   if (st.reader) {
     relay(self, it);
+    if (st.unacked.size() >= 2 * st.buffer_size) {
+      // A writer (a peer node) past its limits toward a reader at another
+      // node: as with no reader, the stream cannot be delivered whole.
+      obs::global().channel_overflows.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("iii channel {}: {} frames on the way to its reader; ending", st.id,
+                   st.unacked.size());
+      return finish(self, 1008, "channel buffer full");
+    }
     return relayed(self, 1, size);
   }
   st.buffered.push_back(std::move(it));

@@ -347,6 +347,48 @@ CAF_TEST(a reader at another node holds the writer until its node has handed it 
   finish();
 }
 
+CAF_TEST(frames on the way to a reader at another node are capped) {
+  // A channel of a (buffer 2) whose reader is at another node, and a writer
+  // that does not stop at its limits (a peer node past its credits).
+  send_frame(binder, R"({"type":"invokefunction","invocation_id":"c1","function_id":)"
+                     R"("engine::channels::create","data":{"buffer_size":2}})");
+  auto answer = ta->last();
+  auto id = member_str(answer, {"result", "writer", "channel_id"});
+  auto key = member_str(answer, {"result", "writer", "access_key"});
+  auto ch = channels().find(id, key);
+  CAF_REQUIRE(ch != nullptr);
+  struct far_reader : remote_channel_end {
+    std::vector<std::string> got;
+    std::uint16_t code = 0;
+    std::string peer_ = "node z";
+    void send_text(std::string f) override { got.push_back(std::move(f)); }
+    void send_binary(std::string f) override { got.push_back(std::move(f)); }
+    void close(std::uint16_t c, std::string) override { code = c; }
+    void released(std::int64_t) override {}
+    const std::string& peer() const override { return peer_; }
+  };
+  auto reader = std::make_shared<far_reader>();
+  auto wt = make_fake_transport("127.0.0.1:43021");
+  caf::anon_send(ch, attach_atom_v, false, net::transport_ptr{reader});
+  caf::anon_send(ch, attach_atom_v, true, net::transport_ptr{wt});
+  sched.run();
+  for (int i = 0; i < 3; ++i)
+    caf::anon_send(ch, channel_frame_atom_v, true, false, "f" + std::to_string(i));
+  sched.run();
+  CAF_CHECK_EQUAL(reader->got.size(), 3u);
+  CAF_CHECK_EQUAL(reader->code, 0);
+  // Its node takes one: there is room for one more, not two.
+  caf::anon_send(ch, slot_atom_v, std::uint64_t{1});
+  caf::anon_send(ch, channel_frame_atom_v, true, false, std::string{"f3"});
+  sched.run();
+  CAF_CHECK_EQUAL(reader->code, 0);
+  caf::anon_send(ch, channel_frame_atom_v, true, false, std::string{"f4"});
+  sched.run();
+  CAF_CHECK_EQUAL(reader->code, 1008);
+  CAF_CHECK_EQUAL(wt->close_reason(), "channel buffer full");
+  finish();
+}
+
 CAF_TEST(a peer s channel opens are capped and so is what it sends before the channel is found) {
   auto log = sys.spawn(wire_log);
   auto sink = sys.spawn(silent_sink);
