@@ -120,6 +120,11 @@ struct function_registry_state {
 ///   (node_lost_atom, node) keep the other nodes' functions, which calls
 ///   reach through this node's gateway (actors/cluster/gateway.hpp), and
 ///   their workers and trigger types, which the engine's lists show.
+///   From this node's gateway (iii_cluster_triggers.cpp): (bind_atom, node,
+///   iii_wire) bindings another node forwards here and the answers to the
+///   ones forwarded from here; (attach_atom, link tag, channel_id, key,
+///   writer, node) -> (channel, buffer, byte cap): a socket at `node` for an
+///   end of a channel here (channel_link.hpp).
 /// - (route_iii_atom, function_id) -> (conn, id, node), or a call_refusal: front-door
 ///   routing of `/iii/<function_id>` keys (delegated by the runtime directory)
 /// - (list_iii_atom) -> string: the functions as a Genkit listActions
