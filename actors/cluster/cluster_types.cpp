@@ -111,6 +111,20 @@ std::string record_problem(const trigger_type_record& t) {
   return {};
 }
 
+std::string wire_problem(const iii_wire& w) {
+  if (auto why = id_problem(w.id); !why.empty())
+    return "trigger " + why;
+  if (w.kind != iii_wire::bind)
+    return json_or_empty(w.text) ? std::string{} : "error object is not JSON of at most 64 KiB";
+  if (auto why = id_problem(w.type); !why.empty())
+    return "trigger type " + why;
+  if (auto why = id_problem(w.function_id); !why.empty())
+    return "function " + why;
+  if (w.config.empty() || !json_or_empty(w.config) || !json_or_empty(w.metadata))
+    return "trigger config or metadata is not JSON of at most 64 KiB";
+  return {};
+}
+
 std::size_t sanitize(iii_node_set& set) {
   std::size_t before = set.functions.size() + set.workers.size() + set.types.size();
   auto keep = [](auto& v, std::size_t cap) {
@@ -149,6 +163,8 @@ void add_cluster_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<gw_event>("actor_host::gw_event");
   cfg.add_message_type<std::vector<gw_request>>("std::vector<actor_host::gw_request>");
   cfg.add_message_type<std::vector<gw_event>>("std::vector<actor_host::gw_event>");
+  cfg.add_message_type<iii_wire>("actor_host::iii_wire");
+  cfg.add_message_type<std::vector<iii_wire>>("std::vector<actor_host::iii_wire>");
   // node_status: its runtimes' calls in flight, beside their ids.
   cfg.add_message_type<std::vector<std::int32_t>>("std::vector<int32_t>");
 }

@@ -148,6 +148,45 @@ typename Inspector::result_type inspect(Inspector& f, gw_event& x) {
   return f(caf::meta::type_name("gw_event"), x.kind, x.id, x.text, x.error);
 }
 
+/// One message of the iii engine between two nodes, beside the calls
+/// (actors/cluster/gateway_iii.cpp): trigger bindings forwarded to the node
+/// that offers their type, and the ends of channels whose socket is at
+/// another node than the channel. A batch of them is one BASP message
+/// (gw_requests_atom with a vector of these).
+struct iii_wire {
+  enum kind_t : std::uint8_t {
+    bind,        // binder's node -> type's node: id, type, function_id, config, metadata
+    unbind,      // binder's node -> type's node: id
+    bind_result, // type's node -> binder's node: id, text = the provider's error ("" = ok)
+    ch_open,     // socket's node -> channel's node: link, id = channel id, text = key, flag = writer
+    ch_ready,    // channel's node -> socket's node: link, count = buffer (frames), bytes = byte cap
+    ch_frame,    // either way: link, flag = binary, text = the frame
+    ch_close,    // either way: link, flag = clean, code, text = reason
+    ch_credit,   // link, count: frames the channel passed on (to a writer's node), or a
+                 // reader's node handed to its socket (to the channel's node)
+  };
+  std::uint8_t kind = bind;
+  std::uint64_t link = 0;  // a channel end's link: the id its socket's node gave it
+  bool to_opener = false;  // ch_*: for the socket's node (else for the channel's)
+  bool flag = false;
+  std::uint16_t code = 0;
+  std::uint64_t count = 0;
+  std::uint64_t bytes = 0;
+  std::string id, text;
+  std::string type, function_id, config, metadata;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, iii_wire& x) {
+  return f(caf::meta::type_name("iii_wire"), x.kind, x.link, x.to_opener, x.flag, x.code,
+           x.count, x.bytes, x.id, x.text, x.type, x.function_id, x.config, x.metadata);
+}
+
+/// At most this many bindings of another node are kept per node, and this
+/// many channel ends of another node are open here at once.
+inline constexpr std::size_t max_iii_remote_bindings_per_node = 10000;
+inline constexpr std::size_t max_iii_links_per_node = 10000;
+
 // What a peer sends is checked before it is listed, logged or dialed: "" or
 // why not.
 
@@ -168,6 +207,9 @@ std::string record_problem(const trigger_type_record& record);
 /// 0..16 becomes UNKNOWN, an HTTP status outside 400..599 becomes 500, and
 /// an error without an object gets the UNKNOWN Status object of its message.
 void sanitize(call_error& error);
+/// A binding's fields as peer text / JSON of at most 64 KiB (bind, unbind,
+/// bind_result; an error object at most 64 KiB).
+std::string wire_problem(const iii_wire& w);
 /// Drops the entries that fail record_problem and those past the caps;
 /// returns how many were dropped.
 std::size_t sanitize(iii_node_set& set);

@@ -170,6 +170,7 @@ void on_events(self_ptr self, const caf::actor_addr& from, std::vector<gw_event>
 // --- failures ---------------------------------------------------------------
 
 void peer_down(self_ptr self, const caf::actor_addr& gone, const caf::error& reason) {
+  iii_peer_down(self, gone, reason == caf::exit_reason::remote_link_unreachable);
   auto& st = self->state;
   st.watched.erase(gone);
   std::erase_if(st.peers, [&](auto& kv) { return kv.second.address() == gone; });
@@ -230,6 +231,7 @@ gateway_actor::behavior_type cluster_gateway(self_ptr self) {
       self->state.flush_due = false;
       for (auto& box : self->state.outboxes)
         flush(self, box);
+      flush_iii(self);
     },
     // Entry side: a relay's call, its input and its end. The events go
     // straight to the caller; the relay is the caller's handle.
@@ -311,6 +313,19 @@ gateway_actor::behavior_type cluster_gateway(self_ptr self) {
       answer(self, tag, end.ok ? gw_event{gw_event::done_ok, 0, std::move(end.result), {}}
                                : gw_event{gw_event::done_failed, 0, {}, std::move(end.error)});
     },
+    // iii bindings and channel ends: gateway_iii.cpp.
+    [self](subscribe_atom, caf::actor& sink) { iii_subscribe(self, sink); },
+    [self](bind_atom, const std::string& node, iii_wire& w) { iii_bind(self, node, w); },
+    [self](attach_atom, const std::string& node, std::string& id, std::string& key, bool writer) {
+      iii_open(self, node, id, key, writer);
+    },
+    [self](channel_frame_atom, std::uint64_t link, bool binary, std::string& data) {
+      iii_frame(self, link, binary, data);
+    },
+    [self](channel_closed_atom, std::uint64_t link, bool clean, std::uint16_t code,
+           std::string& reason) { iii_closed(self, link, clean, code, reason); },
+    [self](slot_atom, std::uint64_t link, std::uint64_t frames) { iii_credit(self, link, frames); },
+    [self](gw_requests_atom, std::vector<iii_wire>& batch) { iii_batch(self, batch); },
   };
 }
 

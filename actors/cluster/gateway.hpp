@@ -33,7 +33,17 @@ using gateway_actor = caf::typed_actor<
   caf::reacts_to<flush_atom>, caf::reacts_to<expired_atom, caf::actor_addr>,
   // Between gateways, batched.
   caf::reacts_to<gw_requests_atom, std::vector<gw_request>>,
-  caf::reacts_to<gw_events_atom, std::vector<gw_event>>>::extend_with<caller_actor>;
+  caf::reacts_to<gw_events_atom, std::vector<gw_event>>,
+  // iii bindings and channel ends between nodes (gateway_iii.cpp): the
+  // function registry (sink), a binding record for a node, a channel end
+  // at this node opening its link, its frames, close and credits by link,
+  // and the batches of other gateways.
+  caf::reacts_to<subscribe_atom, caf::actor>, caf::reacts_to<bind_atom, std::string, iii_wire>,
+  caf::reacts_to<attach_atom, std::string, std::string, std::string, bool>,
+  caf::reacts_to<channel_frame_atom, std::uint64_t, bool, std::string>,
+  caf::reacts_to<channel_closed_atom, std::uint64_t, bool, std::uint16_t, std::string>,
+  caf::reacts_to<slot_atom, std::uint64_t, std::uint64_t>,
+  caf::reacts_to<gw_requests_atom, std::vector<iii_wire>>>::extend_with<caller_actor>;
 
 /// This node's end of every call between it and the other nodes
 /// (actors/cluster/gateway.cpp; the messages are in actors/common/messages.hpp).

@@ -64,6 +64,29 @@ struct outbox {
   std::size_t bytes = 0;
 };
 
+/// A channel end whose socket is at one node and whose channel is at
+/// another (gateway_iii.cpp): both gateways hold one, the socket's node
+/// (the opener) by the end actor's id, the channel's by a tag of its own.
+struct iii_link {
+  gateway_actor peer;     // the other node's gateway
+  std::uint64_t id = 0;   // the opener's id: what the wire names it by
+  bool opener = false;    // the socket is here
+  bool writer = false;    // the socket is the channel's writer
+  caf::actor local;       // the end actor (opener), or the channel (null while it is looked up)
+  std::vector<iii_wire> held; // for the channel, while it is looked up (a few: see gateway_iii)
+};
+
+/// The iii engine's traffic through this gateway: bindings for the function
+/// registry (`sink`) and channel ends.
+struct iii_links_state {
+  caf::actor sink; // this node's function registry
+  std::unordered_map<std::uint64_t, iii_link> links; // by local id
+  std::map<std::pair<caf::actor_addr, std::uint64_t>, std::uint64_t> by_origin; // channel's side
+  std::uint64_t next_tag = std::uint64_t{1} << 62; // above every actor id (the openers' ids)
+  std::vector<std::pair<gateway_actor, std::vector<iii_wire>>> outboxes;
+  std::vector<std::size_t> outbox_bytes; // beside outboxes
+};
+
 struct gateway_state {
   live_count live{actor_kind::cluster_gateway};
   std::vector<outbox> outboxes; // a few peers: a short list
@@ -75,6 +98,7 @@ struct gateway_state {
   std::map<std::pair<caf::actor_addr, std::uint64_t>, std::uint64_t> in_by_origin;
   std::uint64_t next_tag = 1;
   std::uint64_t next_invocation = invocation_id_base;
+  iii_links_state iii;
   gateway_state() = default;
   gateway_state(const gateway_state&) = delete;
   gateway_state& operator=(const gateway_state&) = delete;
@@ -106,5 +130,23 @@ void on_requests(self_ptr self, const gateway_actor& origin, std::vector<gw_requ
 void answer(self_ptr self, std::uint64_t tag, gw_event e);
 /// Forgets a call another node made.
 void forget_in(self_ptr self, std::unordered_map<std::uint64_t, inbound>::iterator i);
+
+// iii engine traffic (gateway_iii.cpp).
+
+/// The messages of bindings and channel ends, local and from other
+/// gateways (in words at the top of gateway_iii.cpp).
+void iii_subscribe(self_ptr self, caf::actor& sink);
+void iii_bind(self_ptr self, const std::string& node, iii_wire& w);
+void iii_open(self_ptr self, const std::string& node, std::string& channel_id, std::string& key,
+              bool writer);
+void iii_frame(self_ptr self, std::uint64_t link, bool binary, std::string& data);
+void iii_closed(self_ptr self, std::uint64_t link, bool clean, std::uint16_t code,
+                std::string& reason);
+void iii_credit(self_ptr self, std::uint64_t link, std::uint64_t frames);
+void iii_batch(self_ptr self, std::vector<iii_wire>& batch);
+/// Sends what is batched for other gateways.
+void flush_iii(self_ptr self);
+/// The gateway `gone` ended: the channel ends through it are closed.
+void iii_peer_down(self_ptr self, const caf::actor_addr& gone, bool node_lost);
 
 } // namespace actor_host::gateway_detail

@@ -1,6 +1,7 @@
 #include "actors/iii/channel.hpp"
 
 #include "actors/call/errors.hpp"
+#include "actors/iii/channel_link.hpp"
 #include "obs/metrics.hpp"
 #include "wire/iii_protocol.hpp"
 #include "wire/jsonrpc.hpp"
@@ -84,6 +85,8 @@ const char* end_name(bool writer) {
 /// dropped): a writer paused at a limit may go on.
 void release(self_ptr self, std::int64_t n, std::size_t bytes) {
   auto& st = self->state;
+  if (auto* remote = dynamic_cast<remote_channel_end*>(st.writer.get()))
+    return remote->released(n); // its node counts the bytes
   auto b = static_cast<std::int64_t>(bytes);
   auto before = st.flow->pending.fetch_sub(n);
   auto before_bytes = st.flow->pending_bytes.fetch_sub(b);
@@ -94,11 +97,32 @@ void release(self_ptr self, std::int64_t n, std::size_t bytes) {
 
 void relay(self_ptr self, channel_state::item& it) {
   auto& r = self->state.reader;
+  if (dynamic_cast<remote_channel_end*>(r.get()))
+    self->state.unacked.push_back(it.data.size());
   if (it.binary)
     r->send_binary(std::move(it.data));
   else
     r->send_text(std::move(it.data));
   obs::global().channel_frames.fetch_add(1, std::memory_order_relaxed);
+}
+
+/// Frames given to the reader: released now, or, for a reader at another
+/// node, when that node has handed them to its socket (on_reader_credit).
+void relayed(self_ptr self, std::int64_t n, std::size_t bytes) {
+  if (!dynamic_cast<remote_channel_end*>(self->state.reader.get()))
+    release(self, n, bytes);
+}
+
+void on_reader_credit(self_ptr self, std::uint64_t frames) {
+  auto& st = self->state;
+  std::int64_t n = 0;
+  std::size_t bytes = 0;
+  for (; n < static_cast<std::int64_t>(frames) && !st.unacked.empty(); ++n) {
+    bytes += st.unacked.front();
+    st.unacked.pop_front();
+  }
+  if (n > 0)
+    release(self, n, bytes);
 }
 
 void close_ends(self_ptr self, std::uint16_t code, const std::string& reason) {
@@ -147,7 +171,7 @@ void on_attach(self_ptr self, bool writer, net::transport_ptr& t) {
   st.buffered_bytes = 0;
   if (st.writer_done)
     return finish(self, st.close_code, st.close_reason);
-  release(self, n, bytes);
+  relayed(self, n, bytes);
 }
 
 void on_data(self_ptr self, bool from_writer, bool binary, std::string& data) {
@@ -162,7 +186,15 @@ void on_data(self_ptr self, bool from_writer, bool binary, std::string& data) {
   channel_state::item it{binary, std::move(data)};
   if (st.reader) {
     relay(self, it);
-    return release(self, 1, size);
+    if (st.unacked.size() >= 2 * st.buffer_size) {
+      // A writer (a peer node) past its limits toward a reader at another
+      // node: as with no reader, the stream cannot be delivered whole.
+      obs::global().channel_overflows.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("iii channel {}: {} frames on the way to its reader; ending", st.id,
+                   st.unacked.size());
+      return finish(self, 1008, "channel buffer full");
+    }
+    return relayed(self, 1, size);
   }
   st.buffered.push_back(std::move(it));
   st.buffered_bytes += size;
@@ -254,6 +286,7 @@ caf::behavior channel(caf::stateful_actor<channel_state>* self, channel_args arg
     [self](channel_closed_atom, bool from_writer, bool clean, std::uint16_t code, std::string& reason) {
       on_end_closed(self, from_writer, clean, code, reason);
     },
+    [self](slot_atom, std::uint64_t frames) { on_reader_credit(self, frames); },
     [self](expired_atom) {
       auto& st = self->state;
       if (fully_used(st))
@@ -314,7 +347,7 @@ call_end create_channel(caf::local_actor* parent, caf::actor owner, const std::s
                                    + "); close or finish some first"));
   }
   channel_args a;
-  a.id = iii::new_uuid();
+  a.id = iii::new_uuid() + channel_id_suffix();
   a.buffer_size = buffer;
   a.max_bytes = limits.max_bytes;
   a.sweep_after = sweep_after;
@@ -419,6 +452,8 @@ int check_channel_upgrade(const net::upgrade_request& up) {
   auto r = parse_end(up);
   if (r.dir != "read" && r.dir != "write")
     return 400;
+  if (!remote_channel_node(r.id).empty())
+    return 0; // another node's channel: that node checks the key
   if (r.id.empty() || !channels().find(r.id, r.key)) {
     spdlog::info("iii channel socket refused: channel {} not found or wrong key", r.id);
     return 404;
@@ -431,6 +466,9 @@ net::frame_handler_ptr open_channel_end(net::transport_ptr transport) {
   bool writer = r.dir == "write";
   caf::actor ch;
   channel_flow_ptr flow;
+  if (r.dir == "read" || writer)
+    if (auto remote = open_remote_channel_end(transport, r.id, r.key, writer))
+      return remote; // its id names another node
   auto got = r.dir == "read" || writer ? channels().take(r.id, r.key, writer, ch, flow)
                                        : channel_table::take_result::not_found;
   if (got == channel_table::take_result::taken) {

@@ -43,6 +43,15 @@ struct channel_flow {
 };
 using channel_flow_ptr = std::shared_ptr<channel_flow>;
 
+/// A channel end whose socket is at another node of the cluster
+/// (channel_link.hpp): the channel hands it a credit for every writer frame
+/// it has passed on (or dropped), which travels back to the writer's node,
+/// where the socket waits on them (its flow).
+class remote_channel_end : public net::transport {
+public:
+  virtual void released(std::int64_t frames) = 0;
+};
+
 /// Open channels by id: what the upgrade check (on an I/O thread, before
 /// the WebSocket exists) and the socket factory consult, so it is a locked
 /// map, not an actor. Channel actors are added by `create_channel` and
@@ -117,6 +126,10 @@ struct channel_state {
   std::deque<item> buffered;  // written before the reader connected
   std::size_t buffered_bytes = 0;
   std::size_t max_bytes = 0;
+  // Sizes of the frames given to a reader at another node that its node
+  // has not handed to the socket yet: they count against the writer's
+  // limits until then, so the window holds end to end. At most the limits.
+  std::deque<std::size_t> unacked;
   static inline const char* name = "channel";
 };
 
@@ -139,6 +152,7 @@ struct channel_state {
 /// - (attach_atom, is_writer, transport): a socket for one end
 /// - (channel_frame_atom, from_writer, binary, data), (channel_closed_atom, from_writer,
 ///   clean, code, reason): from the end sockets
+/// - (slot_atom, frames): a reader at another node has that many more frames
 /// - (expired_atom): the sweep timer
 caf::behavior channel(caf::stateful_actor<channel_state>* self, channel_args args);
 

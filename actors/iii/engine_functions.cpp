@@ -262,7 +262,10 @@ void register_trigger(const engine_request& c) {
   a.id = iii::new_uuid();
   a.wait_timeout = register_trigger_timeout;
   auto* t = st.catalog.find_trigger_type(a.trigger_type);
-  bool waits = t && !t->owner.empty() && st.workers.count(t->owner) && c.req.wants_reply;
+  // Another node's provider answers through the gateways, as a local one.
+  bool remote = !t && iii_cluster::offered_elsewhere(st, a.trigger_type);
+  bool waits = ((t && !t->owner.empty() && st.workers.count(t->owner)) || remote)
+               && c.req.wants_reply;
   if (waits) {
     a.waiter = caf::actor_cast<caf::actor>(c.caller);
     a.waiter_tag = c.tag;
@@ -272,7 +275,7 @@ void register_trigger(const engine_request& c) {
   deliver(c.self, b);
   spdlog::info("trigger {} ({} -> {}) registered by {}{}", id, b.trigger_type, b.function_id,
                c.req.caller_worker_id.empty() ? "the engine" : c.req.caller_worker_id,
-               t ? "" : "; parked: trigger type not registered");
+               t || remote ? "" : "; parked: trigger type not registered");
   if (!waits)
     c.ok(R"({"id":)" + rpc::quote(id) + "}");
 }

@@ -164,13 +164,14 @@ void deliver(self_ptr self, binding& b) {
   auto& st = self->state;
   auto* t = st.catalog.find_trigger_type(b.trigger_type);
   if (!t)
-    return;
+    return (void) iii_cluster::offer(self, b); // another node's type, if any
   if (t->owner.empty()) {
     // The engine's own type: fired from here, nothing to tell.
     b.active = true;
     return;
   }
   if (auto w = st.workers.find(t->owner); w != st.workers.end()) {
+    iii_cluster::withdraw(self, b); // from another node's provider
     b.active = true;
     caf::anon_send(b.actor, provider_atom_v, w->second.transport);
   }
@@ -179,6 +180,7 @@ void deliver(self_ptr self, binding& b) {
 void unbind(self_ptr self, const std::string& trigger_id) {
   auto& ts = self->state.triggers;
   if (auto i = ts.find(trigger_id); i != ts.end()) {
+    iii_cluster::withdraw(self, i->second);
     caf::anon_send(i->second.actor, retire_atom_v);
     ts.erase(i);
     tell_listeners(self);
@@ -196,6 +198,7 @@ binding& add_binding(self_ptr self, std::string binder, trigger_binding_args arg
   b.config = args.config;
   b.metadata = args.metadata;
   b.binder = std::move(binder);
+  b.id = id;
   b.actor = self->spawn<caf::linked>(trigger_binding, std::move(args));
   if (b.trigger_type == functions_available_type)
     st.functions_seen = functions_now(self); // events report changes from now on
@@ -257,8 +260,9 @@ void cleanup(self_ptr self, const std::string& worker_id) {
   auto types = st.catalog.remove_trigger_types_of(worker_id);
   std::vector<std::string> bound;
   for (auto& [id, b] : st.triggers) {
-    if (b.binder == worker_id) {
-      bound.push_back(id);
+    if (b.binder == worker_id
+        || (!b.origin.empty() && std::find(types.begin(), types.end(), b.trigger_type) != types.end())) {
+      bound.push_back(id); // another node's binding goes: that node offers it again
     } else if (std::find(types.begin(), types.end(), b.trigger_type) != types.end()) {
       b.active = false;
       caf::anon_send(b.actor, park_atom_v);
@@ -268,6 +272,7 @@ void cleanup(self_ptr self, const std::string& worker_id) {
     unbind(self, id);
   st.catalog.remove_worker(worker_id);
   st.workers.erase(worker_id);
+  iii_cluster::reoffer(self); // parked ones to another node's provider of their type
   spdlog::info("iii worker {} gone: removed {} function(s), {} trigger type(s), {} trigger(s)",
                worker_id, fns.size(), types.size(), bound.size());
   if (!fns.empty())
@@ -303,6 +308,7 @@ function_registry(function_registry_actor::stateful_pointer<function_registry_st
     auto& ts = self->state.triggers;
     for (auto i = ts.begin(); i != ts.end(); ++i) {
       if (i->second.actor.address() == em.source) {
+        iii_cluster::withdraw(self, i->second);
         ts.erase(i);
         return;
       }
@@ -399,7 +405,7 @@ function_registry(function_registry_actor::stateful_pointer<function_registry_st
       auto& b = add_binding(self, worker_id, std::move(args));
       if (st.catalog.find_trigger_type(b.trigger_type))
         deliver(self, b);
-      else
+      else if (!iii_cluster::offer(self, b))
         spdlog::info("trigger {} parked: trigger type {} is not registered", id, b.trigger_type);
     },
     [self](unbind_atom, const std::string& worker_id, const std::string& trigger_id) {
@@ -419,6 +425,7 @@ function_registry(function_registry_actor::stateful_pointer<function_registry_st
         return;
       if (!error.empty())
         i->second.active = false;
+      iii_cluster::forward_result(self, i->second, error); // for another node's binding
       caf::anon_send(i->second.actor, bind_answer_atom_v, std::move(error));
     },
     [self](invoke_atom, const caller_actor& caller, std::uint64_t tag, invocation_request& req) {
@@ -455,6 +462,7 @@ function_registry(function_registry_actor::stateful_pointer<function_registry_st
       self->state.cluster = std::move(cluster);
       self->state.gateway = caf::actor_cast<gateway_actor>(std::move(gateway));
       self->state.node_name = node;
+      iii_cluster::join(self);
       tell_cluster(self);
     },
     [self](fn_set_atom, const std::string& node, iii_node_set& set) {
@@ -477,6 +485,12 @@ function_registry(function_registry_actor::stateful_pointer<function_registry_st
       self->state.listeners.push_back(std::move(listener));
     },
     [self](snapshot_atom) -> std::string { return dashboard_json(self); },
+    // From this node's gateway: iii_cluster_triggers.cpp.
+    [self](bind_atom, const std::string& node, iii_wire& w) { iii_cluster::on_wire(self, node, w); },
+    [self](attach_atom, std::uint64_t tag, const std::string& id, const std::string& key,
+           bool writer, const std::string& node) {
+      return iii_cluster::on_attach(self, tag, id, key, writer, node);
+    },
   };
 }
 

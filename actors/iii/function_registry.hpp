@@ -61,7 +61,11 @@ using function_registry_actor = iii_catalog_actor::extend<
   caf::reacts_to<cluster_atom, caf::actor, caf::actor, std::string>,
   caf::reacts_to<fn_set_atom, std::string, iii_node_set>,
   caf::reacts_to<node_lost_atom, std::string>, caf::reacts_to<flush_atom>,
-  caf::reacts_to<iii_options_atom, function_registry_options>>;
+  caf::reacts_to<iii_options_atom, function_registry_options>,
+  // From this node's gateway (iii_cluster_triggers.cpp).
+  caf::reacts_to<bind_atom, std::string, iii_wire>,
+  caf::replies_to<attach_atom, std::uint64_t, std::string, std::string, bool,
+                  std::string>::with<caf::actor, std::uint64_t, std::uint64_t>>;
 
 struct function_registry_state {
   struct worker {
@@ -78,6 +82,14 @@ struct function_registry_state {
     std::string config;   // raw JSON
     std::string metadata; // raw JSON, "" when absent
     bool active = false;  // delivered (provider known and not rejected), or an engine type
+    std::string id;       // its trigger id (the key it is kept by)
+    // In a cluster (iii_cluster_triggers.cpp): a binding another node
+    // forwarded here for a type a worker here offers (that node's name), and
+    // for a binding made here, the node (and worker) of the type's provider
+    // it was forwarded to; "" = none.
+    std::string origin;
+    std::string remote_node;
+    std::string remote_provider;
   };
 
   /// Another cluster node's function (actors/cluster/).
@@ -134,6 +146,11 @@ struct function_registry_state {
 ///   (node_lost_atom, node) keep the other nodes' functions, which calls
 ///   reach through this node's gateway (actors/cluster/gateway.hpp), and
 ///   their workers and trigger types, which the engine's lists show.
+///   From this node's gateway (iii_cluster_triggers.cpp): (bind_atom, node,
+///   iii_wire) bindings another node forwards here and the answers to the
+///   ones forwarded from here; (attach_atom, link tag, channel_id, key,
+///   writer, node) -> (channel, buffer, byte cap): a socket at `node` for an
+///   end of a channel here (channel_link.hpp).
 /// - (route_iii_atom, function_id) -> (conn, id, node), or a call_refusal: front-door
 ///   routing of `/iii/<function_id>` keys (delegated by the runtime directory)
 /// - (list_iii_atom) -> string: the functions as a Genkit listActions

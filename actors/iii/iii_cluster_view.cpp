@@ -95,18 +95,21 @@ void apply_node_set(self_ptr self, const std::string& node, iii_node_set set) {
   auto old = st.node_catalogs.find(node);
   fire_worker_changes(self, old == st.node_catalogs.end() ? nullptr : &old->second, &cat);
   st.node_catalogs[node] = std::move(cat);
+  reoffer(self);
   registry_ops::check_functions(self);
 }
 
 void forget_node(self_ptr self, const std::string& node) {
   auto& st = self->state;
   std::erase_if(st.remote_functions, [&](auto& kv) { return kv.second.node == node; });
+  drop_bindings_of(self, node);
   auto old = st.node_catalogs.find(node);
   if (old == st.node_catalogs.end())
     return;
   auto gone = std::move(old->second);
   st.node_catalogs.erase(old);
   fire_worker_changes(self, &gone, nullptr);
+  reoffer(self);
   registry_ops::check_functions(self);
 }
 

@@ -61,4 +61,43 @@ const registry::worker_function* remote_function(const function_registry_state& 
                                                  const registry::function_catalog** catalog,
                                                  std::string* node);
 
+// Bindings and channels across nodes (iii_cluster_triggers.cpp).
+
+/// Joined: this node's gateway brings it other nodes' bindings and channel
+/// ends; its channels' ids name this node.
+void join(self_ptr self);
+
+/// A binding made here for a type no worker here offers: forwarded to a
+/// node that offers it (the one it went to before while that still does),
+/// or parked when none does. True when some node offers it.
+bool offer(self_ptr self, function_registry_state::binding& b);
+
+/// Whether another node offers trigger type `type`.
+bool offered_elsewhere(const function_registry_state& st, const std::string& type);
+
+/// The binding no longer goes to another node's provider (it is unbound,
+/// or a worker here offers its type now): that node is told.
+void withdraw(self_ptr self, function_registry_state::binding& b);
+
+/// The other nodes' types changed: bindings made here go to a node that
+/// offers their type, or are parked.
+void reoffer(self_ptr self);
+
+/// The provider here answered another node's binding: that node is told.
+void forward_result(self_ptr self, const function_registry_state::binding& b,
+                    const std::string& error);
+
+/// `node` is gone: the bindings it forwarded here go (their providers are
+/// told `unregistertrigger`).
+void drop_bindings_of(self_ptr self, const std::string& node);
+
+/// A binding record from `node` (through this node's gateway).
+void on_wire(self_ptr self, const std::string& node, iii_wire& w);
+
+/// A socket at `node` for an end of a channel here: the channel, its
+/// buffer size and byte cap.
+caf::result<caf::actor, std::uint64_t, std::uint64_t>
+on_attach(self_ptr self, std::uint64_t tag, const std::string& id, const std::string& key,
+          bool writer, const std::string& node);
+
 } // namespace actor_host::iii_cluster

@@ -47,6 +47,15 @@ caf::behavior trigger_binding(caf::stateful_actor<trigger_binding_state>* self,
         self->delayed_send(self, a.wait_timeout, expired_atom_v);
       }
     },
+    [self](provider_atom, const std::string&) {
+      // Delivered to another node's provider (the registry forwarded it):
+      // its answer comes back as bind_answer_atom; the wait is the same.
+      auto& st = self->state;
+      if (st.args.waiter && !st.timer) {
+        st.timer = true;
+        self->delayed_send(self, st.args.wait_timeout, expired_atom_v);
+      }
+    },
     [self](park_atom) {
       self->state.provider = nullptr;
       // The provider left before answering: the binding waits for the type

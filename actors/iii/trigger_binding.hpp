@@ -46,6 +46,8 @@ struct trigger_binding_state {
 /// a provider that disconnects first leaves it parked and answers `{id}`.
 ///
 /// - (provider_atom, transport): deliver to this provider
+/// - (provider_atom, node): delivered to another node's provider (through
+///   the function registry and the gateways)
 /// - (park_atom): the provider is gone
 /// - (bind_answer_atom, error_raw): the provider's answer ("" = success)
 /// - (retire_atom): tell the provider, then end
