@@ -374,24 +374,22 @@ call_end create_channel(caf::local_actor* parent, caf::actor owner, const std::s
 
 namespace {
 
-/// One end's socket -> its channel actor. The writer's also stops reading
-/// its socket when the channel holds `limit` undelivered frames.
+/// channel_socket_handler's handler.
 class channel_end : public net::frame_handler {
 public:
-  channel_end(caf::actor channel, bool writer, channel_flow_ptr flow,
+  channel_end(caf::actor end, bool writer, channel_flow_ptr flow,
               const net::transport_ptr& transport)
-    : channel_(std::move(channel)), writer_(writer), flow_(writer ? std::move(flow) : nullptr),
-      transport_(transport) {
+    : end_(std::move(end)), writer_(writer), flow_(std::move(flow)), transport_(transport) {
   }
 
   void on_text(std::string frame) override {
     count(frame.size());
-    caf::anon_send(channel_, channel_frame_atom_v, writer_, false, std::move(frame));
+    caf::anon_send(end_, channel_frame_atom_v, writer_, false, std::move(frame));
   }
 
   bool on_binary(std::string_view data) override {
     count(data.size());
-    caf::anon_send(channel_, channel_frame_atom_v, writer_, true, std::string{data});
+    caf::anon_send(end_, channel_frame_atom_v, writer_, true, std::string{data});
     return true;
   }
 
@@ -402,9 +400,9 @@ public:
   }
 
   void on_closed(std::string reason) override {
-    caf::anon_send(channel_, channel_closed_atom_v, writer_, clean_, code_,
+    caf::anon_send(end_, channel_closed_atom_v, writer_, clean_, code_,
                    clean_ ? std::move(reason_) : std::move(reason));
-    channel_ = nullptr;
+    end_ = nullptr;
   }
 
 private:
@@ -419,9 +417,9 @@ private:
         t->pause_reading();
   }
 
-  caf::actor channel_;
+  caf::actor end_;
   bool writer_;
-  channel_flow_ptr flow_;
+  channel_flow_ptr flow_; // null for a reader
   // Weak: the session owns this handler, a strong one would be a cycle.
   std::weak_ptr<net::transport> transport_;
   bool clean_ = false;
@@ -483,7 +481,13 @@ net::frame_handler_ptr open_channel_end(net::transport_ptr transport) {
     return nullptr;
   }
   caf::anon_send(ch, attach_atom_v, writer, transport);
-  return std::make_shared<channel_end>(std::move(ch), writer, std::move(flow), transport);
+  return channel_socket_handler(std::move(ch), writer, std::move(flow), transport);
+}
+
+net::frame_handler_ptr channel_socket_handler(caf::actor end, bool writer, channel_flow_ptr flow,
+                                              const net::transport_ptr& transport) {
+  return std::make_shared<channel_end>(std::move(end), writer, writer ? std::move(flow) : nullptr,
+                                       transport);
 }
 
 } // namespace actor_host

@@ -30,18 +30,31 @@ inline constexpr std::size_t channel_max_buffer = 1024;
 /// which pauses the socket at `limit` at once (a pause decided by the actor
 /// would land after an unknown number of further frames); counted down by
 /// the channel actor as frames reach the reader, which resumes the socket.
+/// The limits are atomics too: a writer whose channel is at another node
+/// learns them from there once the channel took its socket (until then one
+/// frame may go; channel_link.cpp).
 struct channel_flow {
   std::atomic<std::int64_t> pending{0};
   std::atomic<std::int64_t> pending_bytes{0};
-  std::int64_t limit = channel_default_buffer; // set before it is shared
-  std::int64_t byte_limit = 0;                 // likewise; 0 = none
+  std::atomic<std::int64_t> limit{channel_default_buffer};
+  std::atomic<std::int64_t> byte_limit{0}; // 0 = none
 
   /// The writer must wait at these counts.
   bool full(std::int64_t frames, std::int64_t bytes) const {
-    return frames >= limit || (byte_limit > 0 && bytes >= byte_limit);
+    auto cap = byte_limit.load();
+    return frames >= limit.load() || (cap > 0 && bytes >= cap);
   }
 };
 using channel_flow_ptr = std::shared_ptr<channel_flow>;
+
+/// A channel end's socket -> the actor that stands for that end (the
+/// channel, or the end's link when the channel is at another node): its
+/// frames as (channel_frame_atom, writer, binary, data), its close as
+/// (channel_closed_atom, writer, clean, code, reason). A writer's handler
+/// (`flow` set) counts its frames and pauses the socket when the flow is
+/// full, on the socket's strand, before the next read.
+net::frame_handler_ptr channel_socket_handler(caf::actor end, bool writer, channel_flow_ptr flow,
+                                              const net::transport_ptr& transport);
 
 /// A channel end whose socket is at another node of the cluster
 /// (channel_link.hpp): the channel hands it a credit for every writer frame

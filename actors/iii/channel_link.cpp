@@ -25,77 +25,9 @@ cluster_route& route() {
   return r;
 }
 
-/// channel_flow for a writer whose channel is at another node: the limits
-/// come from there once the channel took the socket (until then one frame
-/// may go), hence atomics.
-struct link_flow {
-  std::atomic<std::int64_t> pending{0};
-  std::atomic<std::int64_t> pending_bytes{0};
-  std::atomic<std::int64_t> limit{1};
-  std::atomic<std::int64_t> byte_limit{0};
-
-  bool full(std::int64_t frames, std::int64_t bytes) const {
-    auto cap = byte_limit.load();
-    return frames >= limit.load() || (cap > 0 && bytes >= cap);
-  }
-};
-using link_flow_ptr = std::shared_ptr<link_flow>;
-
-/// The socket of an end of another node's channel -> its end actor; the
-/// writer's pauses on its own strand when its flow is full, as channel_end.
-class link_end_handler : public net::frame_handler {
-public:
-  link_end_handler(caf::actor end, bool writer, link_flow_ptr flow,
-                   const net::transport_ptr& transport)
-    : end_(std::move(end)), writer_(writer), flow_(std::move(flow)), transport_(transport) {
-  }
-
-  void on_text(std::string frame) override {
-    count(frame.size());
-    caf::anon_send(end_, channel_frame_atom_v, writer_, false, std::move(frame));
-  }
-
-  bool on_binary(std::string_view data) override {
-    count(data.size());
-    caf::anon_send(end_, channel_frame_atom_v, writer_, true, std::string{data});
-    return true;
-  }
-
-  void on_peer_close(std::uint16_t code, std::string reason) override {
-    clean_ = true;
-    code_ = code;
-    reason_ = std::move(reason);
-  }
-
-  void on_closed(std::string reason) override {
-    caf::anon_send(end_, channel_closed_atom_v, writer_, clean_, code_,
-                   clean_ ? std::move(reason_) : std::move(reason));
-    end_ = nullptr;
-  }
-
-private:
-  void count(std::size_t bytes) {
-    if (!writer_)
-      return;
-    auto frames = ++flow_->pending;
-    auto held = flow_->pending_bytes += static_cast<std::int64_t>(bytes);
-    if (flow_->full(frames, held))
-      if (auto t = transport_.lock())
-        t->pause_reading();
-  }
-
-  caf::actor end_;
-  bool writer_;
-  link_flow_ptr flow_;
-  std::weak_ptr<net::transport> transport_;
-  bool clean_ = false;
-  std::uint16_t code_ = 0;
-  std::string reason_;
-};
-
 struct link_end_state {
   net::transport_ptr socket;
-  link_flow_ptr flow;
+  channel_flow_ptr flow;
   std::deque<std::int64_t> in_flight; // sizes of writer frames not credited yet
   caf::actor gateway;
   std::string channel_id;
@@ -132,7 +64,7 @@ void credit(end_ptr self, std::uint64_t n) {
     st.socket->resume_reading();
 }
 
-caf::behavior link_end(end_ptr self, net::transport_ptr socket, link_flow_ptr flow,
+caf::behavior link_end(end_ptr self, net::transport_ptr socket, channel_flow_ptr flow,
                        caf::actor gateway, const std::string& node, std::string id,
                        std::string key, bool writer) {
   auto& st = self->state;
@@ -272,11 +204,14 @@ net::frame_handler_ptr open_remote_channel_end(const net::transport_ptr& transpo
     std::lock_guard<std::mutex> guard{r.mtx};
     gateway = r.gateway;
   }
-  auto flow = std::make_shared<link_flow>();
+  // The channel's limits come from its node once it took the socket: until
+  // then one frame may go.
+  auto flow = std::make_shared<channel_flow>();
+  flow->limit = 1;
   auto end = gateway.home_system().spawn(link_end, transport, flow, gateway, node, id, key, writer);
   spdlog::debug("iii channel {}: {} socket from {} linked to node {}", id,
                 writer ? "writer" : "reader", transport->peer(), node);
-  return std::make_shared<link_end_handler>(std::move(end), writer, std::move(flow), transport);
+  return channel_socket_handler(std::move(end), writer, std::move(flow), transport);
 }
 
 bool accept_remote_end(const caf::actor& gateway, std::uint64_t tag, const std::string& id,
@@ -289,8 +224,8 @@ bool accept_remote_end(const caf::actor& gateway, std::uint64_t tag, const std::
                  node, id, writer ? "writer" : "reader");
     return false;
   }
-  buffer = static_cast<std::uint64_t>(flow->limit);
-  max_bytes = static_cast<std::uint64_t>(flow->byte_limit);
+  buffer = static_cast<std::uint64_t>(flow->limit.load());
+  max_bytes = static_cast<std::uint64_t>(flow->byte_limit.load());
   net::transport_ptr end = std::make_shared<remote_end_link>(gateway, tag, "node " + node);
   caf::anon_send(channel, attach_atom_v, writer, std::move(end));
   return true;

@@ -37,7 +37,7 @@ iii_wire wire_of(std::uint8_t kind, const std::string& id) {
   return w;
 }
 
-void park(self_ptr self, binding& b) {
+void park(binding& b) {
   b.active = false;
   b.remote_node.clear();
   b.remote_provider.clear();
@@ -128,7 +128,7 @@ bool offer(self_ptr self, binding& b) {
     if (!b.remote_node.empty()) {
       spdlog::info("trigger {} ({}): its provider at node {} is gone; parked", b.id,
                    b.trigger_type, b.remote_node);
-      park(self, b);
+      park(b);
     }
     return false;
   }

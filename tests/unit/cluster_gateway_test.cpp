@@ -161,7 +161,7 @@ CAF_TEST(a call to another node passes both gateways in order and a lost node fa
   CAF_CHECK(events(probe).empty());
   // The late answer, as BASP would deliver it after the news.
   caf::send_as(owner_gw, entry_gw, gw_events_atom_v,
-               std::vector<gw_event>{{gw_event::done_ok, call.id(), R"({"late":true})"}});
+               std::vector<gw_event>{{gw_event::done_ok, call.id(), R"({"late":true})", {}}});
   sched.run();
   CAF_CHECK_EQUAL(render(events(probe)), R"(done 5 ok {"late":true})");
   sched.trigger_timeouts();
