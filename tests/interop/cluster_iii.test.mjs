@@ -4,7 +4,7 @@
 // with each entry's node, and a lost node's entries leaving them.
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, test } from 'node:test';
-import { cleanup, IiiClient, runIiiCaller, sdkCall, startIiiWorker, WebSocket } from './lib/harness.mjs';
+import { cleanup, IiiClient, openChannelSocket, runIiiCaller, sdkCall, startIiiWorker } from './lib/harness.mjs';
 import { NOTHING_LEFT, startNode, waitForMembers } from './lib/cluster.mjs';
 
 afterEach(cleanup);
@@ -15,22 +15,6 @@ after(cleanup);
 const ALL = ['ready', 'greet', 'caller_worker_id_injected', 'metadata', 'non_object_payloads',
   'undefined_result', 'large_payload', 'unknown_function', 'fail', 'fail_string', 'timeout', 'slow_ok',
   'void', 'concurrency', 'nested', 'functions_list', 'trigger_type', 'trigger_rejected', 'channel'];
-
-/** A raw channel socket: {ws, got, closed} (as iii.test.mjs), or {status} when refused. */
-function openChannelSocket(url) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
-    const got = [];
-    ws.on('message', (data, isBinary) => got.push(isBinary ? [...data] : data.toString('utf8')));
-    const closed = new Promise((res) => ws.once('close', (code, reason) => res({ code, reason: reason.toString() })));
-    ws.once('open', () => resolve({ ws, got, closed }));
-    ws.once('unexpected-response', (_, res) => {
-      res.resume();
-      resolve({ status: res.statusCode });
-    });
-    ws.once('error', reject);
-  });
-}
 
 /** `fn`'s result at `m` (through an SDK worker connected there) once `ok` holds. */
 async function sdkPoll(m, fn, payload, ok, what) {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, afterEach, test } from 'node:test';
 
-import { cleanup, IiiClient, pollUntil, startManager, WebSocket } from './lib/harness.mjs';
+import { cleanup, IiiClient, openChannelSocket, pollUntil, startManager } from './lib/harness.mjs';
 
 afterEach(cleanup);
 after(cleanup);
@@ -27,21 +27,6 @@ async function metric(manager, name) {
 function rssKiB(pid) {
   const m = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB$/m);
   return Number(m[1]);
-}
-
-function openChannelSocket(url) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: 256 << 20 });
-    const got = [];
-    ws.on('message', (data, isBinary) => got.push(isBinary ? data.length : data.toString('utf8')));
-    const closed = new Promise((res) => ws.once('close', (code, reason) => res({ code, reason: reason.toString() })));
-    ws.once('open', () => resolve({ ws, got, closed }));
-    ws.once('unexpected-response', (_, res) => {
-      res.resume();
-      resolve({ status: res.statusCode });
-    });
-    ws.once('error', reject);
-  });
 }
 
 const order = (email) => ({
@@ -219,7 +204,7 @@ test('channels: bytes held per channel and channels per worker are capped', asyn
 
   // 64 x 1 MiB with no reader: the writer is paused at ~1 MiB, not 64 MiB held.
   const url = (ref, dir) => `${manager.workerUrl}/ws/channels/${ref.channel_id}?key=${encodeURIComponent(ref.access_key)}&dir=${dir}`;
-  const w = await openChannelSocket(url(first.writer, 'write'));
+  const w = await openChannelSocket(url(first.writer, 'write'), { binaryLength: true, maxPayload: 256 << 20 });
   const rssBefore = rssKiB(manager.child.pid);
   const frame = Buffer.alloc(1 << 20, 7);
   for (let i = 0; i < 64; i++) w.ws.send(frame);
@@ -228,7 +213,7 @@ test('channels: bytes held per channel and channels per worker are capped', asyn
   assert.ok(grown < 24 * 1024, `manager RSS grew ${grown} KiB with a reader-less channel`);
   // Paused, not dropped: the reader then gets every frame.
   w.ws.close(1000, 'stream_complete');
-  const r = await openChannelSocket(url(first.reader, 'read'));
+  const r = await openChannelSocket(url(first.reader, 'read'), { binaryLength: true, maxPayload: 256 << 20 });
   const end = await r.closed;
   assert.equal(end.reason, 'stream_complete');
   assert.equal(r.got.length, 64);

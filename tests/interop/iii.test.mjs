@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, afterEach, test } from 'node:test';
 
-import { cleanup, runCli, IiiClient, pollUntil, runIiiCaller, sdkCall, startIiiPeer, startIiiWorker, startManager, WebSocket } from './lib/harness.mjs';
+import { cleanup, runCli, IiiClient, openChannelSocket, pollUntil, runIiiCaller, sdkCall, startIiiPeer, startIiiWorker, startManager } from './lib/harness.mjs';
 
 afterEach(cleanup);
 after(cleanup);
@@ -114,26 +114,6 @@ test('the iii SDK suite (worker.mjs + caller.mjs) passes against the worker endp
   await worker.stop();
   await assertNoLeaks(manager);
 });
-
-/**
- * Opens a raw channel socket; resolves {ws, got, closed} or {status} when the upgrade was refused.
- * `got` collects what it receives (text as strings, binary as byte arrays) from the first frame
- * on: buffered frames can arrive together with the upgrade response.
- */
-function openChannelSocket(url) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
-    const got = [];
-    ws.on('message', (data, isBinary) => got.push(isBinary ? [...data] : data.toString('utf8')));
-    const closed = new Promise((res) => ws.once('close', (code, reason) => res({ code, reason: reason.toString() })));
-    ws.once('open', () => resolve({ ws, got, closed }));
-    ws.once('unexpected-response', (_, res) => {
-      res.resume();
-      resolve({ status: res.statusCode });
-    });
-    ws.once('error', reject);
-  });
-}
 
 test('streaming channels on raw sockets: refusals before the upgrade, one socket per end, relay and close', async () => {
   const manager = await startManager(['--worker-rbac-port', '0']);

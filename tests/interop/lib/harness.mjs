@@ -1189,3 +1189,26 @@ export class IiiClient {
     }
   }
 }
+
+/**
+ * Opens a raw iii channel socket; resolves {ws, got, closed} or {status} when the upgrade was
+ * refused. `got` collects what it receives from the first frame on (buffered frames can arrive
+ * together with the upgrade response): text as strings, binary as byte arrays, or as their
+ * lengths with `binaryLength`. `maxPayload`: the ws client's cap on one frame.
+ */
+export function openChannelSocket(url, { binaryLength = false, maxPayload } = {}) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { perMessageDeflate: false, ...(maxPayload ? { maxPayload } : {}) });
+    const got = [];
+    ws.on('message', (data, isBinary) =>
+      got.push(isBinary ? (binaryLength ? data.length : [...data]) : data.toString('utf8'))
+    );
+    const closed = new Promise((res) => ws.once('close', (code, reason) => res({ code, reason: reason.toString() })));
+    ws.once('open', () => resolve({ ws, got, closed }));
+    ws.once('unexpected-response', (_, res) => {
+      res.resume();
+      resolve({ status: res.statusCode });
+    });
+    ws.once('error', reject);
+  });
+}
