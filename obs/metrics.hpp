@@ -160,6 +160,9 @@ struct metrics {
   // nodes, and made by other nodes for this one's runtimes and functions.
   std::atomic<std::int64_t> remote_calls_outbound{0};
   std::atomic<std::int64_t> remote_calls_inbound{0};
+  // Of the outbound ones, the front doors' calls (not iii invocations): what
+  // a per-call relay actor counted until the gateway became the calls' handle.
+  std::atomic<std::int64_t> remote_calls_in_flight{0};
   latency_histogram remote_call_latency;
   // Services (actors/dispatch/service_queue): calls waiting for a replica
   // with room, refused because a service's queue was full, given up in a

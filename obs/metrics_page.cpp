@@ -81,8 +81,6 @@ constexpr actor_gauge actor_gauges[] = {
    "iii invocations sent to workers, not yet answered."},
   {"actor_host_triggers_registered", "trigger_binding", "iii trigger bindings (live or parked)."},
   {"actor_host_iii_channels_open", "channel", "iii streaming channels open (channel actors)."},
-  {"actor_host_remote_calls_in_flight", "remote_call",
-   "Calls from this node to runtimes on other cluster nodes, not yet answered."},
 };
 
 /// A socket counter, one sample per listener.
@@ -299,6 +297,9 @@ constexpr global_metric<std::int64_t> global_gauges[] = {
    "1: this node reaches half or fewer of the cluster's nodes (keep-majority): not ready, "
    "calls for other nodes' runtimes fail at once.",
    &metrics::cluster_minority},
+  {"actor_host_remote_calls_in_flight", "gauge",
+   "Calls from this node to runtimes on other cluster nodes, not yet answered.",
+   &metrics::remote_calls_in_flight},
   {"actor_host_gateway_calls_outbound", "gauge",
    "Calls made on this node to other cluster nodes, in flight through its gateway.",
    &metrics::remote_calls_outbound},

@@ -39,7 +39,7 @@ struct call_request {
   bool counted = false;
 };
 
-/// A call crosses nodes of a cluster as it is (actors/cluster/remote_call),
+/// A call crosses nodes of a cluster as it is (actors/cluster/gateway.hpp),
 /// but for `counted`: the load it counted is the sending node's.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, call_request& x) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 // The typed protocols of the manager's call path: a message that is not in an
@@ -23,10 +24,72 @@ using caller_actor = caf::typed_actor<
   caf::reacts_to<chunk_atom, std::uint64_t, std::string>,
   caf::reacts_to<done_atom, std::uint64_t, call_end>>;
 
-/// A call in flight, as its caller drives it: bidi input, and giving up.
-/// (pending_request; invocation for `/iii/` calls.)
-using call_actor = caf::typed_actor<caf::reacts_to<input_atom, std::string>,
-                                    caf::reacts_to<end_input_atom>, caf::reacts_to<abort_atom>>;
+/// Calls in flight, as their callers drive them: bidi input, and giving up,
+/// each naming the call by the id its hand-off answered (call_handle). A
+/// per-call actor (pending_request; invocation for `/iii/` calls; the relays
+/// and holds of the call path) answers 0 and ignores the id; this node's
+/// cluster gateway runs many calls and tells them apart by it.
+using call_actor = caf::typed_actor<caf::reacts_to<input_atom, std::uint64_t, std::string>,
+                                    caf::reacts_to<end_input_atom, std::uint64_t>,
+                                    caf::reacts_to<abort_atom, std::uint64_t>>;
+
+/// A call in flight as its caller keeps it: the actor that takes its input
+/// and abort, and the call's id there. What a hand-off answers
+/// (call_target_actor), what the bidi index keeps (directory_actor); CAF
+/// 0.17 handles carry no per-call data, so the id travels beside the actor.
+struct call_handle {
+  call_actor actor;
+  std::uint64_t id = 0; // 0: `actor` is the call's own
+
+  explicit operator bool() const noexcept {
+    return static_cast<bool>(actor);
+  }
+
+  /// Whether `actor` is this call's alone. Only then may the caller monitor
+  /// it: a shared one (the gateway) lives as long as the node, would keep a
+  /// monitor per call (CAF 0.17 scans them on every demonitor), and answers
+  /// every call it took with `done`, also when it ends.
+  bool own_actor() const noexcept {
+    return id == 0;
+  }
+
+  template <class Self>
+  void send_input(Self* self, std::string chunk) const {
+    self->send(actor, input_atom_v, id, std::move(chunk));
+  }
+
+  template <class Self>
+  void send_end_input(Self* self) const {
+    self->send(actor, end_input_atom_v, id);
+  }
+
+  template <class Self>
+  void send_abort(Self* self) const {
+    self->send(actor, abort_atom_v, id);
+  }
+
+  /// Monitors the call's actor if it is the call's own (own_actor()).
+  template <class Self>
+  void monitor(Self* self) const {
+    if (actor && own_actor())
+      self->monitor(actor);
+  }
+
+  template <class Self>
+  void demonitor(Self* self) const {
+    if (actor && own_actor())
+      self->demonitor(actor.address());
+  }
+
+  friend bool operator==(const call_handle& a, const call_handle& b) noexcept {
+    return a.actor == b.actor && a.id == b.id;
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, call_handle& x) {
+  return f(caf::meta::type_name("call_handle"), x.actor, x.id);
+}
 
 /// An invocation of an iii function: a call_actor that the executing worker
 /// connection also feeds.
@@ -42,10 +105,10 @@ using pending_actor = call_actor::extend<
   caf::reacts_to<oversized_atom, call_error>, caf::reacts_to<response_atom, call_error>>;
 
 /// Where a routed call is handed: a runtime's connection, or an iii
-/// worker's for `/iii/` keys. The answer is the call in flight; the caller
-/// then gets its events.
+/// worker's for `/iii/` keys (and the relays and holds of the call path).
+/// The answer is the call in flight; the caller then gets its events.
 using call_target_actor = caf::typed_actor<
-  caf::replies_to<call_atom, call_request, caller_actor>::with<call_actor>>;
+  caf::replies_to<call_atom, call_request, caller_actor>::with<call_handle>>;
 
 /// The /api/ws session: a caller fed by its socket, and a dashboard feed's
 /// subscriber (notifications to write).
@@ -106,9 +169,9 @@ using directory_actor = caf::typed_actor<
   caf::reacts_to<deregister_atom, std::string, connection_actor>,
   caf::reacts_to<idempotent_atom, std::string, std::vector<std::string>, connection_actor>,
   caf::replies_to<list_atom>::with<std::string>,
-  caf::reacts_to<bidi_open_atom, std::string, call_actor>,
+  caf::reacts_to<bidi_open_atom, std::string, call_handle>,
   caf::reacts_to<bidi_close_atom, std::string>,
-  caf::replies_to<bidi_find_atom, std::string>::with<bool, call_actor>,
+  caf::replies_to<bidi_find_atom, std::string>::with<bool, call_handle>,
   caf::reacts_to<watch_atom, std::string, runtime_watcher_actor>,
   caf::replies_to<drain_atom>::with<std::vector<connection_actor>>,
   caf::replies_to<drain_atom, std::string>::with<connection_actor>,

@@ -10,7 +10,7 @@ namespace actor_host {
 
 /// A call a call target holds before it hands it on (a service's queue, the
 /// failover hold): the door's hand-off is answered through `answer`, with
-/// the call_actor once a connection took it, or a refusal.
+/// the call_handle once a connection took it, or a refusal.
 struct waiting_call {
   call_request req;
   caller_actor caller;

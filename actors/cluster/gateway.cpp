@@ -81,16 +81,45 @@ void count_out(std::int64_t delta) {
   obs::global().remote_calls_outbound.fetch_add(delta, std::memory_order_relaxed);
 }
 
-/// A relay ends with its call (its caller has the end already). It takes
-/// caller_actor's done message, and only that one.
-void end_relay(self_ptr self, const caf::actor& relay) {
-  if (relay)
-    self->send(caf::actor_cast<caller_actor>(relay), done_atom_v, std::uint64_t{0}, call_end{});
+/// The front doors' calls among them (actor_host_remote_calls_in_flight).
+void count_door_call(std::int64_t delta) {
+  obs::global().remote_calls_in_flight.fetch_add(delta, std::memory_order_relaxed);
+}
+
+// A front door's caller is monitored once however many calls it has made
+// through this gateway: an /api/ws session or a gRPC hub lives long and
+// makes many, and CAF 0.17 scans an actor's monitors on every demonitor.
+
+void watch_caller(self_ptr self, outbound& o) {
+  if (!o.to)
+    return;
+  if (self->state.callers[o.to.address()]++ == 0)
+    self->monitor(o.to);
+  o.watched = true;
+}
+
+void unwatch_caller(self_ptr self, outbound& o) {
+  if (!std::exchange(o.watched, false))
+    return;
+  auto& callers = self->state.callers;
+  auto i = callers.find(o.to.address());
+  if (i == callers.end()) // the caller died: forgotten with it
+    return;
+  if (--i->second == 0) {
+    self->demonitor(o.to.address());
+    callers.erase(i);
+  }
 }
 
 void forget_out(self_ptr self, std::unordered_map<std::uint64_t, outbound>::iterator i) {
-  obs::global().remote_call_latency.observe(clock_type::now() - i->second.started);
-  end_relay(self, i->second.relay);
+  auto& o = i->second;
+  obs::global().remote_call_latency.observe(clock_type::now() - o.started);
+  unwatch_caller(self, o);
+  // Once taken, the call is off the owner's replica here when it ends.
+  if (auto load = std::exchange(o.load, nullptr))
+    load->release();
+  if (!o.iii)
+    count_door_call(-1);
   self->state.out.erase(i);
   count_out(-1);
 }
@@ -116,21 +145,36 @@ void fail(self_ptr self, std::unordered_map<std::uint64_t, outbound>::iterator i
 
 const std::string no_link = "no link to the node";
 
-/// The owner's gateway for `node`, or null after failing the caller.
-outbound* start_out(self_ptr self, std::uint64_t id, outbound o) {
+/// Counts a call made here and finds the owner's gateway for it: then the
+/// call is in `out` under `id`; else null, and the call's error is in
+/// `*error`.
+outbound* start_out(self_ptr self, std::uint64_t id, outbound o, call_error* error) {
   obs::global().remote_calls.fetch_add(1, std::memory_order_relaxed);
   auto p = self->state.peers.find(o.node);
   if (p == self->state.peers.end()) {
     obs::global().remote_calls_lost.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("{} of {} on node {} failed: {}", o.method, o.target, o.node, no_link);
-    if (o.to)
-      self->send(o.to, done_atom_v, o.tag, failed(failure_for(o, true, no_link)));
-    end_relay(self, o.relay);
+    *error = failure_for(o, true, no_link);
     return nullptr;
   }
   o.peer = p->second;
   count_out(1);
   return &self->state.out.insert_or_assign(id, std::move(o)).first->second;
+}
+
+/// The caller of calls made here died without a word: their runs are
+/// abandoned at their owners, as its abort would have them.
+void caller_down(self_ptr self, const caf::actor_addr& gone) {
+  auto& st = self->state;
+  st.callers.erase(gone);
+  for (auto i = st.out.begin(); i != st.out.end();) {
+    auto next = std::next(i);
+    if (i->second.watched && i->second.to.address() == gone) {
+      post(self, i->second.peer, gw_request{gw_request::abort, i->first, {}, {}, {}, {}});
+      forget_out(self, i);
+    }
+    i = next;
+  }
 }
 
 /// Events of calls made here, from the gateway `from` (a node speaks only
@@ -169,6 +213,26 @@ void on_events(self_ptr self, const caf::actor_addr& from, std::vector<gw_event>
 
 // --- failures ---------------------------------------------------------------
 
+gateway_state::~gateway_state() {
+  // This node shuts down: the front doors' calls made here fail as a local
+  // connection's calls do when it closes (their callers do not watch the
+  // gateway), and are off their replicas' loads.
+  for (auto& [id, o] : out) {
+    if (o.iii)
+      continue;
+    if (o.to)
+      caf::anon_send(o.to, done_atom_v, o.tag,
+                     failed(manager_errors::connection_closed(o.target, o.method)));
+    if (o.load)
+      o.load->release();
+    count_door_call(-1);
+  }
+  obs::global().remote_calls_outbound.fetch_sub(static_cast<std::int64_t>(out.size()),
+                                                std::memory_order_relaxed);
+  obs::global().remote_calls_inbound.fetch_sub(static_cast<std::int64_t>(in.size()),
+                                               std::memory_order_relaxed);
+}
+
 void peer_down(self_ptr self, const caf::actor_addr& gone, const caf::error& reason) {
   iii_peer_down(self, gone, reason == caf::exit_reason::remote_link_unreachable);
   auto& st = self->state;
@@ -181,7 +245,7 @@ void peer_down(self_ptr self, const caf::actor_addr& gone, const caf::error& rea
     auto next = std::next(i);
     if (i->second.origin.address() == gone) {
       if (i->second.pending)
-        self->send(i->second.pending, abort_atom_v);
+        i->second.pending.send_abort(self);
       forget_in(self, i);
       ++dropped;
     }
@@ -215,7 +279,14 @@ void peer_down(self_ptr self, const caf::actor_addr& gone, const caf::error& rea
 }
 
 gateway_actor::behavior_type cluster_gateway(self_ptr self) {
-  self->set_down_handler([self](caf::down_msg& dm) { peer_down(self, dm.source, dm.reason); });
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (st.callers.contains(dm.source))
+      caller_down(self, dm.source);
+    else if (st.watched.contains(dm.source))
+      peer_down(self, dm.source, dm.reason);
+    // Else a caller's, demonitored after it died: its calls had ended.
+  });
   return {
     [self](gateway_atom, const std::string& node, caf::actor& peer) {
       auto& st = self->state;
@@ -233,20 +304,29 @@ gateway_actor::behavior_type cluster_gateway(self_ptr self) {
         flush(self, box);
       flush_iii(self);
     },
-    // Entry side: a relay's call, its input and its end. The events go
-    // straight to the caller; the relay is the caller's handle.
+    // Entry side: a front door's call, its input and its end. The events
+    // go straight to the caller; this gateway is the caller's handle.
     [self](call_atom, std::string& node, std::string& target, caf::actor& conn,
-           call_request& req, caller_actor& caller, caf::actor& relay) {
-      if (!relay)
-        return; // the relay's id is the call's: none, no call
-      auto id = relay.id();
-      auto method = std::string{method_name(req.method)};
-      auto* o = start_out(self, id, outbound{{}, std::move(caller), req.tag, std::move(relay),
-                                             std::move(node), std::move(target),
-                                             std::move(method)});
-      if (o)
-        post(self, o->peer,
-             gw_request{gw_request::call, id, o->target, std::move(conn), std::move(req), {}});
+           replica_load_ptr& load, call_request& req,
+           caller_actor& caller) -> caf::result<call_handle> {
+      auto& st = self->state;
+      auto id = st.next_call++;
+      outbound o;
+      o.to = std::move(caller);
+      o.tag = req.tag;
+      o.node = std::move(node);
+      o.target = std::move(target);
+      o.method = std::string{method_name(req.method)};
+      call_error error;
+      auto* out = start_out(self, id, std::move(o), &error);
+      if (!out) // refused: the door takes the call off the load it counted
+        return call_refusal(std::move(error));
+      out->load = std::move(load);
+      count_door_call(1);
+      watch_caller(self, *out);
+      post(self, out->peer,
+           gw_request{gw_request::call, id, out->target, std::move(conn), std::move(req), {}});
+      return call_handle{caf::actor_cast<call_actor>(self), id};
     },
     [self](input_atom, std::uint64_t id, std::string& raw) {
       if (auto i = self->state.out.find(id); i != self->state.out.end())
@@ -268,7 +348,7 @@ gateway_actor::behavior_type cluster_gateway(self_ptr self) {
       auto& st = self->state;
       bool reply = req.wants_reply && caller;
       auto id = reply ? st.next_invocation++ : 0;
-      outbound o{{}, reply ? caller : caller_actor{}, tag, {}, std::move(node), req.function_id,
+      outbound o{{}, reply ? caller : caller_actor{}, tag, std::move(node), req.function_id,
                  "invoke", true};
       if (!reply) {
         // Fire and forget: nothing to wait for here.
@@ -278,9 +358,13 @@ gateway_actor::behavior_type cluster_gateway(self_ptr self) {
                gw_request{gw_request::exec, 0, {}, std::move(conn), {}, std::move(req)});
         return;
       }
-      if (auto* out = start_out(self, id, std::move(o)))
+      call_error error;
+      auto to = o.to;
+      if (auto* out = start_out(self, id, std::move(o), &error))
         post(self, out->peer,
              gw_request{gw_request::exec, id, {}, std::move(conn), {}, std::move(req)});
+      else
+        self->send(to, done_atom_v, tag, failed(std::move(error)));
     },
     [self](expired_atom, const caf::actor_addr& gone) {
       // A gateway that ended without a lost link, and no answer in the grace.

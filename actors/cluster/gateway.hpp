@@ -13,18 +13,20 @@
 namespace actor_host {
 
 /// The cluster gateway's protocol (messages.hpp has the list in words).
-/// It is also the caller of the local pending requests and invocations it
-/// runs for other nodes (caller_actor).
+/// It is the call_actor of the calls made here for other nodes (their input
+/// and abort, by the call id it answered), and the caller of the local
+/// pending requests and invocations it runs for other nodes (caller_actor).
 using gateway_actor = caf::typed_actor<
   // From this node: a peer's gateway (null: gone), from the cluster node.
   caf::reacts_to<gateway_atom, std::string, caf::actor>,
-  // A relay's call: node, runtime id, the owner's connection, the request,
-  // the front door's caller (which gets the events) and the relay.
-  caf::reacts_to<call_atom, std::string, std::string, caf::actor, call_request, caller_actor,
-                 caf::actor>,
-  // The relay's input, end of input and abort, by call id.
-  caf::reacts_to<input_atom, std::uint64_t, std::string>,
-  caf::reacts_to<end_input_atom, std::uint64_t>, caf::reacts_to<abort_atom, std::uint64_t>,
+  // A call for another node's runtime or function, from the call path
+  // (call_path.hpp): node, runtime or function id, the owner's connection,
+  // the owner's replica load as this node counts it (null: not counted), the
+  // request, and the front door's caller (which gets the events). The
+  // answer: this gateway as the call's actor, and the call's id here; or a
+  // refusal (call_refusal) when there is no link to the node.
+  caf::replies_to<call_atom, std::string, std::string, caf::actor, replica_load_ptr, call_request,
+                  caller_actor>::with<call_handle>,
   // An iii invocation of another node's function: node, the owner's worker
   // connection, the caller and its tag.
   caf::reacts_to<execute_atom, std::string, caf::actor, caller_actor, std::uint64_t,
@@ -43,18 +45,25 @@ using gateway_actor = caf::typed_actor<
   caf::reacts_to<channel_frame_atom, std::uint64_t, bool, std::string>,
   caf::reacts_to<channel_closed_atom, std::uint64_t, bool, std::uint16_t, std::string>,
   caf::reacts_to<slot_atom, std::uint64_t, std::uint64_t>,
-  caf::reacts_to<gw_requests_atom, std::vector<iii_wire>>>::extend_with<caller_actor>;
+  caf::reacts_to<gw_requests_atom, std::vector<iii_wire>>>::extend_with<caller_actor, call_actor>;
 
 /// This node's end of every call between it and the other nodes
 /// (actors/cluster/gateway.cpp; the messages are in actors/common/messages.hpp).
 ///
-/// Entry side: a relay (remote_call.hpp) or the function registry hands a
-/// call for another node's runtime or function to this gateway, which sends
-/// it to the owner's gateway and passes its events back, in order, by call
-/// id, straight to the call's caller (a relay stays only as the caller's
-/// handle for input and abort, and hears the end). Owner side: the gateway
-/// is the caller of the local pending request (or iii invocation) and sends
-/// its events to the entry node's gateway.
+/// Entry side: the call path (a front door's call) or the function registry
+/// (an iii invocation) hands a call for another node's runtime or function
+/// to this gateway, which sends it to the owner's gateway and passes its
+/// events back, in order, by call id, straight to the call's caller. No
+/// actor is spawned per call: the gateway is the caller's handle of the call
+/// (call_handle: the gateway and the call's id) for input, end of input and
+/// abort; it takes the replica load the door counted off when the call
+/// ends; it monitors each caller once, however many calls it has (CAF 0.17
+/// scans an actor's monitors on every demonitor), and abandons the runs of
+/// a caller that dies without a word; and when it ends (this node shutting
+/// down) it fails the calls still in flight with connection_closed, as a
+/// local connection's end does. Owner side: the gateway is the caller of
+/// the local pending request (or iii invocation) and sends its events to
+/// the entry node's gateway.
 ///
 /// Only the two gateways, long-lived, cross the link: a call costs one BASP
 /// message each way per event and no remote actor of its own (CAF 0.17

@@ -66,7 +66,7 @@ std::unordered_map<std::uint64_t, inbound>::iterator find_in(self_ptr self,
   return k == st.in_by_origin.end() ? st.in.end() : st.in.find(k->second);
 }
 
-void accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
+void accepted(self_ptr self, std::uint64_t tag, call_handle& pending) {
   // Aborted, or already answered: if it still runs, it is aborted.
   auto i = self->state.in.find(tag);
   take_accepted(self, i == self->state.in.end() ? nullptr : &i->second, pending);
@@ -81,7 +81,7 @@ void run_call(self_ptr self, const gateway_actor& origin, gw_request& r) {
   self
     ->request(caf::actor_cast<call_target_actor>(r.conn), caf::infinite, call_atom_v,
               std::move(r.req), caf::actor_cast<caller_actor>(self))
-    .then([self, tag](call_actor& pending) { accepted(self, tag, pending); },
+    .then([self, tag](call_handle& pending) { accepted(self, tag, pending); },
           [self, tag, target = std::move(r.text), method](caf::error&) {
             // The connection ended between the entry node's routing and now.
             auto i = self->state.in.find(tag);
@@ -140,9 +140,9 @@ void on_requests(self_ptr self, const gateway_actor& origin, std::vector<gw_requ
           else
             (void) c.held.hold(std::move(r.text), 0); // no cap here: see inbound::held
         } else if (r.kind == gw_request::end_input)
-          self->send(c.pending, end_input_atom_v);
+          c.pending.send_end_input(self);
         else
-          self->send(c.pending, input_atom_v, std::move(r.text));
+          c.pending.send_input(self, std::move(r.text));
         break;
       }
       case gw_request::abort: {
@@ -150,7 +150,7 @@ void on_requests(self_ptr self, const gateway_actor& origin, std::vector<gw_requ
         if (i == self->state.in.end())
           break;
         if (i->second.pending)
-          self->send(i->second.pending, abort_atom_v);
+          i->second.pending.send_abort(self);
         forget_in(self, i);
         break;
       }

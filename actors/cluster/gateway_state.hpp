@@ -26,8 +26,8 @@ namespace actor_host::gateway_detail {
 
 using clock_type = std::chrono::steady_clock;
 
-// iii invocations have no relay: their ids come from a counter above every
-// actor id (which are the relays' call ids).
+// The ids of the calls made here: the front doors' calls count up from 1
+// (0 is a per-call actor's, call_handle), iii invocations from here.
 constexpr std::uint64_t invocation_id_base = std::uint64_t{1} << 63;
 
 /// A call made here, for another node's runtime or function.
@@ -35,12 +35,13 @@ struct outbound {
   gateway_actor peer;    // the owner's gateway
   caller_actor to;       // the front door's caller, or the iii invocation's
   std::uint64_t tag = 0; // what `to` expects in its events
-  caf::actor relay;      // the caller's handle for input and abort: told the end
   std::string node;
   std::string target; // runtime or function id
   std::string method;
-  bool iii = false;
+  bool iii = false;      // an iii invocation (execute_atom), not a front door's call
   bool orphaned = false; // its gateway ended without a lost link: in grace
+  bool watched = false;  // counted in gateway_state::callers
+  replica_load_ptr load{}; // the owner's replica as the door counted it: released at the end
   clock_type::time_point started = clock_type::now();
 };
 
@@ -48,7 +49,7 @@ struct outbound {
 struct inbound {
   gateway_actor origin;    // the entry node's gateway
   std::uint64_t id = 0;    // the call's id there
-  call_actor pending;      // null until the connection took it (or for iii)
+  call_handle pending;     // null until the connection took it (or for iii)
   // Input that arrived before the connection answered with its pending
   // request. One local round trip long: the entry node's front door caps a
   // run's input, the pending request caps what it holds before the run
@@ -94,6 +95,10 @@ struct gateway_state {
   std::unordered_map<std::string, gateway_actor> peers; // node name -> its gateway
   std::set<caf::actor_addr> watched;                  // peers and origins monitored
   std::unordered_map<std::uint64_t, outbound> out;    // by call id
+  std::uint64_t next_call = 1;                        // the front doors' calls' ids
+  // The front doors' callers of the calls in `out`, each monitored once,
+  // with how many of those calls it has.
+  std::unordered_map<caf::actor_addr, std::size_t> callers;
   std::unordered_map<std::uint64_t, inbound> in;      // by local tag
   std::map<std::pair<caf::actor_addr, std::uint64_t>, std::uint64_t> in_by_origin;
   std::uint64_t next_tag = 1;
@@ -102,14 +107,9 @@ struct gateway_state {
   gateway_state() = default;
   gateway_state(const gateway_state&) = delete;
   gateway_state& operator=(const gateway_state&) = delete;
-  ~gateway_state() {
-    // Ended (a shutdown): the calls it held are not in flight any more; the
-    // relays and pending requests watching it end theirs.
-    obs::global().remote_calls_outbound.fetch_sub(static_cast<std::int64_t>(out.size()),
-                                                  std::memory_order_relaxed);
-    obs::global().remote_calls_inbound.fetch_sub(static_cast<std::int64_t>(in.size()),
-                                                 std::memory_order_relaxed);
-  }
+  /// Ended (a shutdown): the calls made here fail (gateway.cpp); the
+  /// pending requests run for other nodes, watching it, end theirs.
+  ~gateway_state();
   static inline const char* name = "cluster_gateway";
 };
 

@@ -47,12 +47,13 @@ public:
     }
   }
 
-  /// Releases to the call that now takes the input (a call_actor):
-  /// `(input_atom, chunk)` for each chunk, `end_input_atom` for the end.
+  /// Releases to the call that now takes the input (a call_handle,
+  /// actors/call/interfaces.hpp): its input for each chunk, its end of
+  /// input for the end.
   template <class Self, class Handle>
   void release_to(Self* self, const Handle& to) {
-    release([&](std::string&& text) { self->send(to, input_atom_v, std::move(text)); },
-            [&] { self->send(to, end_input_atom_v); });
+    release([&](std::string&& text) { to.send_input(self, std::move(text)); },
+            [&] { to.send_end_input(self); });
   }
 
   bool empty() const noexcept {
@@ -75,12 +76,12 @@ private:
 
 /// A call its connection accepted, as the caller that keeps `c` sees it:
 /// `c` (null when the caller finished it meanwhile, so nobody waits for it
-/// any more: the call is aborted) learns its call_actor and gets the input
+/// any more: the call is aborted) learns its call_handle and gets the input
 /// held for it. False when aborted.
 template <class Self, class Call, class Handle>
 bool take_accepted(Self* self, Call* c, const Handle& pending) {
   if (c == nullptr) {
-    self->send(pending, abort_atom_v);
+    pending.send_abort(self);
     return false;
   }
   c->pending = pending;

@@ -34,7 +34,6 @@ const char* actor_kind_name(actor_kind k) {
     case actor_kind::trigger_binding: return "trigger_binding";
     case actor_kind::channel: return "channel";
     case actor_kind::cluster_node: return "cluster_node";
-    case actor_kind::remote_call: return "remote_call";
     case actor_kind::cluster_gateway: return "cluster_gateway";
     case actor_kind::service_queue: return "service_queue";
     case actor_kind::cancel_broadcast: return "cancel_broadcast";

@@ -27,7 +27,6 @@ enum class actor_kind : int {
   trigger_binding,
   channel,
   cluster_node,
-  remote_call,
   cluster_gateway,
   service_queue,
   cancel_broadcast,

@@ -52,10 +52,12 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, run_chunk_atom, "runchunk")
 // (response_atom, ok, raw)                      [pending_request, invocation] the answer
 // (response_atom, call_error)                   [pending_request] an answer that failed here
 CAF_ADD_ATOM(actor_host, actor_host::atoms, response_atom, "response")
-// (input_atom, raw), (end_input_atom)           bidi input for a run
+// (input_atom, id, raw), (end_input_atom, id)  [call_actor] bidi input for a run, by the
+//                                               call id its hand-off answered (call_handle)
+// (input_atom, raw), (end_input_atom)           [bidi_session] the same, in the runtime role
 CAF_ADD_ATOM(actor_host, actor_host::atoms, input_atom, "input")
 CAF_ADD_ATOM(actor_host, actor_host::atoms, end_input_atom, "endinput")
-// (abort_atom)                                  [pending_request, invocation] caller gone
+// (abort_atom, id)                              [call_actor] caller gone
 CAF_ADD_ATOM(actor_host, actor_host::atoms, abort_atom, "abort")
 // (forget_atom, wire_id, trace_id, cancel)      [runtime_connection] a call ended early
 CAF_ADD_ATOM(actor_host, actor_host::atoms, forget_atom, "forget")
@@ -203,8 +205,10 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, beat_atom, "beat")
 // per-call remote actor (no proxy to announce, create and kill on each node).
 // From this node:
 //   (gateway_atom, node, peer_gateway)          [from cluster_node] null: gone
-//   (call_atom, node, target, conn, call_request, caller, relay)   a relay's call
-//   (input_atom, id, raw), (end_input_atom, id), (abort_atom, id)   its input
+//   (call_atom, node, target, conn, load, call_request, caller) -> call_handle
+//                                               [from the call path] a call for another
+//                                               node's runtime or function
+//   (input_atom, id, raw), (end_input_atom, id), (abort_atom, id)   its input, from its caller
 //   (execute_atom, node, conn, caller, tag, invocation_request)   an iii invocation
 //   (flush_atom)                                its own: send what it batched
 // Between gateways, batched (everything one gateway has for another when its

@@ -5,7 +5,7 @@
 #include "actors/call/interfaces.hpp"
 #include "actors/call/routing.hpp"
 #include "actors/cluster/cluster_node.hpp"
-#include "actors/cluster/remote_call.hpp"
+#include "actors/cluster/gateway.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/dispatch/cancel_broadcast.hpp"
 #include "wire/iii_protocol.hpp"
@@ -59,24 +59,59 @@ inline constexpr auto answered_in_handler = caf::infinite;
 
 namespace detail {
 
-/// Hands `req` to `conn`. `gone()` runs instead of `finished` when `conn`
-/// had ended before it took the call (CAF bounced the request), so the
-/// runtime never saw it; without it that is a failed call.
+/// The answer to a hand-off `asked` (a request whose answer is a
+/// call_handle): `accepted(call)`, else `finished` with the refusal's error,
+/// or `gone()` when the receiver had ended before it took the call (CAF
+/// bounced the request), so the runtime never saw it; without `gone` that is
+/// a failed call.
+template <class Handle, class Accepted, class Finished, class Gone = std::nullptr_t>
+void await_hand_off(Handle asked, call_method method, std::string target, Accepted accepted,
+                    Finished finished, Gone gone = nullptr) {
+  asked.then(
+    [accepted](call_handle& call) mutable { accepted(std::move(call)); },
+    [finished, gone, method, target = std::move(target)](caf::error& err) mutable {
+      if (err.category() == caf::atom("refused") && err.context().match_elements<call_error>())
+        return finished(failed(err.context().get_as<call_error>(0)));
+      if constexpr (!std::is_same_v<Gone, std::nullptr_t>)
+        if (err == caf::sec::request_receiver_down)
+          return gone();
+      // The connection ended between routing and the call.
+      finished(failed(manager_errors::connection_closed(target, method_name(method))));
+    });
+}
+
+/// Hands `req` to `conn` (await_hand_off).
 template <class Self, class Accepted, class Finished, class Gone = std::nullptr_t>
 void hand_off(Self* self, const call_target_actor& conn, std::string target, call_request req,
               caller_actor caller, Accepted accepted, Finished finished, Gone gone = nullptr) {
   auto method = req.method;
-  self->request(conn, answered_in_handler, call_atom_v, std::move(req), std::move(caller))
-    .then([accepted](call_actor& pending) mutable { accepted(std::move(pending)); },
-          [finished, gone, method, target = std::move(target)](caf::error& err) mutable {
-            if (err.category() == caf::atom("refused") && err.context().match_elements<call_error>())
-              return finished(failed(err.context().get_as<call_error>(0)));
-            if constexpr (!std::is_same_v<Gone, std::nullptr_t>)
-              if (err == caf::sec::request_receiver_down)
-                return gone();
-            // The connection ended between routing and the call.
-            finished(failed(manager_errors::connection_closed(target, method_name(method))));
-          });
+  await_hand_off(
+    self->request(conn, answered_in_handler, call_atom_v, std::move(req), std::move(caller)),
+    method, std::move(target), std::move(accepted), std::move(finished), std::move(gone));
+}
+
+/// Hands `req` for `target` (a runtime or function id) on another node to
+/// this node's gateway (gateway.hpp), with `node`, the owner's connection
+/// `conn` that the gateway names to the owner's gateway, and `load`, the
+/// owner's replica as the door counted the call (null: not counted). No
+/// actor per call: the gateway answers with itself and the call's id, and
+/// from then on releases `load` when the call ends; a refusal (no link to
+/// the node) or a gateway gone (this node shutting down) reaches
+/// `finished`, which then owns `load`.
+template <class Self, class Accepted, class Finished>
+void hand_off_remote(Self* self, const caf::actor& gateway, std::string node, std::string target,
+                     const call_target_actor& conn, replica_load_ptr load, call_request req,
+                     caller_actor caller, Accepted accepted, Finished finished) {
+  auto method = req.method;
+  if (!gateway)
+    return finished(failed(manager_errors::connection_closed(target, method_name(method))));
+  // Asked first: `target` is copied into the request before it moves on.
+  auto asked = self->request(caf::actor_cast<gateway_actor>(gateway), answered_in_handler,
+                             call_atom_v, std::move(node), target,
+                             caf::actor_cast<caf::actor>(conn), std::move(load), std::move(req),
+                             std::move(caller));
+  await_hand_off(std::move(asked), method, std::move(target), std::move(accepted),
+                 std::move(finished));
 }
 
 } // namespace detail
@@ -132,20 +167,24 @@ void dispatch_route(Self* self, const front_door& door, std::shared_ptr<const ro
                             std::move(accepted), std::move(finished));
   }
   if (route.how == kind::runtime) {
-    // Another node's runtime: a relay here is the call's caller side there.
-    auto target = route.node.empty() ? route.conn
-                                     : start_remote_call(self->system(), route.gateway, route.conn,
-                                                         route.node, route.runtime_id, route.load);
     req.counted = route.load != nullptr;
+    // A hand-off that fails never reached the connection (or the gateway),
+    // which would have taken the call off its load when it ended.
+    auto uncount = [finished, load = route.load](call_end end) mutable {
+      if (load)
+        load->release();
+      finished(std::move(end));
+    };
+    // Another node's runtime: straight to this node's gateway.
+    if (!route.node.empty())
+      return detail::hand_off_remote(self, route.gateway, std::move(route.node),
+                                     std::move(route.runtime_id), route.conn, route.load,
+                                     std::move(req), std::move(caller), std::move(accepted),
+                                     std::move(uncount));
+    auto& target = route.conn;
     if (!route.load)
       return detail::hand_off(self, target, std::move(route.runtime_id), std::move(req),
                               std::move(caller), std::move(accepted), std::move(finished));
-    // A hand-off that fails never reached the connection, which would have
-    // taken the call off its load when it ended.
-    auto uncount = [finished, load = route.load](call_end end) mutable {
-      load->release();
-      finished(std::move(end));
-    };
     if (!route.reroutable || avoid)
       return detail::hand_off(self, target, std::move(route.runtime_id), std::move(req),
                               std::move(caller), std::move(accepted), std::move(uncount));
@@ -179,13 +218,15 @@ void dispatch_route(Self* self, const front_door& door, std::shared_ptr<const ro
     .then(
       [self, req = std::move(req), caller, accepted, finished, gateway = route.gateway](
         worker_connection_actor& conn, std::string& id, std::string& node) mutable {
-        // Another node's function: through a relay, as for its runtimes.
-        auto target = node.empty() ? call_target_actor{conn}
-                                   : start_remote_call(self->system(), gateway,
-                                                       call_target_actor{conn}, std::move(node),
-                                                       id);
-        detail::hand_off(self, target, std::move(id), std::move(req), std::move(caller),
-                         std::move(accepted), std::move(finished));
+        // Another node's function: through this node's gateway, as for
+        // its runtimes.
+        if (!node.empty())
+          return detail::hand_off_remote(self, gateway, std::move(node), std::move(id),
+                                         call_target_actor{conn}, nullptr, std::move(req),
+                                         std::move(caller), std::move(accepted),
+                                         std::move(finished));
+        detail::hand_off(self, call_target_actor{conn}, std::move(id), std::move(req),
+                         std::move(caller), std::move(accepted), std::move(finished));
       },
       [finished](caf::error& err) mutable {
         // The registry refuses with the caller's error (not found, RBAC).

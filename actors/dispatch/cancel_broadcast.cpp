@@ -43,7 +43,7 @@ void one_refused(self_ptr self, call_error error) {
 broadcast_actor::behavior_type cancel_broadcast(self_ptr self, std::vector<cancel_target> targets) {
   self->state.targets = std::move(targets);
   return {
-    [self](call_atom, call_request& req, caller_actor& caller) -> call_actor {
+    [self](call_atom, call_request& req, caller_actor& caller) -> call_handle {
       auto& st = self->state;
       st.caller = std::move(caller);
       st.tag = req.tag;
@@ -57,14 +57,14 @@ broadcast_actor::behavior_type cancel_broadcast(self_ptr self, std::vector<cance
         self
           ->request(st.targets[i].conn, answered_in_handler, call_atom_v, std::move(one),
                     caf::actor_cast<caller_actor>(self))
-          .then([](call_actor&) {},
+          .then([](call_handle&) {},
                 [self, method, id = st.targets[i].runtime_id](caf::error&) {
                   one_refused(self, manager_errors::connection_closed(id, method_name(method)));
                 });
       }
       if (st.targets.empty())
         self->send(self, done_atom_v, std::uint64_t{0}, failed(manager_errors::no_runtimes()));
-      return caf::actor_cast<call_actor>(self);
+      return call_handle{caf::actor_cast<call_actor>(self), 0};
     },
     [](trace_atom, std::uint64_t, const std::string&) {},
     [](chunk_atom, std::uint64_t, const std::string&) {},
@@ -73,9 +73,9 @@ broadcast_actor::behavior_type cancel_broadcast(self_ptr self, std::vector<cance
         return answer(self, std::move(end));
       one_refused(self, std::move(end.error));
     },
-    [](input_atom, const std::string&) {},
-    [](end_input_atom) {},
-    [self](abort_atom) { self->quit(); },
+    [](input_atom, std::uint64_t, const std::string&) {},
+    [](end_input_atom, std::uint64_t) {},
+    [self](abort_atom, std::uint64_t) { self->quit(); },
   };
 }
 

@@ -63,7 +63,7 @@ void route_again(self_ptr self, const front_door& door) {
     auto answer = h.answer;
     detail::dispatch_route(
       self, door, routes, std::move(route), std::move(h.req), std::move(h.caller),
-      [answer](call_actor pending) mutable { answer.deliver(std::move(pending)); },
+      [answer](call_handle pending) mutable { answer.deliver(std::move(pending)); },
       [answer](call_end e) mutable { answer.deliver(call_refusal(std::move(e.error))); },
       caf::actor_addr{});
   }
@@ -109,7 +109,7 @@ failover_hold_actor::behavior_type failover_hold(self_ptr self, front_door door,
   });
   return {
     [self, door, limits](call_atom, call_request& req,
-                         caller_actor& caller) -> caf::result<call_actor> {
+                         caller_actor& caller) -> caf::result<call_handle> {
       auto& st = self->state;
       auto routes = door.routes->current();
       auto until = moving_until(*routes, req);

@@ -231,9 +231,10 @@ pending_actor::behavior_type pending_request(self_ptr self, pending_args args) {
       auto& a = self->state.args;
       finish(self, failed(manager_errors::connection_closed(a.runtime_id, a.method)));
     },
-    [self](input_atom, std::string& chunk) { input(self, std::move(chunk)); },
-    [self](end_input_atom) { input(self, {}); },
-    [self](abort_atom) { abandon(self); },
+    // A pending request is its call's own actor: the call id is 0.
+    [self](input_atom, std::uint64_t, std::string& chunk) { input(self, std::move(chunk)); },
+    [self](end_input_atom, std::uint64_t) { input(self, {}); },
+    [self](abort_atom, std::uint64_t) { abandon(self); },
     [self](cancel_atom) {
       // The manager's drain timeout passed: the run is cancelled on the
       // runtime and the caller told why.

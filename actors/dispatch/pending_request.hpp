@@ -56,7 +56,7 @@ struct pending_state {
 ///
 /// From the connection: (run_trace_atom, trace), (run_chunk_atom, raw),
 ///   (response_atom, ok, raw), (conn_lost_atom, reason), (expired_atom)
-/// From the caller: (input_atom, raw), (end_input_atom), (abort_atom)
+/// From the caller: (input_atom, 0, raw), (end_input_atom, 0), (abort_atom, 0)
 /// To the caller: (trace_atom, tag, trace), (chunk_atom, tag, raw),
 ///   (done_atom, tag, call_end): the result or the error
 /// To the connection: (forget_atom, wire_id, trace_id, cancel) when it ends

@@ -21,7 +21,7 @@ struct retry_state {
   call_request req;
   caller_actor caller; // the door's
   std::uint64_t tag = 0;
-  call_actor current;       // the try in flight
+  call_handle current;      // the try in flight
   caf::actor_addr tried_on; // the replica of the first try
   bool streamed = false;    // something reached the caller: no retry then
   bool retried = false;
@@ -45,7 +45,7 @@ void attempt(self_ptr self, caf::actor_addr avoid) {
   req.tag = 0;
   detail::route_and_hand_off(
     self, st.door, st.door.routes->current(), std::move(req), caf::actor_cast<caller_actor>(self),
-    [self](call_actor call) { self->state.current = std::move(call); },
+    [self](call_handle call) { self->state.current = std::move(call); },
     [self](call_end e) { end(self, std::move(e)); }, avoid,
     &st.tried_on);
 }
@@ -58,18 +58,18 @@ retry_actor::behavior_type retry_relay(self_ptr self, front_door door) {
     auto& st = self->state;
     st.caller = nullptr;
     if (st.current)
-      self->send(st.current, abort_atom_v);
+      st.current.send_abort(self);
     self->quit();
   });
   return {
-    [self](call_atom, call_request& req, caller_actor& caller) -> call_actor {
+    [self](call_atom, call_request& req, caller_actor& caller) -> call_handle {
       auto& st = self->state;
       st.caller = std::move(caller);
       st.tag = req.tag;
       st.req = std::move(req);
       self->monitor(st.caller);
       attempt(self, {});
-      return caf::actor_cast<call_actor>(self);
+      return call_handle{caf::actor_cast<call_actor>(self), 0};
     },
     [self](trace_atom, std::uint64_t, std::string& trace) {
       auto& st = self->state;
@@ -84,7 +84,7 @@ retry_actor::behavior_type retry_relay(self_ptr self, front_door door) {
     },
     [self](done_atom, std::uint64_t, call_end& e) {
       auto& st = self->state;
-      st.current = nullptr;
+      st.current = {};
       if (e.ok || st.retried || st.streamed
           || e.error.status != static_cast<int>(wire::status_code::unavailable))
         return end(self, std::move(e));
@@ -95,18 +95,19 @@ retry_actor::behavior_type retry_relay(self_ptr self, front_door door) {
                    st.req.key);
       attempt(self, st.tried_on);
     },
-    [self](input_atom, std::string& chunk) {
+    // The relay is its call's own actor: the call id is 0.
+    [self](input_atom, std::uint64_t, std::string& chunk) {
       if (self->state.current)
-        self->send(self->state.current, input_atom_v, std::move(chunk));
+        self->state.current.send_input(self, std::move(chunk));
     },
-    [self](end_input_atom) {
+    [self](end_input_atom, std::uint64_t) {
       if (self->state.current)
-        self->send(self->state.current, end_input_atom_v);
+        self->state.current.send_end_input(self);
     },
-    [self](abort_atom) {
+    [self](abort_atom, std::uint64_t) {
       auto& st = self->state;
       if (st.current)
-        self->send(st.current, abort_atom_v);
+        st.current.send_abort(self);
       st.caller = nullptr;
       self->quit();
     },

@@ -348,7 +348,7 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
       check_drained(self);
       self->quit();
     },
-    [self](call_atom, call_request& req, caller_actor& caller) -> call_actor {
+    [self](call_atom, call_request& req, caller_actor& caller) -> call_handle {
       auto& st = self->state;
       if (!req.counted) // not routed here by a door of this node (replica_load.hpp)
         st.load->try_reserve(0);
@@ -374,7 +374,7 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
       auto p = self->spawn(pending_request, std::move(a));
       add_call(self, &connection_state::pending, wire_id, p, req.timeout);
       st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));
-      return p;
+      return call_handle{p, 0};
     },
     [self](forget_atom, std::string& wire_id, const std::string& trace, bool cancel) {
       auto& st = self->state;

@@ -77,7 +77,7 @@ struct connection_state {
 /// closed"; when the actor ends the socket closes.
 ///
 /// - (frame_atom, text), (closed_atom, reason): from the socket
-/// - (call_atom, call_request, caller) -> call_actor: starts a request (the
+/// - (call_atom, call_request, caller) -> call_handle: starts a request (the
 ///   call_target_actor interface); `caller` gets its events
 /// - (forget_atom, wire_id, trace_id, cancel): a pending request ended without
 ///   its answer (caller gone, timeout, drain); `cancel` sends cancelAction

@@ -243,8 +243,9 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
     if (changed)
       publish_routes(self);
     publish_count(self);
-    std::erase_if(self->state.bidi_by_trace,
-                  [&](auto& kv) { return kv.second.address() == dm.source; });
+    std::erase_if(self->state.bidi_by_trace, [&](auto& kv) {
+      return kv.second.call.actor.address() == dm.source || kv.second.opener == dm.source;
+    });
     for (auto& [id, ws] : self->state.watchers)
       std::erase_if(ws, [&](auto& w) { return w.address() == dm.source; });
   });
@@ -385,9 +386,17 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       if (erase_remote(self, [&](auto& e) { return e.node == node; }))
         spdlog::info("Runtimes of node {} are no longer listed here", node);
     },
-    [self](bidi_open_atom, std::string& trace, call_actor& pending) {
-      self->monitor(pending);
-      self->state.bidi_by_trace[std::move(trace)] = std::move(pending);
+    [self](bidi_open_atom, std::string& trace, call_handle& call) {
+      caf::actor_addr opener;
+      if (call.own_actor()) {
+        call.monitor(self);
+      } else if (auto sender = self->current_sender()) {
+        // The gateway's call: its caller closes the entry at the call's end,
+        // or dies; either way the entry goes.
+        opener = sender->address();
+        self->monitor(caf::actor_cast<caf::actor>(sender));
+      }
+      self->state.bidi_by_trace[std::move(trace)] = {std::move(call), std::move(opener)};
     },
     [self](watch_atom, const std::string& id, runtime_watcher_actor& watcher) {
       self->monitor(watcher);
@@ -423,11 +432,11 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
     [self](bidi_close_atom, const std::string& trace) {
       self->state.bidi_by_trace.erase(trace);
     },
-    [self](bidi_find_atom, const std::string& trace) -> caf::result<bool, call_actor> {
+    [self](bidi_find_atom, const std::string& trace) -> caf::result<bool, call_handle> {
       auto& m = self->state.bidi_by_trace;
       if (auto i = m.find(trace); i != m.end())
-        return {true, i->second};
-      return {false, call_actor{}};
+        return {true, i->second.call};
+      return {false, call_handle{}};
     },
   };
 }

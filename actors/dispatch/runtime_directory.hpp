@@ -32,7 +32,7 @@ struct directory_state {
     std::string info_json;
     connection_actor conn; // a proxy
     std::string service;   // its `name` in info_json, else its id
-    // The calls this node has in flight there (remote_call releases them).
+    // The calls this node has in flight there (this node's gateway releases them).
     replica_load_ptr load = std::make_shared<replica_load>();
   };
 
@@ -50,7 +50,14 @@ struct directory_state {
   caf::actor cluster;               // the cluster_node local changes go to; null: no cluster
   caf::actor gateway;               // where calls to other nodes' runtimes go (routes)
   std::string node_name;            // this node's name in the cluster
-  std::unordered_map<std::string, call_actor> bidi_by_trace;
+  /// A bidi run by its trace id: its call, and who opened the entry. The
+  /// entry goes with the call's own actor, or with the opener when the call
+  /// is the gateway's (call_handle::own_actor), which outlives its calls.
+  struct bidi_entry {
+    call_handle call;
+    caf::actor_addr opener;
+  };
+  std::unordered_map<std::string, bidi_entry> bidi_by_trace;
   // Child runtimes waiting for (or watching) their id's registration.
   std::unordered_map<std::string, std::vector<runtime_watcher_actor>> watchers;
   // Where the routes go for the front doors (routing.hpp).
@@ -99,8 +106,9 @@ struct directory_state {
 /// - (services_atom) -> string: GET /api/services, each service with its replicas
 /// - (deregister_atom, id, conn): remove if conn still owns the id
 /// - (list_atom) -> string: JSON array of RuntimeInfo
-/// - (bidi_open_atom, trace, pending), (bidi_close_atom, trace)
-/// - (bidi_find_atom, trace) -> (bool, actor)
+/// - (bidi_open_atom, trace, call), (bidi_close_atom, trace): monitors the
+///   call's own actor, or for the gateway's calls the opener (an http_caller)
+/// - (bidi_find_atom, trace) -> (bool, call)
 /// - (watch_atom, id, watcher): the watcher gets (ready_atom, id) whenever id
 ///   registers (at once if it is registered) and (unready_atom, id) when it
 ///   goes away

@@ -44,7 +44,7 @@ void hand_on(self_ptr self) {
     self
       ->request(replica->conn, answered_in_handler, call_atom_v, std::move(w.req),
                 std::move(w.caller))
-      .then([answer = w.answer](call_actor& call) mutable { answer.deliver(std::move(call)); },
+      .then([answer = w.answer](call_handle& call) mutable { answer.deliver(std::move(call)); },
             [answer = w.answer, load = replica->load, id = replica->runtime_id,
              method](caf::error&) mutable {
               // The replica ended between the pick and the call.
@@ -82,7 +82,7 @@ service_queue_actor::behavior_type service_queue(self_ptr self, service_queue_ar
     self->quit(msg.reason);
   });
   return {
-    [self](call_atom, call_request& req, caller_actor& caller) -> caf::result<call_actor> {
+    [self](call_atom, call_request& req, caller_actor& caller) -> caf::result<call_handle> {
       auto& st = self->state;
       if (st.calls.size() >= st.args.max_queued) {
         obs::global().service_calls_refused.fetch_add(1, std::memory_order_relaxed);

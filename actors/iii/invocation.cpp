@@ -90,15 +90,15 @@ invocation_actor::behavior_type invocation(self_ptr self, invocation_args args) 
                             + std::to_string(ms) + " ms (engine)"),
              iii::code::timeout);
     },
-    [self](abort_atom) {
+    [self](abort_atom, std::uint64_t) {
       auto& a = self->state.args;
       self->send(a.conn, forget_inv_atom_v, a.invocation_id);
       a.caller = nullptr;
       finish(self, {}, "abandoned");
     },
     // Front-door callers may send bidi input; iii functions have no input stream.
-    [](input_atom, const std::string&) {},
-    [](end_input_atom) {},
+    [](input_atom, std::uint64_t, const std::string&) {},
+    [](end_input_atom, std::uint64_t) {},
   };
 }
 

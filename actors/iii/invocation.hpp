@@ -37,7 +37,7 @@ struct invocation_state {
 ///
 /// From the connection: (response_atom, ok, raw), (conn_lost_atom, reason),
 ///   (expired_atom)
-/// From a front-door caller: (abort_atom); (input_atom, ...) is ignored
+/// From a front-door caller: (abort_atom, 0); (input_atom, ...) is ignored
 /// To the connection: (forget_inv_atom, invocation_id) when it ends early
 /// To the caller: (done_atom, tag, call_end) in the caller's reply_format
 invocation_actor::behavior_type

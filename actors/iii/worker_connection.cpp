@@ -94,7 +94,7 @@ void call_genkit(self_ptr self, const std::string& invocation_id, const std::str
   // This worker takes a caller's events like the other callers do
   // (common_handlers), so it may stand in as a caller_actor.
   start_call(
-    self, st.door, std::move(req), caf::actor_cast<caller_actor>(self), [](call_actor) {},
+    self, st.door, std::move(req), caf::actor_cast<caller_actor>(self), [](call_handle) {},
     [self, tag](call_end end) { on_call_done(self, tag, end); });
 }
 
@@ -325,7 +325,7 @@ behavior phase(self_ptr self, OnFrame on_frame, OnFlush on_flush) {
     [self](execute_atom, caller_actor& caller, std::uint64_t tag, invocation_request& req) {
       start_invocation(self, std::move(caller), tag, std::move(req));
     },
-    [self](call_atom, call_request& c, caller_actor& caller) -> caf::result<call_actor> {
+    [self](call_atom, call_request& c, caller_actor& caller) -> caf::result<call_handle> {
       // A front-door runAction of `/iii/<function_id>`: Genkit shapes back.
       if (c.method != call_method::run_action || !c.key.starts_with(iii::iii_key_prefix))
         return caf::make_error(caf::sec::unexpected_message);
@@ -342,7 +342,7 @@ behavior phase(self_ptr self, OnFrame on_frame, OnFlush on_flush) {
         req.metadata = std::string{m[1]};
       req.format = reply_format::genkit;
       req.timeout = c.timeout.count() > 0 ? c.timeout : self->state.opts.invocation_timeout;
-      return start_invocation(self, std::move(caller), c.tag, std::move(req));
+      return call_handle{start_invocation(self, std::move(caller), c.tag, std::move(req)), 0};
     },
     [self](forget_inv_atom, const std::string& id) { self->state.executing.take(id); },
     // The earliest invocation deadline passed (call_table.hpp: why the

@@ -74,7 +74,7 @@ struct worker_connection_state {
 /// - (frame_atom, text), (closed_atom, reason): from the socket
 /// - (execute_atom, caller, tag, invocation_request): run a call here;
 ///   `caller` (null for a void call) gets (done_atom, tag, call_end)
-/// - (call_atom, call_request, caller) -> call_actor (the invocation): a
+/// - (call_atom, call_request, caller) -> call_handle (the invocation): a
 ///   front-door runAction of `/iii/<function_id>` (Genkit shapes); the
 ///   call_target_actor interface
 /// - (forget_inv_atom, invocation_id): an invocation ended early

@@ -466,7 +466,7 @@ CAF_TEST(abort abandons the call) {
   register_runtime();
   auto p = call(1, "runAction", R"({"key":"/flow/x"})");
   send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-a"}}})");
-  caf::send_as(caller, p, abort_atom_v);
+  caf::send_as(caller, p, abort_atom_v, std::uint64_t{0});
   sched.run();
   CAF_CHECK_EQUAL(member_str(rt->last(), {"params", "traceId"}), "t-a");
   // The caller hears nothing more about the call.
@@ -494,9 +494,9 @@ CAF_TEST(input to a pending request is written with the wire id) {
   auto p = call(2, "runAction", R"({"key":"/flow/bidi","streamInput":true})");
   send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"2","state":{"traceId":"t-b"}}})");
   rt->clear();
-  caf::send_as(caller, p, input_atom_v, std::string{R"({"text":"a"})"});
-  caf::send_as(caller, p, input_atom_v, std::string{R"("b")"});
-  caf::send_as(caller, p, end_input_atom_v);
+  caf::send_as(caller, p, input_atom_v, std::uint64_t{0}, std::string{R"({"text":"a"})"});
+  caf::send_as(caller, p, input_atom_v, std::uint64_t{0}, std::string{R"("b")"});
+  caf::send_as(caller, p, end_input_atom_v, std::uint64_t{0});
   sched.run();
   auto frames = rt->frames();
   CAF_REQUIRE_EQUAL(frames.size(), 3u);
@@ -515,13 +515,13 @@ CAF_TEST(input before the trace id is held and then sent in order) {
   register_runtime();
   auto p = call(1, "runAction", R"({"key":"/flow/bidi","streamInput":true})");
   rt->clear();
-  caf::send_as(caller, p, input_atom_v, std::string{"1"});
-  caf::send_as(caller, p, input_atom_v, std::string{"2"});
+  caf::send_as(caller, p, input_atom_v, std::uint64_t{0}, std::string{"1"});
+  caf::send_as(caller, p, input_atom_v, std::uint64_t{0}, std::string{"2"});
   sched.run();
   CAF_CHECK_EQUAL(rt->size(), 0u);
   send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-h"}}})");
-  caf::send_as(caller, p, input_atom_v, std::string{"3"});
-  caf::send_as(caller, p, end_input_atom_v);
+  caf::send_as(caller, p, input_atom_v, std::uint64_t{0}, std::string{"3"});
+  caf::send_as(caller, p, end_input_atom_v, std::uint64_t{0});
   sched.run();
   auto frames = rt->frames();
   CAF_REQUIRE_EQUAL(frames.size(), 4u);

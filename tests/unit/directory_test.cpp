@@ -35,8 +35,8 @@ struct directory_fixture : actor_fixture {
     return std::get<0>(ask<std::string>(dir, list_atom_v));
   }
 
-  std::tuple<bool, call_actor> find(const std::string& trace) {
-    return ask<bool, call_actor>(dir, bidi_find_atom_v, trace);
+  std::tuple<bool, call_handle> find(const std::string& trace) {
+    return ask<bool, call_handle>(dir, bidi_find_atom_v, trace);
   }
 };
 
@@ -160,13 +160,15 @@ CAF_TEST(a dying connection removes only the entries it still owns) {
 CAF_TEST(bidi open find and close) {
   auto p1 = spawn_dummy();
   auto p2 = spawn_dummy();
-  caf::anon_send(dir, bidi_open_atom_v, std::string{"t1"}, caf::actor_cast<call_actor>(p1));
-  caf::anon_send(dir, bidi_open_atom_v, std::string{"t2"}, caf::actor_cast<call_actor>(p2));
+  caf::anon_send(dir, bidi_open_atom_v, std::string{"t1"},
+                 call_handle{caf::actor_cast<call_actor>(p1), 0});
+  caf::anon_send(dir, bidi_open_atom_v, std::string{"t2"},
+                 call_handle{caf::actor_cast<call_actor>(p2), 0});
   sched.run();
   {
     auto [ok, p] = find("t1");
     CAF_CHECK(ok);
-    CAF_CHECK(caf::actor_cast<caf::actor>(p) == p1);
+    CAF_CHECK(caf::actor_cast<caf::actor>(p.actor) == p1);
   }
   {
     auto [ok, p] = find("t3");

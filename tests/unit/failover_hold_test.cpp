@@ -38,7 +38,7 @@ CAF_TEST(calls for a runtime of a lost node wait in the failover hold and go on 
   auto as_caller = caf::actor_cast<caller_actor>(caller);
   auto refusal_of = [&](auto& hdl) {
     std::string refusal;
-    hdl.receive([&](call_actor&) { CAF_FAIL("the call was taken"); },
+    hdl.receive([&](call_handle&) { CAF_FAIL("the call was taken"); },
                 [&](caf::error& e) { refusal = e.context().get_as<call_error>(0).object; });
     return refusal;
   };
@@ -69,7 +69,7 @@ CAF_TEST(calls for a runtime of a lost node wait in the failover hold and go on 
   CAF_CHECK_EQUAL(member(t->frame(0), {"result"}), "{}");
   CAF_CHECK_EQUAL(member_str(t->frame(1), {"method"}), "runAction");
   bool taken = false;
-  first.receive([&](call_actor& c) { taken = static_cast<bool>(c); },
+  first.receive([&](call_handle& c) { taken = static_cast<bool>(c); },
                 [&](caf::error& e) { CAF_FAIL("the held call failed: " << sys.render(e)); });
   CAF_CHECK(taken);
   CAF_CHECK_EQUAL(obs::global().failover_held.load(), 0);

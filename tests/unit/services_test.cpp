@@ -201,7 +201,7 @@ CAF_TEST(a full service queues then refuses and a queued call gets the next free
   auto third = self->request(queue, caf::infinite, call_atom_v, run("svc"),
                              caf::actor_cast<caller_actor>(caller));
   sched.run();
-  third.receive([&](call_actor&) { CAF_FAIL("a third call was taken"); },
+  third.receive([&](call_handle&) { CAF_FAIL("a third call was taken"); },
                 [&](caf::error& e) {
                   CAF_CHECK(e.category() == caf::atom("refused"));
                   refusal = e.context().get_as<call_error>(0);
@@ -216,7 +216,7 @@ CAF_TEST(a full service queues then refuses and a queued call gets the next free
   CAF_CHECK_EQUAL(member_str(transports[0]->last(), {"method"}), "runAction");
   CAF_CHECK_EQUAL(member_str(transports[0]->last(), {"id"}), "2");
   bool taken = false;
-  waiting.receive([&](call_actor& c) { taken = static_cast<bool>(c); },
+  waiting.receive([&](call_handle& c) { taken = static_cast<bool>(c); },
                   [&](caf::error& e) { CAF_FAIL("the queued call failed: " << sys.render(e)); });
   CAF_CHECK(taken);
   CAF_CHECK(contains(services(), R"("queued":0)"));
@@ -241,7 +241,7 @@ CAF_TEST(a queued call gives up at its own deadline) {
   CAF_CHECK(self->mailbox().empty());
   sched.advance_time(250ms);
   sched.run();
-  hdl.receive([&](call_actor&) { CAF_FAIL("the call was taken"); },
+  hdl.receive([&](call_handle&) { CAF_FAIL("the call was taken"); },
               [&](caf::error& e) { refusal = e.context().get_as<call_error>(0).object; });
   CAF_CHECK_EQUAL(member(refusal, {"data", "code"}), "4");
   CAF_CHECK(contains(member_str(refusal, {"message"}), "waited"));
@@ -267,13 +267,13 @@ CAF_TEST(a queued call with a shorter deadline than the one before it gives up o
   sched.advance_time(250ms);
   sched.run();
   std::string refusal;
-  hasty.receive([&](call_actor&) { CAF_FAIL("the call was taken"); },
+  hasty.receive([&](call_handle&) { CAF_FAIL("the call was taken"); },
                 [&](caf::error& e) { refusal = e.context().get_as<call_error>(0).object; });
   CAF_CHECK_EQUAL(member(refusal, {"data", "code"}), "4");
   CAF_CHECK(contains(services(), R"("queued":1)"));
   sched.advance_time(10s);
   sched.run();
-  patient.receive([&](call_actor&) { CAF_FAIL("the call was taken"); },
+  patient.receive([&](call_handle&) { CAF_FAIL("the call was taken"); },
                   [&](caf::error& e) { refusal = e.context().get_as<call_error>(0).object; });
   CAF_CHECK_EQUAL(member(refusal, {"data", "code"}), "4");
   first.load->release();
@@ -398,7 +398,7 @@ CAF_TEST(replicas at other nodes are balanced on the figures their node reports)
       auto r = route_of(run("svc"));
       CAF_REQUIRE(r.how == call_route::kind::runtime);
       ++got[r.runtime_id];
-      r.load->release(); // ended (remote_call releases it)
+      r.load->release(); // ended (the gateway releases it)
     }
     return got;
   };

@@ -151,8 +151,8 @@ inline caf::behavior probe_actor(caf::stateful_actor<probe_state>* self) {
       add({"done", tag, end.ok, end.ok ? std::move(end.result) : std::move(end.error.object), {}});
     },
     // The reply to an async (call_atom, ...) sent as the probe.
-    [add](call_actor& pending) {
-      add({"actor", 0, false, {}, caf::actor_cast<caf::actor>(pending)});
+    [add](call_handle& pending) {
+      add({"actor", pending.id, false, {}, caf::actor_cast<caf::actor>(pending.actor)});
     },
   };
 }

@@ -98,7 +98,7 @@ const TREE = [
     ['child_runtime', []],
     ['function_registry', [['worker_connection', [['invocation', []]]], ['trigger_binding', []], ['channel', []]]],
     ['cluster_node', []],
-    ['cluster_gateway', [['remote_call', []]]],
+    ['cluster_gateway', []],
   ]],
 ];
 

@@ -40,9 +40,9 @@ void forget(self_ptr self, std::uint64_t tag) {
   auto i = st.calls.find(tag);
   if (i == st.calls.end())
     return;
-  if (auto& p = i->second.pending) {
-    self->demonitor(p.address());
-    st.by_pending.erase(p.address());
+  if (auto& p = i->second.pending; p && p.own_actor()) {
+    p.demonitor(self);
+    st.by_pending.erase(p.actor.address());
   }
   st.calls.erase(i);
 }
@@ -69,12 +69,15 @@ void on_done(self_ptr self, std::uint64_t tag, const call_end& end) {
   forget(self, tag);
 }
 
-void on_accepted(self_ptr self, std::uint64_t tag, const call_actor& pending) {
+void on_accepted(self_ptr self, std::uint64_t tag, const call_handle& pending) {
   // A call whose client left before we learned who runs it is aborted.
   if (!take_accepted(self, find_call(self, tag), pending))
     return;
-  self->monitor(pending);
-  self->state.by_pending.emplace(pending.address(), tag);
+  // The gateway's calls (a shared actor) end with a `done` however it ends.
+  if (!pending.own_actor())
+    return;
+  pending.monitor(self);
+  self->state.by_pending.emplace(pending.actor.address(), tag);
 }
 
 void start(self_ptr self, std::uint64_t tag, grpc_door::call_start& start,
@@ -92,7 +95,7 @@ void start(self_ptr self, std::uint64_t tag, grpc_door::call_start& start,
   req.tag = tag;
   start_call(
     self, st.door, std::move(req), self,
-    [self, tag](call_actor pending) { on_accepted(self, tag, pending); },
+    [self, tag](call_handle pending) { on_accepted(self, tag, pending); },
     [self, tag](call_end end) { on_done(self, tag, end); });
 }
 
@@ -121,7 +124,7 @@ grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
     auto tag = i->second;
     st.by_pending.erase(i);
     if (auto* c = find_call(self, tag))
-      c->pending = nullptr; // already gone: nothing to demonitor
+      c->pending = {}; // already gone: nothing to demonitor
     on_done(self, tag,
             failed(dm.reason == caf::exit_reason::user_shutdown
                      ? manager_errors::shutting_down()
@@ -144,7 +147,7 @@ grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
       if (!c)
         return;
       if (c->pending)
-        return self->send(c->pending, input_atom_v, std::move(json));
+        return c->pending.send_input(self, std::move(json));
       // Before the call is accepted the input waits here, capped like the
       // input a pending request holds for a run not started yet.
       auto cap = self->state.door.policy.max_bidi_input_bytes;
@@ -156,7 +159,7 @@ grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
       if (!c)
         return;
       if (c->pending)
-        self->send(c->pending, end_input_atom_v);
+        c->pending.send_end_input(self);
       else
         c->held.hold_end();
     },
@@ -168,7 +171,7 @@ grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
       if (!c)
         return;
       if (c->pending)
-        self->send(c->pending, abort_atom_v);
+        c->pending.send_abort(self);
       c->sink = nullptr;
       forget(self, tag);
     },

@@ -31,14 +31,14 @@ using grpc_caller_actor = caller_actor::extend<
 struct grpc_call {
   live_count live{actor_kind::caller_session};
   std::shared_ptr<grpc_door::call_sink> sink;
-  call_actor pending;            // the call in flight, once accepted
+  call_handle pending;           // the call in flight, once accepted
   held_input held;               // bidi input before the call is accepted
 };
 
 struct grpc_caller_state {
   front_door door;
   std::unordered_map<std::uint64_t, grpc_call> calls;
-  std::unordered_map<caf::actor_addr, std::uint64_t> by_pending;
+  std::unordered_map<caf::actor_addr, std::uint64_t> by_pending; // own actors only (monitored)
   /// A hub going away (the manager stops) fails the calls it still has.
   ~grpc_caller_state();
   static inline const char* name = "grpc_caller";

@@ -76,7 +76,7 @@ void ask(self_ptr self, std::string runtime_id) {
   st.asked.emplace(req.tag, std::move(runtime_id));
   auto tag = req.tag;
   start_call(
-    self, st.door, std::move(req), self, [](call_actor) {},
+    self, st.door, std::move(req), self, [](call_handle) {},
     [self, tag](call_end end) { self->send(self, done_atom_v, tag, std::move(end)); });
 }
 

@@ -155,8 +155,7 @@ void send_head(self_ptr self) {
 /// `head_out`: a streamAction's 200 head is out (the streaming behavior).
 void on_done(self_ptr self, call_end& end, bool head_out = false) {
   auto& st = self->state;
-  if (st.pending)
-    self->demonitor(st.pending.address());
+  st.pending.demonitor(self);
   if (bidi_open(st))
     self->send(st.args.door.directory, bidi_close_atom_v, st.trace_id);
   if (st.trace_id.empty() && end.ok)
@@ -201,9 +200,9 @@ void on_done(self_ptr self, call_end& end, bool head_out = false) {
   }
 }
 
-void on_accepted(self_ptr self, call_actor& pending) {
+void on_accepted(self_ptr self, call_handle& pending) {
   self->state.pending = pending;
-  self->monitor(pending);
+  pending.monitor(self);
   maybe_register_bidi(self);
 }
 
@@ -250,7 +249,7 @@ void begin(self_ptr self, call_request req) {
   req.tag = the_call;
   start_call(
     self, self->state.args.door, std::move(req), self,
-    [self](call_actor pending) { on_accepted(self, pending); },
+    [self](call_handle pending) { on_accepted(self, pending); },
     [self](call_end end) { on_done(self, end); });
 }
 
@@ -278,16 +277,16 @@ void bidi_input(self_ptr self, bool end) {
   }
   self->request(self->state.args.door.directory, internal_reply_timeout, bidi_find_atom_v, trace)
     .then(
-      [self, end, chunk = std::move(chunk)](bool found, call_actor& pending) mutable {
+      [self, end, chunk = std::move(chunk)](bool found, call_handle& pending) mutable {
         auto& res = self->state.args.res;
         if (!found) {
           res->respond(404, "text/plain", "Stream not found");
           return self->quit();
         }
         if (end)
-          self->send(pending, end_input_atom_v);
+          pending.send_end_input(self);
         else
-          self->send(pending, input_atom_v, std::move(chunk));
+          pending.send_input(self, std::move(chunk));
         res->respond(200, "text/plain", "OK");
         self->quit();
       },
@@ -444,7 +443,7 @@ caller_actor::behavior_type http_caller(self_ptr self, http_caller_args args) {
   });
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
-    if (dm.source != st.pending.address())
+    if (!st.pending || dm.source != st.pending.actor.address())
       return;
     // As the call's end, to the behavior this caller is in.
     self->send(self, done_atom_v, std::uint64_t{0},

@@ -44,7 +44,7 @@ struct http_caller_state {
   live_count live{actor_kind::caller_session};
   http_caller_args args;
   bool bidi = false;      // streamAction?bidi=true
-  call_actor pending;     // the call in flight, once accepted
+  call_handle pending;    // the call in flight, once accepted
   std::string trace_id;
   describe_target described; // http_route::describe
   static inline const char* name = "http_caller";

@@ -66,18 +66,17 @@ void forget(self_ptr self, std::uint64_t tag) {
   }
 }
 
-void on_accepted(self_ptr self, std::uint64_t tag, call_actor& pending) {
+void on_accepted(self_ptr self, std::uint64_t tag, call_handle& pending) {
   // A call finished (or failed here) before we learned who runs it is aborted.
   if (take_accepted(self, find_call(self, tag), pending))
-    self->monitor(pending);
+    pending.monitor(self);
 }
 
 void on_done(self_ptr self, std::uint64_t tag, const call_end& end) {
   auto* c = find_call(self, tag);
   if (!c)
     return;
-  if (c->pending)
-    self->demonitor(c->pending.address());
+  c->pending.demonitor(self);
   auto& t = self->state.transport;
   if (end.ok && c->describe) {
     std::string out;
@@ -131,7 +130,7 @@ void begin(self_ptr self, const rpc::message& m, call_request req, bool events,
   req.tag = tag;
   start_call(
     self, st.door, std::move(req), self,
-    [self, tag](call_actor pending) { on_accepted(self, tag, pending); },
+    [self, tag](call_handle pending) { on_accepted(self, tag, pending); },
     [self, tag](call_end end) { on_done(self, tag, end); });
 }
 
@@ -306,9 +305,9 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
       return on_done(self, i->second, failed(manager_errors::bidi_input_overflow(cap)));
     }
   } else if (end) {
-    self->send(c.pending, end_input_atom_v);
+    c.pending.send_end_input(self);
   } else {
-    self->send(c.pending, input_atom_v, std::move(chunk));
+    c.pending.send_input(self, std::move(chunk));
   }
   if (m.kind == rpc::kind::request)
     st.transport->send_text(rpc::result_response(m.id, "{}"));
@@ -402,7 +401,7 @@ api_session_actor::behavior_type api_session(self_ptr self, net::transport_ptr t
   // owes its caller an answer.
   self->set_down_handler([self](caf::down_msg& dm) {
     for (auto& [tag, c] : self->state.calls) {
-      if (c.pending.address() == dm.source) {
+      if (c.pending && c.pending.own_actor() && c.pending.actor.address() == dm.source) {
         auto error = dm.reason == caf::exit_reason::user_shutdown
                        ? manager_errors::shutting_down()
                        : manager_errors::internal("the request ended unexpectedly");

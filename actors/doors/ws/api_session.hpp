@@ -17,7 +17,7 @@ namespace actor_host {
 struct api_session_state {
   struct call {
     std::string caller_id; // the caller's raw JSON-RPC id
-    call_actor pending;    // known once accepted
+    call_handle pending;   // known once accepted
     held_input held;       // input that arrived before `pending`
     bool input_ended = false;
     bool events = false;   // relay runActionState / streamChunk (runAction)
