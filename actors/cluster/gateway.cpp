@@ -311,22 +311,33 @@ gateway_actor::behavior_type cluster_gateway(self_ptr self) {
            caller_actor& caller) -> caf::result<call_handle> {
       auto& st = self->state;
       auto id = st.next_call++;
+      auto handle = call_handle{caf::actor_cast<call_actor>(self), id};
       outbound o;
-      o.to = std::move(caller);
+      o.to = caller;
       o.tag = req.tag;
       o.node = std::move(node);
       o.target = std::move(target);
       o.method = std::string{method_name(req.method)};
       call_error error;
       auto* out = start_out(self, id, std::move(o), &error);
-      if (!out) // refused: the door takes the call off the load it counted
-        return call_refusal(std::move(error));
+      if (!out) {
+        // Taken, then failed UNAVAILABLE as a call its node lost: a retry
+        // relay routes it once more (past this replica). The answer goes
+        // out before the end, so the caller knows the call it ends.
+        if (load)
+          load->release();
+        auto answer = self->make_response_promise<call_handle>();
+        answer.deliver(handle);
+        if (caller)
+          self->send(caller, done_atom_v, req.tag, failed(std::move(error)));
+        return answer;
+      }
       out->load = std::move(load);
       count_door_call(1);
       watch_caller(self, *out);
       post(self, out->peer,
            gw_request{gw_request::call, id, out->target, std::move(conn), std::move(req), {}});
-      return call_handle{caf::actor_cast<call_actor>(self), id};
+      return handle;
     },
     [self](input_atom, std::uint64_t id, std::string& raw) {
       if (auto i = self->state.out.find(id); i != self->state.out.end())

@@ -23,8 +23,8 @@ using gateway_actor = caf::typed_actor<
   // (call_path.hpp): node, runtime or function id, the owner's connection,
   // the owner's replica load as this node counts it (null: not counted), the
   // request, and the front door's caller (which gets the events). The
-  // answer: this gateway as the call's actor, and the call's id here; or a
-  // refusal (call_refusal) when there is no link to the node.
+  // answer: this gateway as the call's actor, and the call's id here (with
+  // no link to the node, the call then ends UNAVAILABLE at once).
   caf::replies_to<call_atom, std::string, std::string, caf::actor, replica_load_ptr, call_request,
                   caller_actor>::with<call_handle>,
   // An iii invocation of another node's function: node, the owner's worker

@@ -95,9 +95,9 @@ void hand_off(Self* self, const call_target_actor& conn, std::string target, cal
 /// `conn` that the gateway names to the owner's gateway, and `load`, the
 /// owner's replica as the door counted the call (null: not counted). No
 /// actor per call: the gateway answers with itself and the call's id, and
-/// from then on releases `load` when the call ends; a refusal (no link to
-/// the node) or a gateway gone (this node shutting down) reaches
-/// `finished`, which then owns `load`.
+/// from then on releases `load` when the call ends (with no link to the
+/// node it ends at once, UNAVAILABLE); a gateway gone (this node shutting
+/// down) reaches `finished`, which then owns `load`.
 template <class Self, class Accepted, class Finished>
 void hand_off_remote(Self* self, const caf::actor& gateway, std::string node, std::string target,
                      const call_target_actor& conn, replica_load_ptr load, call_request req,

@@ -83,8 +83,8 @@ struct cross_node_fixture : actor_fixture {
 
   /// A bidi run of rt-b for `caller`; its wire id at the owner's runtime.
   std::string start(const caf::actor& caller, std::uint64_t tag) {
-    caf::anon_send(door_hdl, make_call(tag, "runAction", R"({"key":"/flow/bidi","streamInput":true})"),
-                   caf::actor_cast<caller_actor>(caller));
+    auto req = make_call(tag, "runAction", R"({"key":"/flow/bidi","streamInput":true})");
+    caf::anon_send(door_hdl, std::move(req), caf::actor_cast<caller_actor>(caller));
     sched.run();
     auto wire_id = member(rt->last(), {"id"});
     send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":)"
@@ -161,7 +161,8 @@ CAF_TEST(cross node calls spawn no actor at the entry node and reach the owner s
   // One of a's calls ends: a stays watched for its other two; the call is
   // off the replica's load.
   answer(wire[0]);
-  CAF_CHECK_EQUAL(render(events(a)), R"(trace 1 t-1 | trace 2 t-2 | trace 3 t-3 | done 1 ok {"result":1})");
+  CAF_CHECK_EQUAL(render(events(a)),
+                  R"(trace 1 t-1 | trace 2 t-2 | trace 3 t-3 | done 1 ok {"result":1})");
   CAF_CHECK_EQUAL(watched(a), 2u);
   CAF_CHECK_EQUAL(load->current(), 3);
   // One is aborted by its handle: cancelled at the owner.
@@ -200,26 +201,30 @@ CAF_TEST(cross node calls spawn no actor at the entry node and reach the owner s
   finish();
 }
 
-CAF_TEST(a refused hand off and a gateway that ends leave no load and tell the caller) {
+CAF_TEST(a call without a link and a gateway that ends leave no load and tell the caller) {
   auto a = spawn_probe();
-  // Node b's gateway is gone from a's view: the hand-off is refused and the
-  // door takes the call off the load it counted.
+  // Node b's gateway is gone from a's view: the call is taken and ends at
+  // once, UNAVAILABLE, off the load the door counted.
   caf::anon_send(entry_gw, gateway_atom_v, std::string{"b"}, caf::actor{});
   sched.run();
   caf::anon_send(door_hdl, make_call(1, "runAction", R"({"key":"/flow/x"})"),
                  caf::actor_cast<caller_actor>(a));
   sched.run();
-  CAF_CHECK(door_st().taken.empty());
-  CAF_REQUIRE_EQUAL(door_st().refused.size(), 1u);
-  CAF_CHECK(contains(door_st().refused[0].error.message, "no link to the node"));
+  CAF_CHECK_EQUAL(door_st().taken.size(), 1u);
+  CAF_CHECK(door_st().refused.empty());
+  CAF_REQUIRE_EQUAL(events(a).size(), 1u);
+  CAF_CHECK_EQUAL(member(events(a)[0].text, {"data", "code"}), "14");
+  CAF_CHECK(contains(events(a)[0].text, "no link to the node"));
   CAF_CHECK_EQUAL(load->current(), 0);
   CAF_CHECK(entry_st().callers.empty());
+  CAF_CHECK(entry_st().out.empty());
+  events(a).clear();
   // Linked again, a call in flight; then node a shuts down: the gateway
   // fails the call as a closed connection and releases its load.
   caf::anon_send(entry_gw, gateway_atom_v, std::string{"b"}, owner_gw);
   sched.run();
   start(a, 2);
-  CAF_REQUIRE_EQUAL(door_st().taken.size(), 1u);
+  CAF_REQUIRE_EQUAL(door_st().taken.size(), 2u);
   CAF_CHECK_EQUAL(load->current(), 1);
   stop(entry_gw, caf::exit_reason::user_shutdown);
   CAF_CHECK_EQUAL(load->current(), 0);
@@ -229,6 +234,39 @@ CAF_TEST(a refused hand off and a gateway that ends leave no load and tell the c
   // The owner's gateway abandons the run the ended gateway made.
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
   stop(a);
+  finish();
+}
+
+CAF_TEST(an idempotent run that finds no link to its replica s node runs on another one) {
+  // Service svc: rt-z at node z, which this node has no link to, and rt-b,
+  // which reports more calls, so rt-z is picked first.
+  auto z_conn = spawn_dummy();
+  auto z_load = std::make_shared<replica_load>();
+  load->reported.store(5);
+  route_table t;
+  t.self_node = "a";
+  t.gateway = entry_gw;
+  t.remote = {{"rt-b", caf::actor_cast<call_target_actor>(conn), "b", "svc", load, 0, {}},
+              {"rt-z", caf::actor_cast<call_target_actor>(z_conn), "z", "svc", z_load, 0, {}}};
+  board->publish(t);
+  call_policy policy;
+  policy.idempotent_actions = {"/flow/x"};
+  auto retrying = sys.spawn(door_actor, door(entry_dir, policy));
+  auto a = spawn_probe();
+  auto lost = obs::global().remote_calls_lost.load();
+  caf::anon_send(retrying, make_call(1, "runAction", R"({"key":"/flow/x"})"),
+                 caf::actor_cast<caller_actor>(a));
+  sched.run();
+  // Ended UNAVAILABLE at z at once, so routed again, past rt-z, to rt-b.
+  CAF_CHECK_EQUAL(obs::global().remote_calls_lost.load(), lost + 1);
+  CAF_CHECK_EQUAL(z_load->current(), 0);
+  CAF_REQUIRE_EQUAL(rt->size(), 1u);
+  CAF_CHECK_EQUAL(member_str(rt->last(), {"method"}), "runAction");
+  answer(member(rt->last(), {"id"}));
+  CAF_CHECK_EQUAL(render(events(a)), R"(done 1 ok {"result":1})");
+  CAF_CHECK_EQUAL(load->current(), 0);
+  for (auto& x : {retrying, a, z_conn})
+    stop(x);
   finish();
 }
 
