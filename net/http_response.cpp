@@ -280,7 +280,8 @@ private:
   }
 
   std::shared_ptr<http_session> session_;
-  asio::any_io_executor strand_;
+  // Concrete: a post per batch, so no type-erased executor per chunk.
+  io_strand strand_;
   std::mutex mtx_;
   std::string body_;      // written since the last drain
   std::size_t pieces_ = 0; // how many writes made it

@@ -46,7 +46,7 @@ upgrade_request describe_upgrade(const http_request_message& req) {
 
 namespace {
 
-std::string endpoint_string(const tcp::socket& s) {
+std::string endpoint_string(const flex_stream::socket_type& s) {
   error_code ec;
   auto ep = s.remote_endpoint(ec);
   if (ec)
@@ -70,7 +70,7 @@ std::string duplicated_header(const http::request<http::string_body>& req) {
   return {};
 }
 
-std::string endpoint_address(const tcp::socket& s) {
+std::string endpoint_address(const flex_stream::socket_type& s) {
   error_code ec;
   auto ep = s.remote_endpoint(ec);
   return ec ? std::string{} : ep.address().to_string();

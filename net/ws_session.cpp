@@ -430,7 +430,7 @@ private:
   }
 
   websocket::stream<write_gate> ws_;
-  const asio::any_io_executor strand_;
+  const io_strand strand_; // ws_'s, by its concrete type
   ws_limits limits_;
   std::shared_ptr<socket_counters> counters_;
   std::string peer_;

@@ -41,7 +41,7 @@ public:
   void last_chunk();
   void set_abort(std::function<void()> fn);
 
-  asio::any_io_executor strand() {
+  io_strand strand() {
     return stream_.get_executor();
   }
 
