@@ -232,7 +232,7 @@ void http_session::on_read(error_code ec, std::size_t) {
       }
       stream_.next_layer().expires_never();
       run_server_websocket(std::move(stream_), std::move(req), std::move(up), peer_,
-                           route->factory,
+                           route->factory, route->keep_upgrade,
                            {srv_->opts.max_frame_bytes, srv_->opts.max_write_queue_bytes},
                            srv_->counters);
       return;

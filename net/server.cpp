@@ -170,8 +170,9 @@ server::~server() {
   stop_accepting();
 }
 
-void server::on_websocket(std::string path, ws_factory factory) {
-  impl_->ws_routes.push_back({std::move(path), false, {}, std::move(factory)});
+void server::on_websocket(std::string path, ws_factory factory, upgrade_reads reads) {
+  impl_->ws_routes.push_back({std::move(path), false, {}, std::move(factory),
+                              reads == upgrade_reads::any_time});
 }
 
 void server::on_websocket_prefix(std::string prefix, upgrade_check check, ws_factory factory) {

@@ -57,6 +57,7 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
     bool prefix = false;
     upgrade_check check;
     ws_factory factory;
+    bool keep_upgrade = true; // upgrade_reads::any_time
   };
   std::vector<ws_route> ws_routes;
   http_handler http;
