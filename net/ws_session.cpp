@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <iterator>
+#include <string_view>
 #include <mutex>
 #include <vector>
 
@@ -26,10 +27,6 @@ namespace {
 
 // simdjson reads up to this many bytes past the end of a frame.
 constexpr std::size_t simdjson_padding = 64;
-
-// Beast prepares this much of the read buffer before each read (its
-// tcp_frame_size); a larger message grows the buffer beyond it.
-constexpr std::size_t read_buffer_floor = 1536;
 
 // The frames the actors queue between two strand turns: one allocation for
 // a typical batch, not one per doubling.
@@ -275,19 +272,40 @@ private:
                      "message too big");
   }
 
+  std::string_view read_view() const {
+    auto data = buffer_.cdata();
+    return {static_cast<const char*>(data.data()), data.size()};
+  }
+
   void on_read(error_code ec, std::size_t n) {
     if (ec)
       return on_done(ec);
     if (meter_.add(n))
       begin_oversized();
     if (meter_.over()) {
-      auto data = buffer_.cdata();
-      if (!oversize_close_)
-        meter_.keep({static_cast<const char*>(data.data()), data.size()});
-      buffer_.consume(data.size());
+      if (!oversize_close_) {
+        if (partial_.empty()) {
+          meter_.keep(read_view());
+        } else {
+          partial_.append(read_view()); // the head is the message's first bytes
+          meter_.keep(partial_);
+        }
+      }
+      std::string{}.swap(partial_);
+      buffer_.consume(buffer_.size());
     }
-    if (!ws_.is_message_done())
+    if (!ws_.is_message_done()) {
+      // A message in parts collects in its own string, not in the read
+      // buffer: the buffer stays at what Beast prepares per read (1,536
+      // bytes) instead of keeping the largest message's size while the
+      // connection idles, and the parts are copied once, not again at the
+      // end.
+      if (!meter_.over()) {
+        partial_.append(read_view());
+        buffer_.consume(buffer_.size());
+      }
       return do_read();
+    }
     auto msg = meter_.end();
     n = static_cast<std::size_t>(msg.size);
     if (msg.over) {
@@ -297,15 +315,17 @@ private:
       counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
       if (handler_ && !closing_)
         handler_->on_oversized(std::move(msg.head), std::move(msg.tail), n);
-      trim_read_buffer(0);
       return read_next();
     }
     if (!ws_.got_text()) {
-      auto data = buffer_.cdata();
-      bool taken = handler_ && !closing_
-                   && handler_->on_binary({static_cast<const char*>(data.data()), n});
-      buffer_.consume(n);
-      trim_read_buffer(n);
+      if (!partial_.empty()) {
+        partial_.append(read_view());
+        buffer_.consume(buffer_.size());
+      }
+      const std::string_view payload = partial_.empty() ? read_view() : partial_;
+      bool taken = handler_ && !closing_ && handler_->on_binary(payload);
+      buffer_.consume(buffer_.size());
+      std::string{}.swap(partial_);
       if (taken) {
         counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
         counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
@@ -319,24 +339,18 @@ private:
     counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
     counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
     std::string frame;
-    frame.reserve(n + simdjson_padding);
-    auto data = buffer_.cdata();
-    frame.assign(static_cast<const char*>(data.data()), n);
-    buffer_.consume(n);
-    trim_read_buffer(n);
+    if (partial_.empty()) {
+      frame.reserve(n + simdjson_padding);
+      frame.assign(read_view());
+    } else {
+      partial_.reserve(n + simdjson_padding);
+      partial_.append(read_view());
+      frame = std::exchange(partial_, {});
+    }
+    buffer_.consume(buffer_.size());
     if (handler_ && !closing_)
       handler_->on_text(std::move(frame));
     read_next();
-  }
-
-  // After a message of `n` bytes, all consumed, and before the next read
-  // prepares the buffer: a buffer that a larger message grew would
-  // otherwise stay that large while the connection idles. A small message
-  // gives the growth back; a run of large ones keeps it (no regrowth per
-  // message).
-  void trim_read_buffer(std::size_t n) {
-    if (n <= read_buffer_floor && buffer_.size() == 0 && buffer_.capacity() > read_buffer_floor)
-      buffer_.shrink_to_fit();
   }
 
   void on_done(error_code ec) {
@@ -500,7 +514,8 @@ private:
   std::unique_ptr<upgrade_request> upgrade_; // client side: none
   bool keep_upgrade_ = true;
   frame_handler_ptr handler_;
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_; // one read's bytes (Beast prepares 1,536)
+  std::string partial_;       // the message so far, when it comes in parts
   detail::message_meter meter_;  // the message being read, against the cap
   bool oversize_close_ = false; // one went over it: the socket closes
   // Filled by actor threads under in_mtx_, swapped out on the strand.
