@@ -18,6 +18,9 @@ constexpr std::size_t gather_min_bytes = 16u << 10;
 // (the session's queue growing during the write) leaves in place; a payload
 // in the string's own small buffer would move with it.
 static_assert(gather_min_bytes > sizeof(std::string));
+// What the batch buffer keeps while nothing waits: small frames written one
+// batch at a time reuse it, a backlog's or a large frame's is given back.
+constexpr std::size_t idle_batch_bytes = 4u << 10;
 // asio hands at most 64 buffers to one sendmsg.
 constexpr std::size_t max_batch_buffers = 60;
 
@@ -103,9 +106,9 @@ void ws_frame_encoder::end_batch() {
     bufs_.emplace_back(sg.ext ? sg.ext : wbuf_.data() + sg.off, sg.len);
 }
 
-void ws_frame_encoder::trim() {
-  if (wbuf_.capacity() > 4 * max_batch_bytes)
-    std::string{}.swap(wbuf_); // after one huge masked frame
+void ws_frame_encoder::trim(bool idle) {
+  if (wbuf_.capacity() > (idle ? idle_batch_bytes : 4 * max_batch_bytes))
+    std::string{}.swap(wbuf_); // after one huge masked frame, or a backlog
 }
 
 // Neighbouring pieces of wbuf_ go out as one buffer.

@@ -479,7 +479,7 @@ private:
     counters_->bytes_out.fetch_add(enc_.payload_bytes(), std::memory_order_relaxed);
     add_out_bytes(-static_cast<std::int64_t>(enc_.payload_bytes()));
     pop_written(enc_.frames());
-    enc_.trim();
+    enc_.trim(queued() == 0);
     if (queued() > 0)
       return do_write();
     if (closing_ && !closed_)

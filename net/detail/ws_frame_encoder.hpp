@@ -61,8 +61,10 @@ public:
     return payload_;
   }
 
-  /// After a write: gives back the memory one huge masked frame took.
-  void trim();
+  /// After a write: gives back the memory one huge masked frame took, or,
+  /// when nothing waits (`idle`), a batch buffer larger than small frames
+  /// need, so an idle connection does not keep its largest batch.
+  void trim(bool idle = false);
 
 private:
   void begin_batch();
