@@ -28,9 +28,15 @@ namespace {
 // simdjson reads up to this many bytes past the end of a frame.
 constexpr std::size_t simdjson_padding = 64;
 
-// The frames the actors queue between two strand turns: one allocation for
-// a typical batch, not one per doubling.
-constexpr std::size_t inbox_reserve = 8;
+// The frame vectors (inbox, queue, spare) trade their storage instead of
+// allocating per batch; storage for more frames than this is given back once
+// the queue drains, so an idle session keeps a few slots at most.
+constexpr std::size_t kept_frame_slots = 64;
+
+void release_if_large(std::vector<out_frame>& v) {
+  if (v.empty() && v.capacity() > kept_frame_slots)
+    std::vector<out_frame>{}.swap(v);
+}
 
 class ws_session : public transport,
                    public pingable,
@@ -167,8 +173,6 @@ private:
       if (in_closed_)
         return;
       first = in_.empty();
-      if (first)
-        in_.reserve(inbox_reserve); // the strand took the last batch's storage
       in_.push_back(std::move(f));
     }
     if (first)
@@ -371,20 +375,27 @@ private:
   }
 
   void on_send() {
-    std::vector<out_frame> batch;
+    // Nothing queued (the usual case): the inbox becomes the queue and the
+    // queue's empty storage the inbox. Otherwise the batch comes through the
+    // spare vector. Either way no allocation per batch.
+    const bool direct = outq_.empty();
+    auto& batch = direct ? outq_ : spare_;
     {
       std::lock_guard<std::mutex> g{in_mtx_};
-      batch.swap(in_);
+      in_.swap(batch);
     }
-    if (closed_ || closing_)
+    if (closed_ || closing_) {
+      batch.clear();
       return;
+    }
     for (auto& f : batch)
       add_out_bytes(static_cast<std::int64_t>(f.payload.size()));
-    if (outq_.empty())
-      outq_.swap(batch); // the batch's storage becomes the queue
-    else
-      outq_.insert(outq_.end(), std::make_move_iterator(batch.begin()),
-                   std::make_move_iterator(batch.end()));
+    if (!direct) {
+      outq_.insert(outq_.end(), std::make_move_iterator(spare_.begin()),
+                   std::make_move_iterator(spare_.end()));
+      spare_.clear();
+      release_if_large(spare_);
+    }
     // What waits behind the batch in flight counts; one frame of any size
     // (up to the peer's frame limit) always fits.
     const auto in_flight = writing_ ? enc_.frames() : 0;
@@ -445,20 +456,22 @@ private:
   }
 
   void drop_queue() {
-    std::vector<out_frame>{}.swap(outq_);
+    outq_.clear();
+    release_if_large(outq_);
     head_ = 0;
     add_out_bytes(-static_cast<std::int64_t>(out_bytes_));
   }
 
-  // The batch just written: its payloads go now; the queue's storage goes
-  // when it is empty (an idle connection holds none) and is compacted once
-  // the written slots are half of it (each slot moves O(1) times).
+  // The batch just written: its payloads go now; the slots are cleared when
+  // the queue drains (a backlog's storage given back) and compacted once
+  // the written ones are half of them (each slot moves O(1) times).
   void pop_written(std::size_t frames) {
     for (std::size_t i = head_; i < head_ + frames; ++i)
       std::string{}.swap(outq_[i].payload);
     head_ += frames;
     if (head_ == outq_.size()) {
-      std::vector<out_frame>{}.swap(outq_);
+      outq_.clear();
+      release_if_large(outq_);
       head_ = 0;
     } else if (2 * head_ >= outq_.size()) {
       outq_.erase(outq_.begin(), outq_.begin() + static_cast<std::ptrdiff_t>(head_));
@@ -524,10 +537,11 @@ private:
   bool in_closed_ = false;
   // Strand only from here on.
   // The frames to write from head_ on, oldest first; [head_, head_ +
-  // enc_.frames()) are being written while writing_. A vector that holds no
-  // storage while idle (an empty std::deque keeps ~0.6 KB).
+  // enc_.frames()) are being written while writing_. Vectors, not a deque:
+  // an empty std::deque keeps ~0.6 KB, these a few slots (kept_frame_slots).
   std::vector<out_frame> outq_;
   std::size_t head_ = 0;
+  std::vector<out_frame> spare_; // empty between on_send calls
   std::size_t out_bytes_ = 0;
   ws_frame_encoder enc_;
   std::uint16_t close_code_ = 1000;
