@@ -28,6 +28,9 @@ namespace {
 // simdjson reads up to this many bytes past the end of a frame.
 constexpr std::size_t simdjson_padding = 64;
 
+// What Beast reads per step at most (its tcp_frame_size).
+constexpr std::size_t read_chunk_bytes = 1536;
+
 // The frame vectors (inbox, queue, spare) trade their storage instead of
 // allocating per batch; storage for more frames than this is given back once
 // the queue drains, so an idle session keeps a few slots at most.
@@ -305,6 +308,10 @@ private:
       // connection idles, and the parts are copied once, not again at the
       // end.
       if (!meter_.over()) {
+        // Usually a small message cut by the end of one read: room for the
+        // rest and the padding at once, so it is allocated once.
+        if (partial_.empty())
+          partial_.reserve(2 * buffer_.size() + read_chunk_bytes + simdjson_padding);
         partial_.append(read_view());
         buffer_.consume(buffer_.size());
       }
