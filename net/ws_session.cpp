@@ -15,6 +15,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <string_view>
@@ -311,7 +312,7 @@ private:
         // Usually a small message cut by the end of one read: room for the
         // rest and the padding at once, so it is allocated once.
         if (partial_.empty())
-          partial_.reserve(2 * buffer_.size() + read_chunk_bytes + simdjson_padding);
+          partial_.reserve(buffer_.size() + read_chunk_bytes + simdjson_padding);
         partial_.append(read_view());
         buffer_.consume(buffer_.size());
       }
@@ -356,7 +357,16 @@ private:
     } else {
       partial_.reserve(n + simdjson_padding);
       partial_.append(read_view());
-      frame = std::exchange(partial_, {});
+      if (partial_.capacity() - (n + simdjson_padding) > std::max<std::size_t>(n / 4, 4096)) {
+        // Grown by doubling, up to twice its size: what the queues count is
+        // the payload, so the frame goes on at about its own size (one
+        // copy, as a message in one part costs).
+        frame.reserve(n + simdjson_padding);
+        frame.assign(partial_);
+        std::string{}.swap(partial_);
+      } else {
+        frame = std::exchange(partial_, {});
+      }
     }
     buffer_.consume(buffer_.size());
     if (handler_ && !closing_)
