@@ -96,7 +96,7 @@ void http_session::overflow() {
 // aborted (its run cancelled) and the connection dropped.
 void http_session::drop_exchange() {
   peer_gone_ = true;
-  std::deque<std::string>{}.swap(outq_);
+  std::vector<std::string>{}.swap(outq_);
   add_out_bytes(-static_cast<std::int64_t>(out_bytes_ - inflight_bytes_));
   if (active_) {
     if (auto fn = std::move(abort_fn_))
@@ -144,7 +144,7 @@ void http_session::on_write(error_code ec, std::size_t) {
   inflight_bytes_ = 0;
   if (ec) {
     add_out_bytes(-static_cast<std::int64_t>(out_bytes_));
-    std::deque<std::string>{}.swap(outq_);
+    std::vector<std::string>{}.swap(outq_);
     peer_gone_ = true;
     if (active_) {
       if (auto fn = std::move(abort_fn_))
@@ -162,6 +162,9 @@ void http_session::after_response() {
   finishing_ = false;
   active_ = false;
   abort_fn_ = nullptr;
+  // The connection may idle now (keep-alive): the write queue's storage goes.
+  std::vector<std::string>{}.swap(inflight_);
+  std::vector<asio::const_buffer>{}.swap(bufs_);
   if (!keep_alive_ && !peer_gone_ && !watching_)
     return linger_close();
   if (!keep_alive_ || peer_gone_)
@@ -183,12 +186,13 @@ void http_session::linger_close() {
   error_code ignored;
   stream_.next_layer().socket().shutdown(tcp::socket::shutdown_send, ignored);
   stream_.next_layer().expires_after(std::chrono::seconds(2));
+  drain_buf_ = std::make_unique<std::array<char, 4096>>();
   do_drain();
 }
 
 void http_session::do_drain() {
   stream_.next_layer().async_read_some(
-    asio::buffer(drain_buf_),
+    asio::buffer(*drain_buf_),
     beast::bind_front_handler(&http_session::on_drain, shared_from_this()));
 }
 
@@ -280,7 +284,8 @@ private:
   }
 
   std::shared_ptr<http_session> session_;
-  asio::any_io_executor strand_;
+  // Concrete: a post per batch, so no type-erased executor per chunk.
+  io_strand strand_;
   std::mutex mtx_;
   std::string body_;      // written since the last drain
   std::size_t pieces_ = 0; // how many writes made it

@@ -46,7 +46,7 @@ upgrade_request describe_upgrade(const http_request_message& req) {
 
 namespace {
 
-std::string endpoint_string(const tcp::socket& s) {
+std::string endpoint_string(const flex_stream::socket_type& s) {
   error_code ec;
   auto ep = s.remote_endpoint(ec);
   if (ec)
@@ -70,7 +70,7 @@ std::string duplicated_header(const http::request<http::string_body>& req) {
   return {};
 }
 
-std::string endpoint_address(const tcp::socket& s) {
+std::string endpoint_address(const flex_stream::socket_type& s) {
   error_code ec;
   auto ep = s.remote_endpoint(ec);
   return ec ? std::string{} : ep.address().to_string();
@@ -232,7 +232,7 @@ void http_session::on_read(error_code ec, std::size_t) {
       }
       stream_.next_layer().expires_never();
       run_server_websocket(std::move(stream_), std::move(req), std::move(up), peer_,
-                           route->factory,
+                           route->factory, route->keep_upgrade,
                            {srv_->opts.max_frame_bytes, srv_->opts.max_write_queue_bytes},
                            srv_->counters);
       return;

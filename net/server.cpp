@@ -65,7 +65,7 @@ void server::impl::do_accept() {
                         beast::bind_front_handler(&impl::on_accept, shared_from_this()));
 }
 
-void server::impl::on_accept(error_code ec, tcp::socket socket) {
+void server::impl::on_accept(error_code ec, flex_stream::socket_type socket) {
   if (ec == asio::error::operation_aborted || !acceptor.is_open())
     return;
   if (ec)
@@ -76,7 +76,7 @@ void server::impl::on_accept(error_code ec, tcp::socket socket) {
   } else if (!opts.budget->try_acquire()) {
     refuse(std::move(socket), refusal_cause::process);
   } else {
-    start_http_session(flex_stream{beast::tcp_stream{std::move(socket)},
+    start_http_session(flex_stream{flex_stream::tcp_layer{std::move(socket)},
                                    connection_slot{counters, opts.budget}},
                        shared_from_this());
   }
@@ -110,7 +110,7 @@ namespace {
 // connection before the answer is read.
 class refused_connection : public std::enable_shared_from_this<refused_connection> {
 public:
-  explicit refused_connection(tcp::socket&& s) : stream_(std::move(s)) {
+  explicit refused_connection(flex_stream::socket_type&& s) : stream_(std::move(s)) {
   }
   void run(std::string answer) {
     error_code ignored;
@@ -131,13 +131,13 @@ private:
         self->drain();
     });
   }
-  beast::tcp_stream stream_;
+  flex_stream::tcp_layer stream_;
   char buf_[512];
 };
 
 } // namespace
 
-void server::impl::refuse(tcp::socket socket, refusal_cause cause) {
+void server::impl::refuse(flex_stream::socket_type socket, refusal_cause cause) {
   counters->connections_refused.fetch_add(1, std::memory_order_relaxed);
   const bool process = cause == refusal_cause::process;
   if (auto n = refuse_log.due()) {
@@ -170,8 +170,9 @@ server::~server() {
   stop_accepting();
 }
 
-void server::on_websocket(std::string path, ws_factory factory) {
-  impl_->ws_routes.push_back({std::move(path), false, {}, std::move(factory)});
+void server::on_websocket(std::string path, ws_factory factory, upgrade_reads reads) {
+  impl_->ws_routes.push_back({std::move(path), false, {}, std::move(factory),
+                              reads == upgrade_reads::any_time});
 }
 
 void server::on_websocket_prefix(std::string prefix, upgrade_check check, ws_factory factory) {

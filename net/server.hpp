@@ -71,8 +71,16 @@ public:
   server(const server&) = delete;
   server& operator=(const server&) = delete;
 
+  /// Who reads a connection's upgrade request (transport::upgrade()), and
+  /// until when. Its headers and query cost an idle connection ~0.7 KB.
+  enum class upgrade_reads {
+    any_time,   // the handler, for the connection's life (e.g. an actor): kept
+    in_factory, // the factory only: released once it has returned
+  };
+
   /// `path` "" accepts an upgrade on any path. Register before `listen`.
-  void on_websocket(std::string path, ws_factory factory);
+  void on_websocket(std::string path, ws_factory factory,
+                    upgrade_reads reads = upgrade_reads::any_time);
   /// Upgrades on every path that starts with `prefix`, after `check`.
   void on_websocket_prefix(std::string prefix, upgrade_check check, ws_factory factory);
   void on_http(http_handler handler);

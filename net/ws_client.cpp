@@ -44,7 +44,7 @@ struct blocking_ws_client::impl {
   // Only the connect and close phases run the io_context (they need a
   // deadline); reads and writes in between use Beast's synchronous calls.
   asio::io_context ioc_;
-  websocket::stream<flex_stream> ws_{beast::tcp_stream{ioc_}};
+  websocket::stream<flex_stream> ws_{flex_stream::tcp_layer{asio::make_strand(ioc_)}};
   beast::flat_buffer buffer_;
   bool open_ = false;
 };

@@ -22,7 +22,7 @@ class connector : public std::enable_shared_from_this<connector> {
 public:
   connector(asio::io_context& ioc, wire::parsed_url url, connect_options opts, session_factory factory,
             std::function<void(std::string)> on_fail)
-    : resolver_(asio::make_strand(ioc)), stream_(resolver_.get_executor()), url_(std::move(url)),
+    : strand_(asio::make_strand(ioc)), resolver_(strand_), stream_(strand_), url_(std::move(url)),
       opts_(opts), factory_(std::move(factory)), on_fail_(std::move(on_fail)) {
   }
 
@@ -71,8 +71,9 @@ private:
                          opts_.counters ? opts_.counters : std::make_shared<socket_counters>());
   }
 
+  io_strand strand_; // the connection's, from the resolve on
   tcp::resolver resolver_;
-  beast::tcp_stream stream_;
+  flex_stream::tcp_layer stream_;
   std::optional<flex_stream> flex_;
   std::string peer_;
   wire::parsed_url url_;

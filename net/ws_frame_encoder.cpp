@@ -14,6 +14,13 @@ constexpr std::size_t max_batch_bytes = 256u << 10;
 // Payloads at least this large are not copied into the batch buffer (server
 // side, unmasked): they go out as their own buffer in the same gather write.
 constexpr std::size_t gather_min_bytes = 16u << 10;
+// ... pointing into the payload's heap storage, which a move of the frame
+// (the session's queue growing during the write) leaves in place; a payload
+// in the string's own small buffer would move with it.
+static_assert(gather_min_bytes > sizeof(std::string));
+// What the batch buffer keeps while nothing waits: small frames written one
+// batch at a time reuse it, a backlog's or a large frame's is given back.
+constexpr std::size_t idle_batch_bytes = 4u << 10;
 // asio hands at most 64 buffers to one sendmsg.
 constexpr std::size_t max_batch_buffers = 60;
 
@@ -52,51 +59,56 @@ void ws_frame_encoder::use_masks() {
                 | std::random_device{}() | 1u;
 }
 
-void ws_frame_encoder::encode(const std::deque<out_frame>& q) {
-  const bool masked = mask_state_ != 0;
+void ws_frame_encoder::begin_batch() {
   wbuf_.clear();
   segs_.clear();
   frames_ = 0;
   payload_ = 0;
-  std::size_t bytes = 0;
-  for (auto& f : q) {
-    const std::size_t n = f.payload.size();
-    if (frames_ > 0 && (bytes + n > max_batch_bytes || segs_.size() + 2 > max_batch_buffers))
-      break;
-    std::uint8_t mask[4];
+  bytes_ = 0;
+}
+
+bool ws_frame_encoder::add(const out_frame& f) {
+  const bool masked = mask_state_ != 0;
+  const std::size_t n = f.payload.size();
+  if (frames_ > 0 && (bytes_ + n > max_batch_bytes || segs_.size() + 2 > max_batch_buffers))
+    return false;
+  std::uint8_t mask[4];
+  if (masked)
+    next_mask(mask);
+  const std::size_t off = wbuf_.size();
+  wbuf_.resize(off + 14);
+  auto h = put_frame_header(reinterpret_cast<std::uint8_t*>(wbuf_.data() + off), f.binary, n,
+                            masked ? mask : nullptr);
+  wbuf_.resize(off + h);
+  if (!masked && n >= gather_min_bytes) {
+    append_local(off, h);
+    segs_.push_back({f.payload.data(), 0, n});
+  } else {
+    wbuf_.resize(off + h + n);
+    auto* dst = wbuf_.data() + off + h;
     if (masked)
-      next_mask(mask);
-    const std::size_t off = wbuf_.size();
-    wbuf_.resize(off + 14);
-    auto h = put_frame_header(reinterpret_cast<std::uint8_t*>(wbuf_.data() + off), f.binary, n,
-                              masked ? mask : nullptr);
-    wbuf_.resize(off + h);
-    if (!masked && n >= gather_min_bytes) {
-      append_local(off, h);
-      segs_.push_back({f.payload.data(), 0, n});
-    } else {
-      wbuf_.resize(off + h + n);
-      auto* dst = wbuf_.data() + off + h;
-      if (masked)
-        for (std::size_t i = 0; i < n; ++i)
-          dst[i] = static_cast<char>(f.payload[i] ^ static_cast<char>(mask[i & 3]));
-      else
-        std::memcpy(dst, f.payload.data(), n);
-      append_local(off, h + n);
-    }
-    bytes += h + n;
-    ++frames_;
-    payload_ += n;
+      for (std::size_t i = 0; i < n; ++i)
+        dst[i] = static_cast<char>(f.payload[i] ^ static_cast<char>(mask[i & 3]));
+    else
+      std::memcpy(dst, f.payload.data(), n);
+    append_local(off, h + n);
   }
+  bytes_ += h + n;
+  ++frames_;
+  payload_ += n;
+  return true;
+}
+
+void ws_frame_encoder::end_batch() {
   // wbuf_ is complete: only now are pointers into it stable.
   bufs_.clear();
   for (auto& sg : segs_)
     bufs_.emplace_back(sg.ext ? sg.ext : wbuf_.data() + sg.off, sg.len);
 }
 
-void ws_frame_encoder::trim() {
-  if (wbuf_.capacity() > 4 * max_batch_bytes)
-    std::string{}.swap(wbuf_); // after one huge masked frame
+void ws_frame_encoder::trim(bool idle) {
+  if (wbuf_.capacity() > (idle ? idle_batch_bytes : 4 * max_batch_bytes))
+    std::string{}.swap(wbuf_); // after one huge masked frame, or a backlog
 }
 
 // Neighbouring pieces of wbuf_ go out as one buffer.

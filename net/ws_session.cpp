@@ -15,8 +15,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdint>
-#include <deque>
+#include <iterator>
+#include <string_view>
 #include <mutex>
 #include <vector>
 
@@ -26,6 +28,19 @@ namespace {
 
 // simdjson reads up to this many bytes past the end of a frame.
 constexpr std::size_t simdjson_padding = 64;
+
+// What Beast reads per step at most (its tcp_frame_size).
+constexpr std::size_t read_chunk_bytes = 1536;
+
+// The frame vectors (inbox, queue, spare) trade their storage instead of
+// allocating per batch; storage for more frames than this is given back once
+// the queue drains, so an idle session keeps a few slots at most.
+constexpr std::size_t kept_frame_slots = 64;
+
+void release_if_large(std::vector<out_frame>& v) {
+  if (v.empty() && v.capacity() > kept_frame_slots)
+    std::vector<out_frame>{}.swap(v);
+}
 
 class ws_session : public transport,
                    public pingable,
@@ -44,23 +59,31 @@ public:
                                       std::memory_order_relaxed);
   }
 
-  void accept(http::request<http::string_body> req, upgrade_request up, session_factory factory) {
+  // The factory (and on_fail) ride in the handshake's handler rather than
+  // in the session: a connection keeps nothing of them once it is open.
+  void accept(http::request<http::string_body> req, upgrade_request up, session_factory factory,
+              bool keep_upgrade) {
     configure(beast::role_type::server);
-    upgrade_ = std::move(up);
-    factory_ = std::move(factory);
+    upgrade_ = std::make_unique<upgrade_request>(std::move(up));
+    keep_upgrade_ = keep_upgrade;
     watch_beast_writes();
-    ws_.async_accept(req, beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
+    // Beast builds the response from `req` in this call: the request (its
+    // headers) is not kept for the handshake.
+    ws_.async_accept(req, [self = shared_from_this(), f = std::move(factory)](error_code ec) {
+      self->on_accept(ec, f, nullptr);
+    });
   }
 
   void handshake(const std::string& host, const std::string& target, session_factory factory,
                  std::function<void(std::string)> on_fail) {
     configure(beast::role_type::client);
-    factory_ = std::move(factory);
-    on_fail_ = std::move(on_fail);
     watch_beast_writes();
     enc_.use_masks(); // client frames are masked (RFC 6455 §5.3)
     ws_.async_handshake(host, target,
-                        beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
+                        [self = shared_from_this(), f = std::move(factory),
+                         fail = std::move(on_fail)](error_code ec) mutable {
+                          self->on_accept(ec, f, std::move(fail));
+                        });
   }
 
   void send_text(std::string frame) override {
@@ -136,8 +159,12 @@ public:
     return peer_;
   }
 
+  // Read on the strand or, for a route that keeps it, from anywhere: it is
+  // only released (on the strand, right after the factory) for routes whose
+  // factory is its only reader.
   const upgrade_request& upgrade() const override {
-    return upgrade_;
+    static const upgrade_request none;
+    return upgrade_ ? *upgrade_ : none;
   }
 
 private:
@@ -166,7 +193,7 @@ private:
   }
 
   void on_beast_idle() {
-    if (!writing_ && !outq_.empty())
+    if (!writing_ && queued() > 0)
       do_write();
   }
 
@@ -198,16 +225,19 @@ private:
     beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay{true}, ignored);
   }
 
-  void on_accept(error_code ec) {
+  void on_accept(error_code ec, const session_factory& factory,
+                 std::function<void(std::string)> on_fail) {
     if (ec) {
       spdlog::debug("websocket handshake with {} failed: {}", peer_, ec.message());
-      if (auto f = std::move(on_fail_))
-        f("websocket handshake failed: " + ec.message());
+      if (on_fail)
+        on_fail("websocket handshake failed: " + ec.message());
       return;
     }
-    on_fail_ = nullptr;
-    handler_ = factory_(shared_from_this());
-    factory_ = nullptr;
+    handler_ = factory(shared_from_this());
+    // The upgrade's headers and query (~0.7 KB) would stay for the
+    // connection's life; a route whose handler has read them by now lets go.
+    if (!keep_upgrade_)
+      upgrade_.reset();
     do_read();
   }
 
@@ -250,19 +280,44 @@ private:
                      "message too big");
   }
 
+  std::string_view read_view() const {
+    auto data = buffer_.cdata();
+    return {static_cast<const char*>(data.data()), data.size()};
+  }
+
   void on_read(error_code ec, std::size_t n) {
     if (ec)
       return on_done(ec);
     if (meter_.add(n))
       begin_oversized();
     if (meter_.over()) {
-      auto data = buffer_.cdata();
-      if (!oversize_close_)
-        meter_.keep({static_cast<const char*>(data.data()), data.size()});
-      buffer_.consume(data.size());
+      if (!oversize_close_) {
+        if (partial_.empty()) {
+          meter_.keep(read_view());
+        } else {
+          partial_.append(read_view()); // the head is the message's first bytes
+          meter_.keep(partial_);
+        }
+      }
+      std::string{}.swap(partial_);
+      buffer_.consume(buffer_.size());
     }
-    if (!ws_.is_message_done())
+    if (!ws_.is_message_done()) {
+      // A message in parts collects in its own string, not in the read
+      // buffer: the buffer stays at what Beast prepares per read (1,536
+      // bytes) instead of keeping the largest message's size while the
+      // connection idles, and the parts are copied once, not again at the
+      // end.
+      if (!meter_.over()) {
+        // Usually a small message cut by the end of one read: room for the
+        // rest and the padding at once, so it is allocated once.
+        if (partial_.empty())
+          partial_.reserve(buffer_.size() + read_chunk_bytes + simdjson_padding);
+        partial_.append(read_view());
+        buffer_.consume(buffer_.size());
+      }
       return do_read();
+    }
     auto msg = meter_.end();
     n = static_cast<std::size_t>(msg.size);
     if (msg.over) {
@@ -275,10 +330,14 @@ private:
       return read_next();
     }
     if (!ws_.got_text()) {
-      auto data = buffer_.cdata();
-      bool taken = handler_ && !closing_
-                   && handler_->on_binary({static_cast<const char*>(data.data()), n});
-      buffer_.consume(n);
+      if (!partial_.empty()) {
+        partial_.append(read_view());
+        buffer_.consume(buffer_.size());
+      }
+      const std::string_view payload = partial_.empty() ? read_view() : partial_;
+      bool taken = handler_ && !closing_ && handler_->on_binary(payload);
+      buffer_.consume(buffer_.size());
+      std::string{}.swap(partial_);
       if (taken) {
         counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
         counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
@@ -292,10 +351,24 @@ private:
     counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
     counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
     std::string frame;
-    frame.reserve(n + simdjson_padding);
-    auto data = buffer_.cdata();
-    frame.assign(static_cast<const char*>(data.data()), n);
-    buffer_.consume(n);
+    if (partial_.empty()) {
+      frame.reserve(n + simdjson_padding);
+      frame.assign(read_view());
+    } else {
+      partial_.reserve(n + simdjson_padding);
+      partial_.append(read_view());
+      if (partial_.capacity() - (n + simdjson_padding) > std::max<std::size_t>(n / 4, 4096)) {
+        // Grown by doubling, up to twice its size: what the queues count is
+        // the payload, so the frame goes on at about its own size (one
+        // copy, as a message in one part costs).
+        frame.reserve(n + simdjson_padding);
+        frame.assign(partial_);
+        std::string{}.swap(partial_);
+      } else {
+        frame = std::exchange(partial_, {});
+      }
+    }
+    buffer_.consume(buffer_.size());
     if (handler_ && !closing_)
       handler_->on_text(std::move(frame));
     read_next();
@@ -319,23 +392,31 @@ private:
   }
 
   void on_send() {
+    // Nothing queued (the usual case): the inbox becomes the queue and the
+    // queue's empty storage the inbox. Otherwise the batch comes through the
+    // spare vector. Either way no allocation per batch.
+    const bool direct = outq_.empty();
+    auto& batch = direct ? outq_ : spare_;
     {
       std::lock_guard<std::mutex> g{in_mtx_};
-      in_.swap(taken_);
+      in_.swap(batch);
     }
     if (closed_ || closing_) {
-      taken_.clear();
+      batch.clear();
       return;
     }
-    for (auto& f : taken_) {
+    for (auto& f : batch)
       add_out_bytes(static_cast<std::int64_t>(f.payload.size()));
-      outq_.push_back(std::move(f));
+    if (!direct) {
+      outq_.insert(outq_.end(), std::make_move_iterator(spare_.begin()),
+                   std::make_move_iterator(spare_.end()));
+      spare_.clear();
+      release_if_large(spare_);
     }
-    taken_.clear();
     // What waits behind the batch in flight counts; one frame of any size
     // (up to the peer's frame limit) always fits.
     const auto in_flight = writing_ ? enc_.frames() : 0;
-    if (outq_.size() > in_flight + 1
+    if (queued() > in_flight + 1
         && out_bytes_ - (writing_ ? enc_.payload_bytes() : 0) > limits_.max_write_queue_bytes) {
       // The peer does not drain its socket; a close frame would queue behind
       // the same backlog, so drop the connection.
@@ -346,7 +427,8 @@ private:
       // Freed now, not when the handler lets go of the transport; a batch
       // in flight still points into its frames.
       if (writing_) {
-        outq_.erase(outq_.begin() + static_cast<std::ptrdiff_t>(enc_.frames()), outq_.end());
+        outq_.erase(outq_.begin() + static_cast<std::ptrdiff_t>(head_ + enc_.frames()),
+                    outq_.end());
         add_out_bytes(-static_cast<std::int64_t>(out_bytes_ - enc_.payload_bytes()));
       } else {
         drop_queue();
@@ -378,7 +460,7 @@ private:
     }
     if (ws_.next_layer().beast_writing())
       return; // on_beast_idle resumes
-    enc_.encode(outq_);
+    enc_.encode(outq_.begin() + static_cast<std::ptrdiff_t>(head_), outq_.end());
     writing_ = true;
     ws_.next_layer().raw_begin();
     // Through TLS when the connection has it: the flex stream, not the socket.
@@ -386,9 +468,32 @@ private:
                       beast::bind_front_handler(&ws_session::on_write, shared_from_this()));
   }
 
+  std::size_t queued() const {
+    return outq_.size() - head_;
+  }
+
   void drop_queue() {
     outq_.clear();
+    release_if_large(outq_);
+    head_ = 0;
     add_out_bytes(-static_cast<std::int64_t>(out_bytes_));
+  }
+
+  // The batch just written: its payloads go now; the slots are cleared when
+  // the queue drains (a backlog's storage given back) and compacted once
+  // the written ones are half of them (each slot moves O(1) times).
+  void pop_written(std::size_t frames) {
+    for (std::size_t i = head_; i < head_ + frames; ++i)
+      std::string{}.swap(outq_[i].payload);
+    head_ += frames;
+    if (head_ == outq_.size()) {
+      outq_.clear();
+      release_if_large(outq_);
+      head_ = 0;
+    } else if (2 * head_ >= outq_.size()) {
+      outq_.erase(outq_.begin(), outq_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
   }
 
   void on_write(error_code ec, std::size_t) {
@@ -403,10 +508,9 @@ private:
     counters_->frames_out.fetch_add(enc_.frames(), std::memory_order_relaxed);
     counters_->bytes_out.fetch_add(enc_.payload_bytes(), std::memory_order_relaxed);
     add_out_bytes(-static_cast<std::int64_t>(enc_.payload_bytes()));
-    for (std::size_t i = 0; i < enc_.frames(); ++i)
-      outq_.pop_front();
-    enc_.trim();
-    if (!outq_.empty())
+    pop_written(enc_.frames());
+    enc_.trim(queued() == 0);
+    if (queued() > 0)
       return do_write();
     if (closing_ && !closed_)
       do_close();
@@ -417,28 +521,31 @@ private:
       return;
     closing_ = true;
     unpark();
-    close_reason_ = websocket::close_reason(static_cast<websocket::close_code>(code), reason);
+    close_code_ = code;
+    close_text_ = std::move(reason);
     // Otherwise on_write closes once the queue has drained.
-    if (!writing_ && outq_.empty())
+    if (!writing_ && queued() == 0)
       do_close();
   }
 
   void do_close() {
-    ws_.async_close(close_reason_, [self = shared_from_this()](error_code) {
+    // Beast's close_reason holds a fixed 123-byte reason: built only now.
+    websocket::close_reason why(static_cast<websocket::close_code>(close_code_), close_text_);
+    ws_.async_close(why, [self = shared_from_this()](error_code) {
       // nop: the pending read completes with websocket::error::closed
     });
   }
 
   websocket::stream<write_gate> ws_;
-  const asio::any_io_executor strand_;
+  const io_strand strand_; // ws_'s, by its concrete type
   ws_limits limits_;
   std::shared_ptr<socket_counters> counters_;
   std::string peer_;
-  upgrade_request upgrade_;
-  session_factory factory_;
-  std::function<void(std::string)> on_fail_;
+  std::unique_ptr<upgrade_request> upgrade_; // client side: none
+  bool keep_upgrade_ = true;
   frame_handler_ptr handler_;
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_; // one read's bytes (Beast prepares 1,536)
+  std::string partial_;       // the message so far, when it comes in parts
   detail::message_meter meter_;  // the message being read, against the cap
   bool oversize_close_ = false; // one went over it: the socket closes
   // Filled by actor threads under in_mtx_, swapped out on the strand.
@@ -446,11 +553,16 @@ private:
   std::vector<out_frame> in_;
   bool in_closed_ = false;
   // Strand only from here on.
-  std::vector<out_frame> taken_;
-  std::deque<out_frame> outq_; // the first enc_.frames() are being written
+  // The frames to write from head_ on, oldest first; [head_, head_ +
+  // enc_.frames()) are being written while writing_. Vectors, not a deque:
+  // an empty std::deque keeps ~0.6 KB, these a few slots (kept_frame_slots).
+  std::vector<out_frame> outq_;
+  std::size_t head_ = 0;
+  std::vector<out_frame> spare_; // empty between on_send calls
   std::size_t out_bytes_ = 0;
   ws_frame_encoder enc_;
-  websocket::close_reason close_reason_;
+  std::uint16_t close_code_ = 1000;
+  std::string close_text_;
   bool writing_ = false;
   bool read_paused_ = false;
   bool read_parked_ = false; // paused with no read outstanding
@@ -465,11 +577,11 @@ private:
 } // namespace
 
 void run_server_websocket(flex_stream&& stream, http_request_message&& req, upgrade_request up,
-                          std::string peer, const session_factory& factory, ws_limits limits,
-                          std::shared_ptr<socket_counters> counters) {
+                          std::string peer, const session_factory& factory, bool keep_upgrade,
+                          ws_limits limits, std::shared_ptr<socket_counters> counters) {
   auto s = std::make_shared<ws_session>(std::move(stream), limits, std::move(counters),
                                         std::move(peer));
-  s->accept(std::move(req), std::move(up), factory);
+  s->accept(std::move(req), std::move(up), factory, keep_upgrade);
 }
 
 void run_client_websocket(flex_stream&& stream, std::string peer, const std::string& host,

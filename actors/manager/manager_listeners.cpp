@@ -109,7 +109,7 @@ std::string manager::impl::start_reflection() {
       caf::anon_send(a, oversized_atom_v, std::move(head), std::move(tail), size);
     };
     return std::make_shared<frame_bridge>(std::move(a), std::move(t), std::move(oversized));
-  });
+  }, net::server::upgrade_reads::in_factory); // a runtime's link never reads it
   api.on_websocket("/api/ws", [spawn = spawner(), door = door,
                                unread](net::transport_ptr t) -> net::frame_handler_ptr {
     t = with_read_window(std::move(t), unread);

@@ -10,8 +10,11 @@
 #include "net/tls.hpp"
 
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core/basic_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/beast/websocket/teardown.hpp>
 
@@ -65,9 +68,17 @@ private:
   std::shared_ptr<connection_budget> budget_;
 };
 
+/// The executor of every connection in net/: its strand on the io_runtime's
+/// io_context, by its concrete type. Beast's tcp_stream would erase it into
+/// an any_io_executor, whose copy, destruction and prefer() in every read,
+/// write and post were 12-19 % of the manager's CPU per streamed chunk
+/// (bench/ANALYSIS.md, issue 35); the concrete strand costs a pointer copy.
+using io_strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+
 class flex_stream {
 public:
-  using tcp_layer = boost::beast::tcp_stream;
+  using tcp_layer = boost::beast::basic_stream<boost::asio::ip::tcp, io_strand>;
+  using socket_type = tcp_layer::socket_type;
   using tls_layer = boost::beast::ssl_stream<tcp_layer>;
   using executor_type = tcp_layer::executor_type;
   using error_code = boost::system::error_code;

@@ -57,6 +57,7 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
     bool prefix = false;
     upgrade_check check;
     ws_factory factory;
+    bool keep_upgrade = true; // upgrade_reads::any_time
   };
   std::vector<ws_route> ws_routes;
   http_handler http;
@@ -74,11 +75,12 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
   }
 
   void do_accept();
-  void on_accept(error_code ec, tcp::socket socket);
+  // The socket comes with its strand (do_accept), by its concrete type.
+  void on_accept(error_code ec, flex_stream::socket_type socket);
   void on_accept_error(error_code ec);
   /// Over this listener's max_connections, or over the process's budget.
   enum class refusal_cause { listener, process };
-  void refuse(tcp::socket socket, refusal_cause cause);
+  void refuse(flex_stream::socket_type socket, refusal_cause cause);
 };
 
 /// Serves one accepted connection: TLS detection and handshake if the

@@ -9,7 +9,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -34,10 +33,22 @@ public:
   /// Client role: every frame from now on is masked (RFC 6455 §5.3).
   void use_masks();
 
-  /// Encodes as many frames from the front of `q` as one write holds (at
-  /// least one). The buffers point into this encoder and, for large
-  /// unmasked payloads, into `q`: both stay put until the write completes.
-  void encode(const std::deque<out_frame>& q);
+  /// Encodes as many frames from the front of [first, last) as one write
+  /// holds (at least one). The buffers point into this encoder and, for
+  /// large unmasked payloads, into those payloads' heap storage: both stay
+  /// put until the write completes (moving an out_frame does not move a
+  /// payload that large, so the container may grow meanwhile).
+  template <class It>
+  void encode(It first, It last) {
+    begin_batch();
+    for (; first != last && add(*first); ++first) {
+    }
+    end_batch();
+  }
+  template <class Frames>
+  void encode(const Frames& q) {
+    encode(q.begin(), q.end());
+  }
 
   const std::vector<asio::const_buffer>& buffers() const {
     return bufs_;
@@ -50,10 +61,16 @@ public:
     return payload_;
   }
 
-  /// After a write: gives back the memory one huge masked frame took.
-  void trim();
+  /// After a write: gives back the memory one huge masked frame took, or,
+  /// when nothing waits (`idle`), a batch buffer larger than small frames
+  /// need, so an idle connection does not keep its largest batch.
+  void trim(bool idle = false);
 
 private:
+  void begin_batch();
+  /// False if `f` does not fit the batch (it holds one frame at least).
+  bool add(const out_frame& f);
+  void end_batch();
   void next_mask(std::uint8_t* out);
   void append_local(std::size_t off, std::size_t len);
 
@@ -67,6 +84,7 @@ private:
   std::vector<asio::const_buffer> bufs_;
   std::size_t frames_ = 0;
   std::size_t payload_ = 0;
+  std::size_t bytes_ = 0; // of the batch being encoded, headers included
   std::uint64_t mask_state_ = 0; // non-zero: client role, frames are masked
 };
 

@@ -37,10 +37,12 @@ std::map<std::string, std::string> lower_case_headers(const http_request_message
 upgrade_request describe_upgrade(const http_request_message& req);
 
 /// Completes the server handshake for an upgrade request (`up` is its
-/// describe_upgrade), then serves the socket with the handler `factory` makes.
+/// describe_upgrade), then serves the socket with the handler `factory` makes;
+/// `up` is released once the factory has returned unless `keep_upgrade`.
 void run_server_websocket(flex_stream&& stream, http_request_message&& req,
                           upgrade_request up, std::string peer, const session_factory& factory,
-                          ws_limits limits, std::shared_ptr<socket_counters> counters);
+                          bool keep_upgrade, ws_limits limits,
+                          std::shared_ptr<socket_counters> counters);
 
 /// Runs the client handshake for `target` with `host` as the Host header on
 /// a connected stream, then serves it with the handler `factory` makes;
