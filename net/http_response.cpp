@@ -92,6 +92,20 @@ void http_session::overflow() {
   drop_exchange();
 }
 
+void http_session::inbox_overflow(std::size_t held) {
+  if (peer_gone_)
+    return;
+  srv_->counters->write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
+  spdlog::warn("dropping HTTP client {}: {} bytes of its response wait for the connection's "
+               "thread (max_write_queue_bytes {}); the call is cancelled",
+               peer_, held, srv_->opts.max_write_queue_bytes);
+  drop_exchange();
+}
+
+std::size_t http_session::max_write_queue_bytes() const {
+  return srv_->opts.max_write_queue_bytes;
+}
+
 // The response will not be written: what waits goes now, the exchange is
 // aborted (its run cancelled) and the connection dropped.
 void http_session::drop_exchange() {
@@ -223,7 +237,8 @@ class responder_impl : public http_responder,
                        public std::enable_shared_from_this<responder_impl> {
 public:
   explicit responder_impl(std::shared_ptr<http_session> s)
-    : session_(std::move(s)), strand_(session_->strand()) {
+    : session_(std::move(s)), strand_(session_->strand()),
+      max_held_(session_->max_write_queue_bytes()) {
   }
 
   void respond(int status, std::string content_type, std::string body,
@@ -241,20 +256,36 @@ public:
     });
   }
 
+  // The writes waiting for the strand have their own cap: while the I/O
+  // thread is behind, the session's check of its queue does not run, and a
+  // caller that does not read would let the actors fill body_ without bound.
+  // One write of any size always fits, as in the queue.
   void write(std::string data) override {
     if (data.empty())
       return; // an empty chunk would end the body
     bool first;
+    std::size_t held = 0;
     {
       std::lock_guard<std::mutex> g{mtx_};
+      if (overflowed_)
+        return;
       first = body_.empty();
-      if (first)
+      if (!first && body_.size() + data.size() > max_held_) {
+        overflowed_ = true;
+        held = body_.size() + data.size();
+        std::string{}.swap(body_);
+        pieces_ = 0;
+      } else if (first) {
         body_ = std::move(data);
-      else
+        ++pieces_;
+      } else {
         body_ += data;
-      ++pieces_;
+        ++pieces_;
+      }
     }
-    if (first)
+    if (held > 0)
+      post([held](http_session& s) { s.inbox_overflow(held); });
+    else if (first)
       post([r = shared_from_this()](http_session& s) { r->drain(s); });
   }
 
@@ -275,6 +306,8 @@ private:
       batch.swap(body_);
       pieces = std::exchange(pieces_, 0);
     }
+    if (batch.empty())
+      return; // taken by an inbox overflow: an empty chunk would end the body
     s.chunk(std::move(batch), pieces);
   }
 
@@ -286,9 +319,11 @@ private:
   std::shared_ptr<http_session> session_;
   // Concrete: a post per batch, so no type-erased executor per chunk.
   io_strand strand_;
+  const std::size_t max_held_; // the session's max_write_queue_bytes
   std::mutex mtx_;
   std::string body_;      // written since the last drain
   std::size_t pieces_ = 0; // how many writes made it
+  bool overflowed_ = false; // body_ passed max_held_: the rest is dropped
 };
 
 } // namespace

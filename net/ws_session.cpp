@@ -170,16 +170,32 @@ public:
 private:
   // Called from actor threads. Only the send that finds the inbox empty posts
   // to the strand; the others ride along with it (one post per batch).
+  // The inbox has its own cap: while the I/O thread is behind, the strand's
+  // check of the queue (on_send) does not run, and a caller that does not
+  // read would let the actors fill the inbox without bound. One frame of any
+  // size always fits, as in the queue.
   void enqueue(out_frame f) {
     bool first;
+    std::vector<out_frame> dropped;
+    std::size_t held = 0;
     {
       std::lock_guard<std::mutex> g{in_mtx_};
       if (in_closed_)
         return;
       first = in_.empty();
-      in_.push_back(std::move(f));
+      if (!first && in_bytes_ + f.payload.size() > limits_.max_write_queue_bytes) {
+        in_closed_ = true;
+        held = in_bytes_ + f.payload.size();
+        in_bytes_ = 0;
+        dropped.swap(in_); // freed below, outside the lock
+      } else {
+        in_bytes_ += f.payload.size();
+        in_.push_back(std::move(f));
+      }
     }
-    if (first)
+    if (held > 0)
+      asio::post(strand_, [self = shared_from_this(), held] { self->overflow(held); });
+    else if (first)
       asio::post(strand_, [self = shared_from_this()] { self->on_send(); });
   }
 
@@ -400,6 +416,7 @@ private:
     {
       std::lock_guard<std::mutex> g{in_mtx_};
       in_.swap(batch);
+      in_bytes_ = 0;
     }
     if (closed_ || closing_) {
       batch.clear();
@@ -417,29 +434,39 @@ private:
     // (up to the peer's frame limit) always fits.
     const auto in_flight = writing_ ? enc_.frames() : 0;
     if (queued() > in_flight + 1
-        && out_bytes_ - (writing_ ? enc_.payload_bytes() : 0) > limits_.max_write_queue_bytes) {
-      // The peer does not drain its socket; a close frame would queue behind
-      // the same backlog, so drop the connection.
-      counters_->write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
-      spdlog::warn("dropping {}: {} bytes wait to be written (limit {})", peer_, out_bytes_,
-                   limits_.max_write_queue_bytes);
-      closing_ = true;
-      // Freed now, not when the handler lets go of the transport; a batch
-      // in flight still points into its frames.
-      if (writing_) {
-        outq_.erase(outq_.begin() + static_cast<std::ptrdiff_t>(head_ + enc_.frames()),
-                    outq_.end());
-        add_out_bytes(-static_cast<std::int64_t>(out_bytes_ - enc_.payload_bytes()));
-      } else {
-        drop_queue();
-      }
-      unpark();
-      error_code ignored;
-      beast::get_lowest_layer(ws_).socket().close(ignored);
-      return;
-    }
+        && out_bytes_ - (writing_ ? enc_.payload_bytes() : 0) > limits_.max_write_queue_bytes)
+      return overflow(out_bytes_);
     if (!writing_)
       do_write();
+  }
+
+  // The peer does not drain its socket (`held` bytes wait in the queue or,
+  // seen by enqueue, in the inbox); a close frame would queue behind the
+  // same backlog, so drop the connection.
+  void overflow(std::size_t held) {
+    if (closed_ || closing_)
+      return;
+    counters_->write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("dropping {}: {} bytes wait to be written (limit {})", peer_, held,
+                 limits_.max_write_queue_bytes);
+    closing_ = true;
+    {
+      // Nothing more may pile up in the inbox meanwhile.
+      std::lock_guard<std::mutex> g{in_mtx_};
+      in_closed_ = true;
+    }
+    // Freed now, not when the handler lets go of the transport; a batch
+    // in flight still points into its frames.
+    if (writing_) {
+      outq_.erase(outq_.begin() + static_cast<std::ptrdiff_t>(head_ + enc_.frames()),
+                  outq_.end());
+      add_out_bytes(-static_cast<std::int64_t>(out_bytes_ - enc_.payload_bytes()));
+    } else {
+      drop_queue();
+    }
+    unpark();
+    error_code ignored;
+    beast::get_lowest_layer(ws_).socket().close(ignored);
   }
 
   // out_bytes_ and the listener-wide gauge move together.
@@ -551,6 +578,7 @@ private:
   // Filled by actor threads under in_mtx_, swapped out on the strand.
   std::mutex in_mtx_;
   std::vector<out_frame> in_;
+  std::size_t in_bytes_ = 0; // in_'s payload, capped at max_write_queue_bytes
   bool in_closed_ = false;
   // Strand only from here on.
   // The frames to write from head_ on, oldest first; [head_, head_ +

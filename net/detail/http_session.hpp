@@ -39,6 +39,10 @@ public:
   void chunk(std::string data, std::size_t pieces = 1);
   void last_chunk();
   void set_abort(std::function<void()> fn);
+  // The responder's writes waiting for the strand passed the queue's cap
+  // (`held` bytes): dropped as a caller that does not read.
+  void inbox_overflow(std::size_t held);
+  std::size_t max_write_queue_bytes() const;
 
   io_strand strand() {
     return stream_.get_executor();

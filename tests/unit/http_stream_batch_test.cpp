@@ -12,6 +12,8 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -22,6 +24,13 @@
 // every byte, in order, then the end; and that a batch over
 // max_write_queue_bytes at a client that does not read still aborts the
 // exchange. Real sockets and an I/O thread: every wait has a deadline.
+
+#if defined(__SANITIZE_ADDRESS__)
+// The ASan runtime's (g++ ships no header for it).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
+#else
+#include <malloc.h>
+#endif
 
 using namespace actor_host::net;
 using namespace std::chrono_literals;
@@ -48,6 +57,15 @@ std::string line(int i) {
 
 constexpr int lines = 20000;
 
+// Bytes the process has allocated and not freed (ASan's quarantine aside).
+std::size_t live_heap() {
+#if defined(__SANITIZE_ADDRESS__)
+  return __sanitizer_get_current_allocated_bytes();
+#else
+  return mallinfo2().uordblks;
+#endif
+}
+
 struct fixture {
   io_runtime io{1};
   server srv;
@@ -55,6 +73,9 @@ struct fixture {
   std::mutex mtx;
   std::condition_variable cv;
   bool aborted = false;
+  bool handled = false;      // /stalled: the handler ran
+  bool stalled_go = false;   // /stalled: the writer may start
+  bool stalled_done = false; // /stalled: it wrote everything
 
   boost::asio::any_io_executor strand = boost::asio::make_strand(io.context());
 
@@ -66,6 +87,25 @@ struct fixture {
         cv.notify_all();
       });
       res->start_stream(200, "application/x-ndjson");
+      if (req.path == "/stalled") {
+        // Writes while the connection's thread is stuck (the test blocks
+        // it): only the responder's inbox can take them.
+        writer = std::thread([this, res] {
+          std::unique_lock l{mtx};
+          cv.wait(l, [&] { return stalled_go; });
+          l.unlock();
+          std::string piece(64 * 1024, 'x');
+          for (int i = 0; i < 1024; ++i) // 64 MiB
+            res->write(piece);
+          l.lock();
+          stalled_done = true;
+          cv.notify_all();
+        });
+        std::lock_guard g{mtx};
+        handled = true;
+        cv.notify_all();
+        return;
+      }
       bool big = req.path == "/big";
       // From another thread, as an actor writes: no pause between writes.
       writer = std::thread([res, big] {
@@ -91,6 +131,11 @@ struct fixture {
   }
 
   ~fixture() {
+    {
+      std::lock_guard g{mtx};
+      stalled_go = true; // a /stalled writer that a failed check left waiting
+      cv.notify_all();
+    }
     if (writer.joinable())
       writer.join();
     srv.stop_accepting();
@@ -145,6 +190,37 @@ CAF_TEST(batched writes past max_write_queue_bytes at a client that does not rea
   boost::asio::post(strand, [x] { x->pause_reading(); });
   std::unique_lock l{mtx};
   CAF_CHECK(cv.wait_for(l, 10s, [&] { return aborted; }));
+}
+
+CAF_TEST(writes that wait for a stuck connection thread stay within max_write_queue_bytes) {
+  fetched f;
+  auto x = fetch("/stalled", f);
+  std::unique_lock l{mtx};
+  CAF_REQUIRE(cv.wait_for(l, 10s, [&] { return handled; }));
+  // The one I/O thread now waits for the test: no strand runs, so only the
+  // responder's own cap can stop the writes piling up.
+  std::promise<void> release;
+  std::promise<void> blocked;
+  boost::asio::post(io.context(), [&, r = release.get_future().share()] {
+    blocked.set_value();
+    r.wait();
+  });
+  blocked.get_future().wait();
+  auto before = live_heap();
+  stalled_go = true;
+  cv.notify_all();
+  bool done = cv.wait_for(l, 10s, [&] { return stalled_done; });
+  auto grown = static_cast<std::ptrdiff_t>(live_heap()) - static_cast<std::ptrdiff_t>(before);
+  l.unlock();
+  release.set_value();
+  CAF_REQUIRE(done);
+  // 64 MiB were written; the cap is 1 MiB (a write of 64 KiB more may ride).
+  CAF_CHECK_LESS(grown, std::ptrdiff_t{8} << 20);
+  l.lock();
+  CAF_CHECK(cv.wait_for(l, 10s, [&] { return aborted; }));
+  l.unlock();
+  // The client sees the connection go before `f` does.
+  CAF_CHECK(f.wait_end());
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
