@@ -76,7 +76,7 @@ void http_session::enqueue(std::string data, bool last, std::size_t pieces) {
   // batch of several (the responder's lines) counts as what it was made of.
   if ((outq_.size() > 1 || pieces > 1)
       && out_bytes_ - inflight_bytes_ > srv_->opts.max_write_queue_bytes)
-    return overflow();
+    return overflow(out_bytes_);
   if (!writing_)
     do_write();
 }
@@ -84,22 +84,19 @@ void http_session::enqueue(std::string data, bool last, std::size_t pieces) {
 // The caller does not read its response: abort the exchange (the run is
 // cancelled through the abort callback) and drop the connection, so the
 // queue is freed now rather than when the caller leaves.
-void http_session::overflow() {
+// `held`: the bytes waiting in the queue or, seen by the responder, in its
+// inbox in front of the strand.
+void http_session::overflow(std::size_t held) {
   srv_->counters->write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
   spdlog::warn("dropping HTTP client {}: {} bytes of its response wait to be written "
                "(max_write_queue_bytes {}); the call is cancelled",
-               peer_, out_bytes_, srv_->opts.max_write_queue_bytes);
+               peer_, held, srv_->opts.max_write_queue_bytes);
   drop_exchange();
 }
 
 void http_session::inbox_overflow(std::size_t held) {
-  if (peer_gone_)
-    return;
-  srv_->counters->write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
-  spdlog::warn("dropping HTTP client {}: {} bytes of its response wait for the connection's "
-               "thread (max_write_queue_bytes {}); the call is cancelled",
-               peer_, held, srv_->opts.max_write_queue_bytes);
-  drop_exchange();
+  if (!peer_gone_)
+    overflow(held);
 }
 
 std::size_t http_session::max_write_queue_bytes() const {

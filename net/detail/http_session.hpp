@@ -64,7 +64,7 @@ private:
   // Response side (http_response.cpp).
   http_responder_ptr make_responder();
   void enqueue(std::string data, bool last, std::size_t pieces = 1);
-  void overflow();
+  void overflow(std::size_t held);
   void over_budget(std::size_t adding);
   void drop_exchange();
   void add_out_bytes(std::int64_t delta);
