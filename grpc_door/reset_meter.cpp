@@ -11,8 +11,21 @@ void reset_meter::leak(entry& e, clock::time_point now) const {
   e.at = now;
 }
 
+namespace {
+
+/// "ipv4:1.2.3.4:5", "ipv6:[::1]:5": ends in ':' and digits.
+bool names_a_port(std::string_view connection) {
+  auto colon = connection.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == connection.size())
+    return false;
+  return std::all_of(connection.begin() + static_cast<std::ptrdiff_t>(colon) + 1,
+                     connection.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+} // namespace
+
 bool reset_meter::reset(std::string_view connection, clock::time_point now) {
-  if (limits_.burst == 0)
+  if (limits_.burst == 0 || !names_a_port(connection))
     return false;
   auto i = entries_.find(connection);
   if (i == entries_.end()) {

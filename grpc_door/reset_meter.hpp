@@ -35,7 +35,10 @@ public:
   }
 
   /// A call of `connection` was cancelled by its client. True once, when
-  /// the connection's score passed the burst: close it now.
+  /// the connection's score passed the burst: close it now. A name with no
+  /// port is not scored: gRPC names the peer of some calls torn down with
+  /// their stream "unknown", and those of every connection would add up
+  /// under that one name (and could not be closed by it anyway).
   bool reset(std::string_view connection, clock::time_point now);
   /// A call of `connection` finished (not cancelled).
   void finished(std::string_view connection, clock::time_point now);

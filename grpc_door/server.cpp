@@ -220,9 +220,11 @@ struct server::impl {
     auto peer = call.ctx.peer();
     if (!resets.reset(peer, std::chrono::steady_clock::now()))
       return;
-    obs::global().grpc_reset_closures.fetch_add(1, std::memory_order_relaxed);
     bool closed = net::shutdown_connection(detail::peer_ip(peer), peer_port(peer),
                                            static_cast<std::uint16_t>(port));
+    // The counter counts connections closed; one already gone costs nothing.
+    if (closed)
+      obs::global().grpc_reset_closures.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("gRPC: {} the connection from {}: its client cancelled more than {} calls "
                  "beyond those it let finish (HTTP/2 rapid reset; max_client_resets)",
                  closed ? "closed" : "could not find", printable(peer),
