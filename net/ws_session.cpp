@@ -1,7 +1,9 @@
 #include "net/detail/ws_session.hpp"
 
 #include "net/detail/beast_names.hpp"
+#include "net/detail/frame_queue.hpp"
 #include "net/detail/message_meter.hpp"
+#include "net/detail/message_parts.hpp"
 #include "net/detail/write_gate.hpp"
 #include "net/detail/ws_frame_encoder.hpp"
 #include "net/liveness.hpp"
@@ -17,30 +19,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <iterator>
 #include <string_view>
-#include <mutex>
 #include <vector>
 
 namespace actor_host::net {
 
 namespace {
-
-// simdjson reads up to this many bytes past the end of a frame.
-constexpr std::size_t simdjson_padding = 64;
-
-// What Beast reads per step at most (its tcp_frame_size).
-constexpr std::size_t read_chunk_bytes = 1536;
-
-// The frame vectors (inbox, queue, spare) trade their storage instead of
-// allocating per batch; storage for more frames than this is given back once
-// the queue drains, so an idle session keeps a few slots at most.
-constexpr std::size_t kept_frame_slots = 64;
-
-void release_if_large(std::vector<out_frame>& v) {
-  if (v.empty() && v.capacity() > kept_frame_slots)
-    std::vector<out_frame>{}.swap(v);
-}
 
 class ws_session : public transport,
                    public pingable,
@@ -49,14 +33,13 @@ public:
   ws_session(flex_stream&& stream, ws_limits limits, std::shared_ptr<socket_counters> counters,
              std::string peer)
     : ws_(std::move(stream)), strand_(ws_.get_executor()), limits_(limits),
-      counters_(std::move(counters)), peer_(std::move(peer)), meter_(limits.max_frame_bytes) {
+      counters_(std::move(counters)), peer_(std::move(peer)), meter_(limits.max_frame_bytes),
+      q_(limits.max_write_queue_bytes, counters_->queued_bytes) {
     ++counters_->websockets;
   }
 
   ~ws_session() override {
     --counters_->websockets;
-    counters_->queued_bytes.fetch_sub(static_cast<std::int64_t>(out_bytes_),
-                                      std::memory_order_relaxed);
   }
 
   // The factory (and on_fail) ride in the handshake's handler rather than
@@ -115,21 +98,15 @@ public:
   }
 
   void close(std::uint16_t code, std::string reason) override {
-    {
-      // Frames sent after close() are dropped, as the transport promises.
-      std::lock_guard<std::mutex> g{in_mtx_};
-      in_closed_ = true;
-    }
+    // Frames sent after close() are dropped, as the transport promises.
+    q_.close_inbox();
     asio::post(strand_, [self = shared_from_this(), code, r = std::move(reason)]() mutable {
       self->on_close_request(code, std::move(r));
     });
   }
 
   void drop() override {
-    {
-      std::lock_guard<std::mutex> g{in_mtx_};
-      in_closed_ = true;
-    }
+    q_.close_inbox();
     asio::post(strand_, [self = shared_from_this()] {
       if (self->closed_)
         return;
@@ -170,33 +147,19 @@ public:
 private:
   // Called from actor threads. Only the send that finds the inbox empty posts
   // to the strand; the others ride along with it (one post per batch).
-  // The inbox has its own cap: while the I/O thread is behind, the strand's
-  // check of the queue (on_send) does not run, and a caller that does not
-  // read would let the actors fill the inbox without bound. One frame of any
-  // size always fits, as in the queue.
   void enqueue(out_frame f) {
-    bool first;
-    std::vector<out_frame> dropped;
     std::size_t held = 0;
-    {
-      std::lock_guard<std::mutex> g{in_mtx_};
-      if (in_closed_)
-        return;
-      first = in_.empty();
-      if (!first && in_bytes_ + f.payload.size() > limits_.max_write_queue_bytes) {
-        in_closed_ = true;
-        held = in_bytes_ + f.payload.size();
-        in_bytes_ = 0;
-        dropped.swap(in_); // freed below, outside the lock
-      } else {
-        in_bytes_ += f.payload.size();
-        in_.push_back(std::move(f));
-      }
+    switch (q_.push(std::move(f), held)) {
+      case detail::frame_queue::pushed::first:
+        asio::post(strand_, [self = shared_from_this()] { self->on_send(); });
+        break;
+      case detail::frame_queue::pushed::overflow:
+        asio::post(strand_, [self = shared_from_this(), held] { self->overflow(held); });
+        break;
+      case detail::frame_queue::pushed::joined:
+      case detail::frame_queue::pushed::closed:
+        break;
     }
-    if (held > 0)
-      asio::post(strand_, [self = shared_from_this(), held] { self->overflow(held); });
-    else if (first)
-      asio::post(strand_, [self = shared_from_this()] { self->on_send(); });
   }
 
   // When Beast's own control-frame write finishes, a batch that waited for it
@@ -209,7 +172,7 @@ private:
   }
 
   void on_beast_idle() {
-    if (!writing_ && queued() > 0)
+    if (!writing_ && q_.queued() > 0)
       do_write();
   }
 
@@ -307,31 +270,16 @@ private:
     if (meter_.add(n))
       begin_oversized();
     if (meter_.over()) {
-      if (!oversize_close_) {
-        if (partial_.empty()) {
-          meter_.keep(read_view());
-        } else {
-          partial_.append(read_view()); // the head is the message's first bytes
-          meter_.keep(partial_);
-        }
-      }
-      std::string{}.swap(partial_);
+      // The head kept is the message's first bytes.
+      if (!oversize_close_)
+        meter_.keep(parts_.empty() ? read_view() : parts_.joined(read_view()));
+      parts_.clear();
       buffer_.consume(buffer_.size());
     }
     if (!ws_.is_message_done()) {
-      // A message in parts collects in its own string, not in the read
-      // buffer: the buffer stays at what Beast prepares per read (1,536
-      // bytes) instead of keeping the largest message's size while the
-      // connection idles, and the parts are copied once, not again at the
-      // end.
-      if (!meter_.over()) {
-        // Usually a small message cut by the end of one read: room for the
-        // rest and the padding at once, so it is allocated once.
-        if (partial_.empty())
-          partial_.reserve(buffer_.size() + read_chunk_bytes + simdjson_padding);
-        partial_.append(read_view());
-        buffer_.consume(buffer_.size());
-      }
+      if (!meter_.over())
+        parts_.add(read_view());
+      buffer_.consume(buffer_.size());
       return do_read();
     }
     auto msg = meter_.end();
@@ -346,14 +294,10 @@ private:
       return read_next();
     }
     if (!ws_.got_text()) {
-      if (!partial_.empty()) {
-        partial_.append(read_view());
-        buffer_.consume(buffer_.size());
-      }
-      const std::string_view payload = partial_.empty() ? read_view() : partial_;
+      const auto payload = parts_.empty() ? read_view() : parts_.joined(read_view());
       bool taken = handler_ && !closing_ && handler_->on_binary(payload);
       buffer_.consume(buffer_.size());
-      std::string{}.swap(partial_);
+      parts_.clear();
       if (taken) {
         counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
         counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
@@ -366,24 +310,7 @@ private:
     }
     counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
     counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
-    std::string frame;
-    if (partial_.empty()) {
-      frame.reserve(n + simdjson_padding);
-      frame.assign(read_view());
-    } else {
-      partial_.reserve(n + simdjson_padding);
-      partial_.append(read_view());
-      if (partial_.capacity() - (n + simdjson_padding) > std::max<std::size_t>(n / 4, 4096)) {
-        // Grown by doubling, up to twice its size: what the queues count is
-        // the payload, so the frame goes on at about its own size (one
-        // copy, as a message in one part costs).
-        frame.reserve(n + simdjson_padding);
-        frame.assign(partial_);
-        std::string{}.swap(partial_);
-      } else {
-        frame = std::exchange(partial_, {});
-      }
-    }
+    std::string frame = parts_.take_text(read_view(), n);
     buffer_.consume(buffer_.size());
     if (handler_ && !closing_)
       handler_->on_text(std::move(frame));
@@ -408,34 +335,12 @@ private:
   }
 
   void on_send() {
-    // Nothing queued (the usual case): the inbox becomes the queue and the
-    // queue's empty storage the inbox. Otherwise the batch comes through the
-    // spare vector. Either way no allocation per batch.
-    const bool direct = outq_.empty();
-    auto& batch = direct ? outq_ : spare_;
-    {
-      std::lock_guard<std::mutex> g{in_mtx_};
-      in_.swap(batch);
-      in_bytes_ = 0;
-    }
-    if (closed_ || closing_) {
-      batch.clear();
+    q_.take_inbox(closed_ || closing_);
+    if (closed_ || closing_)
       return;
-    }
-    for (auto& f : batch)
-      add_out_bytes(static_cast<std::int64_t>(f.payload.size()));
-    if (!direct) {
-      outq_.insert(outq_.end(), std::make_move_iterator(spare_.begin()),
-                   std::make_move_iterator(spare_.end()));
-      spare_.clear();
-      release_if_large(spare_);
-    }
-    // What waits behind the batch in flight counts; one frame of any size
-    // (up to the peer's frame limit) always fits.
-    const auto in_flight = writing_ ? enc_.frames() : 0;
-    if (queued() > in_flight + 1
-        && out_bytes_ - (writing_ ? enc_.payload_bytes() : 0) > limits_.max_write_queue_bytes)
-      return overflow(out_bytes_);
+    // What waits behind the batch in flight counts.
+    if (q_.over_cap(writing_ ? enc_.frames() : 0, writing_ ? enc_.payload_bytes() : 0))
+      return overflow(q_.bytes());
     if (!writing_)
       do_write();
   }
@@ -450,29 +355,17 @@ private:
     spdlog::warn("dropping {}: {} bytes wait to be written (limit {})", peer_, held,
                  limits_.max_write_queue_bytes);
     closing_ = true;
-    {
-      // Nothing more may pile up in the inbox meanwhile.
-      std::lock_guard<std::mutex> g{in_mtx_};
-      in_closed_ = true;
-    }
+    // Nothing more may pile up in the inbox meanwhile.
+    q_.close_inbox();
     // Freed now, not when the handler lets go of the transport; a batch
     // in flight still points into its frames.
-    if (writing_) {
-      outq_.erase(outq_.begin() + static_cast<std::ptrdiff_t>(head_ + enc_.frames()),
-                  outq_.end());
-      add_out_bytes(-static_cast<std::int64_t>(out_bytes_ - enc_.payload_bytes()));
-    } else {
-      drop_queue();
-    }
+    if (writing_)
+      q_.drop_behind(enc_.frames(), enc_.payload_bytes());
+    else
+      q_.drop();
     unpark();
     error_code ignored;
     beast::get_lowest_layer(ws_).socket().close(ignored);
-  }
-
-  // out_bytes_ and the listener-wide gauge move together.
-  void add_out_bytes(std::int64_t delta) {
-    out_bytes_ = static_cast<std::size_t>(static_cast<std::int64_t>(out_bytes_) + delta);
-    counters_->queued_bytes.fetch_add(delta, std::memory_order_relaxed);
   }
 
   // Writes the queued frames, as many as one batch holds, with one
@@ -482,45 +375,17 @@ private:
     if (!ws_.is_open()) {
       // Beast got or sent a close frame: nothing may follow it (Beast's own
       // write would fail with websocket::error::closed here).
-      drop_queue();
+      q_.drop();
       return;
     }
     if (ws_.next_layer().beast_writing())
       return; // on_beast_idle resumes
-    enc_.encode(outq_.begin() + static_cast<std::ptrdiff_t>(head_), outq_.end());
+    enc_.encode(q_.begin(), q_.end());
     writing_ = true;
     ws_.next_layer().raw_begin();
     // Through TLS when the connection has it: the flex stream, not the socket.
     asio::async_write(ws_.next_layer().next_layer(), enc_.buffers(),
                       beast::bind_front_handler(&ws_session::on_write, shared_from_this()));
-  }
-
-  std::size_t queued() const {
-    return outq_.size() - head_;
-  }
-
-  void drop_queue() {
-    outq_.clear();
-    release_if_large(outq_);
-    head_ = 0;
-    add_out_bytes(-static_cast<std::int64_t>(out_bytes_));
-  }
-
-  // The batch just written: its payloads go now; the slots are cleared when
-  // the queue drains (a backlog's storage given back) and compacted once
-  // the written ones are half of them (each slot moves O(1) times).
-  void pop_written(std::size_t frames) {
-    for (std::size_t i = head_; i < head_ + frames; ++i)
-      std::string{}.swap(outq_[i].payload);
-    head_ += frames;
-    if (head_ == outq_.size()) {
-      outq_.clear();
-      release_if_large(outq_);
-      head_ = 0;
-    } else if (2 * head_ >= outq_.size()) {
-      outq_.erase(outq_.begin(), outq_.begin() + static_cast<std::ptrdiff_t>(head_));
-      head_ = 0;
-    }
   }
 
   void on_write(error_code ec, std::size_t) {
@@ -529,15 +394,14 @@ private:
     ws_.next_layer().raw_end();
     if (ec) {
       // The read side sees the same failure and reports it.
-      drop_queue();
+      q_.drop();
       return;
     }
     counters_->frames_out.fetch_add(enc_.frames(), std::memory_order_relaxed);
     counters_->bytes_out.fetch_add(enc_.payload_bytes(), std::memory_order_relaxed);
-    add_out_bytes(-static_cast<std::int64_t>(enc_.payload_bytes()));
-    pop_written(enc_.frames());
-    enc_.trim(queued() == 0);
-    if (queued() > 0)
+    q_.pop_written(enc_.frames(), enc_.payload_bytes());
+    enc_.trim(q_.queued() == 0);
+    if (q_.queued() > 0)
       return do_write();
     if (closing_ && !closed_)
       do_close();
@@ -551,7 +415,7 @@ private:
     close_code_ = code;
     close_text_ = std::move(reason);
     // Otherwise on_write closes once the queue has drained.
-    if (!writing_ && queued() == 0)
+    if (!writing_ && q_.queued() == 0)
       do_close();
   }
 
@@ -572,22 +436,12 @@ private:
   bool keep_upgrade_ = true;
   frame_handler_ptr handler_;
   beast::flat_buffer buffer_; // one read's bytes (Beast prepares 1,536)
-  std::string partial_;       // the message so far, when it comes in parts
+  detail::message_parts parts_; // the message so far, when it comes in parts
   detail::message_meter meter_;  // the message being read, against the cap
   bool oversize_close_ = false; // one went over it: the socket closes
-  // Filled by actor threads under in_mtx_, swapped out on the strand.
-  std::mutex in_mtx_;
-  std::vector<out_frame> in_;
-  std::size_t in_bytes_ = 0; // in_'s payload, capped at max_write_queue_bytes
-  bool in_closed_ = false;
+  // The front enc_.frames() are being written while writing_.
+  detail::frame_queue q_;
   // Strand only from here on.
-  // The frames to write from head_ on, oldest first; [head_, head_ +
-  // enc_.frames()) are being written while writing_. Vectors, not a deque:
-  // an empty std::deque keeps ~0.6 KB, these a few slots (kept_frame_slots).
-  std::vector<out_frame> outq_;
-  std::size_t head_ = 0;
-  std::vector<out_frame> spare_; // empty between on_send calls
-  std::size_t out_bytes_ = 0;
   ws_frame_encoder enc_;
   std::uint16_t close_code_ = 1000;
   std::string close_text_;
