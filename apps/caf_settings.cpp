@@ -2,6 +2,7 @@
 
 #include "actors/cluster/cluster_port_guard.hpp"
 #include "actors/cluster/cluster_types.hpp"
+#include "actors/common/quiet_clock.hpp"
 
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
@@ -27,12 +28,19 @@ std::string_view trim(std::string_view s) {
 
 // One `key=value` of ACTOR_HOST_CAF. CAF's own setter only prints to stderr
 // when it refuses a value, so the stored value is read back to tell.
-std::string apply_one(caf::actor_system_config& cfg, std::string_view item) {
+std::string apply_one(caf::actor_system_config& cfg, std::string_view item, bool& quiet_clock) {
   auto eq = item.find('=');
   if (eq == std::string_view::npos)
     return "ACTOR_HOST_CAF: '" + std::string{item} + "' is not key=value";
   auto key = std::string{trim(item.substr(0, eq))};
   auto text = std::string{trim(item.substr(eq + 1))};
+  // Ours, not CAF's: which clock the scheduler gets (quiet_clock.hpp).
+  if (key == "actor-host.quiet-clock") {
+    if (text != "true" && text != "false")
+      return "ACTOR_HOST_CAF: actor-host.quiet-clock is true or false, not '" + text + "'";
+    quiet_clock = text == "true";
+    return {};
+  }
   caf::config_value value;
   if (key == "scheduler.policy") {
     // An atom in CAF 0.17; accept it without the quotes its syntax wants.
@@ -66,19 +74,22 @@ std::string apply_caf_settings(caf::actor_system_config& cfg, unsigned scheduler
   // (p50 355 vs 536 µs) and 14 % less CPU per call at 64 in flight; the
   // gateways batch, so there are few messages to deserialize in parallel.
   cfg.set("middleman.workers", std::size_t{0});
+  // No clock-thread wake-up per terminating actor (quiet_clock.hpp);
+  // `actor-host.quiet-clock=false` keeps CAF's own, for a side-by-side run.
+  bool quiet_clock = true;
   const char* env = std::getenv("ACTOR_HOST_CAF");
-  if (env == nullptr)
-    return {};
-  std::string_view rest{env};
+  std::string_view rest{env != nullptr ? env : ""};
   while (!rest.empty()) {
     auto comma = rest.find(',');
     auto item = trim(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     if (item.empty())
       continue;
-    if (auto err = apply_one(cfg, item); !err.empty())
+    if (auto err = apply_one(cfg, item, quiet_clock); !err.empty())
       return err;
   }
+  if (quiet_clock)
+    use_quiet_clock(cfg);
   return {};
 }
 
