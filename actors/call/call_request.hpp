@@ -2,6 +2,7 @@
 
 #include "actors/call/call_end.hpp"
 #include "actors/call/call_policy.hpp"
+#include "actors/call/stream_sink.hpp"
 
 #include <caf/meta/type_name.hpp>
 #include <caf/timespan.hpp>
@@ -37,6 +38,10 @@ struct call_request {
   // Counted in its replica's load by the door that routed it (routing.hpp);
   // the connection counts the others when it takes them.
   bool counted = false;
+  // A streaming run's events written by this node's connection straight to
+  // the caller's socket (stream_sink.hpp); null: they go to the caller as
+  // messages. Not inspected: it stays on the node of its door.
+  stream_sink_ptr sink;
 };
 
 /// A call crosses nodes of a cluster as it is (actors/cluster/gateway.hpp),

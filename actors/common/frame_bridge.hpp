@@ -14,6 +14,18 @@
 
 namespace actor_host {
 
+/// Takes some frames on the I/O thread, before they reach the actor (a
+/// runtime's spliced streams: stream_splices.hpp). What it takes never
+/// reaches the actor and does not count against the read window.
+class frame_tap {
+public:
+  virtual ~frame_tap() = default;
+  /// True: taken.
+  virtual bool take(std::string& frame) = 0;
+};
+
+using frame_tap_ptr = std::shared_ptr<frame_tap>;
+
 /// Hands what a socket reads to the actor that owns the connection: the only
 /// crossing from the I/O threads into actors. Posting to a mailbox is
 /// thread-safe; no actor logic runs on the I/O thread. With a windowed
@@ -26,10 +38,10 @@ public:
   using oversized_fn = std::function<void(std::string head, std::string tail, std::uint64_t size)>;
 
   explicit frame_bridge(socket_owner_actor target, net::transport_ptr window = nullptr,
-                        oversized_fn on_oversized = nullptr)
+                        oversized_fn on_oversized = nullptr, frame_tap_ptr tap = nullptr)
     : target_(std::move(target)),
       window_(std::dynamic_pointer_cast<windowed_transport>(std::move(window))),
-      on_oversized_(std::move(on_oversized)) {
+      on_oversized_(std::move(on_oversized)), tap_(std::move(tap)) {
   }
 
   bool takes_oversized() const override {
@@ -42,6 +54,8 @@ public:
   }
 
   void on_text(std::string frame) override {
+    if (tap_ && tap_->take(frame))
+      return;
     if (window_)
       window_->frame_handed();
     caf::anon_send(target_, frame_atom_v, std::move(frame));
@@ -52,12 +66,14 @@ public:
     target_ = nullptr;
     window_ = nullptr;
     on_oversized_ = nullptr;
+    tap_ = nullptr;
   }
 
 private:
   socket_owner_actor target_;
   windowed_transport_ptr window_;
   oversized_fn on_oversized_;
+  frame_tap_ptr tap_;
 };
 
 /// Closes the transport whenever `self` terminates, for whatever reason; the

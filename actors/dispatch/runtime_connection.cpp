@@ -171,14 +171,18 @@ void on_notification(self_ptr self, rpc::message& m) {
       return;
     if (route == streams.end())
       return self->send(*call, run_chunk_atom_v, std::string{f[1]});
-    // One hop: straight to the caller. A caller that has finished the call
-    // (its deadline, its own abort) ignores it, as it does any late event.
+    // One hop: straight to the caller, or with a sink to its socket. A
+    // caller that has finished the call (its deadline, its own abort)
+    // ignores it, as it does any late event; its sink is closed by then.
     obs::global().stream_chunks.fetch_add(1, std::memory_order_relaxed);
     // One byte to spare: the HTTP door ends the chunk's line in place.
     std::string chunk;
     chunk.reserve(f[1].size() + 1);
     chunk.assign(f[1]);
-    self->send(route->second.caller, chunk_atom_v, route->second.tag, std::move(chunk));
+    if (route->second.sink)
+      route->second.sink->chunk(std::move(chunk));
+    else
+      self->send(route->second.caller, chunk_atom_v, route->second.tag, std::move(chunk));
     return;
   }
   // runActionState
@@ -196,6 +200,9 @@ void on_notification(self_ptr self, rpc::message& m) {
     // the pending request (held bidi input, cancels) from its own message.
     if (route != streams.end() && !route->second.traced) {
       route->second.traced = true;
+      // Written ahead of the chunks that follow; the caller keeps it too.
+      if (route->second.sink)
+        route->second.sink->trace(trace);
       self->send(route->second.caller, trace_atom_v, route->second.tag, trace);
     }
     self->send(*call, run_trace_atom_v, std::move(trace));
@@ -206,8 +213,11 @@ void on_notification(self_ptr self, rpc::message& m) {
 void drop_route(self_ptr self, std::string_view wire_id) {
   auto& streams = self->state.streams;
   if (!streams.empty())
-    if (auto i = streams.find(wire_id); i != streams.end())
+    if (auto i = streams.find(wire_id); i != streams.end()) {
+      if (i->second.sink && self->state.opts.splices)
+        self->state.opts.splices->remove(wire_id);
       streams.erase(i);
+    }
 }
 
 // Calls taken off this replica's load: a service's queue may hand one on.
@@ -342,6 +352,8 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
                    reason, st.pending.size());
       auto lost = st.pending.take_all();
       st.streams.clear();
+      if (st.opts.splices)
+        st.opts.splices->clear();
       release_load(self, static_cast<std::int32_t>(lost.size()));
       for (auto& p : lost)
         self->send(p, conn_lost_atom_v, reason);
@@ -368,7 +380,11 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
       a.node = st.opts.node;
       a.load = st.load;
       if (req.stream && a.caller) {
-        st.streams.emplace(wire_id, connection_state::stream_route{a.caller, req.tag});
+        // Spliced before the request goes out: every frame of the run finds it.
+        if (req.sink && st.opts.splices)
+          st.opts.splices->add(wire_id, req.sink);
+        st.streams.emplace(wire_id, connection_state::stream_route{a.caller, req.tag, false,
+                                                                   std::move(req.sink)});
         a.connection_relays = true;
       }
       auto p = self->spawn(pending_request, std::move(a));

@@ -4,6 +4,7 @@
 #include "actors/common/call_table.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/dispatch/stream_splices.hpp"
 #include "net/transport.hpp"
 
 #include <list>
@@ -30,6 +31,10 @@ struct connection_options {
   // In a cluster: the other nodes' reflection URLs, listed in the register
   // answer (managerUrls) for runtimes that move when this node goes.
   std::function<std::vector<std::string>()> peer_manager_urls;
+  // This connection's own (set per socket, with the socket's frame_bridge
+  // as its tap): the streaming runs whose chunks the reader writes to their
+  // callers itself. Null: every chunk passes through the connection.
+  stream_splices_ptr splices;
 };
 
 struct connection_state {
@@ -49,6 +54,7 @@ struct connection_state {
     caller_actor caller;
     std::uint64_t tag = 0;
     bool traced = false; // the first runActionState counts (Go sends one per span)
+    stream_sink_ptr sink; // the caller's socket, when its door gave one
   };
   std::unordered_map<std::string, stream_route, wire_id_hash, std::equal_to<>> streams;
   // `pending`'s size as the front doors see it when they balance calls

@@ -103,12 +103,16 @@ std::string manager::impl::start_reflection() {
   reflection.on_websocket("", [spawn = spawner(), dir = directory, conn_opts = runtime_links,
                                unread](net::transport_ptr t) -> net::frame_handler_ptr {
     t = with_read_window(std::move(t), unread);
-    auto a = spawn(runtime_connection, t, dir, conn_opts);
+    auto opts = conn_opts;
+    opts.splices = std::make_shared<stream_splices>();
+    auto tap = opts.splices;
+    auto a = spawn(runtime_connection, t, dir, std::move(opts));
     // One answer over the frame cap fails its call, not the link.
     auto oversized = [a](std::string head, std::string tail, std::uint64_t size) {
       caf::anon_send(a, oversized_atom_v, std::move(head), std::move(tail), size);
     };
-    return std::make_shared<frame_bridge>(std::move(a), std::move(t), std::move(oversized));
+    return std::make_shared<frame_bridge>(std::move(a), std::move(t), std::move(oversized),
+                                          std::move(tap));
   }, net::server::upgrade_reads::in_factory); // a runtime's link never reads it
   api.on_websocket("/api/ws", [spawn = spawner(), door = door,
                                unread](net::transport_ptr t) -> net::frame_handler_ptr {

@@ -144,16 +144,39 @@ void maybe_register_bidi(self_ptr self) {
     self->send(st.args.door.directory, bidi_open_atom_v, st.trace_id, st.pending);
 }
 
-void send_head(self_ptr self) {
-  auto& st = self->state;
+void send_head(net::http_responder& res, const std::string& trace_id) {
   net::http_headers h;
-  if (!st.trace_id.empty())
-    h.emplace_back("X-Genkit-Trace-Id", st.trace_id);
-  st.args.res->start_stream(200, ndjson_type, std::move(h));
+  if (!trace_id.empty())
+    h.emplace_back("X-Genkit-Trace-Id", trace_id);
+  res.start_stream(200, ndjson_type, std::move(h));
 }
 
-/// `head_out`: a streamAction's 200 head is out (the streaming behavior).
-void on_done(self_ptr self, call_end& end, bool head_out = false) {
+/// A streamAction's NDJSON body: the 200 head goes with the trace id or the
+/// first chunk, whichever comes first, then a line per chunk. The runtime's
+/// connection writes here directly (stream_sink.hpp).
+class ndjson_sink : public stream_sink {
+public:
+  explicit ndjson_sink(net::http_responder_ptr res) : res_(std::move(res)) {
+  }
+
+protected:
+  void write_trace(const std::string& id, bool first) override {
+    if (first)
+      send_head(*res_, id);
+  }
+
+  void write_chunk(std::string chunk, bool first) override {
+    if (first)
+      send_head(*res_, {});
+    chunk += '\n';
+    res_->write(std::move(chunk));
+  }
+
+private:
+  net::http_responder_ptr res_;
+};
+
+void on_done(self_ptr self, call_end& end) {
   auto& st = self->state;
   st.pending.demonitor(self);
   if (bidi_open(st))
@@ -180,16 +203,19 @@ void on_done(self_ptr self, call_end& end, bool head_out = false) {
                                      "the runtime answered without the expected result member"));
       return respond_json(self, 200, std::move(inner));
     }
-    case http_route::stream_action:
+    case http_route::stream_action: {
+      // Nothing is written behind the last line.
+      const bool head_out = st.sink->close();
       if (!end.ok && !head_out) {
         res->respond(end.error.http, ndjson_type, error_body(self, end.error) + "\n");
         return self->quit();
       }
       if (!head_out)
-        send_head(self);
+        send_head(*res, st.trace_id);
       res->write(end.ok ? end.result + "\n" : error_body(self, end.error) + "\n");
       res->finish();
       return self->quit();
+    }
     default:
       if (!end.ok)
         return respond_error(self, end.error);
@@ -260,6 +286,7 @@ void start_run(self_ptr self, bool stream) {
                                 {stream, st.bidi}, req);
   if (error)
     return respond_error(self, *error);
+  req.sink = st.sink;
   begin(self, std::move(req));
 }
 
@@ -382,8 +409,8 @@ void start(self_ptr self) {
 }
 
 // The caller's behaviors. Every route but streamAction answers once, at the
-// end; streamAction sends its 200 head with the trace id (or the first
-// chunk), then streams.
+// end; streamAction writes its events through its sink (the 200 head with
+// the trace id or the first chunk, then a line per chunk) and the last line.
 
 caller_actor::behavior_type answering(self_ptr self) {
   return {
@@ -395,35 +422,19 @@ caller_actor::behavior_type answering(self_ptr self) {
   };
 }
 
+// The events that come as messages (a run on another node, or one whose
+// connection has no route for them) go through the same sink as those the
+// connection writes itself; the sink writes the first trace id once.
 caller_actor::behavior_type streaming(self_ptr self) {
   return {
     [self](trace_atom, std::uint64_t, std::string& trace) {
-      self->state.trace_id = std::move(trace);
+      auto& st = self->state;
+      st.sink->trace(trace);
+      st.trace_id = std::move(trace);
       maybe_register_bidi(self);
     },
     [self](chunk_atom, std::uint64_t, std::string& chunk) {
-      // The line in the chunk's own string: the connection left room for
-      // the newline (runtime_connection.cpp), so nothing is allocated here.
-      chunk += '\n';
-      self->state.args.res->write(std::move(chunk));
-    },
-    [self](done_atom, std::uint64_t, call_end& end) { on_done(self, end, true); },
-  };
-}
-
-caller_actor::behavior_type before_head(self_ptr self) {
-  return {
-    [self](trace_atom, std::uint64_t, std::string& trace) {
-      self->state.trace_id = std::move(trace);
-      send_head(self);
-      maybe_register_bidi(self);
-      self->become(streaming(self));
-    },
-    [self](chunk_atom, std::uint64_t, std::string& chunk) {
-      send_head(self);
-      chunk += '\n';
-      self->state.args.res->write(std::move(chunk));
-      self->become(streaming(self));
+      self->state.sink->chunk(std::move(chunk));
     },
     [self](done_atom, std::uint64_t, call_end& end) { on_done(self, end); },
   };
@@ -436,6 +447,11 @@ caller_actor::behavior_type http_caller(self_ptr self, http_caller_args args) {
   st.args = std::move(args);
   auto& q = st.args.req.query;
   st.bidi = st.args.route == http_route::stream_action && q.count("bidi") && q["bidi"] != "false";
+  if (st.args.route == http_route::stream_action) {
+    st.sink = std::make_shared<ndjson_sink>(st.args.res);
+    // However this caller ends, the connection writes nothing more for it.
+    self->attach_functor([sink = st.sink] { sink->close(); });
+  }
   // The client hanging up ends this actor; the pending request monitors it
   // and cancels the run.
   st.args.res->on_abort([hdl = caf::actor_cast<caf::actor>(self)] {
@@ -452,7 +468,7 @@ caller_actor::behavior_type http_caller(self_ptr self, http_caller_args args) {
                         : manager_errors::internal("the request ended unexpectedly")));
   });
   start(self);
-  return st.args.route == http_route::stream_action ? before_head(self) : answering(self);
+  return st.args.route == http_route::stream_action ? streaming(self) : answering(self);
 }
 
 } // namespace actor_host

@@ -46,6 +46,7 @@ struct http_caller_state {
   bool bidi = false;      // streamAction?bidi=true
   call_handle pending;    // the call in flight, once accepted
   std::string trace_id;
+  stream_sink_ptr sink;   // streamAction: the NDJSON body
   describe_target described; // http_route::describe
   static inline const char* name = "http_caller";
 };

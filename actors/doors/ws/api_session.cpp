@@ -58,9 +58,38 @@ api_session_state::call* find_call(self_ptr self, std::uint64_t tag) {
   return i == self->state.calls.end() ? nullptr : &i->second;
 }
 
+/// A streaming run's events as this caller's frames (its own request id); the
+/// runtime's connection writes them here directly (stream_sink.hpp).
+class frame_sink : public stream_sink {
+public:
+  frame_sink(net::transport_ptr transport, std::string caller_id)
+    : transport_(std::move(transport)), caller_id_(std::move(caller_id)) {
+  }
+
+protected:
+  void write_trace(const std::string& id, bool) override {
+    transport_->send_text(wire::reflection::run_action_state(caller_id_, id));
+  }
+
+  void write_chunk(std::string chunk, bool) override {
+    transport_->send_text(wire::reflection::stream_chunk(caller_id_, chunk));
+  }
+
+private:
+  net::transport_ptr transport_;
+  std::string caller_id_;
+};
+
+/// Nothing of the call is written after its last word.
+void close_events(api_session_state::call& c) {
+  if (c.sink)
+    c.sink->close();
+}
+
 void forget(self_ptr self, std::uint64_t tag) {
   auto& st = self->state;
   if (auto i = st.calls.find(tag); i != st.calls.end()) {
+    close_events(i->second);
     st.by_id.erase(i->second.caller_id);
     st.calls.erase(i);
   }
@@ -77,6 +106,7 @@ void on_done(self_ptr self, std::uint64_t tag, const call_end& end) {
   if (!c)
     return;
   c->pending.demonitor(self);
+  close_events(*c);
   auto& t = self->state.transport;
   if (end.ok && c->describe) {
     std::string out;
@@ -128,6 +158,10 @@ void begin(self_ptr self, const rpc::message& m, call_request req, bool events,
   c.describe_runtime = std::move(runtime_id);
   st.by_id.emplace(m.id, tag);
   req.tag = tag;
+  if (events && req.stream) {
+    c.sink = std::make_shared<frame_sink>(st.transport, c.caller_id);
+    req.sink = c.sink;
+  }
   start_call(
     self, st.door, std::move(req), self,
     [self, tag](call_handle pending) { on_accepted(self, tag, pending); },
@@ -405,6 +439,7 @@ api_session_actor::behavior_type api_session(self_ptr self, net::transport_ptr t
         auto error = dm.reason == caf::exit_reason::user_shutdown
                        ? manager_errors::shutting_down()
                        : manager_errors::internal("the request ended unexpectedly");
+        close_events(c);
         send_error(self, c.caller_id, std::move(error));
         forget(self, tag);
         return;
@@ -415,8 +450,10 @@ api_session_actor::behavior_type api_session(self_ptr self, net::transport_ptr t
   self->set_exit_handler([self](caf::exit_msg& em) {
     if (em.reason == caf::exit_reason::normal)
       return;
-    for (auto& [tag, c] : self->state.calls)
+    for (auto& [tag, c] : self->state.calls) {
+      close_events(c);
       send_error(self, c.caller_id, manager_errors::shutting_down());
+    }
     self->state.calls.clear();
     self->quit(em.reason);
   });
@@ -431,12 +468,16 @@ api_session_actor::behavior_type api_session(self_ptr self, net::transport_ptr t
       auto* c = find_call(self, tag);
       if (!c || !c->events)
         return;
+      if (c->sink)
+        return c->sink->trace(trace); // unless the connection wrote it
       self->state.transport->send_text(wire::reflection::run_action_state(c->caller_id, trace));
     },
-    [self](chunk_atom, std::uint64_t tag, const std::string& chunk) {
+    [self](chunk_atom, std::uint64_t tag, std::string& chunk) {
       auto* c = find_call(self, tag);
       if (!c || !c->events)
         return;
+      if (c->sink)
+        return c->sink->chunk(std::move(chunk));
       self->state.transport->send_text(wire::reflection::stream_chunk(c->caller_id, chunk));
     },
     [self](done_atom, std::uint64_t tag, const call_end& end) { on_done(self, tag, end); },

@@ -21,6 +21,7 @@ struct api_session_state {
     held_input held;       // input that arrived before `pending`
     bool input_ended = false;
     bool events = false;   // relay runActionState / streamChunk (runAction)
+    stream_sink_ptr sink;  // a streaming run's: the connection writes its events
     std::optional<describe_target> describe; // `describe`: the listing becomes its answer
     std::string describe_runtime;
   };
