@@ -5,7 +5,9 @@
 #include "actors/call/stream_sink.hpp"
 #include "actors/dispatch/stream_splices.hpp"
 
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,19 @@ struct sink_fixture : actor_fixture {
   connection_actor conn = spawn_connection(rt, dir);
   caf::actor caller = spawn_probe();
 
+  /// Starts a streaming run with `sink` on `c` as `caller`; returns the sink.
+  std::shared_ptr<recording_sink> start_stream(const connection_actor& c, std::uint64_t tag) {
+    auto sink = std::make_shared<recording_sink>();
+    auto req = make_call(tag, "runAction", R"({"key":"/flow/x","input":1,"stream":true})");
+    req.stream = true;
+    req.sink = sink;
+    caf::send_as(caller, c, call_atom_v, std::move(req), caf::actor_cast<caller_actor>(caller));
+    sched.run();
+    CAF_REQUIRE_EQUAL(events(caller).size(), 1u);
+    events(caller).clear(); // the pending_request
+    return sink;
+  }
+
   void finish() {
     stop(caller);
     stop(conn, caf::exit_reason::user_shutdown);
@@ -72,6 +87,26 @@ CAF_TEST(the first trace id counts and nothing is written after close) {
   CAF_CHECK(!quiet.close()); // nothing was written: the caller answers alone
   quiet.chunk("1");
   CAF_CHECK_EQUAL(quiet.log(), "");
+}
+
+// The reader's thread writes chunks while the caller's closes the sink:
+// once close() has returned, nothing more is written.
+CAF_TEST(nothing is written after close whichever thread writes) {
+  for (int round = 0; round < 20; ++round) {
+    recording_sink s;
+    std::atomic<bool> go{true};
+    std::thread writer{[&] {
+      while (go.load())
+        s.chunk("c");
+    }};
+    while (s.log().empty())
+      std::this_thread::yield();
+    s.close();
+    auto at_close = s.log();
+    go = false;
+    writer.join();
+    CAF_CHECK_EQUAL(s.log(), at_close);
+  }
 }
 
 CAF_TEST(the reader takes the chunks of spliced runs and nothing else) {
@@ -119,14 +154,7 @@ CAF_TEST_FIXTURE_SCOPE(stream_sink_tests, sink_fixture)
 CAF_TEST(the connection writes a streaming run to the caller sink) {
   send_frame(conn, register_frame("rt1"));
   rt->clear();
-  auto sink = std::make_shared<recording_sink>();
-  auto req = make_call(5, "runAction", R"({"key":"/flow/x","input":1,"stream":true})");
-  req.stream = true;
-  req.sink = sink;
-  caf::send_as(caller, conn, call_atom_v, std::move(req), caf::actor_cast<caller_actor>(caller));
-  sched.run();
-  CAF_REQUIRE_EQUAL(events(caller).size(), 1u);
-  events(caller).pop_back(); // the pending_request
+  auto sink = start_stream(conn, 5);
   send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"1","chunk":0}})");
   send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-1"}}})");
   send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"1","chunk":{"n":1}}})");
@@ -152,14 +180,8 @@ CAF_TEST(a spliced run goes from the socket reader to the sink) {
   bridge.on_text(register_frame("rt2"));
   sched.run();
   rt2->clear();
-  auto sink = std::make_shared<recording_sink>();
-  auto req = make_call(7, "runAction", R"({"key":"/flow/x","input":1,"stream":true})");
-  req.stream = true;
-  req.sink = sink;
-  caf::send_as(caller, conn2, call_atom_v, std::move(req), caf::actor_cast<caller_actor>(caller));
-  sched.run();
+  auto sink = start_stream(conn2, 7);
   CAF_CHECK_EQUAL(opts.splices->size(), 1u);
-  events(caller).clear();
   bridge.on_text(R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-7"}}})");
   bridge.on_text(R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"1","chunk":1}})");
   bridge.on_text(R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"1","chunk":2}})");
