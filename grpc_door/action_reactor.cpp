@@ -222,7 +222,7 @@ public:
     auto ms = door_->opts.first_message_timeout.count();
     spdlog::warn("gRPC client {}: no request message within {} ms of the call to {}; ended "
                  "(first_message_timeout)",
-                 detail::peer_ip(ctx_->peer()), ms, method_->key);
+                 peer_ip(), ms, method_->key);
     obs::global().grpc_first_message_timeouts.fetch_add(1, std::memory_order_relaxed);
     on_abort({grpc::StatusCode::DEADLINE_EXCEEDED,
               "no request message came within " + std::to_string(ms)
@@ -338,8 +338,8 @@ private:
     cs.params = std::move(params);
     cs.stream = method_->kind != method_kind::unary;
     cs.stream_input = method_->kind == method_kind::bidi_streaming;
-    cs.peer = ctx_->peer();
-    peer_ = cs.peer;
+    cs.peer = peer();
+    peer_ = &peer();
     auto src = door_->opts.start_call(std::move(cs), sink_);
     std::lock_guard<std::mutex> guard{sink_->mtx};
     source_ = std::move(src);
@@ -382,7 +382,7 @@ private:
       spdlog::warn("gRPC client {}: {} bytes of responses wait to be written "
                    "(max_write_queue_bytes {}); the call ends RESOURCE_EXHAUSTED and its run "
                    "is cancelled",
-                   peer_, queued_bytes_, door_->opts.max_write_queue_bytes);
+                   *peer_, queued_bytes_, door_->opts.max_write_queue_bytes);
       drop_queue();
       cancel_source_ = !ended_;
       ended_ = true;
@@ -423,7 +423,7 @@ private:
   std::shared_ptr<call_source> source_;
   grpc::ByteBuffer in_;
   bool started_ = false; // the door's thread only
-  std::string peer_;     // for log lines; set before the call starts
+  const std::string* peer_ = nullptr; // for log lines; set before the call starts
 
   // Under sink_->mtx:
   std::deque<grpc::ByteBuffer> out_;
