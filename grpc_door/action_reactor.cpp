@@ -11,13 +11,13 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 #include <grpcpp/grpcpp.h>
+#include <boost/container/deque.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <deque>
 #include <optional>
 
 namespace actor_host::grpc_door::detail {
@@ -39,6 +39,53 @@ std::optional<std::string> metadata(grpc::GenericServerContext* ctx,
     return std::nullopt;
   return std::string{it->second.data(), it->second.size()};
 }
+
+/// The responses waiting to be written, in order. The first lives in place
+/// and the rest in a deque that allocates only once a second one waits: a
+/// std::deque allocates its map and a block (~600 bytes) as it is made, and
+/// a unary call, which has one response, paid that on every call. The
+/// front stays where it is while it is written (it moves only once popped).
+class response_queue {
+public:
+  bool empty() const {
+    return !head_;
+  }
+  std::size_t size() const {
+    return head_ ? 1 + tail_.size() : 0;
+  }
+  grpc::ByteBuffer& front() {
+    return *head_;
+  }
+  grpc::ByteBuffer& back() {
+    return tail_.empty() ? *head_ : tail_.back();
+  }
+  /// Takes `buf`'s bytes (a Swap: grpc 1.51's ByteBuffer has no move, and
+  /// its copy allocates a new buffer).
+  void push_back(grpc::ByteBuffer& buf) {
+    if (!head_)
+      head_.emplace().Swap(&buf);
+    else
+      tail_.emplace_back().Swap(&buf);
+  }
+  void pop_front() {
+    if (tail_.empty()) {
+      head_.reset();
+      return;
+    }
+    head_->Swap(&tail_.front());
+    tail_.pop_front();
+  }
+  void pop_back() {
+    if (tail_.empty())
+      head_.reset();
+    else
+      tail_.pop_back();
+  }
+
+private:
+  std::optional<grpc::ByteBuffer> head_;
+  boost::container::deque<grpc::ByteBuffer> tail_; // empty while head_ is
+};
 
 class action_call;
 class sink_impl;
@@ -392,7 +439,7 @@ private:
                                + " bytes queued (max_write_queue_bytes)"};
       return;
     }
-    out_.push_back(std::move(buf));
+    out_.push_back(buf);
   }
 
   /// What a queued response really holds: its bytes, and gRPC's byte buffer,
@@ -426,7 +473,7 @@ private:
   const std::string* peer_ = nullptr; // for log lines; set before the call starts
 
   // Under sink_->mtx:
-  std::deque<grpc::ByteBuffer> out_;
+  response_queue out_;
   std::size_t queued_bytes_ = 0;
   bool writing_ = false;
   bool writes_begun_ = false;
