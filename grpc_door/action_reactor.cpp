@@ -156,7 +156,7 @@ public:
       std::string input;
       if (ok && !read_input(input))
         return;
-      if (!start(bidi ? std::string{} : input))
+      if (!start(bidi ? std::string_view{} : std::string_view{input}))
         return;
       if (!bidi) {
         // A second message would be a protocol error: the run starts now
@@ -343,10 +343,16 @@ private:
 
   /// Builds the run's params as the HTTP front door takes them and hands
   /// the call to the actor side.
-  bool start(const std::string& input) {
-    std::string params = R"({"key":)" + json_string(method_->key);
-    if (method_->kind != method_kind::bidi_streaming)
-      params += R"(,"input":)" + input;
+  bool start(std::string_view input) {
+    // One string, appended to in place (the input is the bulk of it).
+    std::string params;
+    params.reserve(input.size() + method_->key_json.size() + 64);
+    params += R"({"key":)";
+    params += method_->key_json;
+    if (method_->kind != method_kind::bidi_streaming) {
+      params += R"(,"input":)";
+      params += input;
+    }
     // Routing: a runtime (one replica), or a service (docs/API.md).
     static constexpr std::pair<const char*, const char*> routing[] = {
       {"runtime-id", "runtimeId"}, {"runtime-name", "runtimeName"}};
@@ -359,7 +365,10 @@ private:
                   std::string{header} + " metadata must be 1 to 256 characters");
         return false;
       }
-      params += std::string{",\""} + member + "\":" + json_string(*value);
+      params += ",\"";
+      params += member;
+      params += "\":";
+      params += json_string(*value);
     }
     if (auto context = metadata(ctx_, "genkit-context")) {
       // Boost.JSON's parser stops at depth 32: no deep recursion here.
@@ -371,13 +380,15 @@ private:
                   "genkit-context metadata must be one JSON object of at most 64 KiB");
         return false;
       }
-      params += R"(,"context":)" + boost::json::serialize(v);
+      params += R"(,"context":)";
+      params += boost::json::serialize(v);
     }
     auto deadline = ctx_->deadline();
     if (deadline < std::chrono::system_clock::now() + std::chrono::hours(24 * 365)) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::system_clock::now());
-      params += R"(,"timeoutMs":)" + std::to_string(std::max<long long>(1, left.count()));
+      params += R"(,"timeoutMs":)";
+      params += std::to_string(std::max<long long>(1, left.count()));
     }
     params += "}";
     call_start cs;
