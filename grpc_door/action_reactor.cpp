@@ -11,13 +11,13 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 #include <grpcpp/grpcpp.h>
+#include <boost/container/deque.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <deque>
 #include <optional>
 
 namespace actor_host::grpc_door::detail {
@@ -39,6 +39,53 @@ std::optional<std::string> metadata(grpc::GenericServerContext* ctx,
     return std::nullopt;
   return std::string{it->second.data(), it->second.size()};
 }
+
+/// The responses waiting to be written, in order. The first lives in place
+/// and the rest in a deque that allocates only once a second one waits: a
+/// std::deque allocates its map and a block (~600 bytes) as it is made, and
+/// a unary call, which has one response, paid that on every call. The
+/// front stays where it is while it is written (it moves only once popped).
+class response_queue {
+public:
+  bool empty() const {
+    return !head_;
+  }
+  std::size_t size() const {
+    return head_ ? 1 + tail_.size() : 0;
+  }
+  grpc::ByteBuffer& front() {
+    return *head_;
+  }
+  grpc::ByteBuffer& back() {
+    return tail_.empty() ? *head_ : tail_.back();
+  }
+  /// Takes `buf`'s bytes (a Swap: grpc 1.51's ByteBuffer has no move, and
+  /// its copy allocates a new buffer).
+  void push_back(grpc::ByteBuffer& buf) {
+    if (!head_)
+      head_.emplace().Swap(&buf);
+    else
+      tail_.emplace_back().Swap(&buf);
+  }
+  void pop_front() {
+    if (tail_.empty()) {
+      head_.reset();
+      return;
+    }
+    head_->Swap(&tail_.front());
+    tail_.pop_front();
+  }
+  void pop_back() {
+    if (tail_.empty())
+      head_.reset();
+    else
+      tail_.pop_back();
+  }
+
+private:
+  std::optional<grpc::ByteBuffer> head_;
+  boost::container::deque<grpc::ByteBuffer> tail_; // empty while head_ is
+};
 
 class action_call;
 class sink_impl;
@@ -109,7 +156,7 @@ public:
       std::string input;
       if (ok && !read_input(input))
         return;
-      if (!start(bidi ? std::string{} : input))
+      if (!start(bidi ? std::string_view{} : std::string_view{input}))
         return;
       if (!bidi) {
         // A second message would be a protocol error: the run starts now
@@ -222,7 +269,7 @@ public:
     auto ms = door_->opts.first_message_timeout.count();
     spdlog::warn("gRPC client {}: no request message within {} ms of the call to {}; ended "
                  "(first_message_timeout)",
-                 detail::peer_ip(ctx_->peer()), ms, method_->key);
+                 peer_ip(), ms, method_->key);
     obs::global().grpc_first_message_timeouts.fetch_add(1, std::memory_order_relaxed);
     on_abort({grpc::StatusCode::DEADLINE_EXCEEDED,
               "no request message came within " + std::to_string(ms)
@@ -296,10 +343,16 @@ private:
 
   /// Builds the run's params as the HTTP front door takes them and hands
   /// the call to the actor side.
-  bool start(const std::string& input) {
-    std::string params = R"({"key":)" + json_string(method_->key);
-    if (method_->kind != method_kind::bidi_streaming)
-      params += R"(,"input":)" + input;
+  bool start(std::string_view input) {
+    // One string, appended to in place (the input is the bulk of it).
+    std::string params;
+    params.reserve(input.size() + method_->key_json.size() + 64);
+    params += R"({"key":)";
+    params += method_->key_json;
+    if (method_->kind != method_kind::bidi_streaming) {
+      params += R"(,"input":)";
+      params += input;
+    }
     // Routing: a runtime (one replica), or a service (docs/API.md).
     static constexpr std::pair<const char*, const char*> routing[] = {
       {"runtime-id", "runtimeId"}, {"runtime-name", "runtimeName"}};
@@ -312,7 +365,10 @@ private:
                   std::string{header} + " metadata must be 1 to 256 characters");
         return false;
       }
-      params += std::string{",\""} + member + "\":" + json_string(*value);
+      params += ",\"";
+      params += member;
+      params += "\":";
+      params += json_string(*value);
     }
     if (auto context = metadata(ctx_, "genkit-context")) {
       // Boost.JSON's parser stops at depth 32: no deep recursion here.
@@ -324,13 +380,15 @@ private:
                   "genkit-context metadata must be one JSON object of at most 64 KiB");
         return false;
       }
-      params += R"(,"context":)" + boost::json::serialize(v);
+      params += R"(,"context":)";
+      params += boost::json::serialize(v);
     }
     auto deadline = ctx_->deadline();
     if (deadline < std::chrono::system_clock::now() + std::chrono::hours(24 * 365)) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::system_clock::now());
-      params += R"(,"timeoutMs":)" + std::to_string(std::max<long long>(1, left.count()));
+      params += R"(,"timeoutMs":)";
+      params += std::to_string(std::max<long long>(1, left.count()));
     }
     params += "}";
     call_start cs;
@@ -338,8 +396,8 @@ private:
     cs.params = std::move(params);
     cs.stream = method_->kind != method_kind::unary;
     cs.stream_input = method_->kind == method_kind::bidi_streaming;
-    cs.peer = ctx_->peer();
-    peer_ = cs.peer;
+    cs.peer = peer();
+    peer_ = &peer();
     auto src = door_->opts.start_call(std::move(cs), sink_);
     std::lock_guard<std::mutex> guard{sink_->mtx};
     source_ = std::move(src);
@@ -382,7 +440,7 @@ private:
       spdlog::warn("gRPC client {}: {} bytes of responses wait to be written "
                    "(max_write_queue_bytes {}); the call ends RESOURCE_EXHAUSTED and its run "
                    "is cancelled",
-                   peer_, queued_bytes_, door_->opts.max_write_queue_bytes);
+                   *peer_, queued_bytes_, door_->opts.max_write_queue_bytes);
       drop_queue();
       cancel_source_ = !ended_;
       ended_ = true;
@@ -392,7 +450,7 @@ private:
                                + " bytes queued (max_write_queue_bytes)"};
       return;
     }
-    out_.push_back(std::move(buf));
+    out_.push_back(buf);
   }
 
   /// What a queued response really holds: its bytes, and gRPC's byte buffer,
@@ -423,10 +481,10 @@ private:
   std::shared_ptr<call_source> source_;
   grpc::ByteBuffer in_;
   bool started_ = false; // the door's thread only
-  std::string peer_;     // for log lines; set before the call starts
+  const std::string* peer_ = nullptr; // for log lines; set before the call starts
 
   // Under sink_->mtx:
-  std::deque<grpc::ByteBuffer> out_;
+  response_queue out_;
   std::size_t queued_bytes_ = 0;
   bool writing_ = false;
   bool writes_begun_ = false;

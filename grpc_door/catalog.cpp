@@ -26,6 +26,8 @@
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/type_resolver.h>
 #include <google/protobuf/util/type_resolver_util.h>
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
 
 #include <algorithm>
 #include <map>
@@ -261,6 +263,7 @@ std::shared_ptr<const catalog> catalog::build(const std::vector<catalog_action>&
       catalog_method cm;
       cm.path = "/" + full + "/" + m->name();
       cm.key = plan.keys[m->name()];
+      cm.key_json = boost::json::serialize(boost::json::string{cm.key});
       cm.kind = m->client_streaming()   ? method_kind::bidi_streaming
                 : m->server_streaming() ? method_kind::server_streaming
                                         : method_kind::unary;

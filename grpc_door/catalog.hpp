@@ -36,6 +36,7 @@ enum class method_kind { unary, server_streaming, bidi_streaming };
 struct catalog_method {
   std::string path; // "/genkit.flow.Flows/echo"
   std::string key;  // "/flow/echo"
+  std::string key_json; // the key as a JSON string, for every call's params
   method_kind kind = method_kind::unary;
   const google::protobuf::Descriptor* request = nullptr;
   /// unary: the output; streaming: a message with a `chunk` / `output` oneof.

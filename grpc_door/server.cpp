@@ -71,9 +71,9 @@ std::string printable(std::string_view s) {
 
 /// The token, or a loopback peer; client certificates verified by the
 /// handshake or --insecure stand in for both.
-grpc::Status admit(const server_options& opts, grpc::GenericServerContext& ctx) {
+grpc::Status admit(const server_options& opts, detail::cq_call& call) {
   if (!opts.token.empty()) {
-    auto& md = ctx.client_metadata();
+    auto& md = call.ctx.client_metadata();
     auto it = md.find("authorization");
     auto token = it == md.end() ? std::string_view{}
                                 : net::bearer_token({it->second.data(), it->second.size()});
@@ -90,7 +90,7 @@ grpc::Status admit(const server_options& opts, grpc::GenericServerContext& ctx) 
   }
   bool verified = !opts.tls.cert_file.empty() && !opts.tls.client_ca_file.empty()
                   && !opts.tls.skip_client_verify;
-  if (verified || opts.insecure || net::is_loopback_address(detail::peer_ip(ctx.peer())))
+  if (verified || opts.insecure || net::is_loopback_address(call.ip()))
     return grpc::Status::OK;
   return {grpc::StatusCode::PERMISSION_DENIED,
           "only loopback peers may call without a token (--auth-token-file)"};
@@ -102,7 +102,7 @@ void serve(const detail::door_ptr& door, std::unique_ptr<detail::cq_call> call) 
   if (!door->serving.load())
     return detail::refusal(std::move(call),
                            {grpc::StatusCode::UNAVAILABLE, "the manager is shutting down"});
-  if (auto refused = admit(opts, call->ctx); !refused.ok())
+  if (auto refused = admit(opts, *call); !refused.ok())
     return detail::refusal(std::move(call), refused);
   if (door->open_calls.load() >= opts.max_calls)
     return detail::refusal(std::move(call),
@@ -111,7 +111,7 @@ void serve(const detail::door_ptr& door, std::unique_ptr<detail::cq_call> call) 
   // Checked and counted on this one thread (counted_reactor), so a peer
   // cannot pass the cap with calls in a burst.
   if (opts.max_calls_per_peer > 0
-      && door->peer_calls(detail::peer_ip(call->ctx.peer())) >= opts.max_calls_per_peer)
+      && door->peer_calls(call->ip()) >= opts.max_calls_per_peer)
     return detail::refusal(std::move(call),
                            {grpc::StatusCode::RESOURCE_EXHAUSTED,
                             "too many calls open from your address (max_calls_per_caller)"});
@@ -211,16 +211,16 @@ struct server::impl {
     // costs no clock read and no peer string.
     if (!cancelled) {
       if (resets.tracked() > 0)
-        resets.finished(call.ctx.peer(), std::chrono::steady_clock::now());
+        resets.finished(call.peer(), std::chrono::steady_clock::now());
       return;
     }
     // Ended by its own deadline, not by the client.
     if (call.ctx.deadline() <= std::chrono::system_clock::now())
       return;
-    auto peer = call.ctx.peer();
+    const auto& peer = call.peer();
     if (!resets.reset(peer, std::chrono::steady_clock::now()))
       return;
-    bool closed = net::shutdown_connection(detail::peer_ip(peer), peer_port(peer),
+    bool closed = net::shutdown_connection(call.ip(), peer_port(peer),
                                            static_cast<std::uint16_t>(port));
     // The counter counts connections closed; one already gone costs nothing.
     if (closed)

@@ -21,8 +21,13 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 
 namespace actor_host::grpc_door::detail {
+
+/// The IP of a gRPC peer string ("ipv4:127.0.0.1:5000", "ipv6:[::1]:5000").
+std::string peer_ip(std::string_view peer);
 
 /// What the completion-queue thread gets back from Next().
 class cq_tag {
@@ -91,6 +96,24 @@ struct cq_call {
 
   void on_event(event ev, bool ok);
 
+  /// The client's address as gRPC names it ("ipv4:127.0.0.1:5000") and its
+  /// IP, asked of gRPC once per call: ctx.peer() takes the call's lock and
+  /// copies the string each time, and admission, the per-address count, the
+  /// call's start and the judging of its end each want it. The door's
+  /// thread only (or after the call was handed on from it).
+  const std::string& peer() {
+    if (!have_peer_) {
+      peer_ = ctx.peer();
+      ip_ = detail::peer_ip(peer_);
+      have_peer_ = true;
+    }
+    return peer_;
+  }
+  const std::string& ip() {
+    peer();
+    return ip_;
+  }
+
   grpc::GenericServerContext ctx;
   grpc::GenericServerAsyncReaderWriter stream{&ctx};
   tag request_tag{this, event::request};
@@ -104,6 +127,11 @@ struct cq_call {
   reactor_count* live;
   cq_reactor* reactor = nullptr;
   bool done_early = false; // the done notification came before the reactor
+
+private:
+  bool have_peer_ = false;
+  std::string peer_;
+  std::string ip_;
 };
 
 /// Serves one call with the reactor shape: StartX may be called from any
@@ -136,6 +164,13 @@ public:
 
   grpc::GenericServerContext& context() {
     return call_->ctx;
+  }
+  /// The call's peer and its IP, asked of gRPC once (cq_call::peer).
+  const std::string& peer() {
+    return call_->peer();
+  }
+  const std::string& peer_ip() {
+    return call_->ip();
   }
 
 private:

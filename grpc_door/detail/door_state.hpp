@@ -159,29 +159,24 @@ private:
 
 using door_ptr = std::shared_ptr<door_state>;
 
-/// The IP of a gRPC peer string ("ipv4:127.0.0.1:5000", "ipv6:[::1]:5000").
-std::string peer_ip(std::string_view peer);
-
 /// Every reactor of the listener counts as an open call while it lives, on
 /// the listener and for its peer's address (server_options::max_calls,
 /// max_calls_per_peer).
 class counted_reactor : public generic_reactor {
 public:
   counted_reactor(door_ptr door, std::unique_ptr<cq_call> call)
-    : generic_reactor(std::move(call)), door_(std::move(door)), ip_(peer_ip(context().peer())) {
+    : generic_reactor(std::move(call)), door_(std::move(door)) {
     ++door_->open_calls;
-    door_->peer_opened(ip_);
+    door_->peer_opened(peer_ip());
   }
   ~counted_reactor() override {
-    door_->peer_closed(ip_);
+    // The call (and its IP) goes with the base, after this.
+    door_->peer_closed(peer_ip());
     --door_->open_calls;
   }
 
 protected:
   door_ptr door_;
-
-private:
-  std::string ip_;
 };
 
 /// The reactors of the generic service, by method (server.cpp picks). Each
