@@ -6,12 +6,12 @@
 // there is one writer and Finish comes once, after the last write).
 
 #include "grpc_door/detail/door_state.hpp"
+#include "grpc_door/detail/response_queue.hpp"
 #include "obs/metrics.hpp"
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 #include <grpcpp/grpcpp.h>
-#include <boost/container/deque.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
@@ -30,62 +30,6 @@ constexpr std::size_t max_context_bytes = 64 << 10;
 std::string json_string(std::string_view s) {
   return boost::json::serialize(boost::json::string{s});
 }
-
-std::optional<std::string> metadata(grpc::GenericServerContext* ctx,
-                                    std::string_view key) {
-  auto& md = ctx->client_metadata();
-  auto it = md.find(grpc::string_ref{key.data(), key.size()});
-  if (it == md.end())
-    return std::nullopt;
-  return std::string{it->second.data(), it->second.size()};
-}
-
-/// The responses waiting to be written, in order. The first lives in place
-/// and the rest in a deque that allocates only once a second one waits: a
-/// std::deque allocates its map and a block (~600 bytes) as it is made, and
-/// a unary call, which has one response, paid that on every call. The
-/// front stays where it is while it is written (it moves only once popped).
-class response_queue {
-public:
-  bool empty() const {
-    return !head_;
-  }
-  std::size_t size() const {
-    return head_ ? 1 + tail_.size() : 0;
-  }
-  grpc::ByteBuffer& front() {
-    return *head_;
-  }
-  grpc::ByteBuffer& back() {
-    return tail_.empty() ? *head_ : tail_.back();
-  }
-  /// Takes `buf`'s bytes (a Swap: grpc 1.51's ByteBuffer has no move, and
-  /// its copy allocates a new buffer).
-  void push_back(grpc::ByteBuffer& buf) {
-    if (!head_)
-      head_.emplace().Swap(&buf);
-    else
-      tail_.emplace_back().Swap(&buf);
-  }
-  void pop_front() {
-    if (tail_.empty()) {
-      head_.reset();
-      return;
-    }
-    head_->Swap(&tail_.front());
-    tail_.pop_front();
-  }
-  void pop_back() {
-    if (tail_.empty())
-      head_.reset();
-    else
-      tail_.pop_back();
-  }
-
-private:
-  std::optional<grpc::ByteBuffer> head_;
-  boost::container::deque<grpc::ByteBuffer> tail_; // empty while head_ is
-};
 
 class action_call;
 class sink_impl;

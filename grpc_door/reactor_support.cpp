@@ -15,6 +15,14 @@
 
 namespace actor_host::grpc_door::detail {
 
+std::optional<std::string> metadata(grpc::GenericServerContext* ctx, std::string_view key) {
+  auto& md = ctx->client_metadata();
+  auto it = md.find(grpc::string_ref{key.data(), key.size()});
+  if (it == md.end())
+    return std::nullopt;
+  return std::string{it->second.data(), it->second.size()};
+}
+
 namespace {
 
 class refusal_reactor final : public generic_reactor {

@@ -13,8 +13,10 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace actor_host::grpc_door::detail {
@@ -201,5 +203,9 @@ bool is_builtin_service(std::string_view service);
 grpc::ByteBuffer wire_buffer(std::string_view bytes);
 bool to_buffer(const google::protobuf::Message& msg, grpc::ByteBuffer& out);
 bool from_buffer(const grpc::ByteBuffer& in, google::protobuf::Message& msg);
+
+/// A client metadata value of the call, copied; none when absent
+/// (reactor_support.cpp).
+std::optional<std::string> metadata(grpc::GenericServerContext* ctx, std::string_view key);
 
 } // namespace actor_host::grpc_door::detail
