@@ -44,12 +44,7 @@ private:
   std::vector<std::string> events_;
 };
 
-struct sink_fixture : actor_fixture {
-  fake_transport_ptr rt = make_fake_transport("127.0.0.1:40001");
-  directory_actor dir = spawn_directory();
-  connection_actor conn = spawn_connection(rt, dir);
-  caf::actor caller = spawn_probe();
-
+struct sink_fixture : connection_fixture {
   /// Starts a streaming run with `sink` on `c` as `caller`; returns the sink.
   std::shared_ptr<recording_sink> start_stream(const connection_actor& c, std::uint64_t tag) {
     auto sink = std::make_shared<recording_sink>();
@@ -61,13 +56,6 @@ struct sink_fixture : actor_fixture {
     CAF_REQUIRE_EQUAL(events(caller).size(), 1u);
     events(caller).clear(); // the pending_request
     return sink;
-  }
-
-  void finish() {
-    stop(caller);
-    stop(conn, caf::exit_reason::user_shutdown);
-    stop(dir);
-    check_no_leaks();
   }
 };
 

@@ -332,4 +332,44 @@ struct actor_fixture : test_coordinator_fixture<> {
   }
 };
 
+/// A runtime's connection with its socket, a directory and a caller probe
+/// (the runtime_connection and stream_sink suites).
+struct connection_fixture : actor_fixture {
+  fake_transport_ptr rt = make_fake_transport("127.0.0.1:40001");
+  directory_actor dir = spawn_directory();
+  connection_actor conn = spawn_connection(rt, dir);
+  caf::actor caller = spawn_probe();
+
+  /// Registers "rt1" and forgets the reply frame.
+  void register_runtime(const std::string& id = "rt1") {
+    send_frame(conn, register_frame(id));
+    CAF_REQUIRE_EQUAL(rt->size(), 1u);
+    rt->clear();
+  }
+
+  /// Starts a call as `caller` and returns the pending_request it got back.
+  caf::actor call(std::uint64_t tag, std::string method, std::string params = {},
+                  caf::timespan timeout = caf::timespan{0}) {
+    auto before = events(caller).size();
+    caf::send_as(caller, conn, call_atom_v, make_call(tag, method, std::move(params), timeout),
+                 caf::actor_cast<caller_actor>(caller));
+    sched.run();
+    auto& ev = events(caller);
+    CAF_REQUIRE_EQUAL(ev.size(), before + 1);
+    CAF_REQUIRE_EQUAL(ev.back().kind, "actor");
+    auto p = ev.back().actor;
+    ev.pop_back();
+    CAF_REQUIRE(p);
+    return p;
+  }
+
+  /// Everything in this fixture ends; the counts must be back where they were.
+  void finish() {
+    stop(caller);
+    stop(conn, caf::exit_reason::user_shutdown);
+    stop(dir);
+    check_no_leaks();
+  }
+};
+
 } // namespace actor_host::testing
