@@ -286,7 +286,10 @@ void start_run(self_ptr self, bool stream) {
                                 {stream, st.bidi}, req);
   if (error)
     return respond_error(self, *error);
-  req.sink = st.sink;
+  // A bidi run's head waits for its registration (above): its events come
+  // through this actor, not straight from the connection.
+  if (!st.bidi)
+    req.sink = st.sink;
   begin(self, std::move(req));
 }
 
@@ -429,9 +432,11 @@ caller_actor::behavior_type streaming(self_ptr self) {
   return {
     [self](trace_atom, std::uint64_t, std::string& trace) {
       auto& st = self->state;
-      st.sink->trace(trace);
       st.trace_id = std::move(trace);
+      // A bidi run takes input by its trace id: registered before the head
+      // that tells the client the id.
       maybe_register_bidi(self);
+      st.sink->trace(st.trace_id);
     },
     [self](chunk_atom, std::uint64_t, std::string& chunk) {
       self->state.sink->chunk(std::move(chunk));
