@@ -137,10 +137,8 @@ void on_forgotten_state(self_ptr self, const std::string& params, std::string_vi
   auto i = f.find(wire_id);
   if (i == f.end() || !i->second)
     return;
-  std::string_view t[1];
   std::string trace;
-  if (!state.empty() && rpc::find_members(params, state, {"traceId"}, t) && !t[0].empty()
-      && rpc::string_value(t[0], trace) && !trace.empty()) {
+  if (read_trace_id(params, state, trace)) {
     i->second = false;
     send_cancel(self, trace);
   }
@@ -175,10 +173,7 @@ void on_notification(self_ptr self, rpc::message& m) {
     // caller that has finished the call (its deadline, its own abort)
     // ignores it, as it does any late event; its sink is closed by then.
     obs::global().stream_chunks.fetch_add(1, std::memory_order_relaxed);
-    // One byte to spare: the HTTP door ends the chunk's line in place.
-    std::string chunk;
-    chunk.reserve(f[1].size() + 1);
-    chunk.assign(f[1]);
+    auto chunk = chunk_for_caller(f[1]);
     if (route->second.sink)
       route->second.sink->chunk(std::move(chunk));
     else
@@ -186,10 +181,8 @@ void on_notification(self_ptr self, rpc::message& m) {
     return;
   }
   // runActionState
-  std::string_view t[1];
   std::string trace;
-  if (!f[2].empty() && rpc::find_members(m.params, f[2], {"traceId"}, t) && !t[0].empty()
-      && rpc::string_value(t[0], trace) && !trace.empty()) {
+  if (read_trace_id(m.params, f[2], trace)) {
     // It becomes a response header and a log field: only a well-formed id.
     if (!registry::valid_trace_id(trace)) {
       spdlog::warn("runtime {} sent an invalid trace id ({} bytes); ignored", self->state.who(),

@@ -8,6 +8,19 @@ namespace actor_host {
 
 namespace rpc = wire::jsonrpc;
 
+bool read_trace_id(const std::string& params, std::string_view state, std::string& out) {
+  std::string_view t[1];
+  return !state.empty() && rpc::find_members(params, state, {"traceId"}, t) && !t[0].empty()
+         && rpc::string_value(t[0], out) && !out.empty();
+}
+
+std::string chunk_for_caller(std::string_view raw) {
+  std::string out;
+  out.reserve(raw.size() + 1);
+  out.assign(raw);
+  return out;
+}
+
 void stream_splices::add(std::string wire_id, stream_sink_ptr sink) {
   std::lock_guard<std::mutex> g{mtx_};
   by_id_.insert_or_assign(std::move(wire_id), std::move(sink));
@@ -58,20 +71,14 @@ bool stream_splices::take(std::string& frame) {
     if (f[1].empty())
       return true; // as the connection does: a chunk member is required
     obs::global().stream_chunks.fetch_add(1, std::memory_order_relaxed);
-    // One byte to spare: the HTTP door ends the chunk's line in place.
-    std::string out;
-    out.reserve(f[1].size() + 1);
-    out.assign(f[1]);
-    sink->chunk(std::move(out));
+    sink->chunk(chunk_for_caller(f[1]));
     return true;
   }
   // runActionState: the trace id goes ahead of the chunks that follow it;
   // the connection still gets the frame (the pending request keeps the id
   // for cancels and bidi input; the caller for its own state).
-  std::string_view t[1];
   std::string trace;
-  if (!f[2].empty() && rpc::find_members(m.params, f[2], {"traceId"}, t) && !t[0].empty()
-      && rpc::string_value(t[0], trace) && registry::valid_trace_id(trace))
+  if (read_trace_id(m.params, f[2], trace) && registry::valid_trace_id(trace))
     sink->trace(trace);
   return false;
 }

@@ -53,4 +53,14 @@ private:
 
 using stream_splices_ptr = std::shared_ptr<stream_splices>;
 
+// What the socket reader and the connection both read of a run's events.
+
+/// The trace id in a runActionState's `state` (a member found in `params`,
+/// as a view into it); false when it has none. Not validated here.
+bool read_trace_id(const std::string& params, std::string_view state, std::string& out);
+
+/// A streamChunk's chunk as callers take it: one byte of capacity to spare,
+/// where the HTTP door ends the chunk's line in place.
+std::string chunk_for_caller(std::string_view raw);
+
 } // namespace actor_host
