@@ -1,5 +1,6 @@
 #include "net/detail/http_session.hpp"
 
+#include "net/detail/batch_hold.hpp"
 #include "net/http_head.hpp"
 
 #include <boost/asio/post.hpp>
@@ -227,15 +228,21 @@ namespace {
 // its strand. Body writes collect in an inbox and only the write that finds
 // it empty posts to the strand, which takes everything collected by then as
 // one HTTP chunk (one queue entry, one write): a stream of small NDJSON
-// lines costs a post, a chunk and a syscall per batch, not per line. The
-// other calls are posted in order; a write's bytes never go out after a
-// call made after it (the inbox's post was queued before that call's).
+// lines costs a post, a chunk and a syscall per batch, not per line; a
+// batch written from the I/O thread (a spliced stream) first lets the reads
+// already possible add to it (batch_hold.hpp). The other calls are posted
+// in order; a write's bytes never go out after a call made after it.
 class responder_impl : public http_responder,
                        public std::enable_shared_from_this<responder_impl> {
 public:
   explicit responder_impl(std::shared_ptr<http_session> s)
     : session_(std::move(s)), strand_(session_->strand()),
       max_held_(session_->max_write_queue_bytes()) {
+  }
+
+  // The body's batch, posted to the strand.
+  auto drain_handler(detail::batch_hold::ticket t) {
+    return [r = shared_from_this(), t] { r->drain(t); };
   }
 
   void respond(int status, std::string content_type, std::string body,
@@ -283,7 +290,7 @@ public:
     if (held > 0)
       post([held](http_session& s) { s.inbox_overflow(held); });
     else if (first)
-      post([r = shared_from_this()](http_session& s) { r->drain(s); });
+      asio::post(strand_, drain_handler(hold_.issue(strand_)));
   }
 
   void finish() override {
@@ -295,7 +302,15 @@ public:
   }
 
 private:
-  void drain(http_session& s) {
+
+  void drain(detail::batch_hold::ticket t) {
+    std::size_t waiting;
+    {
+      std::lock_guard<std::mutex> g{mtx_};
+      waiting = body_.size();
+    }
+    if (hold_.wait(strand_, t, waiting, [this](auto next) { return drain_handler(next); }))
+      return;
     std::string batch;
     std::size_t pieces;
     {
@@ -305,12 +320,15 @@ private:
     }
     if (batch.empty())
       return; // taken by an inbox overflow: an empty chunk would end the body
-    s.chunk(std::move(batch), pieces);
+    session_->chunk(std::move(batch), pieces);
   }
 
+  // Everything but the body's batches: none of it may overtake a batch
+  // posted before it (hold_).
   template <class F>
   void post(F&& f) {
-    asio::post(strand_, [s = session_, fn = std::forward<F>(f)]() mutable { fn(*s); });
+    hold_.post_in_order(strand_,
+                        [s = session_, fn = std::forward<F>(f)]() mutable { fn(*s); });
   }
 
   std::shared_ptr<http_session> session_;
@@ -321,6 +339,7 @@ private:
   std::string body_;      // written since the last drain
   std::size_t pieces_ = 0; // how many writes made it
   bool overflowed_ = false; // body_ passed max_held_: the rest is dropped
+  detail::batch_hold hold_;
 };
 
 } // namespace

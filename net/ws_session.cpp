@@ -1,5 +1,6 @@
 #include "net/detail/ws_session.hpp"
 
+#include "net/detail/batch_hold.hpp"
 #include "net/detail/beast_names.hpp"
 #include "net/detail/frame_queue.hpp"
 #include "net/detail/message_meter.hpp"
@@ -100,14 +101,15 @@ public:
   void close(std::uint16_t code, std::string reason) override {
     // Frames sent after close() are dropped, as the transport promises.
     q_.close_inbox();
-    asio::post(strand_, [self = shared_from_this(), code, r = std::move(reason)]() mutable {
-      self->on_close_request(code, std::move(r));
-    });
+    hold_.post_in_order(strand_,
+                        [self = shared_from_this(), code, r = std::move(reason)]() mutable {
+                          self->on_close_request(code, std::move(r));
+                        });
   }
 
   void drop() override {
     q_.close_inbox();
-    asio::post(strand_, [self = shared_from_this()] {
+    hold_.post_in_order(strand_, [self = shared_from_this()] {
       if (self->closed_)
         return;
       self->closing_ = true;
@@ -145,16 +147,22 @@ public:
   }
 
 private:
-  // Called from actor threads. Only the send that finds the inbox empty posts
-  // to the strand; the others ride along with it (one post per batch).
+  auto send_handler(detail::batch_hold::ticket t) {
+    return [self = shared_from_this(), t] { self->on_send(t); };
+  }
+
+  // Called from actor threads, or from the I/O thread for a spliced stream.
+  // Only the send that finds the inbox empty posts to the strand; the others
+  // ride along with it (one post per batch).
   void enqueue(out_frame f) {
     std::size_t held = 0;
     switch (q_.push(std::move(f), held)) {
       case detail::frame_queue::pushed::first:
-        asio::post(strand_, [self = shared_from_this()] { self->on_send(); });
+        asio::post(strand_, send_handler(hold_.issue(strand_)));
         break;
       case detail::frame_queue::pushed::overflow:
-        asio::post(strand_, [self = shared_from_this(), held] { self->overflow(held); });
+        hold_.post_in_order(strand_,
+                            [self = shared_from_this(), held] { self->overflow(held); });
         break;
       case detail::frame_queue::pushed::joined:
       case detail::frame_queue::pushed::closed:
@@ -334,7 +342,11 @@ private:
     }
   }
 
-  void on_send() {
+  void on_send(detail::batch_hold::ticket t) {
+    if (!closed_ && !closing_
+        && hold_.wait(strand_, t, q_.inbox_bytes(),
+                      [this](auto next) { return send_handler(next); }))
+      return;
     q_.take_inbox(closed_ || closing_);
     if (closed_ || closing_)
       return;
@@ -429,6 +441,7 @@ private:
 
   websocket::stream<write_gate> ws_;
   const io_strand strand_; // ws_'s, by its concrete type
+  detail::batch_hold hold_;
   ws_limits limits_;
   std::shared_ptr<socket_counters> counters_;
   std::string peer_;

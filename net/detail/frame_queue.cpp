@@ -40,6 +40,16 @@ void frame_queue::close_inbox() {
   in_closed_ = true;
 }
 
+std::size_t frame_queue::inbox_bytes() {
+  std::lock_guard<std::mutex> g{in_mtx_};
+  return in_bytes_;
+}
+
+void frame_queue::push_now(out_frame f) {
+  add_bytes(static_cast<std::int64_t>(f.payload.size()));
+  outq_.push_back(std::move(f));
+}
+
 void frame_queue::take_inbox(bool discard) {
   // Nothing queued (the usual case): the inbox becomes the queue and the
   // queue's empty storage the inbox. Otherwise the batch comes through the

@@ -46,9 +46,14 @@ public:
   pushed push(out_frame f, std::size_t& held);
   /// Frames pushed from now on are dropped.
   void close_inbox();
+  /// Payload bytes in the inbox.
+  std::size_t inbox_bytes();
 
   // -- the strand only -------------------------------------------------------
 
+  /// Queues a frame of the session's own (a pong, a close) behind the
+  /// queued ones, past the inbox and its cap.
+  void push_now(out_frame f);
   /// Moves the inbox behind the queued frames, or drops it if `discard`.
   void take_inbox(bool discard);
   /// Frames waiting, those in flight included.

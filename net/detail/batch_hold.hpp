@@ -1,0 +1,82 @@
+#pragma once
+
+// Internal to net/: a write batch that waits for the reads already possible
+// before it goes (http_response.cpp, ws_session.cpp).
+
+#include "net/detail/flex_stream.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <utility>
+
+namespace actor_host::net::detail {
+
+/// A spliced stream's chunks are written to the caller's connection by the
+/// runtime socket's read handler, on the I/O thread. A read handler sees one
+/// frame, and the post that wakes the caller's strand is queued ahead of the
+/// next frame's read completion: taken at once, every batch would hold one
+/// chunk and cost a sendmsg while twenty more frames wait in the read buffer.
+/// So a batch whose wake-up was posted from the I/O thread lets the reads
+/// already possible run first: it posts itself again, behind them, while
+/// they keep adding to it, up to max_looks times or max_bytes. A batch
+/// posted from the actors' threads goes at once (they run beside the I/O
+/// thread, so their writes batch by themselves), and so does any batch once
+/// the session was posted something else (a head, the body's end, a close)
+/// that must not overtake it: those go through post_in_order.
+class batch_hold {
+public:
+  struct ticket {
+    std::uint64_t order = 0;
+    bool from_io = false;
+  };
+
+  static constexpr int max_looks = 64;
+  static constexpr std::size_t max_bytes = 64 * 1024;
+
+  /// Any thread: the ticket of a batch's wake-up, about to be posted.
+  ticket issue(const io_strand& strand) {
+    const bool from_io = strand.get_inner_executor().running_in_this_thread();
+    std::lock_guard<std::mutex> g{mtx_};
+    return {order_, from_io};
+  }
+
+  /// Any thread: a post to the session that stays behind every batch
+  /// posted before it.
+  template <class F>
+  void post_in_order(const io_strand& strand, F&& f) {
+    std::lock_guard<std::mutex> g{mtx_};
+    ++order_;
+    boost::asio::post(strand, std::forward<F>(f));
+  }
+
+  /// On the strand, as the batch's wake-up with ticket `t` runs and the
+  /// batch holds `bytes`: true when it was posted again (`again(ticket)`
+  /// makes the handler), so it is not to be taken now.
+  template <class Again>
+  bool wait(const io_strand& strand, ticket t, std::size_t bytes, Again&& again) {
+    if (!t.from_io)
+      return false;
+    std::lock_guard<std::mutex> g{mtx_};
+    const bool grew = looks_ == 0 || bytes > seen_;
+    if (t.order != order_ || !grew || looks_ >= max_looks || bytes >= max_bytes) {
+      looks_ = 0;
+      seen_ = 0;
+      return false;
+    }
+    ++looks_;
+    seen_ = bytes;
+    boost::asio::post(strand, again(ticket{order_, true}));
+    return true;
+  }
+
+private:
+  std::mutex mtx_;
+  std::uint64_t order_ = 0;
+  int looks_ = 0;
+  std::size_t seen_ = 0;
+};
+
+} // namespace actor_host::net::detail

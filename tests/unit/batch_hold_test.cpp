@@ -1,0 +1,130 @@
+#define CAF_SUITE batch_hold
+
+#include <caf/test/unit_test.hpp>
+
+#include "net/detail/batch_hold.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+using actor_host::net::io_strand;
+using actor_host::net::detail::batch_hold;
+
+namespace {
+
+// A session's write side as http_response.cpp and ws_session.cpp have it:
+// an inbox, a wake-up posted by the write that finds it empty, and the
+// batches that went out. `reads` stands for a runtime socket's reader on the
+// same io_context: each of its handlers adds one chunk and starts the next.
+struct fixture {
+  asio::io_context ioc{1};
+  io_strand strand{ioc.get_executor()};
+  batch_hold hold;
+  std::string inbox;
+  std::vector<std::string> written;
+
+  void write(const std::string& chunk) {
+    bool first = inbox.empty();
+    inbox += chunk;
+    if (first)
+      asio::post(strand, drain_handler(hold.issue(strand)));
+  }
+
+  std::function<void()> drain_handler(batch_hold::ticket t) {
+    return [this, t] { drain(t); };
+  }
+
+  void drain(batch_hold::ticket t) {
+    if (hold.wait(strand, t, inbox.size(), [this](auto next) { return drain_handler(next); }))
+      return;
+    written.push_back(std::move(inbox));
+    inbox.clear();
+  }
+
+  // n reads, one chunk each, each read's completion posted by the one before.
+  void reads(int n, std::string chunk = "c") {
+    if (n == 0)
+      return;
+    write(chunk);
+    asio::post(ioc, [this, n, chunk] { reads(n - 1, chunk); });
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(batch_hold_tests, fixture)
+
+CAF_TEST(chunks written by reads on the IO thread go out as one batch) {
+  asio::post(ioc, [this] { reads(20); });
+  ioc.run();
+  CAF_REQUIRE_EQUAL(written.size(), 1u);
+  CAF_CHECK_EQUAL(written[0], std::string(20, 'c'));
+}
+
+CAF_TEST(a batch woken from another thread goes at once) {
+  // Written before the io_context runs: not from its thread.
+  write("a");
+  asio::post(ioc, [this] { write("b"); });
+  ioc.run();
+  CAF_REQUIRE_EQUAL(written.size(), 2u);
+  CAF_CHECK_EQUAL(written[0], "a");
+  CAF_CHECK_EQUAL(written[1], "b");
+}
+
+CAF_TEST(a batch waits no longer than its reads add to it) {
+  // Two bursts of reads with a gap: the first batch goes when its reads
+  // stop adding, not with the second burst.
+  asio::post(ioc, [this] { reads(3, "a"); });
+  ioc.run();
+  ioc.restart();
+  asio::post(ioc, [this] { reads(2, "b"); });
+  ioc.run();
+  CAF_REQUIRE_EQUAL(written.size(), 2u);
+  CAF_CHECK_EQUAL(written[0], "aaa");
+  CAF_CHECK_EQUAL(written[1], "bb");
+}
+
+CAF_TEST(a batch waits at most max_looks times) {
+  const int n = 3 * batch_hold::max_looks;
+  asio::post(ioc, [this, n] { reads(n); });
+  ioc.run();
+  CAF_CHECK(written.size() >= 3u);
+  std::size_t total = 0;
+  for (auto& b : written) {
+    CAF_CHECK_LESS_OR_EQUAL(b.size(), static_cast<std::size_t>(batch_hold::max_looks) + 1);
+    total += b.size();
+  }
+  CAF_CHECK_EQUAL(total, static_cast<std::size_t>(n));
+}
+
+CAF_TEST(a batch waits at most max_bytes) {
+  const std::string big(batch_hold::max_bytes / 4, 'x');
+  asio::post(ioc, [this, &big] { reads(8, big); });
+  ioc.run();
+  CAF_CHECK(written.size() >= 2u);
+  for (auto& b : written)
+    CAF_CHECK_LESS_OR_EQUAL(b.size(), batch_hold::max_bytes + big.size());
+}
+
+CAF_TEST(a call posted in order is not overtaken by a waiting batch) {
+  // The body's end is posted while the batch before it waits: it must run
+  // after that batch went out.
+  asio::post(ioc, [this] {
+    write("x");
+    hold.post_in_order(strand, [this] { written.push_back("end"); });
+    asio::post(ioc, [this] { write("y"); });
+  });
+  ioc.run();
+  CAF_REQUIRE_EQUAL(written.size(), 3u);
+  CAF_CHECK_EQUAL(written[0], "x");
+  CAF_CHECK_EQUAL(written[1], "end");
+  CAF_CHECK_EQUAL(written[2], "y");
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
