@@ -26,9 +26,9 @@ constexpr std::size_t max_batch_buffers = 60;
 
 } // namespace
 
-std::size_t put_frame_header(std::uint8_t* p, bool binary, std::uint64_t n,
+std::size_t put_frame_header(std::uint8_t* p, std::uint8_t opcode, std::uint64_t n,
                              const std::uint8_t* mask) {
-  p[0] = static_cast<std::uint8_t>(0x80 | (binary ? 0x2 : 0x1));
+  p[0] = static_cast<std::uint8_t>(0x80 | opcode);
   const std::uint8_t m = mask ? 0x80 : 0;
   std::size_t i;
   if (n < 126) {
@@ -77,7 +77,8 @@ bool ws_frame_encoder::add(const out_frame& f) {
     next_mask(mask);
   const std::size_t off = wbuf_.size();
   wbuf_.resize(off + 14);
-  auto h = put_frame_header(reinterpret_cast<std::uint8_t*>(wbuf_.data() + off), f.binary, n,
+  const auto opcode = f.control != 0 ? f.control : static_cast<std::uint8_t>(f.binary ? 0x2 : 0x1);
+  auto h = put_frame_header(reinterpret_cast<std::uint8_t*>(wbuf_.data() + off), opcode, n,
                             masked ? mask : nullptr);
   wbuf_.resize(off + h);
   if (!masked && n >= gather_min_bytes) {

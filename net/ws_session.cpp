@@ -474,6 +474,10 @@ private:
 void run_server_websocket(flex_stream&& stream, http_request_message&& req, upgrade_request up,
                           std::string peer, const session_factory& factory, bool keep_upgrade,
                           ws_limits limits, std::shared_ptr<socket_counters> counters) {
+  if (!stream.is_tls())
+    return detail::run_lean_server_websocket(std::move(stream), req, std::move(up),
+                                             std::move(peer), factory, keep_upgrade, limits,
+                                             std::move(counters));
   auto s = std::make_shared<ws_session>(std::move(stream), limits, std::move(counters),
                                         std::move(peer));
   s->accept(std::move(req), std::move(up), factory, keep_upgrade);

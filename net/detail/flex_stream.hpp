@@ -156,6 +156,14 @@ public:
     return tls_ ? tls_->write_some(b) : plain_->socket().write_some(b);
   }
 
+  /// A plain connection's socket, and its slot into `slot`, for a session
+  /// that drives the socket itself (lean_ws_session.cpp); the stream is
+  /// empty afterwards.
+  socket_type release_plain(connection_slot& slot) {
+    slot = std::move(slot_);
+    return plain_->release_socket();
+  }
+
 private:
   std::shared_ptr<tls_context_box> ctx_; // declared first: destroyed after tls_
   std::optional<tcp_layer> plain_;

@@ -15,16 +15,25 @@
 namespace actor_host::net {
 
 /// One frame waiting to be written; `binary` selects the opcode, so binary
-/// and text frames share one ordered queue.
+/// and text frames share one ordered queue. `control` (0x8 close, 0x9 ping,
+/// 0xA pong) makes it a control frame instead, for a session that writes
+/// its own (lean_ws_session.cpp).
 struct out_frame {
   std::string payload;
   bool binary = false;
+  std::uint8_t control = 0;
 };
 
-/// Writes the RFC 6455 §5.2 header of one final, uncompressed frame into `p`
-/// (at most 14 bytes) and returns its size. `mask` is null on the server side.
-std::size_t put_frame_header(std::uint8_t* p, bool binary, std::uint64_t n,
+/// Writes the RFC 6455 §5.2 header of one final, uncompressed frame with
+/// `opcode` into `p` (at most 14 bytes) and returns its size. `mask` is null
+/// on the server side.
+std::size_t put_frame_header(std::uint8_t* p, std::uint8_t opcode, std::uint64_t n,
                              const std::uint8_t* mask);
+/// ... a text or binary frame.
+inline std::size_t put_frame_header(std::uint8_t* p, bool binary, std::uint64_t n,
+                                    const std::uint8_t* mask) {
+  return put_frame_header(p, static_cast<std::uint8_t>(binary ? 0x2 : 0x1), n, mask);
+}
 
 /// Encodes the frames at the front of a queue into the buffers of one gather
 /// write: FIN, no extensions, masked on the client side.

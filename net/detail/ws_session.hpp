@@ -39,10 +39,20 @@ upgrade_request describe_upgrade(const http_request_message& req);
 /// Completes the server handshake for an upgrade request (`up` is its
 /// describe_upgrade), then serves the socket with the handler `factory` makes;
 /// `up` is released once the factory has returned unless `keep_upgrade`.
+/// Plain connections get the lean session (lean_ws_session.cpp), TLS ones
+/// Beast's stream.
 void run_server_websocket(flex_stream&& stream, http_request_message&& req,
                           upgrade_request up, std::string peer, const session_factory& factory,
                           bool keep_upgrade, ws_limits limits,
                           std::shared_ptr<socket_counters> counters);
+
+namespace detail {
+/// run_server_websocket for a plain connection (lean_ws_session.cpp).
+void run_lean_server_websocket(flex_stream&& stream, const http_request_message& req,
+                               upgrade_request up, std::string peer,
+                               const session_factory& factory, bool keep_upgrade,
+                               ws_limits limits, std::shared_ptr<socket_counters> counters);
+} // namespace detail
 
 /// Runs the client handshake for `target` with `host` as the Host header on
 /// a connected stream, then serves it with the handler `factory` makes;

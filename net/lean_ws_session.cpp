@@ -1,0 +1,690 @@
+// The server side of a plain (not TLS) WebSocket, after Beast has read the
+// upgrade request: frames read and written here, on the socket itself.
+//
+// Why not Beast's websocket::stream: an idle connection kept ~7 KB in net/
+// with it (its impl with a 1.5 KB read buffer, our read buffer, the read
+// operation outstanding), and a read handler saw one frame, so a stream of
+// small frames cost a handler, a post and an epoll round per frame. Here an
+// idle connection waits for readability without any buffer (the wait is a
+// small handler), and a wake-up reads up to 64 KiB into the I/O thread's
+// scratch buffer and hands on every frame in it. TLS connections and the
+// client side keep Beast (ws_session.cpp): TLS buffers its records itself.
+
+#include "net/detail/batch_hold.hpp"
+#include "net/detail/frame_queue.hpp"
+#include "net/detail/message_meter.hpp"
+#include "net/detail/message_parts.hpp"
+#include "net/detail/ws_frame_encoder.hpp"
+#include "net/detail/ws_frame_reader.hpp"
+#include "net/detail/ws_session.hpp"
+#include "net/liveness.hpp"
+
+#include <boost/asio/basic_waitable_timer.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/field.hpp>
+
+#include <openssl/evp.h>
+#include <simdjson.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace actor_host::net {
+
+namespace {
+
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+using error_code = boost::system::error_code;
+using socket_type = flex_stream::socket_type;
+using timer_type = boost::asio::basic_waitable_timer<
+  std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>, io_strand>;
+
+constexpr std::uint8_t op_close = 0x8;
+constexpr std::uint8_t op_ping = 0x9;
+constexpr std::uint8_t op_pong = 0xA;
+
+// One wake-up reads at most this many times this much, then lets the other
+// connections of the I/O thread have their turn.
+constexpr std::size_t scratch_bytes = 64 * 1024;
+constexpr int reads_per_wakeup = 4;
+// How long our close frame waits for the peer's (Beast's handshake timeout).
+constexpr std::chrono::seconds close_timeout{30};
+// Pongs that may wait unwritten at once; pings past them go unanswered.
+constexpr int max_pongs_queued = 8;
+
+// Shared by the connections of one I/O thread: a read hands on copies (the
+// frames) or pieces collected by the session, never the buffer itself.
+char* read_scratch() {
+  thread_local std::unique_ptr<char[]> buf{new char[scratch_bytes]};
+  return buf.get();
+}
+
+// RFC 6455 §4.2.2: the Sec-WebSocket-Accept for the client's key.
+std::string accept_key(std::string_view key) {
+  static constexpr std::string_view guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+  std::string in{key};
+  in += guid;
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(in.data(), in.size(), md, &len, EVP_sha1(), nullptr);
+  unsigned char out[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
+  const int n = EVP_EncodeBlock(out, md, static_cast<int>(len));
+  return std::string(reinterpret_cast<const char*>(out), static_cast<std::size_t>(n));
+}
+
+// The answer to an upgrade request (§4.2.1): 101 with the accept key, or
+// why not. Beast's is_upgrade has checked the method, version, Connection
+// and Upgrade already.
+std::string handshake_response(const http_request_message& req, bool& ok) {
+  ok = false;
+  auto refuse = [](int status, std::string_view phrase, std::string_view why,
+                   std::string_view extra) {
+    std::string body = std::string{why} + "\n";
+    return "HTTP/1.1 " + std::to_string(status) + " " + std::string{phrase}
+           + "\r\nServer: actor-host\r\nConnection: close\r\nContent-Type: text/plain\r\n"
+           + std::string{extra} + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n"
+           + body;
+  };
+  if (req.find(http::field::host) == req.end())
+    return refuse(400, "Bad Request", "no Host header", "");
+  auto version = req[http::field::sec_websocket_version];
+  if (version.empty())
+    return refuse(400, "Bad Request", "no Sec-WebSocket-Version header", "");
+  if (version != "13")
+    return refuse(426, "Upgrade Required", "WebSocket version 13 only",
+                  "Sec-WebSocket-Version: 13\r\n");
+  auto key = req[http::field::sec_websocket_key];
+  // 16 bytes in base64 (§4.1): 22 characters and "==".
+  if (key.size() != 24 || key.substr(22) != "==")
+    return refuse(400, "Bad Request", "bad Sec-WebSocket-Key header", "");
+  ok = true;
+  return "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+         "Sec-WebSocket-Accept: "
+         + accept_key(key) + "\r\nServer: actor-host\r\n\r\n";
+}
+
+class lean_ws_session : public transport,
+                        public pingable,
+                        public detail::ws_frame_sink,
+                        public std::enable_shared_from_this<lean_ws_session> {
+public:
+  lean_ws_session(socket_type&& s, connection_slot slot, ws_limits limits,
+                  std::shared_ptr<socket_counters> counters, std::string peer)
+    : sock_(std::move(s)), strand_(sock_.get_executor()), timer_(strand_),
+      slot_(std::move(slot)), limits_(limits), counters_(std::move(counters)),
+      peer_(std::move(peer)), meter_(limits.max_frame_bytes),
+      q_(limits.max_write_queue_bytes, counters_->queued_bytes) {
+    ++counters_->websockets;
+  }
+
+  ~lean_ws_session() override {
+    --counters_->websockets;
+  }
+
+  void accept(const http_request_message& req, upgrade_request up, session_factory factory,
+              bool keep_upgrade) {
+    bool ok = false;
+    auto answer = std::make_shared<std::string>(handshake_response(req, ok));
+    error_code ignored;
+    sock_.set_option(tcp::no_delay{true}, ignored);
+    sock_.non_blocking(true, ignored); // reads are tried, not waited in
+    upgrade_ = std::make_unique<upgrade_request>(std::move(up));
+    keep_upgrade_ = keep_upgrade;
+    boost::asio::async_write(
+      sock_, boost::asio::buffer(*answer),
+      [self = shared_from_this(), answer, ok, f = std::move(factory)](error_code ec, std::size_t) {
+        self->on_accepted(ec, ok, f);
+      });
+  }
+
+  // -- transport ---------------------------------------------------------------
+
+  void send_text(std::string frame) override {
+    enqueue(out_frame{std::move(frame), false});
+  }
+
+  void send_binary(std::string frame) override {
+    enqueue(out_frame{std::move(frame), true});
+  }
+
+  // dispatch: called by a handler inside a read, the pause holds before the
+  // next frame is handed on. A closing session keeps reading: its reads
+  // report the end.
+  void pause_reading() override {
+    boost::asio::dispatch(strand_, [self = shared_from_this()] {
+      if (!self->closing_ && !self->ended_)
+        self->read_paused_ = true;
+    });
+  }
+
+  void resume_reading() override {
+    boost::asio::post(strand_, [self = shared_from_this()] {
+      self->read_paused_ = false;
+      self->unpark();
+    });
+  }
+
+  void close(std::uint16_t code, std::string reason) override {
+    q_.close_inbox(); // frames sent after close() are dropped
+    hold_.post_in_order(strand_,
+                        [self = shared_from_this(), code, r = std::move(reason)]() mutable {
+                          self->on_close_request(code, std::move(r));
+                        });
+  }
+
+  void drop() override {
+    q_.close_inbox();
+    hold_.post_in_order(strand_, [self = shared_from_this()] {
+      self->closing_ = true;
+      self->shut();
+    });
+  }
+
+  const std::string& peer() const override {
+    return peer_;
+  }
+
+  const upgrade_request& upgrade() const override {
+    static const upgrade_request none;
+    return upgrade_ ? *upgrade_ : none;
+  }
+
+  // -- pingable ----------------------------------------------------------------
+
+  // One probe in flight at a time; callers that come meanwhile share its pong.
+  void ping(std::function<void()> on_pong) override {
+    boost::asio::post(strand_, [self = shared_from_this(), f = std::move(on_pong)]() mutable {
+      if (self->closing_ || self->ended_)
+        return;
+      self->pong_waiters_.push_back(std::move(f));
+      if (!std::exchange(self->probing_, true))
+        self->send_control(op_ping, probe_payload);
+    });
+  }
+
+  // -- ws_frame_sink: what a read finds ------------------------------------------
+
+  bool on_data(std::string_view piece, bool text, bool last) override {
+    if (meter_.add(piece.size()))
+      begin_oversized(text);
+    if (meter_.over()) {
+      // The head kept is the message's first bytes.
+      if (!oversize_close_)
+        meter_.keep(parts_.empty() ? piece : parts_.joined(piece));
+      parts_.clear();
+    } else if (!last) {
+      parts_.add(piece);
+    }
+    if (!last)
+      return reading();
+    auto msg = meter_.end();
+    const auto n = static_cast<std::size_t>(msg.size);
+    if (msg.over) {
+      if (!oversize_close_) {
+        count_in(n);
+        if (handler_ && !closing_)
+          handler_->on_oversized(std::move(msg.head), std::move(msg.tail), n);
+      }
+      return reading();
+    }
+    if (!text) {
+      const auto payload = parts_.empty() ? piece : parts_.joined(piece);
+      const bool taken = handler_ && !closing_ && handler_->on_binary(payload);
+      parts_.clear();
+      if (taken) {
+        count_in(n);
+        return reading();
+      }
+      spdlog::warn("closing {}: binary frame (only JSON text frames are accepted)", peer_);
+      on_close_request(1003, "binary frames are not supported");
+      return reading();
+    }
+    std::string frame = parts_.take_text(piece, n);
+    if (!simdjson::validate_utf8(frame.data(), frame.size())) {
+      fail(1007, "text message is not UTF-8");
+      return false;
+    }
+    count_in(n);
+    if (handler_ && !closing_)
+      handler_->on_text(std::move(frame));
+    return reading();
+  }
+
+  bool on_control(std::uint8_t opcode, std::string_view payload) override {
+    if (opcode == op_ping) {
+      // A few pongs wait at most: a peer that pings without reading cannot
+      // grow the queue. Not one: a Beast peer sends its keep-alive ping and
+      // its probe together, and the probe's pong must go.
+      if (!close_sent_ && pongs_queued_ < max_pongs_queued) {
+        ++pongs_queued_;
+        send_control(op_pong, payload);
+      }
+      return reading();
+    }
+    if (opcode == op_pong) {
+      if (payload == probe_payload) {
+        probing_ = false;
+        for (auto& f : std::exchange(pong_waiters_, {}))
+          f();
+      }
+      return reading();
+    }
+    // The peer's close: ours answered it, or we echo its code (§5.5.1). No
+    // frame after it is read.
+    peer_closed_ = true;
+    peer_code_ = payload.size() >= 2
+                   ? static_cast<std::uint16_t>((static_cast<std::uint8_t>(payload[0]) << 8)
+                                                | static_cast<std::uint8_t>(payload[1]))
+                   : 0;
+    if (payload.size() > 2)
+      peer_reason_.assign(payload.substr(2));
+    if (close_sent_) {
+      shut();
+      return false;
+    }
+    closing_ = true;
+    q_.close_inbox();
+    drop_unsent();
+    std::string echo;
+    if (peer_code_ != 0)
+      echo = std::string{payload.substr(0, 2)};
+    push_close(std::move(echo));
+    return false;
+  }
+
+private:
+  void on_accepted(error_code ec, bool ok, const session_factory& factory) {
+    if (ec || !ok) {
+      spdlog::debug("websocket handshake with {} failed: {}", peer_,
+                    ec ? ec.message() : "refused upgrade request");
+      error_code ignored;
+      sock_.shutdown(tcp::socket::shutdown_both, ignored);
+      sock_.close(ignored);
+      return;
+    }
+    handler_ = factory(shared_from_this());
+    // The upgrade's headers and query (~0.7 KB) would stay for the
+    // connection's life; a route whose handler has read them by now lets go.
+    if (!keep_upgrade_)
+      upgrade_.reset();
+    arm_timer(limits_.idle_timeout / 2);
+    do_wait();
+  }
+
+  // -- reading -----------------------------------------------------------------
+
+  // Whether the read goes on to the next frame.
+  bool reading() const {
+    return !read_paused_ && !peer_closed_ && !ended_ && reader_.failed() == 0;
+  }
+
+  void do_wait() {
+    if (waiting_)
+      return;
+    waiting_ = true;
+    sock_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code ec) {
+      self->waiting_ = false;
+      self->on_readable(ec);
+    });
+  }
+
+  void on_readable(error_code ec) {
+    if (ended_)
+      return;
+    if (ec)
+      return end(ec.message());
+    char* buf = read_scratch();
+    for (int k = 0; k < reads_per_wakeup; ++k) {
+      const std::size_t n = sock_.read_some(boost::asio::buffer(buf, scratch_bytes), ec);
+      if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again)
+        break;
+      if (ec)
+        return end(ec.message());
+      heard_ = true;
+      if (!take(buf, n))
+        return;
+      if (n < scratch_bytes)
+        break;
+    }
+    do_wait();
+  }
+
+  // Hands on the frames in `p`; false when reading stops here: paused (the
+  // rest is kept for resume_reading), or the connection ends.
+  bool take(char* p, std::size_t n) {
+    const std::size_t used = reader_.feed(p, n, *this);
+    if (reader_.failed() != 0) {
+      fail(reader_.failed(), reader_.failure());
+      return false;
+    }
+    if (ended_ || peer_closed_)
+      return false;
+    if (read_paused_) {
+      held_.assign(p + used, n - used);
+      read_parked_ = true;
+      return false;
+    }
+    return true;
+  }
+
+  // Closing or resumed: reading goes on, with what a pause held first.
+  void unpark() {
+    if (!read_parked_ || ended_ || read_paused_)
+      return;
+    read_parked_ = false;
+    if (!held_.empty()) {
+      std::string rest = std::move(held_);
+      held_.clear();
+      if (!take(rest.data(), rest.size()))
+        return;
+    }
+    do_wait();
+  }
+
+  void count_in(std::size_t n) {
+    counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
+    counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
+  }
+
+  // The message being read went over the cap: a handler that takes such
+  // messages gets its first and last bytes (message_meter); otherwise the
+  // socket is closed (1009) while the rest is read and dropped.
+  void begin_oversized(bool text) {
+    if (text && handler_ && !closing_ && handler_->takes_oversized())
+      return;
+    oversize_close_ = true;
+    spdlog::warn("closed {}: message larger than {} bytes", peer_, limits_.max_frame_bytes);
+    on_close_request(1009, "message too big");
+  }
+
+  // -- writing -----------------------------------------------------------------
+
+  auto send_handler(detail::batch_hold::ticket t) {
+    return [self = shared_from_this(), t] { self->on_send(t); };
+  }
+
+  // Called from actor threads, or from the I/O thread for a spliced stream.
+  // Only the send that finds the inbox empty posts to the strand; the others
+  // ride along with it (one post per batch).
+  void enqueue(out_frame f) {
+    std::size_t held = 0;
+    switch (q_.push(std::move(f), held)) {
+      case detail::frame_queue::pushed::first:
+        boost::asio::post(strand_, send_handler(hold_.issue(strand_)));
+        break;
+      case detail::frame_queue::pushed::overflow:
+        hold_.post_in_order(strand_,
+                            [self = shared_from_this(), held] { self->overflow(held); });
+        break;
+      case detail::frame_queue::pushed::joined:
+      case detail::frame_queue::pushed::closed:
+        break;
+    }
+  }
+
+  void on_send(detail::batch_hold::ticket t) {
+    if (!ended_ && !closing_
+        && hold_.wait(strand_, t, q_.inbox_bytes(),
+                      [this](auto next) { return send_handler(next); }))
+      return;
+    q_.take_inbox(ended_ || closing_);
+    if (ended_ || closing_)
+      return;
+    // What waits behind the batch in flight counts.
+    if (q_.over_cap(writing_ ? enc_.frames() : 0, writing_ ? enc_.payload_bytes() : 0))
+      return overflow(q_.bytes());
+    if (!writing_)
+      do_write();
+  }
+
+  // The peer does not drain its socket (`held` bytes wait): a close frame
+  // would queue behind the same backlog, so drop the connection.
+  void overflow(std::size_t held) {
+    if (ended_ || closing_)
+      return;
+    counters_->write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("dropping {}: {} bytes wait to be written (limit {})", peer_, held,
+                 limits_.max_write_queue_bytes);
+    closing_ = true;
+    q_.close_inbox();
+    drop_unsent();
+    shut();
+  }
+
+  void send_control(std::uint8_t opcode, std::string_view payload) {
+    q_.push_now(out_frame{std::string{payload}, false, opcode});
+    if (!writing_)
+      do_write();
+  }
+
+  // Frames not in the write in flight are dropped.
+  void drop_unsent() {
+    if (writing_)
+      q_.drop_behind(enc_.frames(), enc_.payload_bytes());
+    else
+      q_.drop();
+  }
+
+  void do_write() {
+    if (q_.queued() == 0 || shut_)
+      return;
+    enc_.encode(q_.begin(), q_.end());
+    writing_ = true;
+    boost::asio::async_write(sock_, enc_.buffers(),
+                             [self = shared_from_this()](error_code ec, std::size_t) {
+                               self->on_write(ec);
+                             });
+  }
+
+  void on_write(error_code ec) {
+    writing_ = false;
+    if (ec) {
+      // The read side sees the same failure and reports it.
+      q_.drop();
+      return;
+    }
+    counters_->frames_out.fetch_add(enc_.frames(), std::memory_order_relaxed);
+    counters_->bytes_out.fetch_add(enc_.payload_bytes(), std::memory_order_relaxed);
+    q_.pop_written(enc_.frames(), enc_.payload_bytes());
+    enc_.trim(q_.queued() == 0);
+    if (q_.queued() == 0)
+      pongs_queued_ = 0;
+    if (q_.queued() > 0)
+      return do_write();
+    if (close_sent_ && (peer_closed_ || failed_code_ != 0))
+      return shut(); // our echo, or the close of a failed connection, went out
+    if (closing_ && !close_sent_)
+      send_close();
+  }
+
+  // -- closing -----------------------------------------------------------------
+
+  void on_close_request(std::uint16_t code, std::string reason) {
+    if (closing_ || ended_)
+      return;
+    closing_ = true;
+    close_code_ = code;
+    close_text_ = std::move(reason);
+    read_paused_ = false;
+    unpark();
+    // Otherwise on_write closes once the queue has drained.
+    if (!writing_ && q_.queued() == 0)
+      send_close();
+  }
+
+  void send_close() {
+    std::string payload;
+    payload.push_back(static_cast<char>(close_code_ >> 8));
+    payload.push_back(static_cast<char>(close_code_ & 0xff));
+    // A control frame's payload is at most 125 bytes (§5.5).
+    payload.append(close_text_.substr(0, 123));
+    push_close(std::move(payload));
+    arm_timer(close_timeout);
+  }
+
+  void push_close(std::string payload) {
+    close_sent_ = true;
+    send_control(op_close, payload);
+  }
+
+  // The peer broke the protocol: our close frame with `code`, then the
+  // socket goes without waiting for the peer's (§7.1.7).
+  void fail(std::uint16_t code, const char* what) {
+    spdlog::warn("closing {}: {} ({})", peer_, what, code);
+    failed_code_ = code;
+    failure_ = what;
+    if (close_sent_)
+      return shut();
+    closing_ = true;
+    q_.close_inbox();
+    drop_unsent();
+    close_code_ = code;
+    close_text_ = what;
+    send_close();
+  }
+
+  // The socket goes; the wait outstanding (or the next) reports the end.
+  void shut() {
+    if (shut_)
+      return;
+    shut_ = true;
+    error_code ignored;
+    sock_.shutdown(tcp::socket::shutdown_both, ignored);
+    sock_.close(ignored);
+    timer_.cancel();
+    if (peer_closed_)
+      return end("closed by peer");
+    if (failed_code_ != 0)
+      return end(failure_);
+    read_paused_ = false;
+    if (read_parked_)
+      read_parked_ = false;
+    if (!waiting_)
+      do_wait(); // fails at once: the socket is closed
+  }
+
+  // The handler learns the end once; the session goes with the last handler
+  // holding it.
+  void end(std::string reason) {
+    if (ended_)
+      return;
+    ended_ = true;
+    q_.close_inbox();
+    if (!shut_) {
+      shut_ = true;
+      error_code ignored;
+      sock_.close(ignored);
+      timer_.cancel();
+    }
+    if (oversize_close_)
+      reason = "message larger than " + std::to_string(limits_.max_frame_bytes) + " bytes";
+    pong_waiters_.clear();
+    if (auto h = std::move(handler_)) {
+      if (peer_closed_)
+        h->on_peer_close(peer_code_, std::move(peer_reason_));
+      h->on_closed(std::move(reason));
+    }
+  }
+
+  // -- the timer: keep-alive pings while open, the close handshake's limit --------
+
+  void arm_timer(std::chrono::steady_clock::duration d) {
+    timer_.expires_after(d);
+    timer_.async_wait([self = shared_from_this()](error_code ec) {
+      if (!ec)
+        self->on_timer();
+    });
+  }
+
+  // Silent for half the idle timeout: a ping; for the whole: gone (Beast's
+  // keep-alive pings, which every Reflection V2 peer answers).
+  void on_timer() {
+    if (ended_ || shut_)
+      return;
+    if (close_sent_) {
+      spdlog::debug("{}: no close frame back within {} s", peer_, close_timeout.count());
+      shut();
+      return;
+    }
+    if (std::exchange(heard_, false)) {
+      idle_pinged_ = false;
+    } else if (!idle_pinged_) {
+      idle_pinged_ = true;
+      send_control(op_ping, {});
+    } else {
+      spdlog::debug("{}: silent for {} ms, closing", peer_, limits_.idle_timeout.count());
+      closing_ = true;
+      shut();
+      return end("The socket was closed due to a timeout");
+    }
+    arm_timer(limits_.idle_timeout / 2);
+  }
+
+  socket_type sock_;
+  const io_strand strand_;
+  timer_type timer_;
+  connection_slot slot_;
+  detail::batch_hold hold_;
+  ws_limits limits_;
+  std::shared_ptr<socket_counters> counters_;
+  std::string peer_;
+  std::unique_ptr<upgrade_request> upgrade_;
+  bool keep_upgrade_ = true;
+  frame_handler_ptr handler_;
+  detail::ws_frame_reader reader_;
+  detail::message_parts parts_; // the message so far, when it comes in parts
+  detail::message_meter meter_; // the message being read, against the cap
+  std::string held_;            // read while paused, handed on at resume
+  detail::frame_queue q_;
+  // Strand only from here on.
+  ws_frame_encoder enc_;
+  std::uint16_t close_code_ = 1000;
+  std::string close_text_;
+  std::uint16_t peer_code_ = 0;
+  std::string peer_reason_;
+  std::uint16_t failed_code_ = 0;
+  const char* failure_ = "";
+  bool oversize_close_ = false;
+  bool writing_ = false;
+  bool waiting_ = false;
+  bool read_paused_ = false;
+  bool read_parked_ = false; // paused with no wait outstanding
+  bool heard_ = false;       // bytes came since the timer's last look
+  bool idle_pinged_ = false;
+  bool closing_ = false;
+  bool close_sent_ = false;
+  bool peer_closed_ = false;
+  bool shut_ = false;
+  bool ended_ = false;
+  bool probing_ = false;
+  int pongs_queued_ = 0; // since the queue last drained
+  static constexpr std::string_view probe_payload = "actor-host-probe";
+  std::vector<std::function<void()>> pong_waiters_;
+};
+
+} // namespace
+
+namespace detail {
+
+void run_lean_server_websocket(flex_stream&& stream, const http_request_message& req,
+                               upgrade_request up, std::string peer,
+                               const session_factory& factory, bool keep_upgrade,
+                               ws_limits limits, std::shared_ptr<socket_counters> counters) {
+  connection_slot slot;
+  auto sock = stream.release_plain(slot);
+  auto s = std::make_shared<lean_ws_session>(std::move(sock), std::move(slot), limits,
+                                             std::move(counters), std::move(peer));
+  s->accept(req, std::move(up), factory, keep_upgrade);
+}
+
+} // namespace detail
+
+} // namespace actor_host::net
