@@ -18,7 +18,7 @@ case $t in
   jsonrpc|reflection_v2|iii|schema|grpc_json) dict=json.dict ;;
   http_head) dict=http.dict ;;
   host_config) dict=yaml.dict ;;
-  grpc_request|cluster_handshake) dict= ;;
+  grpc_request|cluster_handshake|ws_frames) dict= ;;
   *) echo "unknown target '$t'" >&2; exit 2 ;;
 esac
 
