@@ -10,11 +10,8 @@
 // scratch buffer and hands on every frame in it. TLS connections and the
 // client side keep Beast (ws_session.cpp): TLS buffers its records itself.
 
-#include "net/detail/batch_hold.hpp"
-#include "net/detail/frame_queue.hpp"
-#include "net/detail/message_meter.hpp"
-#include "net/detail/message_parts.hpp"
-#include "net/detail/ws_frame_encoder.hpp"
+#include "net/detail/message_reader.hpp"
+#include "net/detail/ws_writer.hpp"
 #include "net/detail/ws_frame_reader.hpp"
 #include "net/detail/ws_session.hpp"
 #include "net/liveness.hpp"
@@ -26,7 +23,6 @@
 #include <boost/beast/http/field.hpp>
 
 #include <openssl/evp.h>
-#include <simdjson.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -114,14 +110,16 @@ std::string handshake_response(const http_request_message& req, bool& ok) {
 class lean_ws_session : public transport,
                         public pingable,
                         public detail::ws_frame_sink,
+                        public detail::ws_writer<lean_ws_session>,
                         public std::enable_shared_from_this<lean_ws_session> {
+  friend class detail::ws_writer<lean_ws_session>;
+
 public:
   lean_ws_session(socket_type&& s, connection_slot slot, ws_limits limits,
                   std::shared_ptr<socket_counters> counters, std::string peer)
-    : sock_(std::move(s)), strand_(sock_.get_executor()), timer_(strand_),
-      slot_(std::move(slot)), limits_(limits), counters_(std::move(counters)),
-      peer_(std::move(peer)), meter_(limits.max_frame_bytes),
-      q_(limits.max_write_queue_bytes, counters_->queued_bytes) {
+    : ws_writer(limits.max_write_queue_bytes, std::move(counters)), sock_(std::move(s)),
+      strand_(sock_.get_executor()), timer_(strand_), slot_(std::move(slot)), limits_(limits),
+      peer_(std::move(peer)), messages_(limits.max_frame_bytes) {
     ++counters_->websockets;
   }
 
@@ -213,48 +211,24 @@ public:
   // -- ws_frame_sink: what a read finds ------------------------------------------
 
   bool on_data(std::string_view piece, bool text, bool last) override {
-    if (meter_.add(piece.size()))
-      begin_oversized(text);
-    if (meter_.over()) {
-      // The head kept is the message's first bytes.
-      if (!oversize_close_)
-        meter_.keep(parts_.empty() ? piece : parts_.joined(piece));
-      parts_.clear();
-    } else if (!last) {
-      parts_.add(piece);
+    using outcome = detail::message_reader::outcome;
+    switch (messages_.add(piece, text, last, handler_, closing_, *counters_, true)) {
+      case outcome::more:
+        break;
+      case outcome::too_big:
+        if (!closing_)
+          spdlog::warn("closed {}: message larger than {} bytes", peer_,
+                       limits_.max_frame_bytes);
+        on_close_request(1009, "message too big");
+        break;
+      case outcome::refuse_binary:
+        spdlog::warn("closing {}: binary frame (only JSON text frames are accepted)", peer_);
+        on_close_request(1003, "binary frames are not supported");
+        break;
+      case outcome::bad_utf8:
+        fail(1007, "text message is not UTF-8");
+        return false;
     }
-    if (!last)
-      return reading();
-    auto msg = meter_.end();
-    const auto n = static_cast<std::size_t>(msg.size);
-    if (msg.over) {
-      if (!oversize_close_) {
-        count_in(n);
-        if (handler_ && !closing_)
-          handler_->on_oversized(std::move(msg.head), std::move(msg.tail), n);
-      }
-      return reading();
-    }
-    if (!text) {
-      const auto payload = parts_.empty() ? piece : parts_.joined(piece);
-      const bool taken = handler_ && !closing_ && handler_->on_binary(payload);
-      parts_.clear();
-      if (taken) {
-        count_in(n);
-        return reading();
-      }
-      spdlog::warn("closing {}: binary frame (only JSON text frames are accepted)", peer_);
-      on_close_request(1003, "binary frames are not supported");
-      return reading();
-    }
-    std::string frame = parts_.take_text(piece, n);
-    if (!simdjson::validate_utf8(frame.data(), frame.size())) {
-      fail(1007, "text message is not UTF-8");
-      return false;
-    }
-    count_in(n);
-    if (handler_ && !closing_)
-      handler_->on_text(std::move(frame));
     return reading();
   }
 
@@ -389,60 +363,10 @@ private:
     do_wait();
   }
 
-  void count_in(std::size_t n) {
-    counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
-    counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
-  }
-
-  // The message being read went over the cap: a handler that takes such
-  // messages gets its first and last bytes (message_meter); otherwise the
-  // socket is closed (1009) while the rest is read and dropped.
-  void begin_oversized(bool text) {
-    if (text && handler_ && !closing_ && handler_->takes_oversized())
-      return;
-    oversize_close_ = true;
-    spdlog::warn("closed {}: message larger than {} bytes", peer_, limits_.max_frame_bytes);
-    on_close_request(1009, "message too big");
-  }
-
   // -- writing -----------------------------------------------------------------
 
-  auto send_handler(detail::batch_hold::ticket t) {
-    return [self = shared_from_this(), t] { self->on_send(t); };
-  }
-
-  // Called from actor threads, or from the I/O thread for a spliced stream.
-  // Only the send that finds the inbox empty posts to the strand; the others
-  // ride along with it (one post per batch).
-  void enqueue(out_frame f) {
-    std::size_t held = 0;
-    switch (q_.push(std::move(f), held)) {
-      case detail::frame_queue::pushed::first:
-        boost::asio::post(strand_, send_handler(hold_.issue(strand_)));
-        break;
-      case detail::frame_queue::pushed::overflow:
-        hold_.post_in_order(strand_,
-                            [self = shared_from_this(), held] { self->overflow(held); });
-        break;
-      case detail::frame_queue::pushed::joined:
-      case detail::frame_queue::pushed::closed:
-        break;
-    }
-  }
-
-  void on_send(detail::batch_hold::ticket t) {
-    if (!ended_ && !closing_
-        && hold_.wait(strand_, t, q_.inbox_bytes(),
-                      [this](auto next) { return send_handler(next); }))
-      return;
-    q_.take_inbox(ended_ || closing_);
-    if (ended_ || closing_)
-      return;
-    // What waits behind the batch in flight counts.
-    if (q_.over_cap(writing_ ? enc_.frames() : 0, writing_ ? enc_.payload_bytes() : 0))
-      return overflow(q_.bytes());
-    if (!writing_)
-      do_write();
+  bool write_stopped() const {
+    return ended_ || closing_;
   }
 
   // The peer does not drain its socket (`held` bytes wait): a close frame
@@ -463,14 +387,6 @@ private:
     q_.push_now(out_frame{std::string{payload}, false, opcode});
     if (!writing_)
       do_write();
-  }
-
-  // Frames not in the write in flight are dropped.
-  void drop_unsent() {
-    if (writing_)
-      q_.drop_behind(enc_.frames(), enc_.payload_bytes());
-    else
-      q_.drop();
   }
 
   void do_write() {
@@ -584,7 +500,7 @@ private:
       sock_.close(ignored);
       timer_.cancel();
     }
-    if (oversize_close_)
+    if (messages_.oversize_closing())
       reason = "message larger than " + std::to_string(limits_.max_frame_bytes) + " bytes";
     pong_waiters_.clear();
     if (auto h = std::move(handler_)) {
@@ -632,28 +548,21 @@ private:
   const io_strand strand_;
   timer_type timer_;
   connection_slot slot_;
-  detail::batch_hold hold_;
   ws_limits limits_;
-  std::shared_ptr<socket_counters> counters_;
   std::string peer_;
   std::unique_ptr<upgrade_request> upgrade_;
   bool keep_upgrade_ = true;
   frame_handler_ptr handler_;
   detail::ws_frame_reader reader_;
-  detail::message_parts parts_; // the message so far, when it comes in parts
-  detail::message_meter meter_; // the message being read, against the cap
+  detail::message_reader messages_;
   std::string held_;            // read while paused, handed on at resume
-  detail::frame_queue q_;
   // Strand only from here on.
-  ws_frame_encoder enc_;
   std::uint16_t close_code_ = 1000;
   std::string close_text_;
   std::uint16_t peer_code_ = 0;
   std::string peer_reason_;
   std::uint16_t failed_code_ = 0;
   const char* failure_ = "";
-  bool oversize_close_ = false;
-  bool writing_ = false;
   bool waiting_ = false;
   bool read_paused_ = false;
   bool read_parked_ = false; // paused with no wait outstanding

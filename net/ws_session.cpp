@@ -1,12 +1,9 @@
 #include "net/detail/ws_session.hpp"
 
-#include "net/detail/batch_hold.hpp"
 #include "net/detail/beast_names.hpp"
-#include "net/detail/frame_queue.hpp"
-#include "net/detail/message_meter.hpp"
-#include "net/detail/message_parts.hpp"
+#include "net/detail/message_reader.hpp"
 #include "net/detail/write_gate.hpp"
-#include "net/detail/ws_frame_encoder.hpp"
+#include "net/detail/ws_writer.hpp"
 #include "net/liveness.hpp"
 
 #include <boost/asio/dispatch.hpp>
@@ -29,13 +26,16 @@ namespace {
 
 class ws_session : public transport,
                    public pingable,
+                   public detail::ws_writer<ws_session>,
                    public std::enable_shared_from_this<ws_session> {
+  friend class detail::ws_writer<ws_session>;
+
 public:
   ws_session(flex_stream&& stream, ws_limits limits, std::shared_ptr<socket_counters> counters,
              std::string peer)
-    : ws_(std::move(stream)), strand_(ws_.get_executor()), limits_(limits),
-      counters_(std::move(counters)), peer_(std::move(peer)), meter_(limits.max_frame_bytes),
-      q_(limits.max_write_queue_bytes, counters_->queued_bytes) {
+    : ws_writer(limits.max_write_queue_bytes, std::move(counters)), ws_(std::move(stream)),
+      strand_(ws_.get_executor()), limits_(limits), peer_(std::move(peer)),
+      messages_(limits.max_frame_bytes) {
     ++counters_->websockets;
   }
 
@@ -147,29 +147,6 @@ public:
   }
 
 private:
-  auto send_handler(detail::batch_hold::ticket t) {
-    return [self = shared_from_this(), t] { self->on_send(t); };
-  }
-
-  // Called from actor threads, or from the I/O thread for a spliced stream.
-  // Only the send that finds the inbox empty posts to the strand; the others
-  // ride along with it (one post per batch).
-  void enqueue(out_frame f) {
-    std::size_t held = 0;
-    switch (q_.push(std::move(f), held)) {
-      case detail::frame_queue::pushed::first:
-        asio::post(strand_, send_handler(hold_.issue(strand_)));
-        break;
-      case detail::frame_queue::pushed::overflow:
-        hold_.post_in_order(strand_,
-                            [self = shared_from_this(), held] { self->overflow(held); });
-        break;
-      case detail::frame_queue::pushed::joined:
-      case detail::frame_queue::pushed::closed:
-        break;
-    }
-  }
-
   // When Beast's own control-frame write finishes, a batch that waited for it
   // can go.
   void watch_beast_writes() {
@@ -255,73 +232,39 @@ private:
                         beast::bind_front_handler(&ws_session::on_read, shared_from_this()));
   }
 
-  // The message being read went over the cap: a handler that takes such
-  // messages gets its first and last bytes (message_meter); otherwise the
-  // socket is closed (1009) while the rest is read and dropped.
-  void begin_oversized() {
-    if (ws_.got_text() && handler_ && !closing_ && handler_->takes_oversized())
-      return;
-    oversize_close_ = true;
-    spdlog::warn("closed {}: message larger than {} bytes", peer_, limits_.max_frame_bytes);
-    on_close_request(static_cast<std::uint16_t>(websocket::close_code::too_big),
-                     "message too big");
-  }
-
   std::string_view read_view() const {
     auto data = buffer_.cdata();
     return {static_cast<const char*>(data.data()), data.size()};
   }
 
-  void on_read(error_code ec, std::size_t n) {
+  void on_read(error_code ec, std::size_t) {
     if (ec)
       return on_done(ec);
-    if (meter_.add(n))
-      begin_oversized();
-    if (meter_.over()) {
-      // The head kept is the message's first bytes.
-      if (!oversize_close_)
-        meter_.keep(parts_.empty() ? read_view() : parts_.joined(read_view()));
-      parts_.clear();
-      buffer_.consume(buffer_.size());
-    }
-    if (!ws_.is_message_done()) {
-      if (!meter_.over())
-        parts_.add(read_view());
-      buffer_.consume(buffer_.size());
-      return do_read();
-    }
-    auto msg = meter_.end();
-    n = static_cast<std::size_t>(msg.size);
-    if (msg.over) {
-      if (oversize_close_)
-        return do_read();
-      counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
-      counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
-      if (handler_ && !closing_)
-        handler_->on_oversized(std::move(msg.head), std::move(msg.tail), n);
-      return read_next();
-    }
-    if (!ws_.got_text()) {
-      const auto payload = parts_.empty() ? read_view() : parts_.joined(read_view());
-      bool taken = handler_ && !closing_ && handler_->on_binary(payload);
-      buffer_.consume(buffer_.size());
-      parts_.clear();
-      if (taken) {
-        counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
-        counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
-        return read_next();
-      }
-      spdlog::warn("closing {}: binary frame (only JSON text frames are accepted)", peer_);
-      on_close_request(static_cast<std::uint16_t>(websocket::close_code::bad_payload),
-                       "binary frames are not supported");
-      return do_read();
-    }
-    counters_->frames_in.fetch_add(1, std::memory_order_relaxed);
-    counters_->bytes_in.fetch_add(n, std::memory_order_relaxed);
-    std::string frame = parts_.take_text(read_view(), n);
+    using outcome = detail::message_reader::outcome;
+    // Beast has checked a text message's UTF-8.
+    auto r = messages_.add(read_view(), ws_.got_text(), ws_.is_message_done(), handler_, closing_,
+                           *counters_, false);
     buffer_.consume(buffer_.size());
-    if (handler_ && !closing_)
-      handler_->on_text(std::move(frame));
+    switch (r) {
+      case outcome::more:
+      case outcome::bad_utf8:
+        break;
+      case outcome::too_big:
+        // The rest is read and dropped while the socket closes (1009).
+        if (!closing_)
+          spdlog::warn("closed {}: message larger than {} bytes", peer_,
+                       limits_.max_frame_bytes);
+        on_close_request(static_cast<std::uint16_t>(websocket::close_code::too_big),
+                         "message too big");
+        return do_read();
+      case outcome::refuse_binary:
+        spdlog::warn("closing {}: binary frame (only JSON text frames are accepted)", peer_);
+        on_close_request(static_cast<std::uint16_t>(websocket::close_code::bad_payload),
+                         "binary frames are not supported");
+        return do_read();
+    }
+    if (!ws_.is_message_done())
+      return do_read();
     read_next();
   }
 
@@ -332,7 +275,7 @@ private:
       reason = "closed by peer";
     else
       reason = ec.message();
-    if (oversize_close_)
+    if (messages_.oversize_closing())
       reason = "message larger than " + std::to_string(limits_.max_frame_bytes) + " bytes";
     if (auto h = std::move(handler_)) {
       if (ec == websocket::error::closed)
@@ -342,19 +285,8 @@ private:
     }
   }
 
-  void on_send(detail::batch_hold::ticket t) {
-    if (!closed_ && !closing_
-        && hold_.wait(strand_, t, q_.inbox_bytes(),
-                      [this](auto next) { return send_handler(next); }))
-      return;
-    q_.take_inbox(closed_ || closing_);
-    if (closed_ || closing_)
-      return;
-    // What waits behind the batch in flight counts.
-    if (q_.over_cap(writing_ ? enc_.frames() : 0, writing_ ? enc_.payload_bytes() : 0))
-      return overflow(q_.bytes());
-    if (!writing_)
-      do_write();
+  bool write_stopped() const {
+    return closed_ || closing_;
   }
 
   // The peer does not drain its socket (`held` bytes wait in the queue or,
@@ -369,12 +301,8 @@ private:
     closing_ = true;
     // Nothing more may pile up in the inbox meanwhile.
     q_.close_inbox();
-    // Freed now, not when the handler lets go of the transport; a batch
-    // in flight still points into its frames.
-    if (writing_)
-      q_.drop_behind(enc_.frames(), enc_.payload_bytes());
-    else
-      q_.drop();
+    // Freed now, not when the handler lets go of the transport.
+    drop_unsent();
     unpark();
     error_code ignored;
     beast::get_lowest_layer(ws_).socket().close(ignored);
@@ -441,24 +369,16 @@ private:
 
   websocket::stream<write_gate> ws_;
   const io_strand strand_; // ws_'s, by its concrete type
-  detail::batch_hold hold_;
   ws_limits limits_;
-  std::shared_ptr<socket_counters> counters_;
   std::string peer_;
   std::unique_ptr<upgrade_request> upgrade_; // client side: none
   bool keep_upgrade_ = true;
   frame_handler_ptr handler_;
   beast::flat_buffer buffer_; // one read's bytes (Beast prepares 1,536)
-  detail::message_parts parts_; // the message so far, when it comes in parts
-  detail::message_meter meter_;  // the message being read, against the cap
-  bool oversize_close_ = false; // one went over it: the socket closes
-  // The front enc_.frames() are being written while writing_.
-  detail::frame_queue q_;
+  detail::message_reader messages_; // the message being read, in its pieces
   // Strand only from here on.
-  ws_frame_encoder enc_;
   std::uint16_t close_code_ = 1000;
   std::string close_text_;
-  bool writing_ = false;
   bool read_paused_ = false;
   bool read_parked_ = false; // paused with no read outstanding
   bool closing_ = false;

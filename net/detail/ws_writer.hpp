@@ -1,0 +1,97 @@
+#pragma once
+
+// Private to net/: the write side both WebSocket sessions share
+// (ws_session.cpp on Beast, lean_ws_session.cpp).
+
+#include "net/detail/batch_hold.hpp"
+#include "net/detail/frame_queue.hpp"
+#include "net/detail/ws_frame_encoder.hpp"
+#include "net/socket_counters.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+namespace actor_host::net::detail {
+
+/// Frames from any thread collect in the queue's inbox; the send that finds
+/// it empty wakes the session's strand, which encodes what waits into one
+/// gather write. `Session` (CRTP) has `strand_`, `shared_from_this()`,
+/// `do_write()` (starts a write of the queue's front), `overflow(held)`
+/// (drops a peer that does not read) and `write_stopped()` (closing or
+/// closed: the inbox is dropped).
+template <class Session>
+class ws_writer {
+protected:
+  ws_writer(std::size_t max_write_queue_bytes, std::shared_ptr<socket_counters> counters)
+    : counters_(std::move(counters)), q_(max_write_queue_bytes, counters_->queued_bytes) {
+  }
+
+  /// Any thread: actors', or the I/O thread's for a spliced stream. Only the
+  /// send that finds the inbox empty posts to the strand; the others ride
+  /// along with it (one post per batch).
+  void enqueue(out_frame f) {
+    std::size_t held = 0;
+    switch (q_.push(std::move(f), held)) {
+      case frame_queue::pushed::first:
+        boost::asio::post(self().strand_, send_handler(hold_.issue(self().strand_)));
+        break;
+      case frame_queue::pushed::overflow:
+        hold_.post_in_order(self().strand_,
+                            [s = self().shared_from_this(), held] { s->overflow(held); });
+        break;
+      case frame_queue::pushed::joined:
+      case frame_queue::pushed::closed:
+        break;
+    }
+  }
+
+  auto send_handler(batch_hold::ticket t) {
+    return [s = self().shared_from_this(), t] { s->on_send(t); };
+  }
+
+  /// The strand: the inbox joins the queue, unless the batch waits for the
+  /// reads already possible (batch_hold.hpp).
+  void on_send(batch_hold::ticket t) {
+    const bool stopped = self().write_stopped();
+    if (!stopped
+        && hold_.wait(self().strand_, t, q_.inbox_bytes(),
+                      [this](auto next) { return send_handler(next); }))
+      return;
+    q_.take_inbox(stopped);
+    if (stopped)
+      return;
+    // What waits behind the batch in flight counts.
+    if (q_.over_cap(writing_ ? enc_.frames() : 0, writing_ ? enc_.payload_bytes() : 0))
+      return self().overflow(q_.bytes());
+    if (!writing_)
+      self().do_write();
+  }
+
+  /// Frames not in the write in flight go now (a batch in flight still
+  /// points into its frames).
+  void drop_unsent() {
+    if (writing_)
+      q_.drop_behind(enc_.frames(), enc_.payload_bytes());
+    else
+      q_.drop();
+  }
+
+  Session& self() {
+    return static_cast<Session&>(*this);
+  }
+
+  // Before q_, whose bytes its queued_bytes gauge follows to the end.
+  std::shared_ptr<socket_counters> counters_;
+  frame_queue q_;
+  batch_hold hold_;
+  // Strand only from here on. The front enc_.frames() of the queue are
+  // being written while writing_.
+  ws_frame_encoder enc_;
+  bool writing_ = false;
+};
+
+} // namespace actor_host::net::detail
