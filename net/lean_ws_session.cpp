@@ -369,17 +369,7 @@ private:
     return ended_ || closing_;
   }
 
-  // The peer does not drain its socket (`held` bytes wait): a close frame
-  // would queue behind the same backlog, so drop the connection.
-  void overflow(std::size_t held) {
-    if (ended_ || closing_)
-      return;
-    counters_->write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
-    spdlog::warn("dropping {}: {} bytes wait to be written (limit {})", peer_, held,
-                 limits_.max_write_queue_bytes);
-    closing_ = true;
-    q_.close_inbox();
-    drop_unsent();
+  void drop_socket() {
     shut();
   }
 

@@ -289,20 +289,8 @@ private:
     return closed_ || closing_;
   }
 
-  // The peer does not drain its socket (`held` bytes wait in the queue or,
-  // seen by enqueue, in the inbox); a close frame would queue behind the
-  // same backlog, so drop the connection.
-  void overflow(std::size_t held) {
-    if (closed_ || closing_)
-      return;
-    counters_->write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
-    spdlog::warn("dropping {}: {} bytes wait to be written (limit {})", peer_, held,
-                 limits_.max_write_queue_bytes);
-    closing_ = true;
-    // Nothing more may pile up in the inbox meanwhile.
-    q_.close_inbox();
-    // Freed now, not when the handler lets go of the transport.
-    drop_unsent();
+  // A pending read, started again if none is, reports the end.
+  void drop_socket() {
     unpark();
     error_code ignored;
     beast::get_lowest_layer(ws_).socket().close(ignored);

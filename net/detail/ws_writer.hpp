@@ -10,6 +10,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -20,9 +22,10 @@ namespace actor_host::net::detail {
 /// Frames from any thread collect in the queue's inbox; the send that finds
 /// it empty wakes the session's strand, which encodes what waits into one
 /// gather write. `Session` (CRTP) has `strand_`, `shared_from_this()`,
-/// `do_write()` (starts a write of the queue's front), `overflow(held)`
-/// (drops a peer that does not read) and `write_stopped()` (closing or
-/// closed: the inbox is dropped).
+/// `peer_`, `limits_`, `closing_`, `do_write()` (starts a write of the
+/// queue's front), `drop_socket()` (closes it at once, the read side
+/// reports the end) and `write_stopped()` (closing or closed: the inbox is
+/// dropped).
 template <class Session>
 class ws_writer {
 protected:
@@ -69,6 +72,24 @@ protected:
       return self().overflow(q_.bytes());
     if (!writing_)
       self().do_write();
+  }
+
+  /// The strand: the peer does not drain its socket (`held` bytes wait in
+  /// the queue or, seen by enqueue, in the inbox); a close frame would queue
+  /// behind the same backlog, so the connection is dropped.
+  void overflow(std::size_t held) {
+    auto& s = self();
+    if (s.write_stopped())
+      return;
+    counters_->write_queue_overflows.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("dropping {}: {} bytes wait to be written (limit {})", s.peer_, held,
+                 s.limits_.max_write_queue_bytes);
+    s.closing_ = true;
+    // Nothing more may pile up in the inbox meanwhile, and what waits is
+    // freed now, not when the handler lets go of the transport.
+    q_.close_inbox();
+    drop_unsent();
+    s.drop_socket();
   }
 
   /// Frames not in the write in flight go now (a batch in flight still
