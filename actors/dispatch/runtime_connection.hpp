@@ -4,16 +4,20 @@
 #include "actors/common/call_table.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/common/shared_behavior.hpp"
 #include "actors/dispatch/stream_splices.hpp"
 #include "net/transport.hpp"
 
-#include <list>
 #include <functional>
+#include <list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 namespace actor_host {
+
+struct pending_shared; // pending_request.hpp
 
 struct connection_options {
   std::string reflection_url;      // ws://localhost:<port>, reported in RuntimeInfo
@@ -37,11 +41,30 @@ struct connection_options {
   stream_splices_ptr splices;
 };
 
+/// A connection's options as it keeps them: what every connection of a
+/// listener has in common, shared (an idle connection kept its own copy, a
+/// ~250 bytes), and its own splices. Made from connection_options (a copy
+/// of its own) or from options shared by the caller.
+struct connection_setup {
+  stream_splices_ptr splices; // (first: taken from the options before they move)
+  std::shared_ptr<const connection_options> common; // its `splices` unused
+
+  connection_setup(connection_options opts)
+    : splices(std::move(opts.splices)),
+      common(std::make_shared<const connection_options>(std::move(opts))) {
+  }
+
+  connection_setup(std::shared_ptr<const connection_options> common, stream_splices_ptr splices)
+    : splices(std::move(splices)), common(std::move(common)) {
+  }
+};
+
 struct connection_state {
   live_count live{actor_kind::runtime_connection};
   net::transport_ptr transport;
   directory_actor directory;
-  connection_options opts;
+  std::shared_ptr<const connection_options> opts; // shared with the listener's other connections
+  stream_splices_ptr splices; // its own (connection_options::splices)
   std::string runtime_id; // empty until the runtime registers
   std::uint64_t next_id = 1;
   std::string actions_wire_id; // our own listActions in flight ("" = none)
@@ -71,6 +94,11 @@ struct connection_state {
   // idle runtime connection keeps this one (mostly empty).
   std::list<std::string> forgotten_order;
   caf::response_promise drained; // answered when `pending` is empty
+  // Directory probes waiting for the pong to our ping (register takeover).
+  std::vector<caf::response_promise> probes;
+  // What its pending requests share (pending_request.hpp); made at the first
+  // call, again when runtime_id changes.
+  std::shared_ptr<const pending_shared> shared;
   static inline const char* name = "runtime_connection";
 
   const std::string& who() const;
@@ -94,9 +122,13 @@ struct connection_state {
 /// - (cancel_atom): cancels every request in flight (drain timeout passed)
 /// - (probe_atom) -> bool: true once the socket answers a WebSocket ping; no
 ///   answer otherwise (the directory's liveness probe before a takeover)
-connection_actor::behavior_type
-runtime_connection(connection_actor::stateful_pointer<connection_state> self,
-                   net::transport_ptr transport, directory_actor directory,
-                   connection_options opts);
+///
+/// Its behavior is built once for all connections (shared_behavior.hpp).
+using runtime_connection_actor = shared_behavior_actor<connection_state, connection_actor::base>;
+
+connection_actor::behavior_type runtime_connection(runtime_connection_actor* self,
+                                                   net::transport_ptr transport,
+                                                   directory_actor directory,
+                                                   connection_setup opts);
 
 } // namespace actor_host
