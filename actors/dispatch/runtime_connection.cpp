@@ -390,7 +390,7 @@ connection_actor::behavior_type make_shared_behavior() {
         a.connection_relays = true;
       }
       auto p = self->spawn(pending_request, std::move(a));
-      add_call(self, &connection_state::pending, wire_id, p, req.timeout);
+      add_call(self, &connection_state::pending, n, p, req.timeout);
       st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));
       return call_handle{p, 0};
     },

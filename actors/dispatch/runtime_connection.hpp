@@ -68,8 +68,9 @@ struct connection_state {
   std::string runtime_id; // empty until the runtime registers
   std::uint64_t next_id = 1;
   std::string actions_wire_id; // our own listActions in flight ("" = none)
-  // raw wire id -> pending_request, with their deadlines
-  basic_call_table<pending_actor> pending;
+  // wire id (its number; the wire quotes it) -> pending_request, with their
+  // deadlines
+  basic_call_table<pending_actor, std::uint64_t> pending;
   // The streaming runs of `pending` that have a caller: their chunks and
   // trace id go from here to the caller in one hop (the pending request
   // keeps the call's state, not the relay). An entry leaves with its call.
