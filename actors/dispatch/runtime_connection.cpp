@@ -116,7 +116,7 @@ void on_register(self_ptr self, const rpc::message& m) {
 constexpr std::size_t max_forgotten = 4096;
 
 void remember_forgotten(self_ptr self, std::string wire_id, bool cancel_on_trace) {
-  auto& st = self->state;
+  auto& st = self->state.more();
   if (!st.forgotten.emplace(wire_id, cancel_on_trace).second)
     return;
   st.forgotten_order.push_back(std::move(wire_id));
@@ -141,7 +141,9 @@ void send_cancel(self_ptr self, const std::string& trace) {
 // A run abandoned before its trace id was known is cancelled when it shows.
 void on_forgotten_state(self_ptr self, const std::string& params, std::string_view wire_id,
                         std::string_view state) {
-  auto& f = self->state.forgotten;
+  if (!self->state.extra)
+    return;
+  auto& f = self->state.extra->forgotten;
   auto i = f.find(wire_id);
   if (i == f.end() || !i->second)
     return;
@@ -162,7 +164,8 @@ void on_notification(self_ptr self, rpc::message& m) {
   }
   auto* call = f[0].empty() ? nullptr : self->state.pending.find(f[0]);
   if (!call) {
-    if (!f[0].empty() && self->state.forgotten.count(f[0])) {
+    auto& extra = self->state.extra;
+    if (!f[0].empty() && extra && extra->forgotten.count(f[0])) {
       if (m.method == "runActionState")
         on_forgotten_state(self, m.params, f[0], f[2]);
       return;
@@ -170,22 +173,24 @@ void on_notification(self_ptr self, rpc::message& m) {
     spdlog::debug("{} for unknown request id from {}", m.method, self->state.who());
     return;
   }
-  auto& streams = self->state.streams;
-  auto route = streams.empty() ? streams.end() : streams.find(f[0]);
+  connection_state::stream_route* route = nullptr;
+  if (auto& extra = self->state.extra; extra && !extra->streams.empty())
+    if (auto i = extra->streams.find(f[0]); i != extra->streams.end())
+      route = &i->second;
   if (m.method == "streamChunk") {
     if (f[1].empty())
       return;
-    if (route == streams.end())
+    if (!route)
       return self->send(*call, run_chunk_atom_v, std::string{f[1]});
     // One hop: straight to the caller, or with a sink to its socket. A
     // caller that has finished the call (its deadline, its own abort)
     // ignores it, as it does any late event; its sink is closed by then.
     obs::global().stream_chunks.fetch_add(1, std::memory_order_relaxed);
     auto chunk = chunk_for_caller(f[1]);
-    if (route->second.sink)
-      route->second.sink->chunk(std::move(chunk));
+    if (route->sink)
+      route->sink->chunk(std::move(chunk));
     else
-      self->send(route->second.caller, chunk_atom_v, route->second.tag, std::move(chunk));
+      self->send(route->caller, chunk_atom_v, route->tag, std::move(chunk));
     return;
   }
   // runActionState
@@ -199,12 +204,12 @@ void on_notification(self_ptr self, rpc::message& m) {
     }
     // The caller hears it from here, ahead of the chunks that follow it;
     // the pending request (held bidi input, cancels) from its own message.
-    if (route != streams.end() && !route->second.traced) {
-      route->second.traced = true;
+    if (route && !route->traced) {
+      route->traced = true;
       // Written ahead of the chunks that follow; the caller keeps it too.
-      if (route->second.sink)
-        route->second.sink->trace(trace);
-      self->send(route->second.caller, trace_atom_v, route->second.tag, trace);
+      if (route->sink)
+        route->sink->trace(trace);
+      self->send(route->caller, trace_atom_v, route->tag, trace);
     }
     self->send(*call, run_trace_atom_v, std::move(trace));
   }
@@ -212,7 +217,9 @@ void on_notification(self_ptr self, rpc::message& m) {
 
 // The call left `pending`: its chunks have nowhere to go any more.
 void drop_route(self_ptr self, std::string_view wire_id) {
-  auto& streams = self->state.streams;
+  if (!self->state.extra)
+    return;
+  auto& streams = self->state.extra->streams;
   if (!streams.empty())
     if (auto i = streams.find(wire_id); i != streams.end()) {
       if (i->second.sink && self->state.splices)
@@ -242,8 +249,8 @@ void release_load(self_ptr self, std::int32_t n = 1) {
 
 void check_drained(self_ptr self) {
   auto& st = self->state;
-  if (st.pending.empty() && st.drained.pending())
-    st.drained.deliver(caf::ok_atom_v);
+  if (st.pending.empty() && st.extra && st.extra->drained.pending())
+    st.extra->drained.deliver(caf::ok_atom_v);
 }
 
 void on_frame(self_ptr self, std::string& frame) {
@@ -266,12 +273,13 @@ void on_frame(self_ptr self, std::string& frame) {
     auto call = st.pending.take(m.id);
     drop_route(self, m.id);
     if (!call) {
-      if (auto f = st.forgotten.find(m.id); f != st.forgotten.end()) {
-        // The answer to a call nobody waits for: the id will not come back.
-        // (Its entry in forgotten_order goes when it ages out.)
-        st.forgotten.erase(f);
-        return;
-      }
+      if (st.extra)
+        if (auto f = st.extra->forgotten.find(m.id); f != st.extra->forgotten.end()) {
+          // The answer to a call nobody waits for: the id will not come back.
+          // (Its entry in forgotten_order goes when it ages out.)
+          st.extra->forgotten.erase(f);
+          return;
+        }
       // A runtime replaying after reconnect, or an answer older than max_forgotten.
       spdlog::debug("response for unknown request id {} from {}", m.id, st.who());
       return;
@@ -356,7 +364,8 @@ connection_actor::behavior_type make_shared_behavior() {
       spdlog::info("runtime connection {} closed ({}), failing {} pending request(s)", st.who(),
                    reason, st.pending.size());
       auto lost = st.pending.take_all();
-      st.streams.clear();
+      if (st.extra)
+        st.extra->streams.clear();
       if (st.splices)
         st.splices->clear();
       release_load(self, static_cast<std::int32_t>(lost.size()));
@@ -385,7 +394,7 @@ connection_actor::behavior_type make_shared_behavior() {
         // Spliced before the request goes out: every frame of the run finds it.
         if (req.sink && st.splices)
           st.splices->add(wire_id, req.sink);
-        st.streams.emplace(wire_id, connection_state::stream_route{a.caller, req.tag, false,
+        st.more().streams.emplace(wire_id, connection_state::stream_route{a.caller, req.tag, false,
                                                                    std::move(req.sink)});
         a.connection_relays = true;
       }
@@ -416,8 +425,9 @@ connection_actor::behavior_type make_shared_behavior() {
       if (st.pending.empty())
         return caf::ok_atom_v;
       spdlog::info("runtime {}: waiting for {} request(s) in flight", st.who(), st.pending.size());
-      st.drained = self->make_response_promise();
-      return st.drained;
+      auto& drained = st.more().drained;
+      drained = self->make_response_promise();
+      return drained;
     },
     [](cancel_atom) {
       auto self = current();
@@ -435,7 +445,7 @@ connection_actor::behavior_type make_shared_behavior() {
     // all otherwise (the asker keeps the deadline).
     [](probe_atom) -> caf::result<bool> {
       auto self = current();
-      auto& probes = self->state.probes;
+      auto& probes = self->state.more().probes;
       probes.push_back(self->make_response_promise());
       if (probes.size() == 1)
         if (auto* p = dynamic_cast<net::pingable*>(self->state.transport.get()))
@@ -447,7 +457,7 @@ connection_actor::behavior_type make_shared_behavior() {
       on_oversized(self, head, tail, size);
     },
     [](pong_atom, bool) {
-      for (auto& rp : std::exchange(current()->state.probes, {}))
+      for (auto& rp : std::exchange(current()->state.more().probes, {}))
         rp.deliver(true);
     },
   };

@@ -80,29 +80,40 @@ struct connection_state {
     bool traced = false; // the first runActionState counts (Go sends one per span)
     stream_sink_ptr sink; // the caller's socket, when its door gave one
   };
-  std::unordered_map<std::string, stream_route, wire_id_hash, std::equal_to<>> streams;
+  // What a connection needs only once it streams, forgets, drains or is
+  // probed: made then (`more()`), so an idle connection keeps one pointer
+  // instead of ~210 bytes of empty containers.
+  struct seldom {
+    std::unordered_map<std::string, stream_route, wire_id_hash, std::equal_to<>> streams;
+    // Wire ids nobody waits for any more -> whether a runActionState naming
+    // one still has to be cancelled (a run abandoned before its trace id was
+    // known). Their late frames are dropped quietly. Bounded: the oldest go.
+    std::unordered_map<std::string, bool, wire_id_hash, std::equal_to<>> forgotten;
+    // A list, not a deque: an empty std::deque allocates ~0.6 KB.
+    std::list<std::string> forgotten_order;
+    caf::response_promise drained; // answered when `pending` is empty
+    // Directory probes waiting for the pong to our ping (register takeover).
+    std::vector<caf::response_promise> probes;
+  };
+  std::unique_ptr<seldom> extra; // null until needed
   // `pending`'s size as the front doors see it when they balance calls
   // (replica_load.hpp); registered with the directory.
   replica_load_ptr load = std::make_shared<replica_load>();
   // Its service's queue when the service has a cap (told of every call
   // that ends here); null otherwise.
   slot_listener_actor service_queue;
-  // Wire ids nobody waits for any more -> whether a runActionState naming
-  // one still has to be cancelled (a run abandoned before its trace id was
-  // known). Their late frames are dropped quietly. Bounded: the oldest go.
-  std::unordered_map<std::string, bool, wire_id_hash, std::equal_to<>> forgotten;
-  // A list, not a deque: an empty std::deque allocates ~0.6 KB, and every
-  // idle runtime connection keeps this one (mostly empty).
-  std::list<std::string> forgotten_order;
-  caf::response_promise drained; // answered when `pending` is empty
-  // Directory probes waiting for the pong to our ping (register takeover).
-  std::vector<caf::response_promise> probes;
   // What its pending requests share (pending_request.hpp); made at the first
   // call, again when runtime_id changes.
   std::shared_ptr<const pending_shared> shared;
   static inline const char* name = "runtime_connection";
 
   const std::string& who() const;
+
+  seldom& more() {
+    if (!extra)
+      extra = std::make_unique<seldom>();
+    return *extra;
+  }
 };
 
 /// One runtime's WebSocket (the connection_actor interface). Answers `register`, allocates string ids for

@@ -164,6 +164,33 @@ CAF_TEST(the calls of a connection share its runtime id and socket) {
   finish();
 }
 
+// An idle connection keeps no streams, forgotten ids, drain or probe state:
+// made when first needed, and the calls that need them work as before.
+CAF_TEST(the seldom parts of a connection are made when needed) {
+  register_runtime();
+  auto& cs = deref<connection_actor::stateful_base<connection_state>>(conn).state;
+  CAF_CHECK(cs.extra == nullptr);
+  call(1, "listActions");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
+  CAF_CHECK_EQUAL(render(events(caller)), R"(done 1 ok {"actions":{}})");
+  CAF_CHECK(cs.extra == nullptr);
+  // Nothing in flight: drained at once.
+  CAF_CHECK(std::get<0>(ask<caf::ok_atom>(conn, drain_atom_v)) == caf::ok_atom_v);
+  CAF_CHECK(cs.extra == nullptr);
+  // Chunks of a run that is not relayed by the connection, and frames for
+  // unknown ids, need none of it either.
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"9","chunk":1}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{},"id":"9"})");
+  CAF_CHECK(cs.extra == nullptr);
+  // A call given up is remembered there.
+  auto p = call(2, "runAction", R"({"key":"/flow/x","input":1})");
+  caf::send_as(caller, caf::actor_cast<pending_actor>(p), abort_atom_v, std::uint64_t{0});
+  sched.run();
+  CAF_REQUIRE(cs.extra != nullptr);
+  CAF_CHECK_EQUAL(cs.extra->forgotten.count(R"("2")"), 1u);
+  finish();
+}
+
 // Held input is made only when input has to wait for the run's trace id.
 CAF_TEST(bidi input before the trace id is held then sent in order) {
   register_runtime();
