@@ -2,7 +2,8 @@
 
 namespace actor_host {
 
-bool deadline_queue::add(const std::string& id, time_point at) {
+template <class Key>
+bool basic_deadline_queue<Key>::add(const Key& id, time_point at) {
   remove(id);
   by_key_.emplace(id, by_time_.emplace(at, id));
   if (armed_ && *armed_ <= at)
@@ -11,7 +12,8 @@ bool deadline_queue::add(const std::string& id, time_point at) {
   return true;
 }
 
-void deadline_queue::remove(const std::string& id) {
+template <class Key>
+void basic_deadline_queue<Key>::remove(const Key& id) {
   auto i = by_key_.find(id);
   if (i == by_key_.end())
     return;
@@ -19,8 +21,9 @@ void deadline_queue::remove(const std::string& id) {
   by_key_.erase(i);
 }
 
-std::vector<std::string> deadline_queue::take_due(time_point now) {
-  std::vector<std::string> due;
+template <class Key>
+std::vector<Key> basic_deadline_queue<Key>::take_due(time_point now) {
+  std::vector<Key> due;
   auto end = by_time_.upper_bound(now);
   for (auto i = by_time_.begin(); i != end; ++i) {
     by_key_.erase(i->second);
@@ -33,7 +36,8 @@ std::vector<std::string> deadline_queue::take_due(time_point now) {
   return due;
 }
 
-std::optional<deadline_queue::time_point> deadline_queue::rearm() {
+template <class Key>
+std::optional<typename basic_deadline_queue<Key>::time_point> basic_deadline_queue<Key>::rearm() {
   if (by_time_.empty())
     return std::nullopt;
   auto next = by_time_.begin()->first;
@@ -42,5 +46,8 @@ std::optional<deadline_queue::time_point> deadline_queue::rearm() {
   armed_ = next;
   return next;
 }
+
+template class basic_deadline_queue<std::string>;
+template class basic_deadline_queue<std::uint64_t>;
 
 } // namespace actor_host

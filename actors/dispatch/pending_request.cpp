@@ -18,10 +18,20 @@ namespace {
 
 using self_ptr = pending_actor::stateful_pointer<pending_state>;
 
+// The pending request whose message this thread handles: the shared
+// behavior's handlers act on it.
+self_ptr current() {
+  return pending_request_actor::current();
+}
+
+bool is_run(const pending_args& a) {
+  return a.method == call_method::run_action;
+}
+
 obs::scoped_log_fields call_fields(self_ptr self) {
   auto& st = self->state;
   return obs::scoped_log_fields{{.trace_id = st.trace_id,
-                                 .runtime_id = st.args.runtime_id,
+                                 .runtime_id = st.args.shared->runtime_id,
                                  .action = st.args.action_key}};
 }
 
@@ -34,6 +44,7 @@ std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
 void send_route_span(self_ptr self, const call_end& end) {
   auto& st = self->state;
   auto& a = st.args;
+  auto& sh = *a.shared;
   auto& m = obs::global();
   if (m.route_spans_queued.fetch_add(1, std::memory_order_relaxed) >= max_route_spans_queued) {
     m.route_spans_queued.fetch_sub(1, std::memory_order_relaxed);
@@ -47,7 +58,7 @@ void send_route_span(self_ptr self, const call_end& end) {
   s.span_id = wire::secure_random_hex(8);
   s.kind = "actor-host";
   s.action_type = "route";
-  s.name = "actor-host " + a.runtime_id;
+  s.name = "actor-host " + sh.runtime_id;
   s.ok = end.ok;
   if (!end.ok) {
     s.error_message = std::string{wire::status_name(end.error.status)};
@@ -56,25 +67,25 @@ void send_route_span(self_ptr self, const call_end& end) {
   }
   s.start_ms = epoch_ms(st.started_wall);
   s.end_ms = epoch_ms(std::chrono::system_clock::now());
-  s.attributes = {{"actor-host:runtime", a.runtime_id}, {"actor-host:action", a.action_key}};
-  if (!a.node.empty())
-    s.attributes.emplace_back("actor-host:node", a.node);
-  caf::anon_send(a.traces, route_span_atom_v, std::move(s));
+  s.attributes = {{"actor-host:runtime", sh.runtime_id}, {"actor-host:action", a.action_key}};
+  if (!sh.node.empty())
+    s.attributes.emplace_back("actor-host:node", sh.node);
+  caf::anon_send(sh.traces, route_span_atom_v, std::move(s));
 }
 
 // Outlier detection (replica_load.hpp): failures of the replica, not of
 // the caller's input or the action's own logic, count against it.
 void record_outcome(self_ptr self, int code) {
   using wire::status_code;
-  auto& a = self->state.args;
+  auto& sh = *self->state.args.shared;
   bool failed = code == static_cast<int>(status_code::unavailable)
                 || code == static_cast<int>(status_code::internal)
                 || code == static_cast<int>(status_code::deadline_exceeded);
-  if (auto span = a.load->record(failed, replica_load::clock::now()); span.count() > 0) {
+  if (auto span = sh.load->record(failed, replica_load::clock::now()); span.count() > 0) {
     obs::global().replica_ejections.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("runtime {} ejected from balanced calls for {} s: {} calls in a row failed "
                  "(UNAVAILABLE, INTERNAL or DEADLINE_EXCEEDED); pinned calls still reach it",
-                 a.runtime_id, span.count(), replica_load::failures_to_eject);
+                 sh.runtime_id, span.count(), replica_load::failures_to_eject);
   }
 }
 
@@ -82,14 +93,14 @@ void finish(self_ptr self, call_end end) {
   auto& a = self->state.args;
   auto took = std::chrono::steady_clock::now() - self->state.started;
   auto code = end.ok ? 0 : end.error.status;
-  if (a.traces && a.method == "runAction" && !self->state.trace_id.empty())
+  if (a.shared->traces && is_run(a) && !self->state.trace_id.empty())
     send_route_span(self, end);
-  obs::global().record_request(obs::method_from_name(a.method), code, took);
-  if (a.load && a.method == "runAction")
+  obs::global().record_request(obs::method_from_name(method_name(a.method)), code, took);
+  if (a.shared->load && is_run(a))
     record_outcome(self, code);
   if (spdlog::should_log(spdlog::level::debug)) {
     auto fields = call_fields(self);
-    spdlog::debug("{} {}: {} in {:.3f} ms", a.method, a.action_key,
+    spdlog::debug("{} {}: {} in {:.3f} ms", method_name(a.method), a.action_key,
                   end.ok ? std::string_view{"ok"} : wire::status_name(code),
                   std::chrono::duration<double, std::milli>(took).count());
   }
@@ -107,35 +118,38 @@ void finish(self_ptr self, call_end end) {
 // at once or when the trace id shows up. Nothing of the call stays here.
 void give_up(self_ptr self) {
   auto& st = self->state;
-  self->send(st.args.conn, forget_atom_v, st.args.wire_id, st.trace_id,
-             st.args.method == "runAction");
+  self->send(st.args.conn, forget_atom_v, quoted_wire_id(st.args.wire_id), st.trace_id,
+             is_run(st.args));
 }
 
 void forward_input(self_ptr self, const std::string& chunk) {
   auto& a = self->state.args;
+  auto id = quoted_wire_id(a.wire_id);
   if (!chunk.empty())
     obs::global().input_chunks.fetch_add(1, std::memory_order_relaxed);
   if (chunk.empty())
-    a.transport->send_text(
-      rpc::notification("endInputStream", R"({"requestId":)" + a.wire_id + "}"));
+    a.shared->transport->send_text(
+      rpc::notification("endInputStream", R"({"requestId":)" + id + "}"));
   else
-    a.transport->send_text(rpc::notification(
-      "sendInputStreamChunk", R"({"requestId":)" + a.wire_id + R"(,"chunk":)" + chunk + "}"));
+    a.shared->transport->send_text(rpc::notification(
+      "sendInputStreamChunk", R"({"requestId":)" + id + R"(,"chunk":)" + chunk + "}"));
 }
 
 void input(self_ptr self, std::string chunk) {
   auto& st = self->state;
   if (!st.trace_id.empty())
     return forward_input(self, chunk);
-  auto cap = st.args.max_held_input_bytes;
+  auto cap = st.args.shared->max_held_input_bytes;
+  if (!st.held)
+    st.held = std::make_unique<held_input>();
   if (chunk.empty()) {
-    st.held.hold_end();
-  } else if (!st.held.hold(std::move(chunk), cap)) {
+    st.held->hold_end();
+  } else if (!st.held->hold(std::move(chunk), cap)) {
     obs::global().bidi_input_overflows.fetch_add(1, std::memory_order_relaxed);
     auto fields = call_fields(self);
     spdlog::warn("run {} on runtime {}: bidi input held before the run started exceeds "
                  "max_bidi_input_bytes ({} bytes); failing the run",
-                 st.args.wire_id, st.args.runtime_id, cap);
+                 quoted_wire_id(st.args.wire_id), st.args.shared->runtime_id, cap);
     give_up(self);
     return finish(self, failed(manager_errors::bidi_input_overflow(cap)));
   }
@@ -150,7 +164,8 @@ void abandon(self_ptr self) {
   if (spdlog::should_log(spdlog::level::debug)) {
     auto fields = call_fields(self);
     spdlog::debug("{} {} on runtime {} abandoned by its caller; forgotten and cancelled",
-                  st.args.method, st.args.wire_id, st.args.runtime_id);
+                  method_name(st.args.method), quoted_wire_id(st.args.wire_id),
+                  st.args.shared->runtime_id);
   }
   st.args.caller = nullptr;
   give_up(self);
@@ -158,96 +173,125 @@ void abandon(self_ptr self) {
                                                  "Call abandoned by its caller")));
 }
 
-} // namespace
-
-pending_actor::behavior_type pending_request(self_ptr self, pending_args args) {
-  self->state.args = std::move(args);
-  // A caller that dies (socket closed, HTTP client gone) abandons the call.
-  if (self->state.args.caller) {
-    self->monitor(self->state.args.caller);
-    self->set_down_handler([self](caf::down_msg& dm) {
-      if (dm.source == self->state.args.caller.address())
-        abandon(self);
-    });
-  }
+// Every pending request's handlers, built once (pending_request.hpp says
+// why): each acts on current(), the request whose message this is.
+pending_actor::behavior_type make_shared_behavior() {
   return {
-    [self](run_trace_atom, std::string& trace) {
+    [](run_trace_atom, std::string& trace) {
+      auto self = current();
       auto& st = self->state;
       // Go runtimes send runActionState once per span; the first one counts.
       if (!st.trace_id.empty())
         return;
       st.trace_id = trace;
-      st.held.release([self](std::string&& chunk) { forward_input(self, chunk); },
+      if (st.held) {
+        auto held = std::move(st.held);
+        held->release([self](std::string&& chunk) { forward_input(self, chunk); },
                       [self] { forward_input(self, std::string{}); });
+      }
       if (st.args.caller && !st.args.connection_relays)
         self->send(st.args.caller, trace_atom_v, st.args.tag, std::move(trace));
     },
-    [self](run_chunk_atom, std::string& raw) {
+    [](run_chunk_atom, std::string& raw) {
+      auto self = current();
       auto& a = self->state.args;
       obs::global().stream_chunks.fetch_add(1, std::memory_order_relaxed);
       if (a.caller)
         self->send(a.caller, chunk_atom_v, a.tag, std::move(raw));
     },
-    [self](response_atom, bool ok, std::string& raw) {
+    [](response_atom, bool ok, std::string& raw) {
+      auto self = current();
       auto& a = self->state.args;
-      if (ok && a.method == "listActions") {
+      if (ok && a.method == call_method::list_actions) {
         auto normalized = actions::normalize_list_actions(raw);
         if (!normalized) {
           auto& why = normalized.error();
-          spdlog::warn("invalid listActions result from runtime {}: {}", a.runtime_id, why);
+          auto& rid = a.shared->runtime_id;
+          spdlog::warn("invalid listActions result from runtime {}: {}", rid, why);
           return finish(self, failed(manager_errors::internal(
-                                "invalid listActions result from runtime " + a.runtime_id + ": "
-                                + why)));
+                                "invalid listActions result from runtime " + rid + ": " + why)));
         }
         raw = std::move(*normalized);
       }
       // A runtime's error object is classified here, where it arrives.
       finish(self, ok ? succeeded(std::move(raw)) : failed(manager_errors::error_of(std::move(raw))));
     },
-    [self](response_atom, call_error& error) {
+    [](response_atom, call_error& error) {
       // An answer that failed here (over max_frame_bytes).
-      finish(self, failed(std::move(error)));
+      finish(current(), failed(std::move(error)));
     },
-    [self](expired_atom) {
+    [](expired_atom) {
+      auto self = current();
       auto& a = self->state.args;
       auto fields = call_fields(self);
-      spdlog::warn("request {} ({}) to runtime {} timed out", a.wire_id, a.method, a.runtime_id);
+      spdlog::warn("request {} ({}) to runtime {} timed out", quoted_wire_id(a.wire_id),
+                   method_name(a.method), a.shared->runtime_id);
       give_up(self);
       finish(self, failed(manager_errors::timed_out(
-                     a.runtime_id, a.method,
+                     a.shared->runtime_id, method_name(a.method),
                      std::chrono::duration_cast<std::chrono::milliseconds>(a.timeout))));
     },
-    [self](oversized_atom, call_error& error) {
+    [](oversized_atom, call_error& error) {
       // A chunk or state over the frame cap was dropped: the run cannot be
       // relayed whole, so it is cancelled on the runtime and fails here.
+      auto self = current();
       auto& a = self->state.args;
       auto fields = call_fields(self);
       spdlog::warn("{} {} on runtime {}: a message over max_frame_bytes; failing and cancelling it",
-                   a.method, a.wire_id, a.runtime_id);
+                   method_name(a.method), quoted_wire_id(a.wire_id), a.shared->runtime_id);
       give_up(self);
       finish(self, failed(std::move(error)));
     },
-    [self](conn_lost_atom, const std::string&) {
+    [](conn_lost_atom, const std::string&) {
+      auto self = current();
       auto& a = self->state.args;
-      finish(self, failed(manager_errors::connection_closed(a.runtime_id, a.method)));
+      finish(self,
+             failed(manager_errors::connection_closed(a.shared->runtime_id, method_name(a.method))));
     },
     // A pending request is its call's own actor: the call id is 0.
-    [self](input_atom, std::uint64_t, std::string& chunk) { input(self, std::move(chunk)); },
-    [self](end_input_atom, std::uint64_t) { input(self, {}); },
-    [self](abort_atom, std::uint64_t) { abandon(self); },
-    [self](cancel_atom) {
+    [](input_atom, std::uint64_t, std::string& chunk) { input(current(), std::move(chunk)); },
+    [](end_input_atom, std::uint64_t) { input(current(), {}); },
+    [](abort_atom, std::uint64_t) { abandon(current()); },
+    [](cancel_atom) {
       // The manager's drain timeout passed: the run is cancelled on the
       // runtime and the caller told why.
+      auto self = current();
       auto& a = self->state.args;
       obs::global().drain_cancelled_calls.fetch_add(1, std::memory_order_relaxed);
       auto fields = call_fields(self);
-      spdlog::warn("cancelling {} {} on runtime {}: drain timeout passed", a.method,
-                   self->state.trace_id, a.runtime_id);
+      spdlog::warn("cancelling {} {} on runtime {}: drain timeout passed", method_name(a.method),
+                   self->state.trace_id, a.shared->runtime_id);
       give_up(self);
       finish(self, failed(manager_errors::make_error(wire::status_code::cancelled,
                                                      wire::drain_cancel_message)));
     },
   };
+}
+
+} // namespace
+
+std::string quoted_wire_id(std::uint64_t id) {
+  std::string out;
+  out.reserve(22);
+  out += '"';
+  out += std::to_string(id);
+  out += '"';
+  return out;
+}
+
+pending_actor::behavior_type pending_request(pending_request_actor* self, pending_args args) {
+  self->state.args = std::move(args);
+  // A caller that dies (socket closed, HTTP client gone) abandons the call.
+  if (self->state.args.caller) {
+    self->monitor(self->state.args.caller);
+    self->set_down_handler([](caf::scheduled_actor*, caf::down_msg& dm) {
+      auto self = current();
+      if (dm.source == self->state.args.caller.address())
+        abandon(self);
+    });
+  }
+  static const auto* shared = new pending_actor::behavior_type{make_shared_behavior()};
+  return *shared;
 }
 
 } // namespace actor_host

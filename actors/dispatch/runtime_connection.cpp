@@ -49,6 +49,12 @@ std::string register_answer(const connection_options& opts) {
 
 using self_ptr = connection_actor::stateful_pointer<connection_state>;
 
+// The connection whose message this thread handles: the shared behavior's
+// handlers act on it.
+self_ptr current() {
+  return runtime_connection_actor::current();
+}
+
 void reply_error(self_ptr self, const std::string& id, int code, const std::string& message) {
   self->state.transport->send_text(rpc::error_response(id, rpc::error_object(code, message)));
 }
@@ -63,8 +69,8 @@ void on_register(self_ptr self, const rpc::message& m) {
     return;
   }
   auto& info = *parsed;
-  info.reflection_server_url = st.opts.reflection_url;
-  info.protocol = st.opts.protocol;
+  info.reflection_server_url = st.opts->reflection_url;
+  info.protocol = st.opts->protocol;
   info.timestamp = registry::iso_timestamp_now();
   // The directory decides: an id held by another live socket is refused, one
   // whose socket is dead is handed over (it may probe the holder first).
@@ -88,12 +94,14 @@ void on_register(self_ptr self, const rpc::message& m) {
         }
         if (!st.runtime_id.empty() && st.runtime_id != id)
           self->send(st.directory, deregister_atom_v, st.runtime_id, connection_actor{self});
+        if (st.runtime_id != id)
+          st.shared.reset(); // the calls from now on name the new id
         st.runtime_id = id;
         st.service_queue = std::move(queue);
         if (request)
-          st.transport->send_text(rpc::result_response(rid, register_answer(st.opts)));
+          st.transport->send_text(rpc::result_response(rid, register_answer(*st.opts)));
         // Which actions it declares safe to run twice (call_path.hpp).
-        if (st.opts.learn_actions) {
+        if (st.opts->learn_actions) {
           st.actions_wire_id = '"' + std::to_string(st.next_id++) + '"';
           st.transport->send_text(rpc::request("listActions", "{}", st.actions_wire_id));
         }
@@ -108,7 +116,7 @@ void on_register(self_ptr self, const rpc::message& m) {
 constexpr std::size_t max_forgotten = 4096;
 
 void remember_forgotten(self_ptr self, std::string wire_id, bool cancel_on_trace) {
-  auto& st = self->state;
+  auto& st = self->state.more();
   if (!st.forgotten.emplace(wire_id, cancel_on_trace).second)
     return;
   st.forgotten_order.push_back(std::move(wire_id));
@@ -133,7 +141,9 @@ void send_cancel(self_ptr self, const std::string& trace) {
 // A run abandoned before its trace id was known is cancelled when it shows.
 void on_forgotten_state(self_ptr self, const std::string& params, std::string_view wire_id,
                         std::string_view state) {
-  auto& f = self->state.forgotten;
+  if (!self->state.extra)
+    return;
+  auto& f = self->state.extra->forgotten;
   auto i = f.find(wire_id);
   if (i == f.end() || !i->second)
     return;
@@ -154,7 +164,8 @@ void on_notification(self_ptr self, rpc::message& m) {
   }
   auto* call = f[0].empty() ? nullptr : self->state.pending.find(f[0]);
   if (!call) {
-    if (!f[0].empty() && self->state.forgotten.count(f[0])) {
+    auto& extra = self->state.extra;
+    if (!f[0].empty() && extra && extra->forgotten.count(f[0])) {
       if (m.method == "runActionState")
         on_forgotten_state(self, m.params, f[0], f[2]);
       return;
@@ -162,22 +173,24 @@ void on_notification(self_ptr self, rpc::message& m) {
     spdlog::debug("{} for unknown request id from {}", m.method, self->state.who());
     return;
   }
-  auto& streams = self->state.streams;
-  auto route = streams.empty() ? streams.end() : streams.find(f[0]);
+  connection_state::stream_route* route = nullptr;
+  if (auto& extra = self->state.extra; extra && !extra->streams.empty())
+    if (auto i = extra->streams.find(f[0]); i != extra->streams.end())
+      route = &i->second;
   if (m.method == "streamChunk") {
     if (f[1].empty())
       return;
-    if (route == streams.end())
+    if (!route)
       return self->send(*call, run_chunk_atom_v, std::string{f[1]});
     // One hop: straight to the caller, or with a sink to its socket. A
     // caller that has finished the call (its deadline, its own abort)
     // ignores it, as it does any late event; its sink is closed by then.
     obs::global().stream_chunks.fetch_add(1, std::memory_order_relaxed);
     auto chunk = chunk_for_caller(f[1]);
-    if (route->second.sink)
-      route->second.sink->chunk(std::move(chunk));
+    if (route->sink)
+      route->sink->chunk(std::move(chunk));
     else
-      self->send(route->second.caller, chunk_atom_v, route->second.tag, std::move(chunk));
+      self->send(route->caller, chunk_atom_v, route->tag, std::move(chunk));
     return;
   }
   // runActionState
@@ -191,12 +204,12 @@ void on_notification(self_ptr self, rpc::message& m) {
     }
     // The caller hears it from here, ahead of the chunks that follow it;
     // the pending request (held bidi input, cancels) from its own message.
-    if (route != streams.end() && !route->second.traced) {
-      route->second.traced = true;
+    if (route && !route->traced) {
+      route->traced = true;
       // Written ahead of the chunks that follow; the caller keeps it too.
-      if (route->second.sink)
-        route->second.sink->trace(trace);
-      self->send(route->second.caller, trace_atom_v, route->second.tag, trace);
+      if (route->sink)
+        route->sink->trace(trace);
+      self->send(route->caller, trace_atom_v, route->tag, trace);
     }
     self->send(*call, run_trace_atom_v, std::move(trace));
   }
@@ -204,13 +217,26 @@ void on_notification(self_ptr self, rpc::message& m) {
 
 // The call left `pending`: its chunks have nowhere to go any more.
 void drop_route(self_ptr self, std::string_view wire_id) {
-  auto& streams = self->state.streams;
+  if (!self->state.extra)
+    return;
+  auto& streams = self->state.extra->streams;
   if (!streams.empty())
     if (auto i = streams.find(wire_id); i != streams.end()) {
-      if (i->second.sink && self->state.opts.splices)
-        self->state.opts.splices->remove(wire_id);
+      if (i->second.sink && self->state.splices)
+        self->state.splices->remove(wire_id);
       streams.erase(i);
     }
+}
+
+// What this connection's pending requests share (pending_request.hpp): made
+// at the first call, again after the runtime id changed.
+const pending_shared_ptr& shared_args(self_ptr self) {
+  auto& st = self->state;
+  if (!st.shared)
+    st.shared = std::make_shared<const pending_shared>(
+      pending_shared{st.transport, st.runtime_id, st.opts->max_bidi_input_bytes, st.opts->traces,
+                     st.opts->node, st.load});
+  return st.shared;
 }
 
 // Calls taken off this replica's load: a service's queue may hand one on.
@@ -223,8 +249,8 @@ void release_load(self_ptr self, std::int32_t n = 1) {
 
 void check_drained(self_ptr self) {
   auto& st = self->state;
-  if (st.pending.empty() && st.drained.pending())
-    st.drained.deliver(caf::ok_atom_v);
+  if (st.pending.empty() && st.extra && st.extra->drained.pending())
+    st.extra->drained.deliver(caf::ok_atom_v);
 }
 
 void on_frame(self_ptr self, std::string& frame) {
@@ -247,12 +273,13 @@ void on_frame(self_ptr self, std::string& frame) {
     auto call = st.pending.take(m.id);
     drop_route(self, m.id);
     if (!call) {
-      if (auto f = st.forgotten.find(m.id); f != st.forgotten.end()) {
-        // The answer to a call nobody waits for: the id will not come back.
-        // (Its entry in forgotten_order goes when it ages out.)
-        st.forgotten.erase(f);
-        return;
-      }
+      if (st.extra)
+        if (auto f = st.extra->forgotten.find(m.id); f != st.extra->forgotten.end()) {
+          // The answer to a call nobody waits for: the id will not come back.
+          // (Its entry in forgotten_order goes when it ages out.)
+          st.extra->forgotten.erase(f);
+          return;
+        }
       // A runtime replaying after reconnect, or an answer older than max_forgotten.
       spdlog::debug("response for unknown request id {} from {}", m.id, st.who());
       return;
@@ -288,7 +315,7 @@ void on_oversized(self_ptr self, const std::string& head, const std::string& tai
   auto& st = self->state;
   std::string id;
   auto error = [&] {
-    return manager_errors::answer_too_large(st.who(), size, st.opts.max_frame_bytes);
+    return manager_errors::answer_too_large(st.who(), size, st.opts->max_frame_bytes);
   };
   if (re2::RE2::PartialMatch(head, notification, &id)) {
     if (auto* call = st.pending.find(id)) {
@@ -322,70 +349,62 @@ void on_oversized(self_ptr self, const std::string& head, const std::string& tai
   st.transport->close(1009, "message too big");
 }
 
-} // namespace
-
-connection_actor::behavior_type runtime_connection(self_ptr self, net::transport_ptr transport,
-                                                   directory_actor directory,
-                                                   connection_options opts) {
-  auto& st = self->state;
-  st.transport = transport;
-  st.directory = std::move(directory);
-  st.opts = std::move(opts);
-  close_on_exit(self, std::move(transport));
-  // Directory probes waiting for the pong to our ping (register takeover).
-  auto probes = std::make_shared<std::vector<caf::response_promise>>();
+// Every connection's handlers, built once (runtime_connection.hpp): each
+// acts on current(), the connection whose message this is.
+connection_actor::behavior_type make_shared_behavior() {
   return {
-    [self](frame_atom, std::string& frame) {
+    [](frame_atom, std::string& frame) {
+      auto self = current();
       on_frame(self, frame);
       self->state.transport->frame_processed();
     },
-    [self](closed_atom, const std::string& reason) {
+    [](closed_atom, const std::string& reason) {
+      auto self = current();
       auto& st = self->state;
       spdlog::info("runtime connection {} closed ({}), failing {} pending request(s)", st.who(),
                    reason, st.pending.size());
       auto lost = st.pending.take_all();
-      st.streams.clear();
-      if (st.opts.splices)
-        st.opts.splices->clear();
+      if (st.extra)
+        st.extra->streams.clear();
+      if (st.splices)
+        st.splices->clear();
       release_load(self, static_cast<std::int32_t>(lost.size()));
       for (auto& p : lost)
         self->send(p, conn_lost_atom_v, reason);
       check_drained(self);
       self->quit();
     },
-    [self](call_atom, call_request& req, caller_actor& caller) -> call_handle {
+    [](call_atom, call_request& req, caller_actor& caller) -> call_handle {
+      auto self = current();
       auto& st = self->state;
       if (!req.counted) // not routed here by a door of this node (replica_load.hpp)
         st.load->try_reserve(0);
-      auto wire_id = '"' + std::to_string(st.next_id++) + '"';
+      auto n = st.next_id++;
+      auto wire_id = quoted_wire_id(n);
       pending_args a;
+      a.shared = shared_args(self);
       a.conn = self;
-      a.transport = st.transport;
       a.caller = std::move(caller);
       a.tag = req.tag;
-      a.wire_id = wire_id;
-      a.method = std::string{method_name(req.method)};
-      a.runtime_id = st.runtime_id;
+      a.wire_id = n;
+      a.method = req.method;
       a.action_key = std::move(req.key); // for the log lines about this call
       a.timeout = req.timeout;
-      a.max_held_input_bytes = st.opts.max_bidi_input_bytes;
-      a.traces = st.opts.traces;
-      a.node = st.opts.node;
-      a.load = st.load;
       if (req.stream && a.caller) {
         // Spliced before the request goes out: every frame of the run finds it.
-        if (req.sink && st.opts.splices)
-          st.opts.splices->add(wire_id, req.sink);
-        st.streams.emplace(wire_id, connection_state::stream_route{a.caller, req.tag, false,
+        if (req.sink && st.splices)
+          st.splices->add(wire_id, req.sink);
+        st.more().streams.emplace(wire_id, connection_state::stream_route{a.caller, req.tag, false,
                                                                    std::move(req.sink)});
         a.connection_relays = true;
       }
       auto p = self->spawn(pending_request, std::move(a));
-      add_call(self, &connection_state::pending, wire_id, p, req.timeout);
+      add_call(self, &connection_state::pending, n, p, req.timeout);
       st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));
       return call_handle{p, 0};
     },
-    [self](forget_atom, std::string& wire_id, const std::string& trace, bool cancel) {
+    [](forget_atom, std::string& wire_id, const std::string& trace, bool cancel) {
+      auto self = current();
       auto& st = self->state;
       // Already answered (the answer crossed the forget): nothing to cancel.
       if (!st.pending.take(wire_id))
@@ -399,42 +418,65 @@ connection_actor::behavior_type runtime_connection(self_ptr self, net::transport
     },
     // The earliest deadline passed: its requests time out (each tells its
     // caller and sends forget_atom back, as for any call given up).
-    [self](expired_atom) { expire_due_calls(self, &connection_state::pending); },
-    [self](drain_atom) -> caf::result<caf::ok_atom> {
+    [](expired_atom) { expire_due_calls(current(), &connection_state::pending); },
+    [](drain_atom) -> caf::result<caf::ok_atom> {
+      auto self = current();
       auto& st = self->state;
       if (st.pending.empty())
         return caf::ok_atom_v;
       spdlog::info("runtime {}: waiting for {} request(s) in flight", st.who(), st.pending.size());
-      st.drained = self->make_response_promise();
-      return st.drained;
+      auto& drained = st.more().drained;
+      drained = self->make_response_promise();
+      return drained;
     },
-    [self](cancel_atom) {
+    [](cancel_atom) {
+      auto self = current();
       for (auto& [id, p] : self->state.pending)
         self->send(p, cancel_atom_v);
     },
     // The node drains: the runtime is told to register elsewhere (1012,
     // service restart); closed_atom follows as for any close.
-    [self](stop_atom, std::uint16_t close_code) {
+    [](stop_atom, std::uint16_t close_code) {
+      auto self = current();
       self->state.transport->close(close_code, "this manager is draining; register at another");
     },
     // Liveness probe (the directory, before it hands our id to another
     // socket): true once the socket answers a WebSocket ping, no answer at
     // all otherwise (the asker keeps the deadline).
-    [self, probes](probe_atom) -> caf::result<bool> {
-      probes->push_back(self->make_response_promise());
-      if (probes->size() == 1)
+    [](probe_atom) -> caf::result<bool> {
+      auto self = current();
+      auto& probes = self->state.more().probes;
+      probes.push_back(self->make_response_promise());
+      if (probes.size() == 1)
         if (auto* p = dynamic_cast<net::pingable*>(self->state.transport.get()))
           p->ping([a = connection_actor{self}] { caf::anon_send(a, pong_atom_v, true); });
-      return probes->back();
+      return probes.back();
     },
-    [self](oversized_atom, const std::string& head, const std::string& tail, std::uint64_t size) {
+    [](oversized_atom, const std::string& head, const std::string& tail, std::uint64_t size) {
+      auto self = current();
       on_oversized(self, head, tail, size);
     },
-    [probes](pong_atom, bool) {
-      for (auto& rp : std::exchange(*probes, {}))
+    [](pong_atom, bool) {
+      for (auto& rp : std::exchange(current()->state.more().probes, {}))
         rp.deliver(true);
     },
   };
+}
+
+} // namespace
+
+connection_actor::behavior_type runtime_connection(runtime_connection_actor* self,
+                                                   net::transport_ptr transport,
+                                                   directory_actor directory,
+                                                   connection_setup opts) {
+  auto& st = self->state;
+  st.transport = transport;
+  st.directory = std::move(directory);
+  st.opts = std::move(opts.common);
+  st.splices = std::move(opts.splices);
+  close_on_exit(self, std::move(transport));
+  static const auto* shared = new connection_actor::behavior_type{make_shared_behavior()};
+  return *shared;
 }
 
 } // namespace actor_host

@@ -4,16 +4,20 @@
 #include "actors/common/call_table.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/common/shared_behavior.hpp"
 #include "actors/dispatch/stream_splices.hpp"
 #include "net/transport.hpp"
 
-#include <list>
 #include <functional>
+#include <list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 namespace actor_host {
+
+struct pending_shared; // pending_request.hpp
 
 struct connection_options {
   std::string reflection_url;      // ws://localhost:<port>, reported in RuntimeInfo
@@ -37,16 +41,36 @@ struct connection_options {
   stream_splices_ptr splices;
 };
 
+/// A connection's options as it keeps them: what every connection of a
+/// listener has in common, shared (an idle connection kept its own copy, a
+/// ~250 bytes), and its own splices. Made from connection_options (a copy
+/// of its own) or from options shared by the caller.
+struct connection_setup {
+  stream_splices_ptr splices; // (first: taken from the options before they move)
+  std::shared_ptr<const connection_options> common; // its `splices` unused
+
+  connection_setup(connection_options opts)
+    : splices(std::move(opts.splices)),
+      common(std::make_shared<const connection_options>(std::move(opts))) {
+  }
+
+  connection_setup(std::shared_ptr<const connection_options> common, stream_splices_ptr splices)
+    : splices(std::move(splices)), common(std::move(common)) {
+  }
+};
+
 struct connection_state {
   live_count live{actor_kind::runtime_connection};
   net::transport_ptr transport;
   directory_actor directory;
-  connection_options opts;
+  std::shared_ptr<const connection_options> opts; // shared with the listener's other connections
+  stream_splices_ptr splices; // its own (connection_options::splices)
   std::string runtime_id; // empty until the runtime registers
   std::uint64_t next_id = 1;
   std::string actions_wire_id; // our own listActions in flight ("" = none)
-  // raw wire id -> pending_request, with their deadlines
-  basic_call_table<pending_actor> pending;
+  // wire id (its number; the wire quotes it) -> pending_request, with their
+  // deadlines
+  basic_call_table<pending_actor, std::uint64_t> pending;
   // The streaming runs of `pending` that have a caller: their chunks and
   // trace id go from here to the caller in one hop (the pending request
   // keeps the call's state, not the relay). An entry leaves with its call.
@@ -56,24 +80,40 @@ struct connection_state {
     bool traced = false; // the first runActionState counts (Go sends one per span)
     stream_sink_ptr sink; // the caller's socket, when its door gave one
   };
-  std::unordered_map<std::string, stream_route, wire_id_hash, std::equal_to<>> streams;
+  // What a connection needs only once it streams, forgets, drains or is
+  // probed: made then (`more()`), so an idle connection keeps one pointer
+  // instead of ~210 bytes of empty containers.
+  struct seldom {
+    std::unordered_map<std::string, stream_route, wire_id_hash, std::equal_to<>> streams;
+    // Wire ids nobody waits for any more -> whether a runActionState naming
+    // one still has to be cancelled (a run abandoned before its trace id was
+    // known). Their late frames are dropped quietly. Bounded: the oldest go.
+    std::unordered_map<std::string, bool, wire_id_hash, std::equal_to<>> forgotten;
+    // A list, not a deque: an empty std::deque allocates ~0.6 KB.
+    std::list<std::string> forgotten_order;
+    caf::response_promise drained; // answered when `pending` is empty
+    // Directory probes waiting for the pong to our ping (register takeover).
+    std::vector<caf::response_promise> probes;
+  };
+  std::unique_ptr<seldom> extra; // null until needed
   // `pending`'s size as the front doors see it when they balance calls
   // (replica_load.hpp); registered with the directory.
   replica_load_ptr load = std::make_shared<replica_load>();
   // Its service's queue when the service has a cap (told of every call
   // that ends here); null otherwise.
   slot_listener_actor service_queue;
-  // Wire ids nobody waits for any more -> whether a runActionState naming
-  // one still has to be cancelled (a run abandoned before its trace id was
-  // known). Their late frames are dropped quietly. Bounded: the oldest go.
-  std::unordered_map<std::string, bool, wire_id_hash, std::equal_to<>> forgotten;
-  // A list, not a deque: an empty std::deque allocates ~0.6 KB, and every
-  // idle runtime connection keeps this one (mostly empty).
-  std::list<std::string> forgotten_order;
-  caf::response_promise drained; // answered when `pending` is empty
+  // What its pending requests share (pending_request.hpp); made at the first
+  // call, again when runtime_id changes.
+  std::shared_ptr<const pending_shared> shared;
   static inline const char* name = "runtime_connection";
 
   const std::string& who() const;
+
+  seldom& more() {
+    if (!extra)
+      extra = std::make_unique<seldom>();
+    return *extra;
+  }
 };
 
 /// One runtime's WebSocket (the connection_actor interface). Answers `register`, allocates string ids for
@@ -94,9 +134,13 @@ struct connection_state {
 /// - (cancel_atom): cancels every request in flight (drain timeout passed)
 /// - (probe_atom) -> bool: true once the socket answers a WebSocket ping; no
 ///   answer otherwise (the directory's liveness probe before a takeover)
-connection_actor::behavior_type
-runtime_connection(connection_actor::stateful_pointer<connection_state> self,
-                   net::transport_ptr transport, directory_actor directory,
-                   connection_options opts);
+///
+/// Its behavior is built once for all connections (shared_behavior.hpp).
+using runtime_connection_actor = shared_behavior_actor<connection_state, connection_actor::base>;
+
+connection_actor::behavior_type runtime_connection(runtime_connection_actor* self,
+                                                   net::transport_ptr transport,
+                                                   directory_actor directory,
+                                                   connection_setup opts);
 
 } // namespace actor_host

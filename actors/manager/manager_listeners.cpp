@@ -100,13 +100,13 @@ std::string manager::impl::start_reflection() {
   }
   // Every socket that feeds an actor gets a read window (max_unread_frames).
   auto unread = opts.policy.max_unread_frames;
-  reflection.on_websocket("", [spawn = spawner(), dir = directory, conn_opts = runtime_links,
+  // One copy of the options for every runtime's connection.
+  auto conn_opts = std::make_shared<const connection_options>(runtime_links);
+  reflection.on_websocket("", [spawn = spawner(), dir = directory, conn_opts,
                                unread](net::transport_ptr t) -> net::frame_handler_ptr {
     t = with_read_window(std::move(t), unread);
-    auto opts = conn_opts;
-    opts.splices = std::make_shared<stream_splices>();
-    auto tap = opts.splices;
-    auto a = spawn(runtime_connection, t, dir, std::move(opts));
+    auto tap = std::make_shared<stream_splices>();
+    auto a = spawn(runtime_connection, t, dir, connection_setup{conn_opts, tap});
     // One answer over the frame cap fails its call, not the link.
     auto oversized = [a](std::string head, std::string tail, std::uint64_t size) {
       caf::anon_send(a, oversized_atom_v, std::move(head), std::move(tail), size);

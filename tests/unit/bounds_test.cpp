@@ -172,8 +172,9 @@ CAF_TEST(what a connection remembers of forgotten calls is bounded) {
   caf::anon_send(sess, closed_atom_v, std::string{"gone"});
   sched.run();
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
-  CAF_CHECK_LESS_OR_EQUAL(conn_state().forgotten.size(), 4096u);
-  CAF_CHECK_EQUAL(conn_state().forgotten.size(), conn_state().forgotten_order.size());
+  CAF_REQUIRE(conn_state().extra != nullptr);
+  CAF_CHECK_LESS_OR_EQUAL(conn_state().extra->forgotten.size(), 4096u);
+  CAF_CHECK_EQUAL(conn_state().extra->forgotten.size(), conn_state().extra->forgotten_order.size());
   sess = nullptr;
   finish();
 }

@@ -2,6 +2,8 @@
 
 #include "test_support.hpp"
 
+#include "actors/dispatch/pending_request.hpp"
+
 using namespace actor_host;
 using namespace actor_host::testing;
 using namespace std::chrono_literals;
@@ -122,6 +124,97 @@ CAF_TEST(calls get increasing string ids) {
   CAF_CHECK(p1 != p2);
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 2);
   CAF_CHECK_EQUAL(deref<connection_actor::stateful_base<connection_state>>(conn).state.pending.size(), 2u);
+  finish();
+}
+
+// What every call of a connection has in common is made once and shared
+// (pending_request.hpp); a new runtime id makes a new one for later calls.
+CAF_TEST(the calls of a connection share its runtime id and socket) {
+  register_runtime("old");
+  auto p1 = call(1, "listActions");
+  auto p2 = call(2, "runAction", R"({"key":"/flow/x","input":1})");
+  auto& a1 = deref<pending_request_actor>(p1).state.args;
+  auto& a2 = deref<pending_request_actor>(p2).state.args;
+  CAF_REQUIRE(a1.shared != nullptr);
+  CAF_CHECK(a1.shared == a2.shared);
+  CAF_CHECK_EQUAL(a1.shared->runtime_id, "old");
+  auto& cs = deref<connection_actor::stateful_base<connection_state>>(conn).state;
+  CAF_CHECK(a1.shared->transport == cs.transport);
+  CAF_CHECK(a1.shared->load == cs.load);
+  CAF_CHECK_EQUAL(a1.wire_id, 1u);
+  CAF_CHECK_EQUAL(a2.wire_id, 2u);
+  CAF_CHECK(a1.method == call_method::list_actions);
+  CAF_CHECK(a2.method == call_method::run_action);
+  CAF_CHECK_EQUAL(a2.action_key, "/flow/x");
+  CAF_CHECK_EQUAL(quoted_wire_id(17), R"("17")");
+  // The runtime registers again under another id: later calls name it.
+  send_frame(conn, register_frame("new", R"("r2")"));
+  auto p3 = call(3, "listActions");
+  auto& a3 = deref<pending_request_actor>(p3).state.args;
+  CAF_CHECK(a3.shared != a1.shared);
+  CAF_CHECK_EQUAL(a3.shared->runtime_id, "new");
+  CAF_CHECK_EQUAL(a1.shared->runtime_id, "old");
+  // A lost connection fails each call naming the runtime it was sent to.
+  caf::anon_send(conn, closed_atom_v, std::string{"gone"});
+  sched.run();
+  auto out = render(events(caller));
+  CAF_CHECK(contains(out, "done 1 failed"));
+  CAF_CHECK(contains(out, "Runtime old connection closed"));
+  CAF_CHECK(contains(out, "Runtime new connection closed"));
+  finish();
+}
+
+// An idle connection keeps no streams, forgotten ids, drain or probe state:
+// made when first needed, and the calls that need them work as before.
+CAF_TEST(the seldom parts of a connection are made when needed) {
+  register_runtime();
+  auto& cs = deref<connection_actor::stateful_base<connection_state>>(conn).state;
+  CAF_CHECK(cs.extra == nullptr);
+  call(1, "listActions");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
+  CAF_CHECK_EQUAL(render(events(caller)), R"(done 1 ok {"actions":{}})");
+  CAF_CHECK(cs.extra == nullptr);
+  // Nothing in flight: drained at once.
+  CAF_CHECK(std::get<0>(ask<caf::ok_atom>(conn, drain_atom_v)) == caf::ok_atom_v);
+  CAF_CHECK(cs.extra == nullptr);
+  // Chunks of a run that is not relayed by the connection, and frames for
+  // unknown ids, need none of it either.
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":"9","chunk":1}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{},"id":"9"})");
+  CAF_CHECK(cs.extra == nullptr);
+  // A call given up is remembered there.
+  auto p = call(2, "runAction", R"({"key":"/flow/x","input":1})");
+  caf::send_as(caller, caf::actor_cast<pending_actor>(p), abort_atom_v, std::uint64_t{0});
+  sched.run();
+  CAF_REQUIRE(cs.extra != nullptr);
+  CAF_CHECK_EQUAL(cs.extra->forgotten.count(R"("2")"), 1u);
+  finish();
+}
+
+// Held input is made only when input has to wait for the run's trace id.
+CAF_TEST(bidi input before the trace id is held then sent in order) {
+  register_runtime();
+  auto p = call(3, "runAction", R"({"key":"/flow/x","input":1})");
+  auto& st = deref<pending_request_actor>(p).state;
+  CAF_CHECK(st.held == nullptr);
+  rt->clear();
+  auto call = caf::actor_cast<pending_actor>(p);
+  caf::send_as(caller, call, input_atom_v, std::uint64_t{0}, std::string{R"("a")"});
+  caf::send_as(caller, call, input_atom_v, std::uint64_t{0}, std::string{R"("b")"});
+  caf::send_as(caller, call, end_input_atom_v, std::uint64_t{0});
+  sched.run();
+  CAF_CHECK_EQUAL(rt->size(), 0u);
+  CAF_REQUIRE(st.held != nullptr);
+  CAF_CHECK_EQUAL(st.held->size(), 3u);
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-1"}}})");
+  CAF_REQUIRE_EQUAL(rt->size(), 3u);
+  CAF_CHECK_EQUAL(member(rt->frame(0), {"method"}), R"("sendInputStreamChunk")");
+  CAF_CHECK_EQUAL(member(rt->frame(0), {"params", "requestId"}), R"("1")");
+  CAF_CHECK_EQUAL(member(rt->frame(0), {"params", "chunk"}), R"("a")");
+  CAF_CHECK_EQUAL(member(rt->frame(1), {"params", "chunk"}), R"("b")");
+  CAF_CHECK_EQUAL(member(rt->frame(2), {"method"}), R"("endInputStream")");
+  CAF_CHECK_EQUAL(member(rt->frame(2), {"params", "requestId"}), R"("1")");
+  CAF_CHECK(st.held == nullptr);
   finish();
 }
 

@@ -133,6 +133,43 @@ CAF_TEST(a burst of changes is one fetch and one update) {
   finish({caf::actor_cast<caf::actor>(s)});
 }
 
+// Nobody watching: changes are not fetched and no listing is kept. The
+// first watcher gets the listing fetched then, in the usual order.
+CAF_TEST(a listing nobody watches is fetched when a watcher comes) {
+  auto& st = deref<caf::stateful_actor<dashboard_feed_state>>(feed).state;
+  std::vector<caf::actor> conns{spawn_dummy(), spawn_dummy()};
+  reg("a", conns[0]);
+  reg("b", conns[1]);
+  sched.run();
+  CAF_CHECK(st.runtimes.stale);
+  CAF_CHECK_EQUAL(st.runtimes.json, "[]");
+  CAF_CHECK(!st.runtimes.fetching);
+  auto t = make_fake_transport();
+  auto s = session(t);
+  send_frame(s, watch(R"(["services","runtimes"])"));
+  auto frames = t->take();
+  CAF_REQUIRE_EQUAL(frames.size(), 3u);
+  CAF_CHECK_EQUAL(member(frames[0], {"result"}), R"({"topics":["services","runtimes"]})");
+  auto u = updates(frames);
+  CAF_REQUIRE_EQUAL(u.size(), 2u);
+  CAF_CHECK_EQUAL(u[0].first, "runtimes");
+  CAF_CHECK(contains(u[0].second, R"("id":"a")"));
+  CAF_CHECK(contains(u[0].second, R"("id":"b")"));
+  CAF_CHECK_EQUAL(u[1].first, "services");
+  CAF_CHECK(!st.runtimes.stale);
+  // Watched now: a change is pushed.
+  stop(conns[0]);
+  u = updates(t->take());
+  CAF_REQUIRE_EQUAL(u.size(), 1u);
+  CAF_CHECK(!contains(u[0].second, R"("id":"a")"));
+  // The watcher goes: the next change drops the listing again.
+  stop(s);
+  stop(conns[1]);
+  CAF_CHECK(st.runtimes.stale);
+  CAF_CHECK_EQUAL(st.runtimes.json, "[]");
+  finish();
+}
+
 CAF_TEST(watch without topics watches every topic) {
   auto t = make_fake_transport();
   auto s = session(t);

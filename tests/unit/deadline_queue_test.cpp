@@ -1,5 +1,6 @@
 #define CAF_SUITE deadline_queue
 
+#include "actors/common/call_table.hpp"
 #include "actors/common/deadline_queue.hpp"
 
 #include <caf/test/unit_test.hpp>
@@ -73,4 +74,42 @@ CAF_TEST(rearm names the next wake-up once) {
   CAF_CHECK(*last == t0 + 5s);
   q.take_due(t0 + 5s);
   CAF_CHECK(!q.rearm());
+}
+
+CAF_TEST(numeric ids keep their order and deadlines) {
+  basic_deadline_queue<std::uint64_t> q;
+  CAF_CHECK(q.add(7, t0 + 2s));
+  CAF_CHECK(q.add(3, t0 + 1s));
+  CAF_CHECK(!q.add(9, t0 + 5s));
+  q.remove(7);
+  CAF_CHECK_EQUAL(q.size(), 2u);
+  CAF_CHECK_EQUAL(q.take_due(t0 + 5s), (std::vector<std::uint64_t>{3, 9}));
+  CAF_CHECK(q.empty());
+}
+
+// A runtime connection keeps its calls by number and finds them by the id's
+// text in a frame: only the exact text it wrote finds one.
+CAF_TEST(quoted decimals are ids and nothing else is) {
+  CAF_CHECK(quoted_decimal(R"("7")") == std::optional<std::uint64_t>{7});
+  CAF_CHECK(quoted_decimal(R"("18446744073709551615")")
+            == std::optional<std::uint64_t>{18446744073709551615ull});
+  for (auto text : {R"(7)", R"("07")", R"("")", R"("7 ")", R"(" 7")", R"("+7")", R"("-7")",
+                    R"("7a")", R"("18446744073709551616")", R"('7')", R"("7)", R"(7")"})
+    CAF_CHECK(!quoted_decimal(text));
+}
+
+CAF_TEST(a call table keyed by number is searched by the id text) {
+  basic_call_table<caf::actor, std::uint64_t> calls;
+  CAF_CHECK(!calls.add(12, caf::actor{}, std::nullopt));
+  CAF_CHECK(calls.add(13, caf::actor{}, t0 + 1s));
+  CAF_CHECK_EQUAL(calls.size(), 2u);
+  CAF_CHECK_EQUAL(calls.deadlines(), 1u);
+  CAF_CHECK(calls.find(R"("12")") != nullptr);
+  CAF_CHECK(calls.find("12") == nullptr);
+  CAF_CHECK(calls.find(R"("012")") == nullptr);
+  calls.take(R"("13")");
+  CAF_CHECK_EQUAL(calls.size(), 1u);
+  CAF_CHECK_EQUAL(calls.deadlines(), 0u);
+  CAF_CHECK(calls.find(R"("13")") == nullptr);
+  CAF_CHECK_EQUAL(calls.take_all().size(), 1u);
 }

@@ -110,7 +110,7 @@ void on_done(self_ptr self, std::uint64_t tag, const call_end& end) {
   auto& t = self->state.transport;
   if (end.ok && c->describe) {
     std::string out;
-    auto err = describe_from_listing(end.result, *c->describe, c->describe_runtime, out);
+    auto err = describe_from_listing(end.result, c->describe->target, c->describe->runtime, out);
     t->send_text(!err ? rpc::result_response(c->caller_id, out)
                       : rpc::error_response(c->caller_id, err->object));
     return forget(self, tag);
@@ -154,8 +154,9 @@ void begin(self_ptr self, const rpc::message& m, call_request req, bool events,
   auto& c = st.calls[tag];
   c.caller_id = m.id;
   c.events = events;
-  c.describe = std::move(describe);
-  c.describe_runtime = std::move(runtime_id);
+  if (describe)
+    c.describe = std::make_unique<api_session_state::call::describe_part>(
+      api_session_state::call::describe_part{std::move(*describe), std::move(runtime_id)});
   st.by_id.emplace(m.id, tag);
   req.tag = tag;
   if (events && req.stream) {

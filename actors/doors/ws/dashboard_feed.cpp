@@ -35,11 +35,19 @@ std::string update(std::string_view topic, const std::string& data) {
   return out;
 }
 
+bool watched(const dashboard_feed_state& st, feed_topic t) {
+  return std::any_of(st.watchers.begin(), st.watchers.end(),
+                     [&](auto& w) { return (w.topics & bit(t)) != 0; });
+}
+
 void push(self_ptr self, feed_topic t, std::string_view name, const std::string& data) {
-  auto text = update(name, data);
+  std::string text;
   for (auto& w : self->state.watchers)
-    if (w.topics & bit(t))
+    if ((w.topics & bit(t)) && !w.waiting) {
+      if (text.empty())
+        text = update(name, data);
       self->send(w.session, feed_atom_v, text);
+    }
 }
 
 std::string services_json(const dashboard_feed_state& st) {
@@ -68,8 +76,30 @@ std::string health_json(const dashboard_feed_state& st, bool all) {
   return out + "]}";
 }
 
+const char* empty_listing(feed_topic t) {
+  return t == feed_topic::workers ? R"({"workers":[]})" : "[]";
+}
+
+void send_watched(self_ptr self, const api_session_actor& session, unsigned topics);
+
+// Watchers waiting for their first listings get them once every topic they
+// watch has been fetched (or its fetch failed).
+void settle_waiting(self_ptr self) {
+  auto& st = self->state;
+  auto busy = [&](unsigned topics) {
+    return ((topics & bit(feed_topic::runtimes)) && st.runtimes.stale && st.runtimes.fetching)
+           || ((topics & bit(feed_topic::workers)) && st.workers.stale && st.workers.fetching);
+  };
+  for (auto& w : st.watchers)
+    if (w.waiting && !busy(w.topics)) {
+      w.waiting = false;
+      send_watched(self, w.session, w.topics);
+    }
+}
+
 // A listing fetched from its owner: one request in flight per topic, and
-// one more if the topic changed meanwhile; watchers get it only if it differs.
+// one more if the topic changed meanwhile; watchers get it only if it
+// differs. Nobody watching: not fetched, and what was kept is dropped.
 template <class Owner, class Atom>
 void fetch(self_ptr self, dashboard_feed_state::fetched dashboard_feed_state::*slot,
            Owner dashboard_feed_state::*owner, Atom atom, feed_topic topic, const char* name) {
@@ -81,6 +111,13 @@ void fetch(self_ptr self, dashboard_feed_state::fetched dashboard_feed_state::*s
     t.again = true;
     return;
   }
+  if (!watched(st, topic)) {
+    if (!t.stale) {
+      t.stale = true;
+      std::string{empty_listing(topic)}.swap(t.json);
+    }
+    return;
+  }
   t.fetching = true;
   t.again = false;
   self->request(st.*owner, internal_reply_timeout, atom)
@@ -88,16 +125,20 @@ void fetch(self_ptr self, dashboard_feed_state::fetched dashboard_feed_state::*s
       [=](std::string& json) {
         auto& t = self->state.*slot;
         t.fetching = false;
+        t.stale = false;
         if (json != t.json) {
           t.json = std::move(json);
           push(self, topic, name, t.json);
         }
         if (t.again)
           fetch(self, slot, owner, atom, topic, name);
+        settle_waiting(self);
       },
       [=](caf::error& err) {
         (self->state.*slot).fetching = false;
+        (self->state.*slot).stale = false; // the empty listing until the next change
         spdlog::warn("dashboard feed: listing {} failed: {}", name, caf::to_string(err));
+        settle_waiting(self);
       });
 }
 
@@ -159,6 +200,21 @@ void sample(self_ptr self) {
       push(self, feed_topic::cluster, "cluster", st.cluster);
     }
   }
+}
+
+// Everything `topics` names, as it is now, to `session`.
+void send_watched(self_ptr self, const api_session_actor& session, unsigned topics) {
+  auto& st = self->state;
+  auto send = [&](feed_topic t, std::string_view name, const std::string& data) {
+    if (topics & bit(t))
+      self->send(session, feed_atom_v, update(name, data));
+  };
+  send(feed_topic::runtimes, "runtimes", st.runtimes.json);
+  send(feed_topic::workers, "workers", st.workers.json);
+  send(feed_topic::services, "services", services_json(st));
+  send(feed_topic::cluster, "cluster",
+       st.cluster.empty() ? std::string{R"({"self":null,"nodes":[]})"} : st.cluster);
+  send(feed_topic::health, "health", health_json(st, true));
 }
 
 void set_watchers_gauge(const dashboard_feed_state& st, std::int64_t before) {
@@ -262,19 +318,22 @@ caf::behavior dashboard_feed(self_ptr self, dashboard_feed_config cfg, directory
       }
       i->topics = topics;
       // The answer first (messages between two actors keep their order),
-      // then everything watched; changes follow.
+      // then everything watched (once the listings nobody watched so far
+      // are fetched); changes follow.
       auto rp = self->make_response_promise<caf::ok_atom>();
       rp.deliver(caf::ok_atom_v);
-      auto send = [&](feed_topic t, std::string_view name, const std::string& data) {
-        if (topics & bit(t))
-          self->send(session, feed_atom_v, update(name, data));
-      };
-      send(feed_topic::runtimes, "runtimes", st.runtimes.json);
-      send(feed_topic::workers, "workers", st.workers.json);
-      send(feed_topic::services, "services", services_json(st));
-      send(feed_topic::cluster, "cluster",
-           st.cluster.empty() ? std::string{R"({"self":null,"nodes":[]})"} : st.cluster);
-      send(feed_topic::health, "health", health_json(st, true));
+      bool runtimes = (topics & bit(feed_topic::runtimes)) && st.runtimes.stale;
+      bool workers = (topics & bit(feed_topic::workers)) && st.workers.stale;
+      if (runtimes || workers) {
+        i->waiting = true;
+        if (runtimes)
+          fetch_runtimes(self);
+        if (workers)
+          fetch_workers(self);
+        settle_waiting(self); // an owner that is not there: nothing to wait for
+      } else if (!i->waiting) {
+        send_watched(self, session, topics);
+      }
       return rp;
     },
     [self](changed_atom, const std::string& topic) {

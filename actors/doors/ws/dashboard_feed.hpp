@@ -47,13 +47,21 @@ struct dashboard_feed_state {
   struct watcher {
     api_session_actor session;
     unsigned topics = 0;
+    // Its first listing of every watched topic waits for a fetch (a topic
+    // nobody watched is not kept): nothing is pushed to it until then.
+    bool waiting = false;
   };
   /// A topic fetched from its owner: one fetch at a time, and one more if
   /// it changed meanwhile (a burst of registrations is one or two fetches).
+  /// Fetched and kept only while a watcher watches it: with nobody
+  /// watching, a change only marks it stale (every registration of a
+  /// connect burst rebuilt the whole runtimes listing, and the feed kept a
+  /// copy of ~0.2 KB per runtime).
   struct fetched {
     std::string json;
     bool fetching = false;
     bool again = false;
+    bool stale = false; // `json` is the empty listing, not the owner's
   };
 
   dashboard_feed_config cfg;
