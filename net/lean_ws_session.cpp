@@ -1,34 +1,27 @@
-// The server side of a plain (not TLS) WebSocket, after Beast has read the
-// upgrade request: frames read and written here, on the socket itself.
-//
-// Why not Beast's websocket::stream: an idle connection kept ~7 KB in net/
-// with it (its impl with a 1.5 KB read buffer, our read buffer, the read
-// operation outstanding), and a read handler saw one frame, so a stream of
-// small frames cost a handler, a post and an epoll round per frame. Here an
-// idle connection waits for readability without any buffer (the wait is a
-// small handler), and a wake-up reads up to 64 KiB into the I/O thread's
-// scratch buffer and hands on every frame in it. TLS connections and the
-// client side keep Beast (ws_session.cpp): TLS buffers its records itself.
+// The server side of a plain (not TLS) WebSocket after Beast has read the
+// upgrade request: frames read and written on the socket itself. An idle
+// connection waits for readability with no buffer; a wake-up reads up to
+// 64 KiB into the I/O thread's scratch buffer and hands on every frame in it
+// (Beast's stream kept ~7 KB per idle connection and saw one frame per read
+// handler). TLS connections and clients keep Beast (ws_session.cpp).
 
 #include "net/detail/message_reader.hpp"
-#include "net/detail/ws_writer.hpp"
 #include "net/detail/ws_frame_reader.hpp"
+#include "net/detail/ws_handshake.hpp"
 #include "net/detail/ws_session.hpp"
+#include "net/detail/ws_writer.hpp"
 #include "net/liveness.hpp"
 
 #include <boost/asio/basic_waitable_timer.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/http/field.hpp>
 
-#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -36,7 +29,6 @@ namespace actor_host::net {
 
 namespace {
 
-namespace http = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
 using error_code = boost::system::error_code;
 using socket_type = flex_stream::socket_type;
@@ -63,50 +55,6 @@ char* read_scratch() {
   return buf.get();
 }
 
-// RFC 6455 §4.2.2: the Sec-WebSocket-Accept for the client's key.
-std::string accept_key(std::string_view key) {
-  static constexpr std::string_view guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-  std::string in{key};
-  in += guid;
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(in.data(), in.size(), md, &len, EVP_sha1(), nullptr);
-  unsigned char out[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
-  const int n = EVP_EncodeBlock(out, md, static_cast<int>(len));
-  return std::string(reinterpret_cast<const char*>(out), static_cast<std::size_t>(n));
-}
-
-// The answer to an upgrade request (§4.2.1): 101 with the accept key, or
-// why not. Beast's is_upgrade has checked the method, version, Connection
-// and Upgrade already.
-std::string handshake_response(const http_request_message& req, bool& ok) {
-  ok = false;
-  auto refuse = [](int status, std::string_view phrase, std::string_view why,
-                   std::string_view extra) {
-    std::string body = std::string{why} + "\n";
-    return "HTTP/1.1 " + std::to_string(status) + " " + std::string{phrase}
-           + "\r\nServer: actor-host\r\nConnection: close\r\nContent-Type: text/plain\r\n"
-           + std::string{extra} + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n"
-           + body;
-  };
-  if (req.find(http::field::host) == req.end())
-    return refuse(400, "Bad Request", "no Host header", "");
-  auto version = req[http::field::sec_websocket_version];
-  if (version.empty())
-    return refuse(400, "Bad Request", "no Sec-WebSocket-Version header", "");
-  if (version != "13")
-    return refuse(426, "Upgrade Required", "WebSocket version 13 only",
-                  "Sec-WebSocket-Version: 13\r\n");
-  auto key = req[http::field::sec_websocket_key];
-  // 16 bytes in base64 (§4.1): 22 characters and "==".
-  if (key.size() != 24 || key.substr(22) != "==")
-    return refuse(400, "Bad Request", "bad Sec-WebSocket-Key header", "");
-  ok = true;
-  return "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-         "Sec-WebSocket-Accept: "
-         + accept_key(key) + "\r\nServer: actor-host\r\n\r\n";
-}
-
 class lean_ws_session : public transport,
                         public pingable,
                         public detail::ws_frame_sink,
@@ -130,7 +78,7 @@ public:
   void accept(const http_request_message& req, upgrade_request up, session_factory factory,
               bool keep_upgrade) {
     bool ok = false;
-    auto answer = std::make_shared<std::string>(handshake_response(req, ok));
+    auto answer = std::make_shared<std::string>(detail::ws_handshake_response(req, ok));
     error_code ignored;
     sock_.set_option(tcp::no_delay{true}, ignored);
     sock_.non_blocking(true, ignored); // reads are tried, not waited in

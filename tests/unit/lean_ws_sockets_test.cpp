@@ -2,9 +2,9 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "net/detail/ws_frame_encoder.hpp"
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
+#include "ws_client_frames.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -114,15 +114,7 @@ struct raw_client {
 
   static std::string frame(std::uint8_t opcode, const std::string& payload, bool fin = true,
                            bool masked = true) {
-    const std::uint8_t mask[4] = {1, 2, 3, 4};
-    std::uint8_t h[14];
-    auto n = put_frame_header(h, opcode, payload.size(), masked ? mask : nullptr);
-    if (!fin)
-      h[0] &= 0x7f;
-    std::string out(reinterpret_cast<const char*>(h), n);
-    for (std::size_t i = 0; i < payload.size(); ++i)
-      out.push_back(static_cast<char>(payload[i] ^ (masked ? mask[i & 3] : 0)));
-    return out;
+    return actor_host::test::client_frame(opcode, payload, fin, masked);
   }
 
   void write(const std::string& bytes) {

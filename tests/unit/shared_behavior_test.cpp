@@ -65,8 +65,11 @@ CAF_TEST(actors sharing a behavior each act on their own state) {
   CAF_CHECK(tally_impl::current() == nullptr); // outside any handler
   CAF_CHECK_EQUAL(deref<tally_impl>(a).state.seen, (std::vector<int>{1, 2, 3}));
   CAF_CHECK_EQUAL(deref<tally_impl>(b).state.seen, (std::vector<int>{10, 20, 30}));
-  CAF_CHECK_EQUAL(std::get<0>(ask<int>(a, caf::get_atom_v)), 6);
-  CAF_CHECK_EQUAL(std::get<0>(ask<int>(b, caf::get_atom_v)), 60);
+  // Copied out: std::get on the temporary tuple would dangle in the check.
+  const int sum_a = std::get<0>(ask<int>(a, caf::get_atom_v));
+  const int sum_b = std::get<0>(ask<int>(b, caf::get_atom_v));
+  CAF_CHECK_EQUAL(sum_a, 6);
+  CAF_CHECK_EQUAL(sum_b, 60);
   // The down handler finds its actor too.
   stop(peer);
   CAF_CHECK(deref<tally_impl>(b).state.peer_down);

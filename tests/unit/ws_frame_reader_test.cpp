@@ -2,31 +2,21 @@
 
 #include <caf/test/unit_test.hpp>
 
-#include "net/detail/ws_frame_encoder.hpp"
 #include "net/detail/ws_frame_reader.hpp"
+#include "ws_client_frames.hpp"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-using actor_host::net::put_frame_header;
 using actor_host::net::detail::ws_frame_reader;
 using actor_host::net::detail::ws_frame_sink;
 
 namespace {
 
-// A client's frame: masked, as RFC 6455 §5.3 requires.
 std::string frame(std::uint8_t opcode, const std::string& payload, bool fin = true,
                   bool masked = true) {
-  const std::uint8_t mask[4] = {0x12, 0x34, 0x56, 0x78};
-  std::uint8_t h[14];
-  auto n = put_frame_header(h, opcode, payload.size(), masked ? mask : nullptr);
-  if (!fin)
-    h[0] &= 0x7f;
-  std::string out(reinterpret_cast<const char*>(h), n);
-  for (std::size_t i = 0; i < payload.size(); ++i)
-    out.push_back(static_cast<char>(payload[i] ^ (masked ? mask[i & 3] : 0)));
-  return out;
+  return actor_host::test::client_frame(opcode, payload, fin, masked);
 }
 
 struct recorder : ws_frame_sink {
