@@ -339,16 +339,8 @@ private:
   }
 
   void on_write(error_code ec) {
-    writing_ = false;
-    if (ec) {
-      // The read side sees the same failure and reports it.
-      q_.drop();
+    if (!written(ec))
       return;
-    }
-    counters_->frames_out.fetch_add(enc_.frames(), std::memory_order_relaxed);
-    counters_->bytes_out.fetch_add(enc_.payload_bytes(), std::memory_order_relaxed);
-    q_.pop_written(enc_.frames(), enc_.payload_bytes());
-    enc_.trim(q_.queued() == 0);
     if (q_.queued() == 0)
       pongs_queued_ = 0;
     if (q_.queued() > 0)

@@ -320,15 +320,8 @@ private:
     writing_ = false;
     // A control frame Beast wanted to write during the batch goes first.
     ws_.next_layer().raw_end();
-    if (ec) {
-      // The read side sees the same failure and reports it.
-      q_.drop();
+    if (!written(ec))
       return;
-    }
-    counters_->frames_out.fetch_add(enc_.frames(), std::memory_order_relaxed);
-    counters_->bytes_out.fetch_add(enc_.payload_bytes(), std::memory_order_relaxed);
-    q_.pop_written(enc_.frames(), enc_.payload_bytes());
-    enc_.trim(q_.queued() == 0);
     if (q_.queued() > 0)
       return do_write();
     if (closing_ && !closed_)

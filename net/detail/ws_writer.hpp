@@ -9,6 +9,7 @@
 #include "net/socket_counters.hpp"
 
 #include <boost/asio/post.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -90,6 +91,22 @@ protected:
     q_.close_inbox();
     drop_unsent();
     s.drop_socket();
+  }
+
+  /// The strand, as a write completes: false when it failed (what waits
+  /// goes; the read side sees the same failure and reports it), else the
+  /// write is counted and its frames freed.
+  bool written(const boost::system::error_code& ec) {
+    writing_ = false;
+    if (ec) {
+      q_.drop();
+      return false;
+    }
+    counters_->frames_out.fetch_add(enc_.frames(), std::memory_order_relaxed);
+    counters_->bytes_out.fetch_add(enc_.payload_bytes(), std::memory_order_relaxed);
+    q_.pop_written(enc_.frames(), enc_.payload_bytes());
+    enc_.trim(q_.queued() == 0);
+    return true;
   }
 
   /// Frames not in the write in flight go now (a batch in flight still
