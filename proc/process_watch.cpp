@@ -11,6 +11,7 @@
 #include <string>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace actor_host::proc {
 
@@ -32,6 +33,15 @@ public:
   }
 
   ~watch_impl() override {
+    // Out of the reactor's epoll set before they close: asio leaves a
+    // closing descriptor to the kernel, which drops it from the set only
+    // when no process holds the file any more, and a child forked meanwhile
+    // holds a copy of every descriptor until it execs. The stale entry then
+    // woke whatever asio registered next in its recycled slot: a new
+    // child's pidfd read as exited, and that child was killed.
+    for (auto* sd : {&out_, &err_, &exit_})
+      if (sd->is_open())
+        ::close(sd->release());
     // The owner is gone while the child still runs: it must not outlive us.
     std::lock_guard<std::mutex> guard{reap_mutex_};
     if (!reaped_) {
