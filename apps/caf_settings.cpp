@@ -2,6 +2,7 @@
 
 #include "actors/cluster/cluster_port_guard.hpp"
 #include "actors/cluster/cluster_types.hpp"
+#include "actors/common/io_scheduler.hpp"
 #include "actors/common/quiet_clock.hpp"
 
 #include <caf/io/middleman.hpp>
@@ -28,7 +29,8 @@ std::string_view trim(std::string_view s) {
 
 // One `key=value` of ACTOR_HOST_CAF. CAF's own setter only prints to stderr
 // when it refuses a value, so the stored value is read back to tell.
-std::string apply_one(caf::actor_system_config& cfg, std::string_view item, bool& quiet_clock) {
+std::string apply_one(caf::actor_system_config& cfg, std::string_view item, bool& quiet_clock,
+                      bool& io_scheduler) {
   auto eq = item.find('=');
   if (eq == std::string_view::npos)
     return "ACTOR_HOST_CAF: '" + std::string{item} + "' is not key=value";
@@ -39,6 +41,14 @@ std::string apply_one(caf::actor_system_config& cfg, std::string_view item, bool
     if (text != "true" && text != "false")
       return "ACTOR_HOST_CAF: actor-host.quiet-clock is true or false, not '" + text + "'";
     quiet_clock = text == "true";
+    return {};
+  }
+  // Ours too: actors on the I/O threads (io_scheduler.hpp), over the
+  // setting actors_on_io_threads, for a side-by-side run.
+  if (key == "actor-host.io-scheduler") {
+    if (text != "true" && text != "false")
+      return "ACTOR_HOST_CAF: actor-host.io-scheduler is true or false, not '" + text + "'";
+    io_scheduler = text == "true";
     return {};
   }
   caf::config_value value;
@@ -61,7 +71,8 @@ std::string apply_one(caf::actor_system_config& cfg, std::string_view item, bool
 
 } // namespace
 
-std::string apply_caf_settings(caf::actor_system_config& cfg, unsigned scheduler_threads) {
+std::string apply_caf_settings(caf::actor_system_config& cfg, unsigned scheduler_threads,
+                               bool actors_on_io_threads) {
   // One shared queue with a condition variable: measured to halve the
   // latency of request/response traffic against work stealing on 2 cores
   // (again on 2026-12-04: p50 at echo 1x1 1.5-1.6x with stealing, whose
@@ -77,6 +88,7 @@ std::string apply_caf_settings(caf::actor_system_config& cfg, unsigned scheduler
   // No clock-thread wake-up per terminating actor (quiet_clock.hpp);
   // `actor-host.quiet-clock=false` keeps CAF's own, for a side-by-side run.
   bool quiet_clock = true;
+  bool io_scheduler = actors_on_io_threads;
   const char* env = std::getenv("ACTOR_HOST_CAF");
   std::string_view rest{env != nullptr ? env : ""};
   while (!rest.empty()) {
@@ -85,10 +97,16 @@ std::string apply_caf_settings(caf::actor_system_config& cfg, unsigned scheduler
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     if (item.empty())
       continue;
-    if (auto err = apply_one(cfg, item, quiet_clock); !err.empty())
+    if (auto err = apply_one(cfg, item, quiet_clock, io_scheduler); !err.empty())
       return err;
   }
-  if (quiet_clock)
+  // The I/O threads' scheduler falls back to the sharing worker (startup,
+  // shutdown); another policy asked for means actors on workers of their own.
+  auto policy = caf::get_or(cfg, "scheduler.policy", caf::atom("sharing"));
+  if (io_scheduler && policy == caf::atom("sharing")
+      && !caf::get_or(cfg, "scheduler.enable-profiling", false))
+    use_io_scheduler(cfg);
+  else if (quiet_clock)
     use_quiet_clock(cfg);
   return {};
 }

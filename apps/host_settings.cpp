@@ -262,6 +262,7 @@ std::string resolve_host_settings(const host_flags& f, host_settings& out) {
   hs.log_format = eff.at("log_format").value;
   hs.scheduler_threads = static_cast<unsigned>(num(eff, "scheduler_threads"));
   hs.io_threads = static_cast<unsigned>(num(eff, "io_threads"));
+  hs.actors_on_io_threads = eff.at("actors_on_io_threads").value == "true";
   auto& m = hs.manager;
   m.bind = eff.at("bind").value;
   m.port = static_cast<std::uint16_t>(num(eff, "port"));

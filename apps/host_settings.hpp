@@ -35,6 +35,7 @@ struct host_settings {
   std::string log_format;
   unsigned scheduler_threads = 1;
   unsigned io_threads = 1;
+  bool actors_on_io_threads = true; // io_scheduler.hpp
   /// Every setting with its value and source, for `actor-host config`.
   std::map<std::string, config::setting_value> effective;
 };

@@ -1,5 +1,6 @@
 // actor-host: parse flags and config, wire the components, run until a
 // signal (or the attached `-- <command>` ends). Nothing else lives here.
+#include "actors/common/io_scheduler.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/manager/manager.hpp"
 #include "actors/runtime/runtime.hpp"
@@ -207,7 +208,8 @@ int main(int argc, char** argv) {
   apps::exit_latch latch;
 
   caf::actor_system_config cfg;
-  if (auto err = apps::apply_caf_settings(cfg, hs.scheduler_threads); !err.empty()) {
+  if (auto err = apps::apply_caf_settings(cfg, hs.scheduler_threads,
+                                           hs.actors_on_io_threads); !err.empty()) {
     std::fprintf(stderr, "error: %s\n", err.c_str());
     return 2;
   }
@@ -217,6 +219,19 @@ int main(int argc, char** argv) {
   caf::actor_system sys{cfg};
 
   net::io_runtime io{hs.io_threads};
+  // Actors run on the I/O threads while they run (io_scheduler.hpp); on
+  // CAF's worker before and after, so nothing waits on a stopped context.
+  attach_io_scheduler(sys, io.context());
+  struct io_scheduler_binding {
+    caf::actor_system& sys;
+    ~io_scheduler_binding() {
+      detach_io_scheduler(sys); // before `io` goes, on every return path
+    }
+  } binding{sys};
+  auto stop_io = [&] {
+    detach_io_scheduler(sys);
+    io.stop();
+  };
   std::unique_ptr<manager> mgr;
   std::unique_ptr<component> main_component;
   if (f.role == "runtime") {
@@ -269,7 +284,7 @@ int main(int argc, char** argv) {
   if (auto err = comp.start(); !err.empty()) {
     spdlog::error("cannot start: {}", err);
     comp.stop();
-    io.stop();
+    stop_io();
     return 1;
   }
   auto why = latch.wait();
@@ -282,7 +297,7 @@ int main(int argc, char** argv) {
     mgr->stop(sig);
   else
     comp.stop();
-  io.stop();
+  stop_io();
   spdlog::info("stopped");
   return why.signal != 0 ? 0 : why.exit_code;
 }

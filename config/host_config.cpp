@@ -63,6 +63,7 @@ constexpr auto settings = std::to_array<setting_def>({
   {"log_format", "text", setting_type::choice, "log line format", "text|json"},
   {"scheduler_threads", "1", setting_type::threads, "CAF worker threads", ""},
   {"io_threads", "1", setting_type::threads, "socket I/O threads", ""},
+  {"actors_on_io_threads", "true", setting_type::choice, "run actors on the socket I/O threads, between socket handlers (no thread hand-off between a socket and its actor); false = on scheduler_threads workers of their own", "true|false"},
   {"write_env_file", "", setting_type::text, "write GENKIT_* variables of the runtime(s) to this file as KEY=VALUE lines", ""},
   {"project_root", "", setting_type::text, "Genkit project root: where runtime files are written (runtime role, Reflection V1) and watched; unset = the nearest folder from the working directory with package.json, go.mod, pyproject.toml, ... (as the Genkit CLI finds it)", ""},
   {"trace_store", "", setting_type::text, "SQLite file for the traces runtimes export; the manager is their telemetry server (/api/traces, telemetryServerUrl, GENKIT_TELEMETRY_SERVER); unset = <project root>/.genkit/actor-host/traces.sqlite, none = no trace store", ""},

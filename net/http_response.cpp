@@ -290,7 +290,7 @@ public:
     if (held > 0)
       post([held](http_session& s) { s.inbox_overflow(held); });
     else if (first)
-      asio::post(strand_, drain_handler(hold_.issue(strand_)));
+      asio::post(strand_, drain_handler(hold_.issue()));
   }
 
   void finish() override {

@@ -14,18 +14,37 @@
 
 namespace actor_host::net::detail {
 
+/// Set while a socket's read handler hands a message on
+/// (message_reader.cpp): what it writes is a spliced stream's.
+inline thread_local bool in_read_handler = false;
+
+class read_handler_scope {
+public:
+  read_handler_scope() : outer_(std::exchange(in_read_handler, true)) {
+  }
+  ~read_handler_scope() {
+    in_read_handler = outer_;
+  }
+  read_handler_scope(const read_handler_scope&) = delete;
+  read_handler_scope& operator=(const read_handler_scope&) = delete;
+
+private:
+  bool outer_;
+};
+
 /// A spliced stream's chunks are written to the caller's connection by the
 /// runtime socket's read handler, on the I/O thread. A read handler sees one
 /// frame, and the post that wakes the caller's strand is queued ahead of the
 /// next frame's read completion: taken at once, every batch would hold one
 /// chunk and cost a sendmsg while twenty more frames wait in the read buffer.
-/// So a batch whose wake-up was posted from the I/O thread lets the reads
+/// So a batch whose wake-up was posted from a read handler lets the reads
 /// already possible run first: it posts itself again, behind them, while
 /// they keep adding to it, up to max_looks times or max_bytes. A batch
-/// posted from the actors' threads goes at once (they run beside the I/O
-/// thread, so their writes batch by themselves), and so does any batch once
-/// the session was posted something else (a head, the body's end, a close)
-/// that must not overtake it: those go through post_in_order.
+/// posted by an actor goes at once (on CAF's threads or on the I/O thread
+/// between socket handlers: its writes batch by themselves, one wake-up for
+/// all an actor turn writes), and so does any batch once the session was
+/// posted something else (a head, the body's end, a close) that must not
+/// overtake it: those go through post_in_order.
 class batch_hold {
 public:
   struct ticket {
@@ -37,8 +56,8 @@ public:
   static constexpr std::size_t max_bytes = 64 * 1024;
 
   /// Any thread: the ticket of a batch's wake-up, about to be posted.
-  ticket issue(const io_strand& strand) {
-    const bool from_io = strand.get_inner_executor().running_in_this_thread();
+  ticket issue() {
+    const bool from_io = in_read_handler;
     std::lock_guard<std::mutex> g{mtx_};
     return {order_, from_io};
   }

@@ -1,5 +1,7 @@
 #include "net/detail/message_reader.hpp"
 
+#include "net/detail/batch_hold.hpp"
+
 #include <simdjson.h>
 
 namespace actor_host::net::detail {
@@ -56,8 +58,10 @@ message_reader::outcome message_reader::add(std::string_view piece, bool text, b
   if (check_utf8 && !simdjson::validate_utf8(frame.data(), frame.size()))
     return outcome::bad_utf8;
   count(counters, n);
-  if (handler && !closing)
+  if (handler && !closing) {
+    read_handler_scope reading; // its writes may wait for the next reads (batch_hold.hpp)
     handler->on_text(std::move(frame));
+  }
   return r;
 }
 

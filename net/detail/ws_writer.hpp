@@ -41,7 +41,7 @@ protected:
     std::size_t held = 0;
     switch (q_.push(std::move(f), held)) {
       case frame_queue::pushed::first:
-        boost::asio::post(self().strand_, send_handler(hold_.issue(self().strand_)));
+        boost::asio::post(self().strand_, send_handler(hold_.issue()));
         break;
       case frame_queue::pushed::overflow:
         hold_.post_in_order(self().strand_,

@@ -104,6 +104,7 @@ const MANAGER_KEYS = {
   log_format: (v) => ['text', 'json'].includes(v),
   scheduler_threads: (v) => isInt(v, 1, 64),
   io_threads: (v) => isInt(v, 1, 64),
+  actors_on_io_threads: (v) => typeof v === 'boolean',
 };
 const SERVICE_KEYS = {
   name: (v) => typeof v === 'string' && /^\S+$/.test(v),

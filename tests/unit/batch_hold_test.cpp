@@ -33,7 +33,7 @@ struct fixture {
     bool first = inbox.empty();
     inbox += chunk;
     if (first)
-      asio::post(strand, drain_handler(hold.issue(strand)));
+      asio::post(strand, drain_handler(hold.issue()));
   }
 
   std::function<void()> drain_handler(batch_hold::ticket t) {
@@ -51,7 +51,10 @@ struct fixture {
   void reads(int n, std::string chunk = "c") {
     if (n == 0)
       return;
-    write(chunk);
+    {
+      actor_host::net::detail::read_handler_scope reading;
+      write(chunk);
+    }
     asio::post(ioc, [this, n, chunk] { reads(n - 1, chunk); });
   }
 };
@@ -71,6 +74,19 @@ CAF_TEST(a batch woken from another thread goes at once) {
   // Written before the io_context runs: not from its thread.
   write("a");
   asio::post(ioc, [this] { write("b"); });
+  ioc.run();
+  CAF_REQUIRE_EQUAL(written.size(), 2u);
+  CAF_CHECK_EQUAL(written[0], "a");
+  CAF_CHECK_EQUAL(written[1], "b");
+}
+
+CAF_TEST(a batch woken by an actor turn on the IO thread goes at once) {
+  // Actors run on the I/O thread between socket handlers (io_scheduler):
+  // their writes are not a read's and do not wait for the next handlers.
+  asio::post(ioc, [this] {
+    write("a");
+    asio::post(ioc, [this] { write("b"); });
+  });
   ioc.run();
   CAF_REQUIRE_EQUAL(written.size(), 2u);
   CAF_CHECK_EQUAL(written[0], "a");
