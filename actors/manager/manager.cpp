@@ -3,6 +3,11 @@
 
 namespace actor_host {
 
+// malloc_arenas.cpp: one malloc arena for the process; referred to here so
+// that the binary links it (it runs before main).
+extern const bool one_malloc_arena;
+[[gnu::used]] static const bool* const keep_one_malloc_arena = &one_malloc_arena;
+
 namespace {
 
 std::string host_name() {
