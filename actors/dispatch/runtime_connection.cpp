@@ -431,8 +431,7 @@ connection_actor::behavior_type make_shared_behavior() {
     },
     [](cancel_atom) {
       auto self = current();
-      for (auto& [id, p] : self->state.pending)
-        self->send(p, cancel_atom_v);
+      self->state.pending.for_each([self](auto& p) { self->send(p, cancel_atom_v); });
     },
     // The node drains: the runtime is told to register elsewhere (1012,
     // service restart); closed_atom follows as for any close.
