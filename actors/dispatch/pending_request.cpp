@@ -65,8 +65,10 @@ void send_route_span(self_ptr self, const call_end& end) {
     if (!end.error.message.empty())
       s.error_message += ": " + end.error.message;
   }
-  s.start_ms = epoch_ms(st.started_wall);
-  s.end_ms = epoch_ms(std::chrono::system_clock::now());
+  auto now_wall = std::chrono::system_clock::now();
+  auto took = std::chrono::steady_clock::now() - st.started;
+  s.start_ms = epoch_ms(now_wall - std::chrono::duration_cast<std::chrono::system_clock::duration>(took));
+  s.end_ms = epoch_ms(now_wall);
   s.attributes = {{"actor-host:runtime", sh.runtime_id}, {"actor-host:action", a.action_key}};
   if (!sh.node.empty())
     s.attributes.emplace_back("actor-host:node", sh.node);
@@ -279,12 +281,16 @@ std::string quoted_wire_id(std::uint64_t id) {
   return out;
 }
 
-pending_actor::behavior_type pending_request(pending_request_actor* self, pending_args args) {
-  self->state.args = std::move(args);
+pending_request_actor::pending_request_actor(caf::actor_config& cfg, pending_args args)
+  : shared_behavior_actor(cfg) {
+  state.args = std::move(args);
+}
+
+pending_actor::behavior_type pending_request_actor::make_behavior() {
   // A caller that dies (socket closed, HTTP client gone) abandons the call.
-  if (self->state.args.caller) {
-    self->monitor(self->state.args.caller);
-    self->set_down_handler([](caf::scheduled_actor*, caf::down_msg& dm) {
+  if (state.args.caller) {
+    monitor(state.args.caller);
+    set_down_handler([](caf::scheduled_actor*, caf::down_msg& dm) {
       auto self = current();
       if (dm.source == self->state.args.caller.address())
         abandon(self);

@@ -398,7 +398,7 @@ connection_actor::behavior_type make_shared_behavior() {
                                                                    std::move(req.sink)});
         a.connection_relays = true;
       }
-      auto p = self->spawn(pending_request, std::move(a));
+      auto p = self->spawn<pending_request_actor>(std::move(a));
       add_call(self, &connection_state::pending, n, p, req.timeout);
       st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));
       return call_handle{p, 0};
