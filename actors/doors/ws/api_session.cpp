@@ -90,7 +90,7 @@ void forget(self_ptr self, std::uint64_t tag) {
   auto& st = self->state;
   if (auto i = st.calls.find(tag); i != st.calls.end()) {
     close_events(i->second);
-    st.by_id.erase(i->second.caller_id);
+    st.by_id.erase(tag);
     st.calls.erase(i);
   }
 }
@@ -145,7 +145,7 @@ void begin(self_ptr self, const rpc::message& m, call_request req, bool events,
   auto& st = self->state;
   if (!under_call_cap(self, m))
     return;
-  if (st.by_id.count(m.id)) {
+  if (st.by_id.contains(std::string_view{m.id})) {
     send_error(self, m.id, rpc::code::invalid_request,
                "Invalid request: id " + m.id + " is already in use by a call in flight");
     return;
@@ -157,7 +157,7 @@ void begin(self_ptr self, const rpc::message& m, call_request req, bool events,
   using rare_part = api_session_state::call::rare_part;
   if (describe)
     c.rare = std::make_unique<rare_part>(rare_part{{}, std::move(*describe), std::move(runtime_id)});
-  st.by_id.emplace(m.id, tag);
+  st.by_id.insert(tag);
   req.tag = tag;
   if (events && req.stream) {
     if (!c.rare)
@@ -298,7 +298,7 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
     return;
   auto& st = self->state;
   auto* rid = p.find("requestId");
-  auto i = rid ? st.by_id.find(*rid) : st.by_id.end();
+  auto i = rid ? st.by_id.find(std::string_view{*rid}) : st.by_id.end();
   if (i == st.by_id.end()) {
     spdlog::debug("{} for unknown requestId from caller {}", m.method, st.transport->peer());
     if (m.kind == rpc::kind::request)
@@ -307,7 +307,8 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
                    + (rid ? *rid : std::string{"(missing)"}));
     return;
   }
-  auto& c = st.calls[i->second];
+  auto tag = *i;
+  auto& c = st.calls[tag];
   std::string chunk;
   if (!end) {
     auto* raw = p.find("chunk");
@@ -339,7 +340,7 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
                    st.transport->peer(), c.caller_id, cap);
       if (m.kind == rpc::kind::request)
         st.transport->send_text(rpc::result_response(m.id, "{}"));
-      return on_done(self, i->second, failed(manager_errors::bidi_input_overflow(cap)));
+      return on_done(self, tag, failed(manager_errors::bidi_input_overflow(cap)));
     }
   } else if (end) {
     c.pending.send_end_input(self);
@@ -457,6 +458,7 @@ api_session_actor::behavior_type api_session(self_ptr self, net::transport_ptr t
       close_events(c);
       send_error(self, c.caller_id, manager_errors::shutting_down());
     }
+    self->state.by_id.clear();
     self->state.calls.clear();
     self->quit(em.reason);
   });

@@ -7,9 +7,12 @@
 #include "actors/dispatch/call_path.hpp"
 #include "net/transport.hpp"
 
+#include <boost/unordered/unordered_flat_set.hpp>
+
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -40,8 +43,24 @@ struct api_session_state {
   net::transport_ptr transport;
   front_door door;
   std::uint64_t next_tag = 1;
-  std::unordered_map<std::uint64_t, call> calls;           // by tag
-  std::unordered_map<std::string, std::uint64_t> by_id;    // caller id -> tag
+  std::unordered_map<std::uint64_t, call> calls; // by tag
+
+  // The calls' tags by the caller's id, hashed and compared by the id their
+  // call keeps: a flat set of 8-byte slots, where a map node with its own
+  // copy of the id was 56 bytes and a bucket per call. A tag leaves it
+  // before its call leaves `calls`.
+  struct by_caller_id {
+    using is_transparent = void;
+    const std::unordered_map<std::uint64_t, call>* calls;
+    std::string_view id_of(std::uint64_t tag) const { return calls->at(tag).caller_id; }
+    std::size_t operator()(std::uint64_t tag) const { return (*this)(id_of(tag)); }
+    std::size_t operator()(std::string_view id) const { return std::hash<std::string_view>{}(id); }
+    bool operator()(std::uint64_t a, std::uint64_t b) const { return a == b; }
+    bool operator()(std::uint64_t a, std::string_view b) const { return id_of(a) == b; }
+    bool operator()(std::string_view a, std::uint64_t b) const { return a == id_of(b); }
+  };
+  boost::unordered_flat_set<std::uint64_t, by_caller_id, by_caller_id> by_id{
+    0, by_caller_id{&calls}, by_caller_id{&calls}};
   bool over_call_cap = false; // logged once per stretch over max_calls_per_caller
   static inline const char* name = "api_session";
 };
