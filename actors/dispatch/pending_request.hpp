@@ -3,6 +3,7 @@
 #include "actors/call/interfaces.hpp"
 #include "actors/common/held_input.hpp"
 #include "actors/common/live_counts.hpp"
+#include "actors/common/packed_trace_id.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/common/shared_behavior.hpp"
 #include "net/transport.hpp"
@@ -50,7 +51,7 @@ struct pending_args {
 struct pending_state {
   live_count live{actor_kind::pending_request};
   pending_args args;
-  std::string trace_id;
+  packed_trace_id trace_id; // OpenTelemetry's hex ids without a heap block
   // Input held until the runtime reports the trace id: Genkit JS runtimes
   // create a run's input channel only after an asynchronous lookup and drop
   // earlier input. Made when the first input has to wait (most calls have
