@@ -237,7 +237,7 @@ pending_actor::behavior_type make_shared_behavior() {
       give_up(self);
       finish(self, failed(manager_errors::timed_out(
                      a.shared->runtime_id, method_name(a.method),
-                     std::chrono::duration_cast<std::chrono::milliseconds>(a.timeout))));
+                     std::chrono::milliseconds{a.timeout_ms})));
     },
     [](oversized_atom, call_error& error) {
       // A chunk or state over the frame cap was dropped: the run cannot be

@@ -44,7 +44,9 @@ struct pending_args {
   // The connection relays the run's chunks and trace id to the caller
   // itself (a streaming run): this actor does not tell the caller the trace.
   bool connection_relays = false;
-  caf::timespan timeout{0};     // 0 = none
+  // The timeout in ms (0 = none), for the expiry's message only: the
+  // connection keeps the deadline. 4 bytes in what was padding.
+  std::uint32_t timeout_ms = 0;
   std::string action_key;       // runAction only
 };
 

@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace actor_host {
 
@@ -389,7 +390,9 @@ connection_actor::behavior_type make_shared_behavior() {
       a.wire_id = n;
       a.method = req.method;
       a.action_key = std::move(req.key); // for the log lines about this call
-      a.timeout = req.timeout;
+      a.timeout_ms = static_cast<std::uint32_t>(
+        std::min<std::int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(req.timeout).count(),
+                               std::numeric_limits<std::uint32_t>::max()));
       if (req.stream && a.caller) {
         // Spliced before the request goes out: every frame of the run finds it.
         if (req.sink && st.splices)
