@@ -3,6 +3,7 @@
 #include "actors/common/messages.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,26 +21,28 @@ public:
   /// Holds a chunk. False, holding nothing, when the bytes held would pass
   /// `cap` (0: no cap); the caller then fails the call.
   [[nodiscard]] bool hold(std::string chunk, std::size_t cap) {
-    if (cap != 0 && bytes_ + chunk.size() > cap)
+    auto bytes = held_ ? held_->bytes : 0;
+    if (cap != 0 && bytes + chunk.size() > cap)
       return false;
-    bytes_ += chunk.size();
-    items_.push_back({std::move(chunk), false});
+    auto& h = part();
+    h.bytes += chunk.size();
+    h.items.push_back({std::move(chunk), false});
     return true;
   }
 
   /// Holds the end of input, after what came before it.
   void hold_end() {
-    items_.push_back({std::string{}, true});
+    part().items.push_back({std::string{}, true});
   }
 
   /// Hands on what is held, in order: `chunk(std::string&&)` for each chunk,
   /// `end()` for the end of input. Holds nothing after.
   template <class Chunk, class End>
   void release(Chunk&& chunk, End&& end) {
-    auto items = std::move(items_);
-    items_.clear();
-    bytes_ = 0;
-    for (auto& i : items) {
+    if (!held_)
+      return;
+    auto held = std::move(held_);
+    for (auto& i : held->items) {
       if (i.end)
         end();
       else
@@ -57,12 +60,12 @@ public:
   }
 
   bool empty() const noexcept {
-    return items_.empty();
+    return !held_ || held_->items.empty();
   }
 
   /// What is held: chunks, and the end of input if it came.
   std::size_t size() const noexcept {
-    return items_.size();
+    return held_ ? held_->items.size() : 0;
   }
 
 private:
@@ -70,8 +73,20 @@ private:
     std::string text;
     bool end;
   };
-  std::vector<item> items_;
-  std::size_t bytes_ = 0;
+  struct part_type {
+    std::vector<item> items;
+    std::size_t bytes = 0;
+  };
+
+  part_type& part() {
+    if (!held_)
+      held_ = std::make_unique<part_type>();
+    return *held_;
+  }
+
+  // Made when something is held: most calls hold nothing, and every call
+  // a caller keeps has one of these (8 bytes rather than 32).
+  std::unique_ptr<part_type> held_;
 };
 
 /// A call its connection accepted, as the caller that keeps `c` sees it:

@@ -17,10 +17,12 @@ namespace actor_host {
 /// set by `resume`, within which CAF handles every message of a scheduled
 /// actor (and calls its down, exit and error handlers).
 ///
-/// Spawned like any function-based actor: the function takes a pointer to
-/// this type as its self, sets up the state and returns the shared behavior
-/// (a copy of one built once and never freed: actors running at exit may
-/// still hold it).
+/// Spawned like any function-based actor (the function takes a pointer to
+/// this type as its self, sets up the state and returns the shared
+/// behavior), or as a class derived from it whose make_behavior returns it
+/// (pending_request: a function's arguments wait on the heap, once more,
+/// until the actor first runs). The behavior returned is a copy of one built
+/// once and never freed: actors running at exit may still hold it.
 template <class State, class Base>
 class shared_behavior_actor : public caf::stateful_actor<State, Base> {
 public:

@@ -28,9 +28,11 @@ bool is_run(const pending_args& a) {
   return a.method == call_method::run_action;
 }
 
-obs::scoped_log_fields call_fields(self_ptr self) {
+// `trace`: the call's trace id as text (st.trace_id.str()), kept by the
+// caller while the fields are in scope.
+obs::scoped_log_fields call_fields(self_ptr self, const std::string& trace) {
   auto& st = self->state;
-  return obs::scoped_log_fields{{.trace_id = st.trace_id,
+  return obs::scoped_log_fields{{.trace_id = trace,
                                  .runtime_id = st.args.shared->runtime_id,
                                  .action = st.args.action_key}};
 }
@@ -54,7 +56,7 @@ void send_route_span(self_ptr self, const call_end& end) {
     return;
   }
   traces::run_span s;
-  s.trace_id = st.trace_id;
+  s.trace_id = st.trace_id.str();
   s.span_id = wire::secure_random_hex(8);
   s.kind = "actor-host";
   s.action_type = "route";
@@ -65,8 +67,10 @@ void send_route_span(self_ptr self, const call_end& end) {
     if (!end.error.message.empty())
       s.error_message += ": " + end.error.message;
   }
-  s.start_ms = epoch_ms(st.started_wall);
-  s.end_ms = epoch_ms(std::chrono::system_clock::now());
+  auto now_wall = std::chrono::system_clock::now();
+  auto took = std::chrono::steady_clock::now() - st.started;
+  s.start_ms = epoch_ms(now_wall - std::chrono::duration_cast<std::chrono::system_clock::duration>(took));
+  s.end_ms = epoch_ms(now_wall);
   s.attributes = {{"actor-host:runtime", sh.runtime_id}, {"actor-host:action", a.action_key}};
   if (!sh.node.empty())
     s.attributes.emplace_back("actor-host:node", sh.node);
@@ -99,7 +103,8 @@ void finish(self_ptr self, call_end end) {
   if (a.shared->load && is_run(a))
     record_outcome(self, code);
   if (spdlog::should_log(spdlog::level::debug)) {
-    auto fields = call_fields(self);
+    auto trace = self->state.trace_id.str();
+    auto fields = call_fields(self, trace);
     spdlog::debug("{} {}: {} in {:.3f} ms", method_name(a.method), a.action_key,
                   end.ok ? std::string_view{"ok"} : wire::status_name(code),
                   std::chrono::duration<double, std::milli>(took).count());
@@ -118,7 +123,7 @@ void finish(self_ptr self, call_end end) {
 // at once or when the trace id shows up. Nothing of the call stays here.
 void give_up(self_ptr self) {
   auto& st = self->state;
-  self->send(st.args.conn, forget_atom_v, quoted_wire_id(st.args.wire_id), st.trace_id,
+  self->send(st.args.conn, forget_atom_v, quoted_wire_id(st.args.wire_id), st.trace_id.str(),
              is_run(st.args));
 }
 
@@ -146,7 +151,8 @@ void input(self_ptr self, std::string chunk) {
     st.held->hold_end();
   } else if (!st.held->hold(std::move(chunk), cap)) {
     obs::global().bidi_input_overflows.fetch_add(1, std::memory_order_relaxed);
-    auto fields = call_fields(self);
+    auto trace = self->state.trace_id.str();
+    auto fields = call_fields(self, trace);
     spdlog::warn("run {} on runtime {}: bidi input held before the run started exceeds "
                  "max_bidi_input_bytes ({} bytes); failing the run",
                  quoted_wire_id(st.args.wire_id), st.args.shared->runtime_id, cap);
@@ -162,7 +168,8 @@ void abandon(self_ptr self) {
   auto& st = self->state;
   obs::global().abandoned_calls.fetch_add(1, std::memory_order_relaxed);
   if (spdlog::should_log(spdlog::level::debug)) {
-    auto fields = call_fields(self);
+    auto trace = self->state.trace_id.str();
+    auto fields = call_fields(self, trace);
     spdlog::debug("{} {} on runtime {} abandoned by its caller; forgotten and cancelled",
                   method_name(st.args.method), quoted_wire_id(st.args.wire_id),
                   st.args.shared->runtime_id);
@@ -183,7 +190,7 @@ pending_actor::behavior_type make_shared_behavior() {
       // Go runtimes send runActionState once per span; the first one counts.
       if (!st.trace_id.empty())
         return;
-      st.trace_id = trace;
+      st.trace_id.assign(trace);
       if (st.held) {
         auto held = std::move(st.held);
         held->release([self](std::string&& chunk) { forward_input(self, chunk); },
@@ -223,20 +230,22 @@ pending_actor::behavior_type make_shared_behavior() {
     [](expired_atom) {
       auto self = current();
       auto& a = self->state.args;
-      auto fields = call_fields(self);
+      auto trace = self->state.trace_id.str();
+      auto fields = call_fields(self, trace);
       spdlog::warn("request {} ({}) to runtime {} timed out", quoted_wire_id(a.wire_id),
                    method_name(a.method), a.shared->runtime_id);
       give_up(self);
       finish(self, failed(manager_errors::timed_out(
                      a.shared->runtime_id, method_name(a.method),
-                     std::chrono::duration_cast<std::chrono::milliseconds>(a.timeout))));
+                     std::chrono::milliseconds{a.timeout_ms})));
     },
     [](oversized_atom, call_error& error) {
       // A chunk or state over the frame cap was dropped: the run cannot be
       // relayed whole, so it is cancelled on the runtime and fails here.
       auto self = current();
       auto& a = self->state.args;
-      auto fields = call_fields(self);
+      auto trace = self->state.trace_id.str();
+      auto fields = call_fields(self, trace);
       spdlog::warn("{} {} on runtime {}: a message over max_frame_bytes; failing and cancelling it",
                    method_name(a.method), quoted_wire_id(a.wire_id), a.shared->runtime_id);
       give_up(self);
@@ -258,9 +267,10 @@ pending_actor::behavior_type make_shared_behavior() {
       auto self = current();
       auto& a = self->state.args;
       obs::global().drain_cancelled_calls.fetch_add(1, std::memory_order_relaxed);
-      auto fields = call_fields(self);
+      auto trace = self->state.trace_id.str();
+      auto fields = call_fields(self, trace);
       spdlog::warn("cancelling {} {} on runtime {}: drain timeout passed", method_name(a.method),
-                   self->state.trace_id, a.shared->runtime_id);
+                   trace, a.shared->runtime_id);
       give_up(self);
       finish(self, failed(manager_errors::make_error(wire::status_code::cancelled,
                                                      wire::drain_cancel_message)));
@@ -279,12 +289,16 @@ std::string quoted_wire_id(std::uint64_t id) {
   return out;
 }
 
-pending_actor::behavior_type pending_request(pending_request_actor* self, pending_args args) {
-  self->state.args = std::move(args);
+pending_request_actor::pending_request_actor(caf::actor_config& cfg, pending_args args)
+  : shared_behavior_actor(cfg) {
+  state.args = std::move(args);
+}
+
+pending_actor::behavior_type pending_request_actor::make_behavior() {
   // A caller that dies (socket closed, HTTP client gone) abandons the call.
-  if (self->state.args.caller) {
-    self->monitor(self->state.args.caller);
-    self->set_down_handler([](caf::scheduled_actor*, caf::down_msg& dm) {
+  if (state.args.caller) {
+    monitor(state.args.caller);
+    set_down_handler([](caf::scheduled_actor*, caf::down_msg& dm) {
       auto self = current();
       if (dm.source == self->state.args.caller.address())
         abandon(self);

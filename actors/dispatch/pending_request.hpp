@@ -3,6 +3,7 @@
 #include "actors/call/interfaces.hpp"
 #include "actors/common/held_input.hpp"
 #include "actors/common/live_counts.hpp"
+#include "actors/common/packed_trace_id.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/common/shared_behavior.hpp"
 #include "net/transport.hpp"
@@ -43,21 +44,24 @@ struct pending_args {
   // The connection relays the run's chunks and trace id to the caller
   // itself (a streaming run): this actor does not tell the caller the trace.
   bool connection_relays = false;
-  caf::timespan timeout{0};     // 0 = none
+  // The timeout in ms (0 = none), for the expiry's message only: the
+  // connection keeps the deadline. 4 bytes in what was padding.
+  std::uint32_t timeout_ms = 0;
   std::string action_key;       // runAction only
 };
 
 struct pending_state {
   live_count live{actor_kind::pending_request};
   pending_args args;
-  std::string trace_id;
+  packed_trace_id trace_id; // OpenTelemetry's hex ids without a heap block
   // Input held until the runtime reports the trace id: Genkit JS runtimes
   // create a run's input channel only after an asynchronous lookup and drop
   // earlier input. Made when the first input has to wait (most calls have
   // none).
   std::unique_ptr<held_input> held;
+  // The wall clock time of the start (the route span's) is derived from this
+  // one when the call ends: one clock read and 8 bytes less per call.
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-  std::chrono::system_clock::time_point started_wall = std::chrono::system_clock::now();
   static inline const char* name = "pending_request";
 };
 
@@ -79,9 +83,15 @@ struct pending_state {
 ///   without an answer
 ///
 /// Its behavior is built once for all pending requests (shared_behavior.hpp):
-/// a per-call one cost each call ~490 bytes.
-using pending_request_actor = shared_behavior_actor<pending_state, pending_actor::base>;
+/// a per-call one cost each call ~490 bytes. A class rather than a function
+/// so that spawning one keeps its arguments only in its state: a
+/// function-based actor keeps them twice until it first runs (CAF's stored
+/// call, ~110 bytes on the heap, times every call spawned in a burst).
+class pending_request_actor : public shared_behavior_actor<pending_state, pending_actor::base> {
+public:
+  pending_request_actor(caf::actor_config& cfg, pending_args args);
 
-pending_actor::behavior_type pending_request(pending_request_actor* self, pending_args args);
+  behavior_type make_behavior() override;
+};
 
 } // namespace actor_host

@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace actor_host {
 
@@ -389,7 +390,9 @@ connection_actor::behavior_type make_shared_behavior() {
       a.wire_id = n;
       a.method = req.method;
       a.action_key = std::move(req.key); // for the log lines about this call
-      a.timeout = req.timeout;
+      a.timeout_ms = static_cast<std::uint32_t>(
+        std::min<std::int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(req.timeout).count(),
+                               std::numeric_limits<std::uint32_t>::max()));
       if (req.stream && a.caller) {
         // Spliced before the request goes out: every frame of the run finds it.
         if (req.sink && st.splices)
@@ -398,7 +401,7 @@ connection_actor::behavior_type make_shared_behavior() {
                                                                    std::move(req.sink)});
         a.connection_relays = true;
       }
-      auto p = self->spawn(pending_request, std::move(a));
+      auto p = self->spawn<pending_request_actor>(std::move(a));
       add_call(self, &connection_state::pending, n, p, req.timeout);
       st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));
       return call_handle{p, 0};
@@ -431,8 +434,7 @@ connection_actor::behavior_type make_shared_behavior() {
     },
     [](cancel_atom) {
       auto self = current();
-      for (auto& [id, p] : self->state.pending)
-        self->send(p, cancel_atom_v);
+      self->state.pending.for_each([self](auto& p) { self->send(p, cancel_atom_v); });
     },
     // The node drains: the runtime is told to register elsewhere (1012,
     // service restart); closed_atom follows as for any close.

@@ -82,15 +82,15 @@ private:
 
 /// Nothing of the call is written after its last word.
 void close_events(api_session_state::call& c) {
-  if (c.sink)
-    c.sink->close();
+  if (auto* sink = c.sink())
+    sink->close();
 }
 
 void forget(self_ptr self, std::uint64_t tag) {
   auto& st = self->state;
   if (auto i = st.calls.find(tag); i != st.calls.end()) {
     close_events(i->second);
-    st.by_id.erase(i->second.caller_id);
+    st.by_id.erase(tag);
     st.calls.erase(i);
   }
 }
@@ -108,9 +108,9 @@ void on_done(self_ptr self, std::uint64_t tag, const call_end& end) {
   c->pending.demonitor(self);
   close_events(*c);
   auto& t = self->state.transport;
-  if (end.ok && c->describe) {
+  if (end.ok && c->rare && c->rare->target) {
     std::string out;
-    auto err = describe_from_listing(end.result, c->describe->target, c->describe->runtime, out);
+    auto err = describe_from_listing(end.result, *c->rare->target, c->rare->runtime, out);
     t->send_text(!err ? rpc::result_response(c->caller_id, out)
                       : rpc::error_response(c->caller_id, err->object));
     return forget(self, tag);
@@ -145,7 +145,7 @@ void begin(self_ptr self, const rpc::message& m, call_request req, bool events,
   auto& st = self->state;
   if (!under_call_cap(self, m))
     return;
-  if (st.by_id.count(m.id)) {
+  if (st.by_id.contains(std::string_view{m.id})) {
     send_error(self, m.id, rpc::code::invalid_request,
                "Invalid request: id " + m.id + " is already in use by a call in flight");
     return;
@@ -154,14 +154,16 @@ void begin(self_ptr self, const rpc::message& m, call_request req, bool events,
   auto& c = st.calls[tag];
   c.caller_id = m.id;
   c.events = events;
+  using rare_part = api_session_state::call::rare_part;
   if (describe)
-    c.describe = std::make_unique<api_session_state::call::describe_part>(
-      api_session_state::call::describe_part{std::move(*describe), std::move(runtime_id)});
-  st.by_id.emplace(m.id, tag);
+    c.rare = std::make_unique<rare_part>(rare_part{{}, std::move(*describe), std::move(runtime_id)});
+  st.by_id.insert(tag);
   req.tag = tag;
   if (events && req.stream) {
-    c.sink = std::make_shared<frame_sink>(st.transport, c.caller_id);
-    req.sink = c.sink;
+    if (!c.rare)
+      c.rare = std::make_unique<rare_part>();
+    c.rare->sink = std::make_shared<frame_sink>(st.transport, c.caller_id);
+    req.sink = c.rare->sink;
   }
   start_call(
     self, st.door, std::move(req), self,
@@ -296,7 +298,7 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
     return;
   auto& st = self->state;
   auto* rid = p.find("requestId");
-  auto i = rid ? st.by_id.find(*rid) : st.by_id.end();
+  auto i = rid ? st.by_id.find(std::string_view{*rid}) : st.by_id.end();
   if (i == st.by_id.end()) {
     spdlog::debug("{} for unknown requestId from caller {}", m.method, st.transport->peer());
     if (m.kind == rpc::kind::request)
@@ -305,7 +307,8 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
                    + (rid ? *rid : std::string{"(missing)"}));
     return;
   }
-  auto& c = st.calls[i->second];
+  auto tag = *i;
+  auto& c = st.calls[tag];
   std::string chunk;
   if (!end) {
     auto* raw = p.find("chunk");
@@ -337,7 +340,7 @@ void on_input(self_ptr self, const rpc::message& m, bool end) {
                    st.transport->peer(), c.caller_id, cap);
       if (m.kind == rpc::kind::request)
         st.transport->send_text(rpc::result_response(m.id, "{}"));
-      return on_done(self, i->second, failed(manager_errors::bidi_input_overflow(cap)));
+      return on_done(self, tag, failed(manager_errors::bidi_input_overflow(cap)));
     }
   } else if (end) {
     c.pending.send_end_input(self);
@@ -455,6 +458,7 @@ api_session_actor::behavior_type api_session(self_ptr self, net::transport_ptr t
       close_events(c);
       send_error(self, c.caller_id, manager_errors::shutting_down());
     }
+    self->state.by_id.clear();
     self->state.calls.clear();
     self->quit(em.reason);
   });
@@ -469,16 +473,16 @@ api_session_actor::behavior_type api_session(self_ptr self, net::transport_ptr t
       auto* c = find_call(self, tag);
       if (!c || !c->events)
         return;
-      if (c->sink)
-        return c->sink->trace(trace); // unless the connection wrote it
+      if (auto* sink = c->sink())
+        return sink->trace(trace); // unless the connection wrote it
       self->state.transport->send_text(wire::reflection::run_action_state(c->caller_id, trace));
     },
     [self](chunk_atom, std::uint64_t tag, std::string& chunk) {
       auto* c = find_call(self, tag);
       if (!c || !c->events)
         return;
-      if (c->sink)
-        return c->sink->chunk(std::move(chunk));
+      if (auto* sink = c->sink())
+        return sink->chunk(std::move(chunk));
       self->state.transport->send_text(wire::reflection::stream_chunk(c->caller_id, chunk));
     },
     [self](done_atom, std::uint64_t tag, const call_end& end) { on_done(self, tag, end); },
