@@ -11,7 +11,8 @@ class io_context;
 namespace actor_host::net {
 
 /// Owns the asio io_context and the threads that run it. Sockets live here;
-/// actors never run on these threads.
+/// by default the actors run here too, between socket handlers
+/// (actors/common/io_scheduler.hpp posts them to this context).
 class io_runtime {
 public:
   explicit io_runtime(unsigned threads = 1);

@@ -27,8 +27,10 @@ public:
 using frame_tap_ptr = std::shared_ptr<frame_tap>;
 
 /// Hands what a socket reads to the actor that owns the connection: the only
-/// crossing from the I/O threads into actors. Posting to a mailbox is
-/// thread-safe; no actor logic runs on the I/O thread. With a windowed
+/// crossing from the socket's handlers into actors. Posting to a mailbox is
+/// thread-safe; the actor runs later, never inside the socket's handler
+/// (on CAF's worker, or as a turn of its own on the I/O thread:
+/// io_scheduler.hpp). With a windowed
 /// transport (the one the actor was given), each frame is counted.
 class frame_bridge : public net::frame_handler {
 public:
