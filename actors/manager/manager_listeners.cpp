@@ -87,6 +87,7 @@ std::string manager::impl::start_reflection() {
     .learn_actions = true,
     .max_frame_bytes = opts.max_frame_bytes,
     .peer_manager_urls = nullptr,
+    .splices = nullptr, // each socket's own, set where its connection is made
   };
   if (opts.cluster) {
     // The runtimes reach this node where the other nodes do, at the
