@@ -8,6 +8,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -36,9 +38,10 @@ const char* stage_text(int stage) {
   }
 }
 
-/// What the child needs, all built before fork(): between fork() and
-/// execve() only async-signal-safe calls are allowed (another thread may have
-/// held the malloc lock at fork time).
+/// What the child needs, all built before the clone. The child shares the
+/// parent's memory until its execve (CLONE_VM | CLONE_VFORK), so it must not
+/// allocate, take a lock or touch the sanitizers' state: it makes raw system
+/// calls only.
 struct child_setup {
   const char* exe;
   char* const* argv;
@@ -51,58 +54,105 @@ struct child_setup {
   int report_w;
 };
 
-[[noreturn]] void exec_child(const child_setup& s) {
-  auto fail = [&](int stage) {
-    int msg[2] = {stage, errno};
-    [[maybe_unused]] auto n = ::write(s.report_w, msg, sizeof msg);
-    ::_exit(127);
-  };
+#define AH_CHILD_CODE __attribute__((no_sanitize("address", "thread", "undefined"), noinline))
+
+/// A system call through glibc's syscall(), which no sanitizer intercepts.
+/// Its errno is the parent thread's, which is suspended and reads errno only
+/// after its own clone call.
+AH_CHILD_CODE long raw(long nr, long a = 0, long b = 0, long c = 0, long d = 0) {
+  long r = ::syscall(nr, a, b, c, d);
+  return r < 0 ? -errno : r;
+}
+
+/// Reports where the start failed, through the report pipe (moved to fd 3
+/// once the pipes are in place), and exits.
+[[noreturn]] AH_CHILD_CODE void child_fail(int report_fd, int stage, long ret) {
+  int msg[2] = {stage, static_cast<int>(-ret)};
+  raw(SYS_write, report_fd, reinterpret_cast<long>(msg), sizeof msg);
+  ::syscall(SYS_exit_group, 127);
+  __builtin_unreachable();
+}
+
+/// The kernel's struct sigaction with SIG_DFL, no flags and an empty mask:
+/// all zero, on every architecture this file builds for.
+struct kernel_sigaction {
+  unsigned long words[4];
+};
+
+AH_CHILD_CODE int exec_child(void* arg) {
+  auto& s = *static_cast<child_setup*>(arg);
   // Die with the parent even if it is SIGKILLed. The death signal is tied
-  // to the forking thread: callers fork from threads that outlive the child.
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
-    fail(stage_prctl);
+  // to the thread that cloned: callers start children from threads that
+  // outlive them.
+  if (long r = raw(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL); r < 0)
+    child_fail(s.report_w, stage_prctl, r);
   // The parent may have died before prctl took effect.
-  if (::getppid() != s.parent)
-    ::_exit(127);
+  if (raw(SYS_getppid) != s.parent)
+    ::syscall(SYS_exit_group, 127);
   // Own process group, so that signals reach whatever the program spawns.
-  ::setpgid(0, 0);
+  raw(SYS_setpgid, 0, 0);
   // Move every pipe end above 2 first so that dup2 onto 0..2 cannot clobber
   // one of them (the parent may run with a closed stdin).
-  int in = ::fcntl(s.stdin_r, F_DUPFD_CLOEXEC, 3);
-  int out = ::fcntl(s.stdout_w, F_DUPFD_CLOEXEC, 3);
-  int err = ::fcntl(s.stderr_w, F_DUPFD_CLOEXEC, 3);
-  int report = ::fcntl(s.report_w, F_DUPFD_CLOEXEC, 3);
-  if (in < 0 || out < 0 || err < 0 || report < 0)
-    fail(stage_fds);
-  if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0)
-    fail(stage_fds);
-  if (report != 3) {
-    if (::dup3(report, 3, O_CLOEXEC) < 0)
-      fail(stage_fds);
+  long moved[4] = {raw(SYS_fcntl, s.stdin_r, F_DUPFD_CLOEXEC, 3),
+                   raw(SYS_fcntl, s.stdout_w, F_DUPFD_CLOEXEC, 3),
+                   raw(SYS_fcntl, s.stderr_w, F_DUPFD_CLOEXEC, 3),
+                   raw(SYS_fcntl, s.report_w, F_DUPFD_CLOEXEC, 3)};
+  for (long target = 0; target < 4; ++target) {
+    if (moved[target] < 0)
+      child_fail(s.report_w, stage_fds, moved[target]);
+  }
+  for (long target = 0; target < 3; ++target) {
+    if (long r = raw(SYS_dup3, moved[target], target, 0); r < 0)
+      child_fail(s.report_w, stage_fds, r);
+  }
+  // The report pipe at 3, still close-on-exec: it closes at the execve.
+  if (moved[3] != 3) {
+    if (long r = raw(SYS_dup3, moved[3], 3, O_CLOEXEC); r < 0)
+      child_fail(moved[3], stage_fds, r);
   }
   // Close everything else the parent has open (sockets, other children's
-  // pipes); fd 3 is close-on-exec and goes away with execve.
-  ::close_range(4, ~0U, 0);
-  auto fail_report = [](int stage) {
-    int msg[2] = {stage, errno};
-    [[maybe_unused]] auto n = ::write(3, msg, sizeof msg);
-    ::_exit(127);
-  };
-  if (s.cwd != nullptr && ::chdir(s.cwd) != 0)
-    fail_report(stage_chdir);
+  // pipes).
+  raw(SYS_close_range, 4, ~0U, 0);
+  if (s.cwd != nullptr) {
+    if (long r = raw(SYS_chdir, reinterpret_cast<long>(s.cwd)); r < 0)
+      child_fail(3, stage_chdir, r);
+  }
   // Ignored signals survive execve (the parent ignores SIGPIPE); programs
-  // expect default dispositions and an empty mask.
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
+  // expect default dispositions and an empty mask. SIGKILL and SIGSTOP
+  // refuse, which is fine.
+  kernel_sigaction dfl{};
   for (int sig = 1; sig < NSIG; ++sig)
-    ::sigaction(sig, &dfl, nullptr);
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  ::execve(s.exe, s.argv, s.envp);
-  fail_report(stage_exec);
-  ::_exit(127); // unreachable
+    raw(SYS_rt_sigaction, sig, reinterpret_cast<long>(&dfl), 0, sizeof(unsigned long));
+  unsigned long none = 0;
+  raw(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&none), 0, sizeof none);
+  long r = raw(SYS_execve, reinterpret_cast<long>(s.exe), reinterpret_cast<long>(s.argv),
+               reinterpret_cast<long>(s.envp));
+  child_fail(3, stage_exec, r);
 }
+
+/// The stack the child runs on until its execve; the parent is suspended
+/// meanwhile, so one per spawn call is enough.
+class child_stack {
+public:
+  static constexpr std::size_t size = 64 * 1024;
+  child_stack() {
+    base_ = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (base_ == MAP_FAILED)
+      throw spawn_error(std::string{"cannot start a program: mmap: "} + std::strerror(errno));
+  }
+  ~child_stack() {
+    ::munmap(base_, size);
+  }
+  child_stack(const child_stack&) = delete;
+  child_stack& operator=(const child_stack&) = delete;
+  void* top() const {
+    return static_cast<char*>(base_) + size;
+  }
+
+private:
+  void* base_;
+};
 
 bool is_executable_file(const std::string& path) {
   struct stat st {};
@@ -255,31 +305,37 @@ child_process spawn(const spawn_request& req) {
                     out_w.get(),
                     err_w.get(),
                     report_w.get()};
-  // Block all signals across fork() so the child cannot run one of the
+  child_stack stack;
+  // Block all signals across the clone so the child cannot run one of the
   // parent's handlers before it has reset them.
   sigset_t all, old;
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  // As posix_spawn does: the child borrows the parent's memory instead of
+  // copying its page tables, and this thread waits only until the child's
+  // execve (or its exit). A fork() of a manager with a large heap kept the
+  // calling thread, an I/O thread, for milliseconds.
+#if defined(__SANITIZE_THREAD__)
+  // TSan's clone interceptor resets its own state in the child, which here
+  // is the parent's memory: the TSan tree forks (and waits on the pipe).
   pid_t pid = ::fork();
   if (pid == 0)
-    exec_child(setup);
-  int fork_errno = errno;
+    exec_child(&setup);
+#else
+  pid_t pid = ::clone(exec_child, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &setup);
+#endif
+  int clone_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) {
-    errno = fork_errno;
-    throw_errno("fork");
+    errno = clone_errno;
+    throw_errno("clone");
   }
-  // The child does this too; doing it here as well means the group exists
-  // before the first signal, whichever process runs first.
-  ::setpgid(pid, pid);
   in_r.reset();
   out_w.reset();
   err_w.reset();
   report_w.reset();
-  child_process child;
-  child.pid = pid;
-  child.pidfd.reset(open_pidfd(pid));
-  // The report pipe closes on a successful execve, or carries why not.
+  // The report pipe closes at a successful execve, or carries why not. After
+  // a vfork-style clone the child has done either by now.
   int msg[2] = {0, 0};
   ssize_t got = 0;
   while (got < static_cast<ssize_t>(sizeof msg)) {
@@ -291,11 +347,13 @@ child_process spawn(const spawn_request& req) {
     got += n;
   }
   if (got == static_cast<ssize_t>(sizeof msg)) {
-    signal_group(pid, SIGKILL);
     reap_blocking(pid);
     throw spawn_error("cannot start program '" + name + "': " + stage_text(msg[0]) + ": "
                       + std::strerror(msg[1]));
   }
+  child_process child;
+  child.pid = pid;
+  child.pidfd.reset(open_pidfd(pid));
   for (int fd : {in_w.get(), out_r.get(), err_r.get()})
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   child.stdin_w = std::move(in_w);
