@@ -1,6 +1,7 @@
 #include "net/detail/http_session.hpp"
 
 #include "net/detail/batch_hold.hpp"
+#include "net/detail/write_now.hpp"
 #include "net/http_head.hpp"
 
 #include <boost/asio/post.hpp>
@@ -145,8 +146,15 @@ void http_session::do_write() {
     bufs_.emplace_back(asio::buffer(s));
     inflight_bytes_ += s.size();
   }
-  asio::async_write(stream_, bufs_,
-                    beast::bind_front_handler(&http_session::on_write, shared_from_this()));
+  if (stream_.is_tls()) {
+    asio::async_write(stream_, bufs_,
+                      beast::bind_front_handler(&http_session::on_write, shared_from_this()));
+    return;
+  }
+  // Plain TCP: sent at once (write_now.hpp); a response that fits the
+  // socket's buffer completes here, with no handler posted for it.
+  detail::write_now(stream_.next_layer().socket(), bufs_,
+                    [self = shared_from_this()](error_code ec) { self->on_write(ec, 0); });
 }
 
 void http_session::on_write(error_code ec, std::size_t) {
@@ -287,10 +295,11 @@ public:
         ++pieces_;
       }
     }
-    if (held > 0)
+    if (held > 0) {
       post([held](http_session& s) { s.inbox_overflow(held); });
-    else if (first)
-      asio::post(strand_, drain_handler(hold_.issue()));
+    } else if (first) {
+      hold_.wake(strand_, [this](detail::batch_hold::ticket t) { return drain_handler(t); });
+    }
   }
 
   void finish() override {
@@ -327,8 +336,10 @@ private:
   // posted before it (hold_).
   template <class F>
   void post(F&& f) {
-    hold_.post_in_order(strand_,
-                        [s = session_, fn = std::forward<F>(f)]() mutable { fn(*s); });
+    // The responder too: its hold_ may run this later (batch_hold.hpp).
+    hold_.post_in_order(strand_, [r = shared_from_this(), fn = std::forward<F>(f)]() mutable {
+      fn(*r->session_);
+    });
   }
 
   std::shared_ptr<http_session> session_;

@@ -2,6 +2,7 @@
 
 #include "net/access_policy.hpp"
 #include "net/detail/ws_session.hpp"
+#include "net/handler_tail.hpp"
 #include "net/http_head.hpp"
 #include "wire/url.hpp"
 
@@ -93,6 +94,9 @@ http_session::~http_session() {
 void http_session::run() {
   error_code ignored;
   stream_.next_layer().socket().set_option(tcp::no_delay{true}, ignored);
+  // Responses are sent at once (write_now.hpp); every other operation on
+  // this socket is asynchronous and does not mind.
+  stream_.next_layer().socket().non_blocking(true, ignored);
   asio::dispatch(stream_.get_executor(),
                  beast::bind_front_handler(&http_session::do_detect, shared_from_this()));
 }
@@ -200,6 +204,8 @@ void http_session::on_header(error_code ec, std::size_t n) {
 }
 
 void http_session::on_read(error_code ec, std::size_t) {
+  // The handler's actor runs at this handler's end (handler_tail.hpp).
+  tail_scope tail;
   if (ec == http::error::body_limit) {
     keep_alive_ = false;
     begin_exchange(cors_ok_);

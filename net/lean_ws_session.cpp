@@ -7,6 +7,8 @@
 
 #include "net/detail/lean_ws_session.hpp"
 
+#include "net/detail/write_now.hpp"
+#include "net/handler_tail.hpp"
 #include "net/detail/ws_handshake.hpp"
 
 #include <boost/asio/dispatch.hpp>
@@ -115,6 +117,9 @@ void lean_ws_session::do_wait() {
 }
 
 void lean_ws_session::on_readable(error_code ec) {
+  // The actors the frames wake run when every frame of this wake-up is
+  // handed on (handler_tail.hpp).
+  tail_scope tail;
   if (ended_)
     return;
   if (ec)
@@ -175,10 +180,9 @@ void lean_ws_session::do_write() {
     return;
   enc_.encode(q_.begin(), q_.end());
   writing_ = true;
-  boost::asio::async_write(sock_, enc_.buffers(),
-                           [self = shared_from_this()](error_code ec, std::size_t) {
-                             self->on_write(ec);
-                           });
+  write_now(sock_, enc_.buffers(), [self = shared_from_this()](error_code ec) {
+    self->on_write(ec);
+  });
 }
 
 void lean_ws_session::on_write(error_code ec) {

@@ -2,6 +2,7 @@
 
 #include "net/detail/beast_names.hpp"
 #include "net/detail/message_reader.hpp"
+#include "net/handler_tail.hpp"
 #include "net/detail/write_gate.hpp"
 #include "net/detail/ws_writer.hpp"
 #include "net/liveness.hpp"
@@ -238,6 +239,7 @@ private:
   }
 
   void on_read(error_code ec, std::size_t) {
+    tail_scope tail; // the actors the message wakes run at the end (handler_tail.hpp)
     if (ec)
       return on_done(ec);
     using outcome = detail::message_reader::outcome;

@@ -1,6 +1,7 @@
 #include "actors/common/io_scheduler.hpp"
 
 #include "actors/common/quiet_coordinator.hpp"
+#include "net/handler_tail.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -57,6 +58,12 @@ public:
       running_->push_back(job);
       return;
     }
+    // Made runnable by a socket's handler (or by what a burst's end runs):
+    // it runs at that handler's end, with no post and no poll between.
+    if (net::tail_open() && ioc_.load() != nullptr) {
+      defer(job);
+      return;
+    }
     post(job);
   }
 
@@ -97,15 +104,41 @@ private:
         owner->fall_back(job);
     }
     void operator()() {
+      // The writes the burst's actors queue go when it is over
+      // (handler_tail.hpp): one per socket, no post each.
+      net::tail_scope tail;
       owner->run(std::exchange(job, nullptr));
     }
   };
 
+  /// Runs at the end of the handler this thread is in, with the others
+  /// deferred there, as one burst.
+  void defer(caf::resumable* job) {
+    if (tail_jobs_.empty()) {
+      tail_owner_ = this;
+      net::defer_to_tail([this] {
+        std::vector<caf::resumable*> jobs;
+        jobs.swap(tail_jobs_);
+        run(jobs.data(), jobs.size());
+        jobs.clear();
+        if (tail_jobs_.empty())
+          tail_jobs_.swap(jobs); // keeps the storage
+      });
+    } else if (tail_owner_ != this) {
+      return post(job); // another actor system's burst (tests run several)
+    }
+    tail_jobs_.push_back(job);
+  }
+
   void run(caf::resumable* first) {
-    // Not reentrant: an actor's turn runs no asio handler.
+    run(&first, 1);
+  }
+
+  void run(caf::resumable* const* jobs, std::size_t n) {
+    // Not reentrant: an actor's turn runs no asio handler, and what a
+    // handler's end runs (handler_tail.hpp) runs after the burst.
     static thread_local std::vector<caf::resumable*> runnable;
-    runnable.clear();
-    runnable.push_back(first);
+    runnable.assign(jobs, jobs + n);
     running_ = &runnable;
     running_owner_ = this;
     std::size_t next = 0;
@@ -154,6 +187,9 @@ private:
   // ours (thread-local: with several I/O threads each has its own).
   static thread_local std::vector<caf::resumable*>* running_;
   static thread_local io_coordinator* running_owner_;
+  // Made runnable while a handler of this thread was open (defer).
+  static thread_local std::vector<caf::resumable*> tail_jobs_;
+  static thread_local io_coordinator* tail_owner_;
   std::atomic<boost::asio::io_context*> ioc_{nullptr};
   std::atomic<int> posting_{0};
   std::atomic<std::uint64_t> turns_{0};
@@ -161,6 +197,8 @@ private:
 
 thread_local std::vector<caf::resumable*>* io_coordinator::running_ = nullptr;
 thread_local io_coordinator* io_coordinator::running_owner_ = nullptr;
+thread_local std::vector<caf::resumable*> io_coordinator::tail_jobs_;
+thread_local io_coordinator* io_coordinator::tail_owner_ = nullptr;
 
 io_unit::io_unit(io_coordinator* owner) : caf::execution_unit(&owner->system()), owner_(owner) {}
 

@@ -21,7 +21,10 @@ namespace actor_host {
 /// to its actor, and the actor's write back, stay on one thread with no
 /// system call. Nothing changes for the actors: one actor still runs on
 /// one thread at a time, and a turn is at most `turn_messages` messages,
-/// so one busy actor cannot keep the sockets waiting for long.
+/// so one busy actor cannot keep the sockets waiting for long. An actor a
+/// socket's handler wakes runs at that handler's end rather than posted,
+/// and the writes a burst of turns queues go at the burst's end
+/// (net/handler_tail.hpp): no post, so no reactor poll, between the steps.
 ///
 /// Until attach() and after detach() (startup, shutdown: the I/O threads
 /// do not run then) actors run on CAF's own sharing worker as before, and

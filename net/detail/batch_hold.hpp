@@ -4,13 +4,17 @@
 // before it goes (http_response.cpp, ws_session.cpp).
 
 #include "net/detail/flex_stream.hpp"
+#include "net/handler_tail.hpp"
 
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 namespace actor_host::net::detail {
 
@@ -40,10 +44,10 @@ private:
 /// So a batch whose wake-up was posted from a read handler lets the reads
 /// already possible run first: it posts itself again, behind them, while
 /// they keep adding to it, up to max_looks times or max_bytes. A batch
-/// posted by an actor goes at once (on CAF's threads or on the I/O thread
-/// between socket handlers: its writes batch by themselves, one wake-up for
-/// all an actor turn writes), and so does any batch once the session was
-/// posted something else (a head, the body's end, a close) that must not
+/// woken by an actor goes at once (on CAF's threads or, on the I/O thread,
+/// at the end of the actors' burst: its writes batch by themselves, one
+/// wake-up for all a burst writes), and so does any batch once the session
+/// was sent something else (a head, the body's end, a close) that must not
 /// overtake it: those go through post_in_order.
 class batch_hold {
 public:
@@ -55,20 +59,21 @@ public:
   static constexpr int max_looks = 64;
   static constexpr std::size_t max_bytes = 64 * 1024;
 
-  /// Any thread: the ticket of a batch's wake-up, about to be posted.
-  ticket issue() {
-    const bool from_io = in_read_handler;
+  /// Any thread: wakes the session for a batch. `make(ticket)` makes the
+  /// handler, which calls wait() with the ticket.
+  template <class Make>
+  void wake(const io_strand& strand, Make&& make) {
     std::lock_guard<std::mutex> g{mtx_};
-    return {order_, from_io};
+    send(strand, make(ticket{order_, in_read_handler}));
   }
 
   /// Any thread: a post to the session that stays behind every batch
-  /// posted before it.
+  /// woken before it.
   template <class F>
   void post_in_order(const io_strand& strand, F&& f) {
     std::lock_guard<std::mutex> g{mtx_};
     ++order_;
-    boost::asio::post(strand, std::forward<F>(f));
+    send(strand, std::forward<F>(f));
   }
 
   /// On the strand, as the batch's wake-up with ticket `t` runs and the
@@ -92,7 +97,61 @@ public:
   }
 
 private:
+  /// mtx_ held. Outside a read handler but inside a handler's tail_scope
+  /// (an actor's burst on the I/O thread, handler_tail.hpp) the post waits
+  /// for the scope's end, where it is dispatched: no post, no poll. What
+  /// any thread sends meanwhile joins it, so nothing overtakes it; it is
+  /// taken only on the strand, so what comes after is queued behind it.
+  template <class F>
+  void send(const io_strand& strand, F&& f) {
+    if (!deferred_.empty()) {
+      deferred_.emplace_back(std::forward<F>(f));
+      return;
+    }
+    if (in_read_handler || !tail_open()) {
+      boost::asio::post(strand, std::forward<F>(f));
+      return;
+    }
+    deferred_.emplace_back(std::forward<F>(f));
+    defer_to_tail([this, strand] {
+      auto run = deferred_run{this};
+      if (strand.running_in_this_thread())
+        boost::asio::post(strand, std::move(run));
+      else
+        boost::asio::dispatch(strand, std::move(run));
+    });
+  }
+
+  /// Runs what was deferred, on the strand. Each entry keeps its session,
+  /// which owns this, alive until it is taken. Move-only: dropped unrun
+  /// (the context stopped), it lets the entries go, so no session is kept.
+  struct deferred_run {
+    batch_hold* hold;
+    explicit deferred_run(batch_hold* h) : hold(h) {}
+    deferred_run(deferred_run&& other) noexcept : hold(std::exchange(other.hold, nullptr)) {}
+    deferred_run(const deferred_run&) = delete;
+    deferred_run& operator=(const deferred_run&) = delete;
+    deferred_run& operator=(deferred_run&&) = delete;
+    ~deferred_run() {
+      if (hold != nullptr)
+        take(std::exchange(hold, nullptr)); // destroyed outside the lock
+    }
+    void operator()() {
+      auto fns = take(std::exchange(hold, nullptr));
+      for (auto& fn : fns)
+        fn();
+    }
+    static std::vector<std::function<void()>> take(batch_hold* h) {
+      std::vector<std::function<void()>> fns;
+      std::lock_guard<std::mutex> g{h->mtx_};
+      fns.swap(h->deferred_);
+      return fns;
+    }
+  };
+
   std::mutex mtx_;
+  // Sent while a deferred dispatch is pending: run in order by deferred_run.
+  std::vector<std::function<void()>> deferred_;
   std::uint64_t order_ = 0;
   int looks_ = 0;
   std::size_t seen_ = 0;

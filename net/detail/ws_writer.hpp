@@ -35,13 +35,13 @@ protected:
   }
 
   /// Any thread: actors', or the I/O thread's for a spliced stream. Only the
-  /// send that finds the inbox empty posts to the strand; the others ride
-  /// along with it (one post per batch).
+  /// send that finds the inbox empty wakes the strand; the others ride
+  /// along with it (one wake-up per batch).
   void enqueue(out_frame f) {
     std::size_t held = 0;
     switch (q_.push(std::move(f), held)) {
       case frame_queue::pushed::first:
-        boost::asio::post(self().strand_, send_handler(hold_.issue()));
+        hold_.wake(self().strand_, [this](batch_hold::ticket t) { return send_handler(t); });
         break;
       case frame_queue::pushed::overflow:
         hold_.post_in_order(self().strand_,

@@ -3,6 +3,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include "net/detail/batch_hold.hpp"
+#include "net/handler_tail.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -10,6 +11,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -33,7 +35,7 @@ struct fixture {
     bool first = inbox.empty();
     inbox += chunk;
     if (first)
-      asio::post(strand, drain_handler(hold.issue()));
+      hold.wake(strand, [this](batch_hold::ticket t) { return drain_handler(t); });
   }
 
   std::function<void()> drain_handler(batch_hold::ticket t) {
@@ -137,6 +139,54 @@ CAF_TEST(a call posted in order is not overtaken by a waiting batch) {
   CAF_CHECK_EQUAL(written[0], "x");
   CAF_CHECK_EQUAL(written[1], "end");
   CAF_CHECK_EQUAL(written[2], "y");
+}
+
+CAF_TEST(a batch an actor burst wakes goes at the end of the burst with no post) {
+  // An actor's burst on the I/O thread runs in a tail_scope (io_scheduler):
+  // its wake-up is dispatched as the burst ends, ahead of what was queued.
+  std::vector<std::string> log;
+  asio::post(ioc, [&] {
+    {
+      actor_host::net::tail_scope burst;
+      write("a");
+      CAF_CHECK(written.empty());
+    }
+    CAF_CHECK_EQUAL(written, (std::vector<std::string>{"a"}));
+    log.push_back("burst");
+  });
+  asio::post(ioc, [&] { log.push_back("next"); });
+  ioc.run();
+  CAF_CHECK_EQUAL(log, (std::vector<std::string>{"burst", "next"}));
+}
+
+CAF_TEST(what another thread sends while a deferred wake-up waits goes behind it) {
+  std::size_t batches_before_end = 99;
+  asio::post(ioc, [&] {
+    actor_host::net::tail_scope burst;
+    write("a");
+    // Outside any handler: it would be posted at once and run first.
+    std::thread other{[&] {
+      hold.post_in_order(strand, [&] { batches_before_end = written.size(); });
+    }};
+    other.join();
+  });
+  ioc.run();
+  CAF_CHECK_EQUAL(written, (std::vector<std::string>{"a"}));
+  CAF_CHECK_EQUAL(batches_before_end, 1u);
+}
+
+CAF_TEST(a wake-up deferred from inside the strand is posted behind what it queued) {
+  std::vector<std::string> order;
+  asio::post(strand, [&] {
+    hold.post_in_order(strand, [&] { order.push_back("queued"); });
+    {
+      actor_host::net::tail_scope burst;
+      hold.post_in_order(strand, [&] { order.push_back("deferred"); });
+    }
+    order.push_back("handler");
+  });
+  ioc.run();
+  CAF_CHECK_EQUAL(order, (std::vector<std::string>{"handler", "queued", "deferred"}));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -3,6 +3,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include "actors/common/io_scheduler.hpp"
+#include "net/handler_tail.hpp"
 
 #include <caf/all.hpp>
 
@@ -178,5 +179,39 @@ CAF_TEST(an actor whose post the stopped context dropped runs on the worker) {
     CAF_CHECK(ran_on != hashed(std::this_thread::get_id()));
     caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
   }
+  sys.await_all_actors_done();
+}
+
+CAF_TEST(an actor a socket handler wakes runs at the end of that handler) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{configured(cfg)};
+  io_thread io;
+  actor_host::attach_io_scheduler(sys, io.ioc);
+  auto ran = std::make_shared<std::atomic<bool>>(false);
+  auto noted = std::make_shared<std::atomic<int>>(0); // 1: as expected, -1: not
+  auto flag = sys.spawn([ran](caf::event_based_actor*) -> caf::behavior {
+    return {[ran](int) { ran->store(true); }};
+  });
+  {
+    caf::scoped_actor self{sys};
+    caf::actor reporter = self;
+    // Stands for a socket's read handler: the message's actor has not run
+    // while the handler hands messages on, and has once the handler ends,
+    // with nothing posted between.
+    asio::post(io.ioc, [=] {
+      bool before = true;
+      {
+        actor_host::net::tail_scope tail;
+        caf::anon_send(flag, 1);
+        before = ran->load();
+      }
+      noted->store(!before && ran->load() ? 1 : -1);
+      caf::anon_send(reporter, caf::atom("noted"));
+    });
+    self->receive([](caf::atom_value) {}, caf::after(30s) >> [] { CAF_FAIL("lost"); });
+  }
+  CAF_CHECK_EQUAL(noted->load(), 1);
+  caf::anon_send_exit(flag, caf::exit_reason::user_shutdown);
+  actor_host::detach_io_scheduler(sys);
   sys.await_all_actors_done();
 }

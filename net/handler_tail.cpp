@@ -1,0 +1,39 @@
+#include "net/handler_tail.hpp"
+
+#include <vector>
+
+namespace actor_host::net {
+
+namespace {
+
+thread_local bool open = false;
+thread_local std::vector<std::function<void()>> deferred;
+
+} // namespace
+
+tail_scope::tail_scope() noexcept : outermost_(!open) {
+  open = true;
+}
+
+tail_scope::~tail_scope() {
+  if (!outermost_)
+    return;
+  // What runs here may defer more: it runs in this loop too. Each item is
+  // moved out before it runs, as the vector may grow under it.
+  for (std::size_t i = 0; i < deferred.size(); ++i) {
+    auto fn = std::move(deferred[i]);
+    fn();
+  }
+  deferred.clear();
+  open = false;
+}
+
+bool tail_open() noexcept {
+  return open;
+}
+
+void defer_to_tail(std::function<void()> fn) {
+  deferred.push_back(std::move(fn));
+}
+
+} // namespace actor_host::net
