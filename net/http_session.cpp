@@ -161,9 +161,64 @@ void http_session::do_read() {
   parser_->body_limit(srv_->opts.max_body_bytes);
   parser_->header_limit(64 * 1024);
   stream_.next_layer().expires_after(std::chrono::milliseconds(srv_->opts.http_idle_timeout_ms));
+  if (!stream_.is_tls() && read_head_now())
+    return;
   http::async_read_header(stream_, buffer_, *parser_,
                           beast::bind_front_handler(&http_session::on_header,
                                                     shared_from_this()));
+}
+
+// Beast's reads post their completion even when the socket or the buffer
+// already held the whole request: two more handlers, each after a poll of
+// the reactor. On plain TCP what the socket has is read here (the socket is
+// non-blocking) and a request that is all there is parsed at once; only the
+// rest of one that is not goes to Beast's asynchronous read, which goes on
+// from the parser's state and the buffer. True when the head was handed on.
+bool http_session::read_head_now() {
+  error_code ec;
+  if (buffer_.size() == 0) {
+    auto n = stream_.next_layer().socket().read_some(buffer_.prepare(4096), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again)
+      return false;
+    if (ec == asio::error::eof)
+      ec = http::error::end_of_stream; // as Beast reports a close between requests
+    if (ec) {
+      on_header(ec, 0);
+      return true;
+    }
+    buffer_.commit(n);
+  }
+  // A head that is not all there is not consumed: need_more, and Beast's
+  // read takes it from the buffer.
+  auto used = parser_->put(buffer_.data(), ec);
+  buffer_.consume(used);
+  if (ec == http::error::need_more)
+    return false;
+  on_header(ec, used);
+  return true;
+}
+
+// The body as far as the buffer holds it; true when the request is done
+// (or failed) and was handed on.
+bool http_session::read_body_now() {
+  parser_->eager(true);
+  while (!parser_->is_done() && buffer_.size() > 0) {
+    error_code ec;
+    auto used = parser_->put(buffer_.data(), ec);
+    buffer_.consume(used);
+    if (ec == http::error::need_more)
+      break;
+    if (ec) {
+      on_read(ec, 0);
+      return true;
+    }
+    if (used == 0)
+      break;
+  }
+  if (!parser_->is_done())
+    return false;
+  on_read({}, 0);
+  return true;
 }
 
 // The access policy sees the head before any body is read.
@@ -199,6 +254,8 @@ void http_session::on_header(error_code ec, std::size_t n) {
     admitted_origin_ = i->second;
   token_from_query_ = verdict.token_from_query;
   token_path_length_ = verdict.token_path_length;
+  if (read_body_now())
+    return;
   http::async_read(stream_, buffer_, *parser_,
                    beast::bind_front_handler(&http_session::on_read, shared_from_this()));
 }

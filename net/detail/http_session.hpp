@@ -55,6 +55,8 @@ private:
   void on_handshake(error_code ec, std::size_t used);
   void handshake_failed(const std::string& reason);
   void do_read();
+  bool read_head_now();
+  bool read_body_now();
   void on_header(error_code ec, std::size_t n);
   void on_read(error_code ec, std::size_t);
   void begin_exchange(bool cors);
