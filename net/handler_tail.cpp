@@ -7,11 +7,14 @@ namespace actor_host::net {
 namespace {
 
 thread_local bool open = false;
+thread_local bool writes_inline = false;
 thread_local std::vector<std::function<void()>> deferred;
 
 } // namespace
 
-tail_scope::tail_scope() noexcept : outermost_(!open) {
+tail_scope::tail_scope(kind k) noexcept : outermost_(!open) {
+  if (outermost_)
+    writes_inline = k == bursting;
   open = true;
 }
 
@@ -30,6 +33,10 @@ tail_scope::~tail_scope() {
 
 bool tail_open() noexcept {
   return open;
+}
+
+bool tail_writes_inline() noexcept {
+  return writes_inline;
 }
 
 void defer_to_tail(std::function<void()> fn) {

@@ -23,7 +23,10 @@ namespace actor_host::net {
 /// runs what was deferred, including what that defers in turn, as it ends.
 class tail_scope {
 public:
-  tail_scope() noexcept;
+  /// What the outermost scope's handler is (see tail_writes_inline).
+  enum kind { reading, bursting };
+
+  explicit tail_scope(kind k) noexcept;
   ~tail_scope();
   tail_scope(const tail_scope&) = delete;
   tail_scope& operator=(const tail_scope&) = delete;
@@ -35,6 +38,14 @@ private:
 /// True while this thread is inside a tail_scope (and while it runs what
 /// was deferred to it).
 bool tail_open() noexcept;
+
+/// Whether the writes deferred to this tail go inline at its end. Not at a
+/// socket read handler's: the other sockets' read handlers that the same
+/// reactor poll made ready run first, and what their actors write to the
+/// same connection joins one write (at 64 callers one runtime's frames go
+/// in one sendmsg, not one each). A burst of actor turns was itself posted
+/// behind those handlers, so its writes go at once.
+bool tail_writes_inline() noexcept;
 
 /// Runs `fn` at the end of this thread's outermost tail_scope. Only while
 /// tail_open().

@@ -262,7 +262,7 @@ void http_session::on_header(error_code ec, std::size_t n) {
 
 void http_session::on_read(error_code ec, std::size_t) {
   // The handler's actor runs at this handler's end (handler_tail.hpp).
-  tail_scope tail;
+  tail_scope tail{tail_scope::reading};
   if (ec == http::error::body_limit) {
     keep_alive_ = false;
     begin_exchange(cors_ok_);

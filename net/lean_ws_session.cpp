@@ -119,7 +119,7 @@ void lean_ws_session::do_wait() {
 void lean_ws_session::on_readable(error_code ec) {
   // The actors the frames wake run when every frame of this wake-up is
   // handed on (handler_tail.hpp).
-  tail_scope tail;
+  tail_scope tail{tail_scope::reading};
   if (ended_)
     return;
   if (ec)

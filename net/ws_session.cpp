@@ -239,7 +239,7 @@ private:
   }
 
   void on_read(error_code ec, std::size_t) {
-    tail_scope tail; // the actors the message wakes run at the end (handler_tail.hpp)
+    tail_scope tail{tail_scope::reading}; // its actors run at the end (handler_tail.hpp)
     if (ec)
       return on_done(ec);
     using outcome = detail::message_reader::outcome;

@@ -106,7 +106,7 @@ private:
     void operator()() {
       // The writes the burst's actors queue go when it is over
       // (handler_tail.hpp): one per socket, no post each.
-      net::tail_scope tail;
+      net::tail_scope tail{net::tail_scope::bursting};
       owner->run(std::exchange(job, nullptr));
     }
   };

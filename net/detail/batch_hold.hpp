@@ -99,7 +99,8 @@ public:
 private:
   /// mtx_ held. Outside a read handler but inside a handler's tail_scope
   /// (an actor's burst on the I/O thread, handler_tail.hpp) the post waits
-  /// for the scope's end, where it is dispatched: no post, no poll. What
+  /// for the scope's end, where a burst's is dispatched: no post, no poll
+  /// (a read handler's is posted then: tail_writes_inline). What
   /// any thread sends meanwhile joins it, so nothing overtakes it; it is
   /// taken only on the strand, so what comes after is queued behind it.
   template <class F>
@@ -115,10 +116,10 @@ private:
     deferred_.emplace_back(std::forward<F>(f));
     defer_to_tail([this, strand] {
       auto run = deferred_run{this};
-      if (strand.running_in_this_thread())
-        boost::asio::post(strand, std::move(run));
-      else
+      if (tail_writes_inline() && !strand.running_in_this_thread())
         boost::asio::dispatch(strand, std::move(run));
+      else
+        boost::asio::post(strand, std::move(run));
     });
   }
 

@@ -147,7 +147,7 @@ CAF_TEST(a batch an actor burst wakes goes at the end of the burst with no post)
   std::vector<std::string> log;
   asio::post(ioc, [&] {
     {
-      actor_host::net::tail_scope burst;
+      actor_host::net::tail_scope burst{actor_host::net::tail_scope::bursting};
       write("a");
       CAF_CHECK(written.empty());
     }
@@ -162,7 +162,7 @@ CAF_TEST(a batch an actor burst wakes goes at the end of the burst with no post)
 CAF_TEST(what another thread sends while a deferred wake-up waits goes behind it) {
   std::size_t batches_before_end = 99;
   asio::post(ioc, [&] {
-    actor_host::net::tail_scope burst;
+    actor_host::net::tail_scope burst{actor_host::net::tail_scope::bursting};
     write("a");
     // Outside any handler: it would be posted at once and run first.
     std::thread other{[&] {
@@ -180,13 +180,31 @@ CAF_TEST(a wake-up deferred from inside the strand is posted behind what it queu
   asio::post(strand, [&] {
     hold.post_in_order(strand, [&] { order.push_back("queued"); });
     {
-      actor_host::net::tail_scope burst;
+      actor_host::net::tail_scope burst{actor_host::net::tail_scope::bursting};
       hold.post_in_order(strand, [&] { order.push_back("deferred"); });
     }
     order.push_back("handler");
   });
   ioc.run();
   CAF_CHECK_EQUAL(order, (std::vector<std::string>{"handler", "queued", "deferred"}));
+}
+
+CAF_TEST(a batch a read handler tail wakes waits for the handlers ready before it) {
+  // Two sockets' reads from one reactor poll, each waking an actor that
+  // writes to the same connection: one write for both.
+  asio::post(ioc, [this] {
+    {
+      actor_host::net::tail_scope reading{actor_host::net::tail_scope::reading};
+      write("a");
+    }
+    CAF_CHECK(written.empty());
+  });
+  asio::post(ioc, [this] {
+    actor_host::net::tail_scope reading{actor_host::net::tail_scope::reading};
+    write("b");
+  });
+  ioc.run();
+  CAF_CHECK_EQUAL(written, (std::vector<std::string>{"ab"}));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -16,7 +16,7 @@ CAF_TEST(deferred work runs in order when the outermost scope ends) {
   std::string log;
   CAF_CHECK(!tail_open());
   {
-    tail_scope outer;
+    tail_scope outer{tail_scope::bursting};
     CAF_CHECK(tail_open());
     defer_to_tail([&] {
       log += "a";
@@ -24,7 +24,7 @@ CAF_TEST(deferred work runs in order when the outermost scope ends) {
       defer_to_tail([&] { log += "c"; });
     });
     {
-      tail_scope inner;
+      tail_scope inner{tail_scope::reading};
       defer_to_tail([&] { log += "b"; });
     }
     CAF_CHECK_EQUAL(log, ""); // the inner scope's end runs nothing

@@ -201,7 +201,7 @@ CAF_TEST(an actor a socket handler wakes runs at the end of that handler) {
     asio::post(io.ioc, [=] {
       bool before = true;
       {
-        actor_host::net::tail_scope tail;
+        actor_host::net::tail_scope tail{actor_host::net::tail_scope::reading};
         caf::anon_send(flag, 1);
         before = ran->load();
       }
