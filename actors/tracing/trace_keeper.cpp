@@ -124,8 +124,11 @@ std::vector<traces::run_span> take_waiting(self_ptr self, std::size_t n,
   return out;
 }
 
-// Spans pushed out of a full wait list go in batches of this many.
-constexpr std::size_t evict_batch = 256;
+// Spans pushed out of a full wait list go in batches of this many: one
+// transaction each. A commit (its WAL frames, and the checkpoints they
+// bring) was most of what the keeper spent per span; 1024 a commit instead
+// of 256 took a fifth off its CPU per span (bench/runs/2026-12-07-trace-cost.md).
+constexpr std::size_t evict_batch = 1024;
 
 // Spans attached to their roots by the message at hand, in one transaction.
 void store_attached(self_ptr self) {
