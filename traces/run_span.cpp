@@ -2,46 +2,135 @@
 
 #include "wire/jsonrpc.hpp"
 
+#include <charconv>
+
 namespace actor_host::traces {
 
-using wire::jsonrpc::quote;
+namespace {
+
+// `text` as the inside of a JSON string, as wire::jsonrpc::quote escapes it.
+// Written in place: the keeper writes every route span, and a temporary per
+// quoted field was most of span_json's cost (bench/runs/2026-12-07-trace-cost.md).
+void append_escaped(std::string& out, std::string_view text) {
+  for (char c : text) {
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
+      auto q = wire::jsonrpc::quote(text);
+      out.append(q, 1, q.size() - 2);
+      return;
+    }
+  }
+  out.append(text);
+}
+
+void append_quoted(std::string& out, std::string_view text) {
+  out += '"';
+  append_escaped(out, text);
+  out += '"';
+}
+
+void append_int(std::string& out, std::int64_t n) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof(buf), n);
+  out.append(buf, r.ptr);
+}
+
+void append_span_json(std::string& out, const run_span& s) {
+  const bool root = s.parent_span_id.empty();
+  out += R"({"spanId":)";
+  append_quoted(out, s.span_id);
+  out += R"(,"traceId":)";
+  append_quoted(out, s.trace_id);
+  if (!root) {
+    out += R"(,"parentSpanId":)";
+    append_quoted(out, s.parent_span_id);
+  }
+  out += R"(,"startTime":)";
+  append_int(out, s.start_ms);
+  out += R"(,"endTime":)";
+  append_int(out, s.end_ms);
+  out += R"(,"attributes":{"genkit:type":)";
+  append_quoted(out, s.kind);
+  out += R"(,"genkit:metadata:subtype":)";
+  append_quoted(out, s.action_type);
+  out += R"(,"genkit:name":)";
+  append_quoted(out, s.name);
+  out += R"(,"genkit:path":"/{)";
+  append_escaped(out, s.name);
+  out += ",t:";
+  append_escaped(out, s.kind);
+  out += ",s:";
+  append_escaped(out, s.action_type);
+  out += R"(}","genkit:state":)";
+  out += s.ok ? R"("success")" : R"("error")";
+  if (root)
+    out += R"(,"genkit:isRoot":true)";
+  if (!s.input.empty()) {
+    out += R"(,"genkit:input":)";
+    append_quoted(out, s.input);
+  }
+  if (!s.output.empty()) {
+    out += R"(,"genkit:output":)";
+    append_quoted(out, s.output);
+  }
+  for (auto& [k, v] : s.attributes) {
+    out += ',';
+    append_quoted(out, k);
+    out += ':';
+    append_quoted(out, v);
+  }
+  out += R"(},"displayName":)";
+  append_quoted(out, s.name);
+  out += R"(,"links":[],"instrumentationLibrary":{"name":"genkit-tracer","version":"v1"})"
+         R"(,"spanKind":"INTERNAL","sameProcessAsParentSpan":{"value":true},"status":)";
+  if (s.ok) {
+    out += R"({"code":0})";
+  } else {
+    out += R"({"code":2,"message":)";
+    append_quoted(out, s.error_message);
+    out += '}';
+  }
+  out += R"(,"timeEvents":{"timeEvent":[]}})";
+}
+
+// What a span's text takes besides its fields: reserved once.
+constexpr std::size_t span_overhead = 512;
+
+std::size_t text_size(const run_span& s) {
+  auto n = span_overhead + s.trace_id.size() + s.span_id.size() + s.parent_span_id.size()
+           + 3 * s.name.size() + 2 * (s.kind.size() + s.action_type.size()) + s.input.size()
+           + s.output.size() + s.error_message.size();
+  for (auto& [k, v] : s.attributes)
+    n += k.size() + v.size() + 6;
+  return n;
+}
+
+} // namespace
 
 std::string span_json(const run_span& s) {
-  const bool root = s.parent_span_id.empty();
-  std::string attrs = R"({"genkit:type":)" + quote(s.kind) + R"(,"genkit:metadata:subtype":)"
-                      + quote(s.action_type)
-                      + R"(,"genkit:name":)" + quote(s.name) + R"(,"genkit:path":)"
-                      + quote("/{" + s.name + ",t:" + s.kind + ",s:" + s.action_type + "}")
-                      + R"(,"genkit:state":)" + (s.ok ? R"("success")" : R"("error")");
-  if (root)
-    attrs += R"(,"genkit:isRoot":true)";
-  if (!s.input.empty())
-    attrs += R"(,"genkit:input":)" + quote(s.input);
-  if (!s.output.empty())
-    attrs += R"(,"genkit:output":)" + quote(s.output);
-  for (auto& [k, v] : s.attributes)
-    attrs += "," + quote(k) + ":" + quote(v);
-  attrs += "}";
-  std::string span = R"({"spanId":)" + quote(s.span_id) + R"(,"traceId":)" + quote(s.trace_id);
-  if (!root)
-    span += R"(,"parentSpanId":)" + quote(s.parent_span_id);
-  span += R"(,"startTime":)" + std::to_string(s.start_ms) + R"(,"endTime":)"
-          + std::to_string(s.end_ms) + R"(,"attributes":)" + attrs
-          + R"(,"displayName":)" + quote(s.name)
-          + R"(,"links":[],"instrumentationLibrary":{"name":"genkit-tracer","version":"v1"})"
-            R"(,"spanKind":"INTERNAL","sameProcessAsParentSpan":{"value":true},"status":)"
-          + (s.ok ? std::string{R"({"code":0})"}
-                  : R"({"code":2,"message":)" + quote(s.error_message) + "}")
-          + R"(,"timeEvents":{"timeEvent":[]}})";
-  return span;
+  std::string out;
+  out.reserve(text_size(s));
+  append_span_json(out, s);
+  return out;
 }
 
 std::string trace_data_json(const run_span& s) {
-  std::string out = R"({"traceId":)" + quote(s.trace_id);
-  if (s.parent_span_id.empty())
-    out += R"(,"displayName":)" + quote(s.name) + R"(,"startTime":)" + std::to_string(s.start_ms)
-           + R"(,"endTime":)" + std::to_string(s.end_ms);
-  out += R"(,"spans":{)" + quote(s.span_id) + ":" + span_json(s) + "}}";
+  std::string out;
+  out.reserve(text_size(s) + 128 + s.trace_id.size() + s.name.size() + s.span_id.size());
+  out += R"({"traceId":)";
+  append_quoted(out, s.trace_id);
+  if (s.parent_span_id.empty()) {
+    out += R"(,"displayName":)";
+    append_quoted(out, s.name);
+    out += R"(,"startTime":)";
+    append_int(out, s.start_ms);
+    out += R"(,"endTime":)";
+    append_int(out, s.end_ms);
+  }
+  out += R"(,"spans":{)";
+  append_quoted(out, s.span_id);
+  out += ':';
+  append_span_json(out, s);
+  out += "}}";
   return out;
 }
 

@@ -106,9 +106,19 @@ trace_store::~trace_store() {
 
 std::unique_ptr<trace_store> trace_store::open(const std::string& path, retention r,
                                                std::string& error) {
+  // SQLite's memory statistics take a global mutex on every allocation of
+  // every connection; nothing here reads them. Only possible before SQLite
+  // initializes (a later call fails harmlessly, leaving them on).
+  static const bool quiet_memstatus [[maybe_unused]] =
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK;
   sqlite3* db = nullptr;
+  // NOMUTEX: one owner uses a store at a time (the keeper, or the reader
+  // with a connection of its own), so SQLite's lock around every call on
+  // the connection is not needed: with the statistics' mutex it was a tenth
+  // of the keeper's time (bench/runs/2026-12-07-trace-cost.md).
   auto rc = sqlite3_open_v2(path.c_str(), &db,
-                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW
+                              | SQLITE_OPEN_NOMUTEX,
                             nullptr);
   if (rc != SQLITE_OK) {
     error = "cannot open " + path + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));

@@ -15,7 +15,8 @@ struct sqlite3;
 /// Where the traces Genkit runtimes export end up: an embedded SQLite
 /// database with Genkit's TraceData shapes (the telemetry server's API,
 /// @genkit-ai/telemetry-server). Plain data, no actors: one owner uses it
-/// (the manager's trace_keeper, off the scheduler's threads).
+/// (the manager's trace_keeper, off the scheduler's threads), never two
+/// threads at once: it is opened without SQLite's per-connection mutex.
 namespace boost::json {
 class object;
 }

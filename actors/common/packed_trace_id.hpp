@@ -28,17 +28,26 @@ public:
   }
 
   std::string str() const {
+    text_buffer buf;
+    return std::string{text(buf)};
+  }
+
+  /// Room for the text of a packed id.
+  using text_buffer = std::array<char, 32>;
+
+  /// The text without a heap block (the route span's path copies it once
+  /// more anyway): in `buf` when packed; valid while `buf` and this are.
+  std::string_view text(text_buffer& buf) const noexcept {
     if (other_)
       return *other_;
     if (!packed_)
       return {};
     static constexpr char digits[] = "0123456789abcdef";
-    std::string out(2 * bytes_.size(), '\0');
     for (std::size_t i = 0; i < bytes_.size(); ++i) {
-      out[2 * i] = digits[bytes_[i] >> 4];
-      out[2 * i + 1] = digits[bytes_[i] & 0xf];
+      buf[2 * i] = digits[bytes_[i] >> 4];
+      buf[2 * i + 1] = digits[bytes_[i] & 0xf];
     }
-    return out;
+    return {buf.data(), buf.size()};
   }
 
 private:

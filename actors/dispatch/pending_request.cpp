@@ -2,11 +2,10 @@
 
 #include "actions/action_list.hpp"
 #include "actors/call/errors.hpp"
-#include "actors/tracing/trace_keeper.hpp"
+#include "actors/tracing/route_span_queue.hpp"
 #include "obs/log.hpp"
 #include "obs/metrics.hpp"
 #include "wire/jsonrpc.hpp"
-#include "wire/secure_random.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -42,39 +41,20 @@ std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
 }
 
 // The manager's own span of a run: which runtime (and node) it was routed
-// to, how long it took here, how it ended.
+// to, how long it took here, how it ended. Queued as plain text, no
+// message and no heap block per run (route_span_queue.hpp).
 void send_route_span(self_ptr self, const call_end& end) {
   auto& st = self->state;
   auto& a = st.args;
   auto& sh = *a.shared;
-  auto& m = obs::global();
-  if (m.route_spans_queued.fetch_add(1, std::memory_order_relaxed) >= max_route_spans_queued) {
-    m.route_spans_queued.fetch_sub(1, std::memory_order_relaxed);
-    auto n = m.route_spans_dropped.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (n == 1 || n % 1000 == 0)
-      spdlog::warn("trace store falls behind: {} route span(s) dropped so far", n);
-    return;
-  }
-  traces::run_span s;
-  s.trace_id = st.trace_id.str();
-  s.span_id = wire::secure_random_hex(8);
-  s.kind = "actor-host";
-  s.action_type = "route";
-  s.name = "actor-host " + sh.runtime_id;
-  s.ok = end.ok;
-  if (!end.ok) {
-    s.error_message = std::string{wire::status_name(end.error.status)};
-    if (!end.error.message.empty())
-      s.error_message += ": " + end.error.message;
-  }
   auto now_wall = std::chrono::system_clock::now();
   auto took = std::chrono::steady_clock::now() - st.started;
-  s.start_ms = epoch_ms(now_wall - std::chrono::duration_cast<std::chrono::system_clock::duration>(took));
-  s.end_ms = epoch_ms(now_wall);
-  s.attributes = {{"actor-host:runtime", sh.runtime_id}, {"actor-host:action", a.action_key}};
-  if (!sh.node.empty())
-    s.attributes.emplace_back("actor-host:node", sh.node);
-  caf::anon_send(sh.traces, route_span_atom_v, std::move(s));
+  auto start = now_wall - std::chrono::duration_cast<std::chrono::system_clock::duration>(took);
+  packed_trace_id::text_buffer buf;
+  std::string_view status = end.ok ? std::string_view{} : wire::status_name(end.error.status);
+  std::string_view message = end.ok ? std::string_view{} : std::string_view{end.error.message};
+  sh.traces->push(st.trace_id.text(buf), sh.runtime_id, sh.node, a.action_key, end.ok, status,
+                  message, epoch_ms(start), epoch_ms(now_wall));
 }
 
 // Outlier detection (replica_load.hpp): failures of the replica, not of

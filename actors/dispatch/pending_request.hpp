@@ -15,6 +15,8 @@
 
 namespace actor_host {
 
+class route_span_queue; // actors/tracing/route_span_queue.hpp
+
 /// What every request of one runtime connection has in common: made once by
 /// the connection (again when its runtime id changes) and shared by its
 /// pending requests instead of copied into each (100,000 calls in flight
@@ -24,7 +26,8 @@ struct pending_shared {
   std::string runtime_id;
   // Bidi input held before the run reports its trace id; 0 = no cap.
   std::size_t max_held_input_bytes = 0;
-  caf::actor traces; // route_span_batcher: gets the manager's span of each run; null = none
+  // Takes the manager's span of each run (to the trace keeper); null = none.
+  std::shared_ptr<route_span_queue> traces;
   std::string node;  // this manager's node name in a cluster, for that span
   replica_load_ptr load; // its runtime's: how the call ended (outlier detection)
 };

@@ -18,13 +18,15 @@
 namespace actor_host {
 
 struct pending_shared; // pending_request.hpp
+class route_span_queue; // actors/tracing/route_span_queue.hpp
 
 struct connection_options {
   std::string reflection_url;      // ws://localhost:<port>, reported in RuntimeInfo
   std::size_t max_bidi_input_bytes = 0; // held per run before it starts; 0 = no cap
   std::string telemetry_url; // the register answer's telemetryServerUrl; "" = left out
   std::string protocol;      // listed as RuntimeInfo's `protocol` ("v1"); "" = left out (V2)
-  caf::actor traces;         // route_span_batcher (then trace_keeper): the manager's span of each run; null = none
+  // Where the manager's span of each run goes (then to the trace keeper); null = none.
+  std::shared_ptr<route_span_queue> traces;
   std::string node;          // this manager's node name in a cluster ("" outside one)
   // After each register, list the runtime's actions once to learn which it
   // declares safe to run twice (metadata `retry: "idempotent"`).

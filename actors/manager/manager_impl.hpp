@@ -97,7 +97,7 @@ struct manager::impl {
   caf::actor cluster;   // cluster_node; null outside a cluster
   gateway_actor gateway; // cluster_gateway: every call between this node and the others
   caf::actor traces;    // trace_keeper; null without a trace store
-  caf::actor route_spans; // route_span_batcher in front of it; null without one
+  route_span_queue_ptr route_spans; // the runs' route spans to it; null without one
   cluster_board_ptr cluster_view = std::make_shared<cluster_board>();
   std::shared_ptr<grpc_door::server> grpc; // null without --grpc-port
   std::uint16_t cluster_port = 0;

@@ -48,7 +48,8 @@ std::string manager::impl::start_traces() {
                                          std::shared_ptr<traces::trace_store>{std::move(store)},
                                          exporter);
     caf::anon_send(d.supervisor, adopt_atom_v, d.traces);
-    d.route_spans = d.spawn_child(route_span_batcher, d.traces);
+    d.route_spans = make_route_span_queue(
+      d.traces, [&d](auto fun, route_span_queue_ptr q) { return d.spawn_child(fun, std::move(q)); });
     // Reads on a connection and a thread of their own: a filtered listing
     // that scans for seconds no longer holds up the stores behind it.
     std::string why;

@@ -49,12 +49,13 @@ void tell_watchers(self_ptr self, const std::string& trace, std::string_view doc
       self->send(w, trace_event_atom_v, event);
 }
 
-void remember_root(self_ptr self, const std::string& trace, std::string root) {
+void remember_root(self_ptr self, std::string_view trace, std::string_view root) {
   auto& st = self->state;
-  auto [i, added] = st.recent_roots.try_emplace(trace, std::move(root));
+  trace_key key{trace};
+  auto [i, added] = st.recent_roots.try_emplace(key, span_key{root});
   if (!added)
     return;
-  st.recent_order.push_back(trace);
+  st.recent_order.push_back(std::move(key));
   if (st.recent_order.size() > max_recent_roots) {
     st.recent_roots.erase(st.recent_order.front());
     st.recent_order.pop_front();
@@ -114,7 +115,8 @@ std::vector<traces::run_span> take_waiting(self_ptr self, std::size_t n,
   auto& w = self->state.waiting;
   auto& counts = self->state.waiting_traces;
   while (!w.empty() && (out.size() < n || w.front().first <= due)) {
-    if (auto c = counts.find(w.front().second.trace_id); c != counts.end() && --c->second == 0)
+    if (auto c = counts.find(trace_key{w.front().second.trace_id});
+        c != counts.end() && --c->second == 0)
       counts.erase(c);
     out.push_back(std::move(w.front().second));
     w.pop_front();
@@ -122,8 +124,11 @@ std::vector<traces::run_span> take_waiting(self_ptr self, std::size_t n,
   return out;
 }
 
-// Spans pushed out of a full wait list go in batches of this many.
-constexpr std::size_t evict_batch = 256;
+// Spans pushed out of a full wait list go in batches of this many: one
+// transaction each. A commit (its WAL frames, and the checkpoints they
+// bring) was most of what the keeper spent per span; 1024 a commit instead
+// of 256 took a fifth off its CPU per span (bench/runs/2026-12-07-trace-cost.md).
+constexpr std::size_t evict_batch = 1024;
 
 // Spans attached to their roots by the message at hand, in one transaction.
 void store_attached(self_ptr self) {
@@ -134,10 +139,10 @@ void store_attached(self_ptr self) {
 // Under the run's root span if it is in (stored by store_attached); false if not yet.
 bool try_attach(self_ptr self, traces::run_span& span) {
   auto& roots = self->state.recent_roots;
-  auto root = roots.find(span.trace_id);
-  if (root == roots.end() || root->second == span.span_id)
+  auto root = roots.find(trace_key{span.trace_id});
+  if (root == roots.end() || root->second == span_key{span.span_id})
     return false;
-  span.parent_span_id = root->second;
+  span.parent_span_id = root->second.str();
   self->state.attached.push_back(std::move(span));
   return true;
 }
@@ -145,7 +150,7 @@ bool try_attach(self_ptr self, traces::run_span& span) {
 // After a save of `trace`: its waiting spans, if its root is now in.
 void attach_waiting(self_ptr self, const std::string& trace) {
   auto& counts = self->state.waiting_traces;
-  auto c = counts.find(trace);
+  auto c = counts.find(trace_key{trace});
   if (c == counts.end())
     return; // the common case: no scan of the wait list
   auto taken = std::erase_if(self->state.waiting, [&](auto& e) {
@@ -157,7 +162,7 @@ void attach_waiting(self_ptr self, const std::string& trace) {
 
 void stored(self_ptr self, std::string_view doc, traces::trace_store::saved& s) {
   if (!s.root_span.empty())
-    remember_root(self, s.trace_id, std::move(s.root_span));
+    remember_root(self, s.trace_id, s.root_span);
   export_doc(self, doc);
   if (!self->state.watchers.empty())
     tell_watchers(self, s.trace_id, doc);
@@ -167,7 +172,6 @@ void stored(self_ptr self, std::string_view doc, traces::trace_store::saved& s) 
 
 // Under its root if that is in, else onto the wait list.
 void take_route_span(self_ptr self, traces::run_span& span) {
-  obs::global().route_spans_queued.fetch_sub(1, std::memory_order_relaxed);
   if (try_attach(self, span))
     return;
   auto& w = self->state.waiting;
@@ -175,7 +179,7 @@ void take_route_span(self_ptr self, traces::run_span& span) {
     self->delayed_send(self, route_span_wait, route_flush_atom_v);
   if (w.size() == max_waiting)
     store_spans(self, take_waiting(self, evict_batch, caf::actor_clock::time_point{}));
-  ++self->state.waiting_traces[span.trace_id];
+  ++self->state.waiting_traces[trace_key{span.trace_id}];
   w.emplace_back(self->clock().now(), std::move(span));
 }
 
@@ -196,30 +200,10 @@ std::string list_traces(traces::trace_store& store, std::uint64_t limit, std::ui
 } // namespace
 
 caf::behavior route_span_batcher(caf::stateful_actor<route_span_batcher_state>* self,
-                                 caf::actor keeper) {
-  self->state.keeper = std::move(keeper);
-  self->state.batch.reserve(route_batch_max);
-  auto flush = [self] {
-    auto& st = self->state;
-    if (st.batch.empty())
-      return;
-    self->send(st.keeper, route_spans_atom_v, std::move(st.batch));
-    st.batch = {};
-    st.batch.reserve(route_batch_max);
-  };
+                                 route_span_queue_ptr queue) {
+  self->state.queue = std::move(queue);
   return {
-    [self, flush](route_span_atom, traces::run_span& span) {
-      auto& st = self->state;
-      st.batch.push_back(std::move(span));
-      if (st.batch.size() >= route_batch_max)
-        return flush();
-      if (!std::exchange(st.window_open, true))
-        self->delayed_send(self, route_batch_window, route_batch_atom_v);
-    },
-    [self, flush](route_batch_atom) {
-      self->state.window_open = false;
-      flush();
-    },
+    [self](route_batch_atom) { self->state.queue->flush(); },
   };
 }
 
@@ -241,6 +225,9 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
                            std::shared_ptr<traces::trace_store> store, caf::actor exporter) {
   self->state.store = std::move(store);
   self->state.exporter = std::move(exporter);
+  // Sized once for their caps: no rehash as they fill.
+  self->state.waiting_traces.reserve(max_waiting);
+  self->state.recent_roots.reserve(max_recent_roots + 1);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
     for (auto i = st.watchers.begin(); i != st.watchers.end();) {
@@ -283,12 +270,17 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
       return first_error;
     },
     [self](route_span_atom, traces::run_span& span) {
+      obs::global().route_spans_queued.fetch_sub(1, std::memory_order_relaxed);
       take_route_span(self, span);
       store_attached(self);
     },
-    [self](route_spans_atom, std::vector<traces::run_span>& spans) {
-      for (auto& span : spans)
+    [self](route_spans_atom, const route_batch& batch) {
+      obs::global().route_spans_queued.fetch_sub(static_cast<std::int64_t>(batch.size()),
+                                                 std::memory_order_relaxed);
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        auto span = batch.span(i);
         take_route_span(self, span);
+      }
       store_attached(self);
     },
     [self](route_flush_atom) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "actors/tracing/route_span_queue.hpp"
+#include "actors/tracing/trace_key.hpp"
 #include "traces/run_span.hpp"
 #include "traces/trace_store.hpp"
 
@@ -32,11 +34,11 @@ CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_prune_atom, "trac
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_span_atom, "routespan")
 // (route_flush_atom)   its own: route spans whose wait is over
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_flush_atom, "routeflush")
-// (route_spans_atom, vector<run_span>)   route spans in bulk, from route_span_batcher
+// (route_spans_atom, route_batch)   route spans in bulk, from route_span_queue
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_spans_atom, "routespans")
 // (trace_commit_atom)   the keeper's own: the documents posted lately are committed
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_commit_atom, "tracecmt")
-// (route_batch_atom)   the batcher's own: its batch window is over
+// (route_batch_atom)   to the route_span_batcher: a route_span_queue's batch window is over
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, route_batch_atom, "routebatch")
 // (trace_watch_atom, trace_id, watcher) -> (accepted, snapshot)   the watcher
 // gets (trace_event_atom, event_json) for every span of the trace stored from
@@ -46,7 +48,7 @@ CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_event_atom, "trac
 // (trace_reader_atom, reader): the keeper's listings and loads go there
 CAF_ADD_ATOM(actor_host_traces, actor_host::trace_atoms, trace_reader_atom, "tracereadr")
 CAF_ADD_TYPE_ID(actor_host_traces, (actor_host::traces::run_span))
-CAF_ADD_TYPE_ID(actor_host_traces, (std::vector<actor_host::traces::run_span>))
+CAF_ADD_TYPE_ID(actor_host_traces, (actor_host::route_batch))
 CAF_END_TYPE_ID_BLOCK(actor_host_traces)
 
 namespace actor_host::traces {
@@ -93,12 +95,12 @@ struct trace_keeper_state {
   // Route spans waiting for their root, oldest first; bounded.
   std::deque<std::pair<caf::actor_clock::time_point, traces::run_span>> waiting;
   // How many of them wait per trace id (a save looks here before it scans).
-  std::unordered_map<std::string, std::size_t> waiting_traces;
+  std::unordered_map<trace_key, std::size_t, trace_key::hasher> waiting_traces;
   // Root span ids of the traces stored lately (by trace id), oldest first in
   // recent_order; bounded. A route span looks its root up here, not in
   // SQLite: its run has just ended, so a root that is in came in lately.
-  std::unordered_map<std::string, std::string> recent_roots;
-  std::deque<std::string> recent_order;
+  std::unordered_map<trace_key, span_key, trace_key::hasher> recent_roots;
+  std::deque<trace_key> recent_order;
   // Route spans the message at hand attached to their roots (stored before it returns).
   std::vector<traces::run_span> attached;
   // Posted documents not committed yet, with their posters' promises; bounded.
@@ -125,24 +127,31 @@ struct trace_reader_state {
 caf::behavior trace_reader(caf::stateful_actor<trace_reader_state>* self,
                            std::shared_ptr<traces::trace_store> store);
 
-/// Route spans collected before they go to the keeper in one message: the
-/// keeper has a thread of its own, and waking it once per run cost more than
-/// storing the span (a futex wake and a context switch per call).
-inline constexpr std::size_t route_batch_max = 256;
-inline constexpr auto route_batch_window = std::chrono::milliseconds(20);
+/// Route spans collected before they go to the keeper in one message
+/// (route_span_queue.hpp).
+inline constexpr std::size_t route_batch_max = route_span_queue::batch_max;
+inline constexpr auto route_batch_window = route_span_queue::batch_window;
 
 struct route_span_batcher_state {
-  caf::actor keeper;
-  std::vector<traces::run_span> batch; // at most route_batch_max
-  bool window_open = false;
+  route_span_queue_ptr queue;
   static inline const char* name = "route_span_batcher";
 };
 
-/// Takes (route_span_atom, run_span) from the runs on the scheduler's
-/// threads and hands the keeper (route_spans_atom, batch) when the batch
-/// is full or route_batch_window after its first span.
+/// Owns the batch window of `queue` (made for `keeper`, which it returns):
+/// (route_batch_atom), sent route_batch_window after the first span of a
+/// batch, hands the keeper what is queued.
 caf::behavior route_span_batcher(caf::stateful_actor<route_span_batcher_state>* self,
-                                 caf::actor keeper);
+                                 route_span_queue_ptr queue);
+
+/// The queue the runs' route spans go to, with its batcher spawned by
+/// `spawn` (a function of the behavior and the queue, so the caller picks
+/// how the batcher is spawned and supervised).
+template <class Spawn>
+route_span_queue_ptr make_route_span_queue(caf::actor keeper, Spawn&& spawn) {
+  auto queue = std::make_shared<route_span_queue>(std::move(keeper));
+  queue->set_batcher(spawn(route_span_batcher, queue));
+  return queue;
+}
 
 /// Owns the trace store. SQLite blocks on disk, so this actor is spawned
 /// detached (its own thread), never on the scheduler's threads; everything

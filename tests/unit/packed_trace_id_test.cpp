@@ -32,3 +32,14 @@ CAF_TEST(an empty trace id is empty and assign replaces the one before) {
 CAF_TEST(a hex trace id takes no more room than a string) {
   CAF_CHECK_LESS_OR_EQUAL(sizeof(packed_trace_id), sizeof(std::string));
 }
+
+CAF_TEST(the text of a trace id is written into the caller buffer) {
+  packed_trace_id::text_buffer buf;
+  packed_trace_id id;
+  CAF_CHECK_EQUAL(id.text(buf), "");
+  id.assign("4bf92f3577b34da6a3ce929d0e0e4736");
+  CAF_CHECK_EQUAL(id.text(buf), "4bf92f3577b34da6a3ce929d0e0e4736");
+  CAF_CHECK_EQUAL(static_cast<const void*>(id.text(buf).data()), static_cast<const void*>(buf.data()));
+  id.assign("run-1");
+  CAF_CHECK_EQUAL(id.text(buf), "run-1");
+}

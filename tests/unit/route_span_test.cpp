@@ -15,6 +15,7 @@ namespace {
 
 struct fixture : actor_fixture {
   caf::actor keeper;
+  caf::actor batcher;
   fake_transport_ptr rt = make_fake_transport("127.0.0.1:40001");
   directory_actor dir = spawn_directory();
   connection_actor conn;
@@ -25,7 +26,9 @@ struct fixture : actor_fixture {
     std::shared_ptr<traces::trace_store> store = traces::trace_store::open(":memory:", {}, error);
     keeper = sys.spawn(trace_keeper, store, caf::actor{});
     auto opts = default_connection_options();
-    opts.traces = keeper;
+    opts.traces = make_route_span_queue(keeper, [this](auto fun, route_span_queue_ptr q) {
+      return batcher = sys.spawn(fun, std::move(q));
+    });
     opts.node = "node-a";
     conn = spawn_connection(rt, dir, opts);
     send_frame(conn, register_frame("rt1"));
@@ -36,6 +39,7 @@ struct fixture : actor_fixture {
     stop(caller);
     stop(conn, caf::exit_reason::user_shutdown);
     stop(dir);
+    stop(batcher);
     stop(keeper);
   }
 
@@ -63,6 +67,10 @@ CAF_TEST_FIXTURE_SCOPE(route_span_tests, fixture)
 CAF_TEST(a routed run leaves the manager span with its runtime node and action) {
   auto queued = obs::global().route_spans_queued.load();
   run("11112222333344445555666677778888", 1);
+  // Queued until its batch window ends, then the keeper has it.
+  CAF_CHECK_EQUAL(obs::global().route_spans_queued.load(), queued + 1);
+  advance_time(route_batch_window);
+  sched.run();
   CAF_CHECK_EQUAL(obs::global().route_spans_queued.load(), queued);
   // No runtime span came: after the wait it is the trace's root.
   advance_time(route_span_wait);
@@ -84,6 +92,8 @@ CAF_TEST(route spans over the cap are dropped and counted rather than queued) {
   CAF_CHECK_EQUAL(m.route_spans_dropped.load(), dropped + 1);
   CAF_CHECK_EQUAL(m.route_spans_queued.load(), max_route_spans_queued);
   m.route_spans_queued.store(saved);
+  advance_time(route_batch_window);
+  sched.run();
   advance_time(route_span_wait);
   CAF_CHECK_EQUAL(load("aaaa2222333344445555666677778888"), "<none>");
 }

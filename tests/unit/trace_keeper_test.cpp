@@ -165,27 +165,63 @@ CAF_TEST(posted documents are committed together and each poster hears its own o
 }
 
 CAF_TEST(route spans reach the keeper in batches) {
-  auto batcher = sys.spawn(route_span_batcher, keeper);
+  caf::actor batcher;
+  auto queue = make_route_span_queue(keeper, [&](auto fun, route_span_queue_ptr q) {
+    return batcher = sys.spawn(fun, std::move(q));
+  });
   sched.run();
   save_root();
-  caf::anon_send(batcher, route_span_atom_v, route_span());
+  auto push = [&] {
+    queue->push(trace_t, "rt", "a", "/flow/x", true, "", "", 1700000000000, 1700000000200);
+  };
+  // The spans stored under the root, other than the root itself.
+  auto attached = [&] {
+    std::size_t n = 0;
+    auto doc = parse_json(load());
+    for (auto& [id, span] : doc.at("spans").as_object())
+      if (auto* p = span.as_object().if_contains("parentSpanId"))
+        n += p->as_string() == "aaaaaaaaaaaaaaaa";
+    return n;
+  };
+  push();
   sched.run();
   // Held for the batch window, then stored under the root at once.
-  CAF_CHECK_EQUAL(member(load(), {"spans", "bbbbbbbbbbbbbbbb"}), "<missing>");
+  CAF_CHECK_EQUAL(attached(), 0u);
   advance_time(route_batch_window);
   sched.run(); // the batcher's window ends, then the keeper stores the batch
-  CAF_CHECK_EQUAL(member_str(load(), {"spans", "bbbbbbbbbbbbbbbb", "parentSpanId"}), "aaaaaaaaaaaaaaaa");
+  CAF_CHECK_EQUAL(attached(), 1u);
   // A full batch goes without waiting for the window.
-  for (std::size_t i = 0; i < route_batch_max; ++i) {
-    auto s = route_span();
-    auto n = std::to_string(i);
-    s.span_id = std::string(16 - n.size(), 'c') + n;
-    caf::anon_send(batcher, route_span_atom_v, std::move(s));
-  }
+  for (std::size_t i = 0; i < route_batch_max; ++i)
+    push();
   sched.run();
-  auto doc = load();
-  CAF_CHECK_EQUAL(member_str(doc, {"spans", "ccccccccccccccc0", "parentSpanId"}), "aaaaaaaaaaaaaaaa");
-  CAF_CHECK_EQUAL(member_str(doc, {"spans", "ccccccccccccc255", "parentSpanId"}), "aaaaaaaaaaaaaaaa");
+  CAF_CHECK_EQUAL(attached(), 1u + route_batch_max);
+  stop(batcher);
+}
+
+CAF_TEST(a queued route span keeps its fields) {
+  caf::actor batcher;
+  auto queue = make_route_span_queue(keeper, [&](auto fun, route_span_queue_ptr q) {
+    return batcher = sys.spawn(fun, std::move(q));
+  });
+  queue->push(trace_t, "rt", "", "/flow/x", false, "DEADLINE_EXCEEDED", "took too long",
+              1700000000000, 1700000000200);
+  advance_time(route_batch_window);
+  sched.run();
+  advance_time(route_span_wait);
+  auto doc = parse_json(load());
+  auto& spans = doc.at("spans").as_object();
+  CAF_REQUIRE_EQUAL(spans.size(), 1u);
+  auto& span = spans.begin()->value().as_object();
+  CAF_CHECK_EQUAL(span.at("spanId").as_string().size(), 16u);
+  CAF_CHECK_EQUAL(span.at("displayName").as_string(), "actor-host rt");
+  CAF_CHECK_EQUAL(span.at("startTime").as_int64(), 1700000000000);
+  CAF_CHECK_EQUAL(span.at("endTime").as_int64(), 1700000000200);
+  CAF_CHECK_EQUAL(span.at("status").at("message").as_string(), "DEADLINE_EXCEEDED: took too long");
+  auto& attrs = span.at("attributes").as_object();
+  CAF_CHECK_EQUAL(attrs.at("actor-host:runtime").as_string(), "rt");
+  CAF_CHECK_EQUAL(attrs.at("actor-host:action").as_string(), "/flow/x");
+  CAF_CHECK(!attrs.contains("actor-host:node"));
+  CAF_CHECK_EQUAL(attrs.at("genkit:state").as_string(), "error");
   stop(batcher);
 }
 

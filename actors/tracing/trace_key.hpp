@@ -1,0 +1,104 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace actor_host {
+
+/// An id of N bytes as the trace keeper's indexes hold it: OpenTelemetry's
+/// lowercase hex (2N digits) packed in place, any other text kept as it
+/// came. The keeper looks every route span's trace up two to five times;
+/// with std::string keys those lookups (a heap block per key, a byte hash
+/// of 32 digits) were its top symbols after SQLite (bench/runs/
+/// 2026-12-07-trace-cost.md). Equal texts make equal keys; str() gives the
+/// text back as it was given.
+template <std::size_t N>
+class packed_hex {
+public:
+  static_assert(N % 8 == 0, "whole words");
+
+  packed_hex() = default;
+
+  explicit packed_hex(std::string_view text) {
+    if (text.size() == 2 * N && pack(text))
+      return;
+    words_ = {};
+    other_.assign(text);
+  }
+
+  bool operator==(const packed_hex& other) const noexcept {
+    return packed_ == other.packed_ && words_ == other.words_ && other_ == other.other_;
+  }
+
+  std::size_t hash() const noexcept {
+    if (!other_.empty())
+      return std::hash<std::string>{}(other_);
+    // Ids are random as a rule, but a runtime may count them: every word
+    // is mixed, so ids that differ only in their low digits spread too.
+    std::uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (auto w : words_) {
+      h ^= w;
+      h *= 0xff51afd7ed558ccdull;
+      h ^= h >> 32;
+    }
+    return static_cast<std::size_t>(h);
+  }
+
+  std::string str() const {
+    if (!other_.empty() || is_null())
+      return other_;
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out(2 * N, '\0');
+    for (std::size_t i = 0; i < N; ++i) {
+      auto byte = static_cast<std::uint8_t>(words_[i / 8] >> (8 * (7 - i % 8)));
+      out[2 * i] = digits[byte >> 4];
+      out[2 * i + 1] = digits[byte & 0xf];
+    }
+    return out;
+  }
+
+  struct hasher {
+    std::size_t operator()(const packed_hex& x) const noexcept {
+      return x.hash();
+    }
+  };
+
+private:
+  bool is_null() const noexcept {
+    return !packed_;
+  }
+
+  static int nibble(char c) noexcept {
+    if (c >= '0' && c <= '9')
+      return c - '0';
+    if (c >= 'a' && c <= 'f')
+      return c - 'a' + 10;
+    return -1; // uppercase too: it would not come back as it was given
+  }
+
+  bool pack(std::string_view text) noexcept {
+    for (std::size_t i = 0; i < N; ++i) {
+      auto hi = nibble(text[2 * i]);
+      auto lo = nibble(text[2 * i + 1]);
+      if (hi < 0 || lo < 0)
+        return false;
+      auto& w = words_[i / 8];
+      w = w << 8 | static_cast<std::uint64_t>(hi << 4 | lo);
+    }
+    packed_ = true;
+    return true;
+  }
+
+  std::array<std::uint64_t, N / 8> words_{};
+  std::string other_; // "" when packed (no heap block)
+  bool packed_ = false;
+};
+
+/// A trace id (16 bytes) and a span id (8 bytes) as the keeper keys them.
+using trace_key = packed_hex<16>;
+using span_key = packed_hex<8>;
+
+} // namespace actor_host

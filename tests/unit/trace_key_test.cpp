@@ -1,0 +1,52 @@
+#define CAF_SUITE trace_key
+
+#include "actors/tracing/trace_key.hpp"
+
+#include <caf/test/unit_test.hpp>
+
+#include <set>
+#include <unordered_map>
+
+// The trace keeper's index keys: equal texts are equal keys, and the text
+// comes back as it was given, hex or not.
+
+using namespace actor_host;
+
+CAF_TEST(an id comes back as it was given) {
+  for (std::string text : {"4bf92f3577b34da6a3ce929d0e0e4736", "00000000000000000000000000000000",
+                           "ffffffffffffffffffffffffffffffff", "4BF92F3577B34DA6A3CE929D0E0E4736",
+                           "4bf92f3577b34da6a3ce929d0e0e473", "4bf92f3577b34da6a3ce929d0e0e473g",
+                           "run-1", ""})
+    CAF_CHECK_EQUAL(trace_key{text}.str(), text);
+  for (std::string text : {"00f067aa0ba902b7", "00F067AA0BA902B7", "root", ""})
+    CAF_CHECK_EQUAL(span_key{text}.str(), text);
+}
+
+CAF_TEST(keys are equal exactly when their texts are) {
+  std::vector<std::string> texts{"00000000000000000000000000000000", "",
+                                 "00000000000000000000000000000001",
+                                 "10000000000000000000000000000000", "0000000000000000",
+                                 "4BF92F3577B34DA6A3CE929D0E0E4736",
+                                 "4bf92f3577b34da6a3ce929d0e0e4736"};
+  for (auto& a : texts)
+    for (auto& b : texts) {
+      CAF_CHECK_EQUAL(trace_key{a} == trace_key{b}, a == b);
+      if (a == b)
+        CAF_CHECK_EQUAL(trace_key{a}.hash(), trace_key{b}.hash());
+    }
+}
+
+CAF_TEST(ids that differ in their low digits spread over the buckets) {
+  std::set<std::size_t> buckets;
+  for (int i = 0; i < 1024; ++i) {
+    auto n = std::to_string(i);
+    buckets.insert(trace_key{std::string(32 - n.size(), '0') + n}.hash() % 1031);
+  }
+  CAF_CHECK_GREATER(buckets.size(), 500u);
+  std::unordered_map<trace_key, int, trace_key::hasher> m;
+  m[trace_key{"4bf92f3577b34da6a3ce929d0e0e4736"}] = 1;
+  m[trace_key{"run-1"}] = 2;
+  CAF_CHECK_EQUAL(m.at(trace_key{"4bf92f3577b34da6a3ce929d0e0e4736"}), 1);
+  CAF_CHECK_EQUAL(m.at(trace_key{"run-1"}), 2);
+  CAF_CHECK_EQUAL(m.count(trace_key{"4BF92F3577B34DA6A3CE929D0E0E4736"}), 0u);
+}
