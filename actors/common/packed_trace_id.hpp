@@ -8,6 +8,16 @@
 
 namespace actor_host {
 
+/// A lowercase hex digit's value, -1 for anything else (uppercase too: it
+/// would not come back as it was given). Shared with tracing/trace_key.hpp.
+constexpr int lower_hex_nibble(char c) noexcept {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  return -1;
+}
+
 /// A run's trace id as a call in flight keeps it. Runtimes report
 /// OpenTelemetry trace ids, 32 lowercase hex digits: a std::string holds
 /// those on the heap (33 bytes, a 48-byte block) beside its own 32, once
@@ -51,18 +61,10 @@ public:
   }
 
 private:
-  static int nibble(char c) noexcept {
-    if (c >= '0' && c <= '9')
-      return c - '0';
-    if (c >= 'a' && c <= 'f')
-      return c - 'a' + 10;
-    return -1; // uppercase too: it would not come back as it was given
-  }
-
   bool pack(std::string_view text) noexcept {
     for (std::size_t i = 0; i < bytes_.size(); ++i) {
-      auto hi = nibble(text[2 * i]);
-      auto lo = nibble(text[2 * i + 1]);
+      auto hi = lower_hex_nibble(text[2 * i]);
+      auto lo = lower_hex_nibble(text[2 * i + 1]);
       if (hi < 0 || lo < 0)
         return false;
       bytes_[i] = static_cast<std::uint8_t>(hi << 4 | lo);

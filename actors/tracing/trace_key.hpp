@@ -1,5 +1,7 @@
 #pragma once
 
+#include "actors/common/packed_trace_id.hpp"
+
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -71,18 +73,10 @@ private:
     return !packed_;
   }
 
-  static int nibble(char c) noexcept {
-    if (c >= '0' && c <= '9')
-      return c - '0';
-    if (c >= 'a' && c <= 'f')
-      return c - 'a' + 10;
-    return -1; // uppercase too: it would not come back as it was given
-  }
-
   bool pack(std::string_view text) noexcept {
     for (std::size_t i = 0; i < N; ++i) {
-      auto hi = nibble(text[2 * i]);
-      auto lo = nibble(text[2 * i + 1]);
+      auto hi = lower_hex_nibble(text[2 * i]);
+      auto lo = lower_hex_nibble(text[2 * i + 1]);
       if (hi < 0 || lo < 0)
         return false;
       auto& w = words_[i / 8];
