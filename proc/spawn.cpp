@@ -305,7 +305,9 @@ child_process spawn(const spawn_request& req) {
                     out_w.get(),
                     err_w.get(),
                     report_w.get()};
-  child_stack stack;
+#if !defined(__SANITIZE_THREAD__)
+  child_stack stack; // before the signals are blocked: it may throw
+#endif
   // Block all signals across the clone so the child cannot run one of the
   // parent's handlers before it has reset them.
   sigset_t all, old;
