@@ -40,6 +40,11 @@ using call_actor = caf::typed_actor<caf::reacts_to<input_atom, std::uint64_t, st
 struct call_handle {
   call_actor actor;
   std::uint64_t id = 0; // 0: `actor` is the call's own
+  // The call's own actor answers `done` however it ends (pending_request:
+  // killed with its connection, an exception), so its caller need not
+  // monitor it: a monitor is a 48-byte block per call on the call's actor
+  // and a locked scan of its list at every demonitor.
+  bool answers_at_end = false;
 
   explicit operator bool() const noexcept {
     return static_cast<bool>(actor);
@@ -68,17 +73,24 @@ struct call_handle {
     self->send(actor, abort_atom_v, id);
   }
 
-  /// Monitors the call's actor if it is the call's own (own_actor()).
+  /// Monitors the call's actor if it is the call's own (own_actor()),
+  /// unless it answers at its end by itself and lives on this node (a lost
+  /// node's actors answer nothing).
   template <class Self>
   void monitor(Self* self) const {
-    if (actor && own_actor())
+    if (needs_monitor(self))
       self->monitor(actor);
   }
 
   template <class Self>
   void demonitor(Self* self) const {
-    if (actor && own_actor())
+    if (needs_monitor(self))
       self->demonitor(actor.address());
+  }
+
+  template <class Self>
+  bool needs_monitor(Self* self) const {
+    return actor && own_actor() && (!answers_at_end || actor->node() != self->node());
   }
 
   friend bool operator==(const call_handle& a, const call_handle& b) noexcept {
@@ -88,7 +100,7 @@ struct call_handle {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, call_handle& x) {
-  return f(caf::meta::type_name("call_handle"), x.actor, x.id);
+  return f(caf::meta::type_name("call_handle"), x.actor, x.id, x.answers_at_end);
 }
 
 /// An invocation of an iii function: a call_actor that the executing worker

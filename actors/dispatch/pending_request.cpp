@@ -15,13 +15,7 @@ namespace rpc = wire::jsonrpc;
 
 namespace {
 
-using self_ptr = pending_actor::stateful_pointer<pending_state>;
-
-// The pending request whose message this thread handles: the shared
-// behavior's handlers act on it.
-self_ptr current() {
-  return pending_request_actor::current();
-}
+using self_ptr = pending_request_actor*;
 
 bool is_run(const pending_args& a) {
   return a.method == call_method::run_action;
@@ -93,7 +87,7 @@ void finish(self_ptr self, call_end end) {
     // The monitor lives in the caller's state until removed: a long-lived
     // caller session would otherwise keep ~1 KB per finished call.
     self->demonitor(a.caller.address());
-    self->send(a.caller, done_atom_v, a.tag, std::move(end));
+    caf::anon_send(std::exchange(a.caller, nullptr), done_atom_v, a.tag, std::move(end));
   }
   self->quit();
 }
@@ -103,8 +97,8 @@ void finish(self_ptr self, call_end end) {
 // at once or when the trace id shows up. Nothing of the call stays here.
 void give_up(self_ptr self) {
   auto& st = self->state;
-  self->send(st.args.conn, forget_atom_v, quoted_wire_id(st.args.wire_id), st.trace_id.str(),
-             is_run(st.args));
+  caf::anon_send(st.args.conn, forget_atom_v, quoted_wire_id(st.args.wire_id),
+                 st.trace_id.str(), is_run(st.args));
 }
 
 void forward_input(self_ptr self, const std::string& chunk) {
@@ -160,102 +154,73 @@ void abandon(self_ptr self) {
                                                  "Call abandoned by its caller")));
 }
 
-// Every pending request's handlers, built once (pending_request.hpp says
-// why): each acts on current(), the request whose message this is.
-pending_actor::behavior_type make_shared_behavior() {
-  return {
-    [](run_trace_atom, std::string& trace) {
-      auto self = current();
-      auto& st = self->state;
-      // Go runtimes send runActionState once per span; the first one counts.
-      if (!st.trace_id.empty())
-        return;
-      st.trace_id.assign(trace);
-      if (st.held) {
-        auto held = std::move(st.held);
-        held->release([self](std::string&& chunk) { forward_input(self, chunk); },
-                      [self] { forward_input(self, std::string{}); });
-      }
-      if (st.args.caller && !st.args.connection_relays)
-        self->send(st.args.caller, trace_atom_v, st.args.tag, std::move(trace));
-    },
-    [](run_chunk_atom, std::string& raw) {
-      auto self = current();
-      auto& a = self->state.args;
-      obs::global().stream_chunks.fetch_add(1, std::memory_order_relaxed);
-      if (a.caller)
-        self->send(a.caller, chunk_atom_v, a.tag, std::move(raw));
-    },
-    [](response_atom, bool ok, std::string& raw) {
-      auto self = current();
-      auto& a = self->state.args;
-      if (ok && a.method == call_method::list_actions) {
-        auto normalized = actions::normalize_list_actions(raw);
-        if (!normalized) {
-          auto& why = normalized.error();
-          auto& rid = a.shared->runtime_id;
-          spdlog::warn("invalid listActions result from runtime {}: {}", rid, why);
-          return finish(self, failed(manager_errors::internal(
-                                "invalid listActions result from runtime " + rid + ": " + why)));
-        }
-        raw = std::move(*normalized);
-      }
-      // A runtime's error object is classified here, where it arrives.
-      finish(self, ok ? succeeded(std::move(raw)) : failed(manager_errors::error_of(std::move(raw))));
-    },
-    [](response_atom, call_error& error) {
-      // An answer that failed here (over max_frame_bytes).
-      finish(current(), failed(std::move(error)));
-    },
-    [](expired_atom) {
-      auto self = current();
-      auto& a = self->state.args;
-      auto trace = self->state.trace_id.str();
-      auto fields = call_fields(self, trace);
-      spdlog::warn("request {} ({}) to runtime {} timed out", quoted_wire_id(a.wire_id),
-                   method_name(a.method), a.shared->runtime_id);
-      give_up(self);
-      finish(self, failed(manager_errors::timed_out(
-                     a.shared->runtime_id, method_name(a.method),
-                     std::chrono::milliseconds{a.timeout_ms})));
-    },
-    [](oversized_atom, call_error& error) {
-      // A chunk or state over the frame cap was dropped: the run cannot be
-      // relayed whole, so it is cancelled on the runtime and fails here.
-      auto self = current();
-      auto& a = self->state.args;
-      auto trace = self->state.trace_id.str();
-      auto fields = call_fields(self, trace);
-      spdlog::warn("{} {} on runtime {}: a message over max_frame_bytes; failing and cancelling it",
-                   method_name(a.method), quoted_wire_id(a.wire_id), a.shared->runtime_id);
-      give_up(self);
-      finish(self, failed(std::move(error)));
-    },
-    [](conn_lost_atom, const std::string&) {
-      auto self = current();
-      auto& a = self->state.args;
-      finish(self,
-             failed(manager_errors::connection_closed(a.shared->runtime_id, method_name(a.method))));
-    },
-    // A pending request is its call's own actor: the call id is 0.
-    [](input_atom, std::uint64_t, std::string& chunk) { input(current(), std::move(chunk)); },
-    [](end_input_atom, std::uint64_t) { input(current(), {}); },
-    [](abort_atom, std::uint64_t) { abandon(current()); },
-    [](cancel_atom) {
-      // The manager's drain timeout passed: the run is cancelled on the
-      // runtime and the caller told why.
-      auto self = current();
-      auto& a = self->state.args;
-      obs::global().drain_cancelled_calls.fetch_add(1, std::memory_order_relaxed);
-      auto trace = self->state.trace_id.str();
-      auto fields = call_fields(self, trace);
-      spdlog::warn("cancelling {} {} on runtime {}: drain timeout passed", method_name(a.method),
-                   trace, a.shared->runtime_id);
-      give_up(self);
-      finish(self, failed(manager_errors::make_error(wire::status_code::cancelled,
-                                                     wire::drain_cancel_message)));
-    },
-  };
+void on_run_trace(self_ptr self, std::string& trace) {
+  auto& st = self->state;
+  // Go runtimes send runActionState once per span; the first one counts.
+  if (!st.trace_id.empty())
+    return;
+  st.trace_id.assign(trace);
+  if (st.held) {
+    auto held = std::move(st.held);
+    held->release([self](std::string&& chunk) { forward_input(self, chunk); },
+                  [self] { forward_input(self, std::string{}); });
+  }
+  if (st.args.caller && !st.args.connection_relays)
+    caf::anon_send(st.args.caller, trace_atom_v, st.args.tag, std::move(trace));
+}
+
+void on_response(self_ptr self, bool ok, std::string& raw) {
+  auto& a = self->state.args;
+  if (ok && a.method == call_method::list_actions) {
+    auto normalized = actions::normalize_list_actions(raw);
+    if (!normalized) {
+      auto& why = normalized.error();
+      auto& rid = a.shared->runtime_id;
+      spdlog::warn("invalid listActions result from runtime {}: {}", rid, why);
+      return finish(self, failed(manager_errors::internal(
+                            "invalid listActions result from runtime " + rid + ": " + why)));
+    }
+    raw = std::move(*normalized);
+  }
+  // A runtime's error object is classified here, where it arrives.
+  finish(self, ok ? succeeded(std::move(raw)) : failed(manager_errors::error_of(std::move(raw))));
+}
+
+void on_expired(self_ptr self) {
+  auto& a = self->state.args;
+  auto trace = self->state.trace_id.str();
+  auto fields = call_fields(self, trace);
+  spdlog::warn("request {} ({}) to runtime {} timed out", quoted_wire_id(a.wire_id),
+               method_name(a.method), a.shared->runtime_id);
+  give_up(self);
+  finish(self, failed(manager_errors::timed_out(a.shared->runtime_id, method_name(a.method),
+                                                std::chrono::milliseconds{a.timeout_ms})));
+}
+
+// A chunk or state over the frame cap was dropped: the run cannot be
+// relayed whole, so it is cancelled on the runtime and fails here.
+void on_oversized(self_ptr self, call_error& error) {
+  auto& a = self->state.args;
+  auto trace = self->state.trace_id.str();
+  auto fields = call_fields(self, trace);
+  spdlog::warn("{} {} on runtime {}: a message over max_frame_bytes; failing and cancelling it",
+               method_name(a.method), quoted_wire_id(a.wire_id), a.shared->runtime_id);
+  give_up(self);
+  finish(self, failed(std::move(error)));
+}
+
+// The manager's drain timeout passed: the run is cancelled on the runtime
+// and the caller told why.
+void on_drain_cancel(self_ptr self) {
+  auto& a = self->state.args;
+  obs::global().drain_cancelled_calls.fetch_add(1, std::memory_order_relaxed);
+  auto trace = self->state.trace_id.str();
+  auto fields = call_fields(self, trace);
+  spdlog::warn("cancelling {} {} on runtime {}: drain timeout passed", method_name(a.method),
+               trace, a.shared->runtime_id);
+  give_up(self);
+  finish(self, failed(manager_errors::make_error(wire::status_code::cancelled,
+                                                 wire::drain_cancel_message)));
 }
 
 } // namespace
@@ -270,22 +235,67 @@ std::string quoted_wire_id(std::uint64_t id) {
 }
 
 pending_request_actor::pending_request_actor(caf::actor_config& cfg, pending_args args)
-  : shared_behavior_actor(cfg) {
+  : lean_actor(cfg) {
+  new (&state) pending_state();
   state.args = std::move(args);
+  // A caller that dies (socket closed, HTTP client gone) abandons the call.
+  if (state.args.caller)
+    monitor(state.args.caller);
 }
 
-pending_actor::behavior_type pending_request_actor::make_behavior() {
-  // A caller that dies (socket closed, HTTP client gone) abandons the call.
-  if (state.args.caller) {
-    monitor(state.args.caller);
-    set_down_handler([](caf::scheduled_actor*, caf::down_msg& dm) {
-      auto self = current();
-      if (dm.source == self->state.args.caller.address())
-        abandon(self);
-    });
+// The messages of pending_actor (interfaces.hpp), the most frequent first.
+void pending_request_actor::handle(caf::mailbox_element& element) {
+  auto& m = element.content();
+  if (m.match_elements<response_atom, bool, std::string>())
+    return on_response(this, m.get_as<bool>(1), m.get_mutable_as<std::string>(2));
+  if (m.match_elements<run_trace_atom, std::string>())
+    return on_run_trace(this, m.get_mutable_as<std::string>(1));
+  if (m.match_elements<run_chunk_atom, std::string>()) {
+    obs::global().stream_chunks.fetch_add(1, std::memory_order_relaxed);
+    if (state.args.caller)
+      caf::anon_send(state.args.caller, chunk_atom_v, state.args.tag,
+                     std::move(m.get_mutable_as<std::string>(1)));
+    return;
   }
-  static const auto* shared = new pending_actor::behavior_type{make_shared_behavior()};
-  return *shared;
+  // A pending request is its call's own actor: the call id is 0.
+  if (m.match_elements<input_atom, std::uint64_t, std::string>())
+    return input(this, std::move(m.get_mutable_as<std::string>(2)));
+  if (m.match_elements<end_input_atom, std::uint64_t>())
+    return input(this, {});
+  if (m.match_elements<abort_atom, std::uint64_t>())
+    return abandon(this);
+  if (m.match_elements<caf::down_msg>()) {
+    if (m.get_as<caf::down_msg>(0).source == state.args.caller.address())
+      abandon(this);
+    return;
+  }
+  if (m.match_elements<response_atom, call_error>())
+    // An answer that failed here (over max_frame_bytes).
+    return finish(this, failed(std::move(m.get_mutable_as<call_error>(1))));
+  if (m.match_elements<conn_lost_atom, std::string>())
+    return finish(this, failed(manager_errors::connection_closed(state.args.shared->runtime_id,
+                                                                 method_name(state.args.method))));
+  if (m.match_elements<expired_atom>())
+    return on_expired(this);
+  if (m.match_elements<oversized_atom, call_error>())
+    return on_oversized(this, m.get_mutable_as<call_error>(1));
+  if (m.match_elements<cancel_atom>())
+    return on_drain_cancel(this);
+  spdlog::debug("pending request {}: dropped a message it does not take",
+                quoted_wire_id(state.args.wire_id));
+}
+
+void pending_request_actor::on_end(const caf::error& reason) {
+  if (state.args.caller) {
+    // Killed with its connection at a shutdown (call_table.hpp), or by
+    // something else: its caller does not monitor it
+    // (call_handle::answers_at_end) and still waits.
+    bool shutdown = reason == caf::exit_reason::user_shutdown;
+    caf::anon_send(state.args.caller, done_atom_v, state.args.tag,
+                   failed(shutdown ? manager_errors::shutting_down()
+                                   : manager_errors::internal("the request ended unexpectedly")));
+  }
+  state.~pending_state();
 }
 
 } // namespace actor_host

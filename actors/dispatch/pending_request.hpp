@@ -2,10 +2,10 @@
 
 #include "actors/call/interfaces.hpp"
 #include "actors/common/held_input.hpp"
+#include "actors/common/lean_actor.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/packed_trace_id.hpp"
 #include "actors/common/messages.hpp"
-#include "actors/common/shared_behavior.hpp"
 #include "net/transport.hpp"
 
 #include <chrono>
@@ -65,7 +65,6 @@ struct pending_state {
   // The wall clock time of the start (the route span's) is derived from this
   // one when the call ends: one clock read and 8 bytes less per call.
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-  static inline const char* name = "pending_request";
 };
 
 /// One request sent to a runtime, alive until its answer. Its deadline is
@@ -81,20 +80,37 @@ struct pending_state {
 ///   (response_atom, ok, raw), (conn_lost_atom, reason), (expired_atom)
 /// From the caller: (input_atom, 0, raw), (end_input_atom, 0), (abort_atom, 0)
 /// To the caller: (trace_atom, tag, trace), (chunk_atom, tag, raw),
-///   (done_atom, tag, call_end): the result or the error
+///   (done_atom, tag, call_end): the result or the error, also when the
+///   actor ends otherwise (its connection's end, a kill, an exception), so
+///   that callers need not monitor it (call_handle::answers_at_end)
 /// To the connection: (forget_atom, wire_id, trace_id, cancel) when it ends
 ///   without an answer
 ///
-/// Its behavior is built once for all pending requests (shared_behavior.hpp):
-/// a per-call one cost each call ~490 bytes. A class rather than a function
-/// so that spawning one keeps its arguments only in its state: a
-/// function-based actor keeps them twice until it first runs (CAF's stored
-/// call, ~110 bytes on the heap, times every call spawned in a burst).
-class pending_request_actor : public shared_behavior_actor<pending_state, pending_actor::base> {
+/// A lean_actor (lean_actor.hpp): one per call in flight, so CAF's
+/// scheduled_actor (~960 bytes of mailbox queues, handler functions and
+/// tables it never used) was most of what a pending call cost. Spawned by
+/// spawn_lean<pending_request_actor, pending_actor>(system, args); its
+/// messages are pending_actor's, checked where they are sent.
+class pending_request_actor : public lean_actor<pending_request_actor> {
 public:
+  static constexpr const char* kind_name = "pending_request";
+
   pending_request_actor(caf::actor_config& cfg, pending_args args);
 
-  behavior_type make_behavior() override;
+  ~pending_request_actor() override {
+    // The state went at the end (on_end), which every lean_actor reaches.
+  }
+
+  void handle(caf::mailbox_element& element);
+
+  /// Answers a caller still waiting (finishing clears args.caller), then
+  /// lets the state go: the actor itself may outlive its end a little,
+  /// held by the handles of its connection and caller.
+  void on_end(const caf::error& reason);
+
+  union {
+    pending_state state;
+  };
 };
 
 } // namespace actor_host

@@ -401,10 +401,10 @@ connection_actor::behavior_type make_shared_behavior() {
                                                                    std::move(req.sink)});
         a.connection_relays = true;
       }
-      auto p = self->spawn<pending_request_actor>(std::move(a));
+      auto p = spawn_lean<pending_request_actor, pending_actor>(self->system(), std::move(a));
       add_call(self, &connection_state::pending, n, p, req.timeout);
       st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));
-      return call_handle{p, 0};
+      return call_handle{p, 0, true}; // pending_state answers at its end
     },
     [](forget_atom, std::string& wire_id, const std::string& trace, bool cancel) {
       auto self = current();

@@ -389,7 +389,9 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
     [self](bidi_open_atom, std::string& trace, call_handle& call) {
       caf::actor_addr opener;
       if (call.own_actor()) {
-        call.monitor(self);
+        // Whether or not the call answers at its end, the entry must go
+        // when its actor does.
+        self->monitor(call.actor);
       } else if (auto sender = self->current_sender()) {
         // The gateway's call: its caller closes the entry at the call's end,
         // or dies; either way the entry goes.

@@ -49,6 +49,14 @@ CAF_TEST(a killed connection closes its socket and takes its requests along) {
   register_runtime();
   call(1, "listActions");
   stop(conn, caf::exit_reason::user_shutdown);
+  // Its caller does not monitor the request (call_handle::answers_at_end):
+  // the request answers as it ends.
+  auto& ev = events(caller);
+  CAF_REQUIRE_EQUAL(ev.size(), 1u);
+  CAF_CHECK_EQUAL(ev[0].kind, "done");
+  CAF_CHECK_EQUAL(ev[0].tag, 1u);
+  CAF_CHECK(!ev[0].ok);
+  CAF_CHECK_EQUAL(member_str(ev[0].text, {"message"}), "Manager is shutting down");
   CAF_CHECK_EQUAL(rt->close_calls(), 1);
   CAF_CHECK_EQUAL(live_delta(actor_kind::runtime_connection), 0);
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
@@ -76,6 +84,11 @@ CAF_TEST(a request that dies on its own leaves the connection serving) {
   stop(p, caf::exit_reason::kill);
   CAF_CHECK_EQUAL(live_delta(actor_kind::runtime_connection), 1);
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 1);
+  // Its caller is told, without a monitor.
+  CAF_REQUIRE_EQUAL(events(caller).size(), 1u);
+  CAF_CHECK(contains(render(events(caller)), "done 1 failed"));
+  CAF_CHECK(contains(events(caller)[0].text, "the request ended unexpectedly"));
+  events(caller).clear();
   // Its answer finds no one and is dropped; the other call is answered.
   send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
   send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"2"})");

@@ -151,8 +151,10 @@ inline caf::behavior probe_actor(caf::stateful_actor<probe_state>* self) {
       add({"done", tag, end.ok, end.ok ? std::move(end.result) : std::move(end.error.object), {}});
     },
     // The reply to an async (call_atom, ...) sent as the probe.
+    // `ok`: the call's actor answers at its end by itself (answers_at_end).
     [add](call_handle& pending) {
-      add({"actor", pending.id, false, {}, caf::actor_cast<caf::actor>(pending.actor)});
+      add({"actor", pending.id, pending.answers_at_end, {},
+           caf::actor_cast<caf::actor>(pending.actor)});
     },
   };
 }
@@ -358,6 +360,8 @@ struct connection_fixture : actor_fixture {
     CAF_REQUIRE_EQUAL(ev.size(), before + 1);
     CAF_REQUIRE_EQUAL(ev.back().kind, "actor");
     auto p = ev.back().actor;
+    // A runtime's request answers at its end: its callers do not monitor it.
+    CAF_CHECK(ev.back().ok);
     ev.pop_back();
     CAF_REQUIRE(p);
     return p;

@@ -435,8 +435,9 @@ api_session_actor::behavior_type api_session(self_ptr self, net::transport_ptr t
   st.transport = transport;
   st.door = std::move(door);
   close_on_exit(self, std::move(transport));
-  // A pending request that dies without a `done` (manager shutdown) still
-  // owes its caller an answer.
+  // A call's own actor that dies without a `done` (manager shutdown) still
+  // owes its caller an answer. (A runtime's pending request answers as it
+  // ends and is not monitored: call_handle::answers_at_end.)
   self->set_down_handler([self](caf::down_msg& dm) {
     for (auto& [tag, c] : self->state.calls) {
       if (c.pending && c.pending.own_actor() && c.pending.actor.address() == dm.source) {
