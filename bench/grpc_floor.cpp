@@ -8,11 +8,16 @@
 // the door has. The answer is the request's own bytes (bench_grpc_load's
 // echo: google.protobuf.Value in, the same out), any method.
 //
-//   bench_grpc_floor [--port 0] [--handoff 0|1] [--trace-md 0|1]
+//   bench_grpc_floor [--port 0] [--handoff 0|1|2|3] [--trace-md 0|1]
 //
 // --handoff 1: the answer is started from a second thread (an io_context,
 //   one post per call), as the door's actors answer from the I/O thread;
 //   the difference to 0 is what one hand-off each way costs.
+// --handoff 2: the calls go to that thread through an inbox (a mutex, one
+//   post when it goes non-empty); the answers are started there.
+// --handoff 3: as 2, and the answers come back to the completion-queue
+//   thread through an inbox of their own, woken by a grpc::Alarm when it
+//   goes non-empty, which starts them there.
 // --trace-md 1: an x-genkit-trace-id in the initial and trailing metadata,
 //   as the door sends.
 // Prints {"port":N,"pid":P} on stdout once listening; runs until killed.
@@ -20,6 +25,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <grpcpp/alarm.h>
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 
@@ -29,14 +35,16 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
 struct options {
   int port = 0;
-  bool handoff = false;
+  int handoff = 0;
   bool trace_md = false;
 };
 
@@ -67,7 +75,12 @@ private:
     int ev;
   };
   enum { requested, read_first, read_end, finished, done };
+
+public:
   void answer();
+  void write();
+
+private:
   void release() {
     if (--holds_ == 0)
       delete this;
@@ -86,13 +99,52 @@ private:
   std::atomic<int> holds_{2}; // the finish (or a failed request) and done
 };
 
+struct floor_server;
+
+/// Calls handed between the threads (handoff 2, 3): one wake-up per batch.
+struct inbox {
+  std::mutex mtx;
+  std::vector<call*> calls;
+  /// True when it was empty (the pusher wakes the other side).
+  bool push(call* c) {
+    std::lock_guard<std::mutex> g{mtx};
+    calls.push_back(c);
+    return calls.size() == 1;
+  }
+  std::vector<call*> take() {
+    std::vector<call*> out;
+    std::lock_guard<std::mutex> g{mtx};
+    out.swap(calls);
+    return out;
+  }
+};
+
+struct alarm_tag final : tag_base {
+  floor_server* s;
+  void on_event(bool ok) override;
+};
+
 struct floor_server {
   options o;
   grpc::AsyncGenericService service;
   std::unique_ptr<grpc::ServerCompletionQueue> cq;
   std::unique_ptr<grpc::Server> server;
   boost::asio::io_context io{1};
+  inbox to_io;
+  inbox to_cq;
+  grpc::Alarm alarm;
+  alarm_tag alarm_done;
+
+  void drain_io() {
+    for (auto* c : to_io.take())
+      c->answer();
+  }
 };
+
+void alarm_tag::on_event(bool) {
+  for (auto* c : s->to_cq.take())
+    c->write();
+}
 
 call::call(floor_server& s) : s_(s) {
   ctx_.AsyncNotifyWhenDone(&t_done_);
@@ -118,9 +170,12 @@ void call::on_event(int ev, bool ok) {
       stream_.Read(&end_, &t_end_);
       return;
     case read_end:
-      if (s_.o.handoff)
+      if (s_.o.handoff == 1)
         boost::asio::post(s_.io, [this] { answer(); });
-      else
+      else if (s_.o.handoff >= 2) {
+        if (s_.to_io.push(this))
+          boost::asio::post(s_.io, [s = &s_] { s->drain_io(); });
+      } else
         answer();
       return;
     case finished:
@@ -136,6 +191,15 @@ void call::answer() {
     ctx_.AddInitialMetadata("x-genkit-trace-id", id);
     ctx_.AddTrailingMetadata("x-genkit-trace-id", id);
   }
+  if (s_.o.handoff == 3) {
+    if (s_.to_cq.push(this))
+      s_.alarm.Set(s_.cq.get(), gpr_inf_past(GPR_CLOCK_MONOTONIC), &s_.alarm_done);
+    return;
+  }
+  write();
+}
+
+void call::write() {
   stream_.WriteAndFinish(in_, grpc::WriteOptions{}, grpc::Status::OK, &t_finish_);
 }
 
@@ -146,7 +210,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--port") o.port = std::stoi(v);
-    else if (k == "--handoff") o.handoff = v == "1";
+    else if (k == "--handoff") o.handoff = std::stoi(v);
     else if (k == "--trace-md") o.trace_md = v == "1";
     else { std::fprintf(stderr, "bench_grpc_floor: unknown option %s\n", k.c_str()); return 2; }
   }
@@ -155,6 +219,7 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   floor_server s;
   s.o = o;
+  s.alarm_done.s = &s;
   int port = 0;
   grpc::ServerBuilder builder;
   builder.AddListeningPort("127.0.0.1:" + std::to_string(o.port), grpc::InsecureServerCredentials(),
