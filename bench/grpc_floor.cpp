@@ -9,6 +9,7 @@
 // echo: google.protobuf.Value in, the same out), any method.
 //
 //   bench_grpc_floor [--port 0] [--handoff 0|1|2|3] [--trace-md 0|1]
+//                    [--arg NAME=INT ...] [--reads 2|1] [--notify 1|0]
 //
 // --handoff 1: the answer is started from a second thread (an io_context,
 //   one post per call), as the door's actors answer from the I/O thread;
@@ -20,6 +21,9 @@
 //   goes non-empty, which starts them there.
 // --trace-md 1: an x-genkit-trace-id in the initial and trailing metadata,
 //   as the door sends.
+// --arg: a channel argument of the server's (a tuning tried on the floor
+//   first). --reads 1: no read behind the request; --notify 0: no
+//   AsyncNotifyWhenDone (what the door's events cost gRPC).
 // Prints {"port":N,"pid":P} on stdout once listening; runs until killed.
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -46,6 +50,9 @@ struct options {
   int port = 0;
   int handoff = 0;
   bool trace_md = false;
+  std::vector<std::pair<std::string, int>> args;
+  int reads = 2;
+  bool notify = true;
 };
 
 struct tag_base {
@@ -96,7 +103,7 @@ private:
   tag t_end_{this, read_end};
   tag t_finish_{this, finished};
   tag t_done_{this, done};
-  std::atomic<int> holds_{2}; // the finish (or a failed request) and done
+  std::atomic<int> holds_; // the finish (or a failed request) and done
 };
 
 struct floor_server;
@@ -146,8 +153,9 @@ void alarm_tag::on_event(bool) {
     c->write();
 }
 
-call::call(floor_server& s) : s_(s) {
-  ctx_.AsyncNotifyWhenDone(&t_done_);
+call::call(floor_server& s) : s_(s), holds_(s.o.notify ? 2 : 1) {
+  if (s.o.notify)
+    ctx_.AsyncNotifyWhenDone(&t_done_);
   s.service.RequestCall(&ctx_, &stream_, s.cq.get(), s.cq.get(), &t_request_);
 }
 
@@ -167,8 +175,11 @@ void call::on_event(int ev, bool ok) {
                        &t_finish_);
         return;
       }
-      stream_.Read(&end_, &t_end_);
-      return;
+      if (s_.o.reads == 2) {
+        stream_.Read(&end_, &t_end_);
+        return;
+      }
+      [[fallthrough]];
     case read_end:
       if (s_.o.handoff == 1)
         boost::asio::post(s_.io, [this] { answer(); });
@@ -212,6 +223,13 @@ int main(int argc, char** argv) {
     if (k == "--port") o.port = std::stoi(v);
     else if (k == "--handoff") o.handoff = std::stoi(v);
     else if (k == "--trace-md") o.trace_md = v == "1";
+    else if (k == "--reads") o.reads = std::stoi(v);
+    else if (k == "--notify") o.notify = v == "1";
+    else if (k == "--arg") {
+      auto eq = v.find('=');
+      if (eq == std::string::npos) { std::fprintf(stderr, "--arg NAME=INT\n"); return 2; }
+      o.args.emplace_back(v.substr(0, eq), std::stoi(v.substr(eq + 1)));
+    }
     else { std::fprintf(stderr, "bench_grpc_floor: unknown option %s\n", k.c_str()); return 2; }
   }
   // As the door does (grpc_door/server.cpp): Debian's abseil runs its
@@ -235,6 +253,8 @@ int main(int argc, char** argv) {
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 100);
   builder.AddChannelArgument(GRPC_COMPRESSION_CHANNEL_ENABLED_ALGORITHMS_BITSET,
                              1 << GRPC_COMPRESS_NONE);
+  for (auto& [name, value] : o.args)
+    builder.AddChannelArgument(name, value);
   s.server = builder.BuildAndStart();
   if (!s.server || port == 0) {
     std::fprintf(stderr, "bench_grpc_floor: cannot listen\n");
