@@ -26,10 +26,11 @@ protected:
 /// their gRPC operations are started on the door's thread, one wake-up per
 /// batch. Starting them where the answer comes from ran gRPC's write path
 /// (its transport lock, HPACK, the sendmsg) on the I/O thread, and each
-/// write's completion then woke the door's thread on its own: measured on
+/// write's completion then woke the door's thread on its own. Measured on
 /// bench_grpc_floor, answers handed back through an inbox like this one
-/// cost 0.67-0.83x the server CPU per call of answers started from the
-/// other thread one by one (bench/runs/2026-12-07-grpc-cost.md).
+/// cost 0.63-0.83x the server CPU per call of answers started from the
+/// other thread one by one; in the manager, 0.6-0.8x the CPU per gRPC call
+/// (bench/runs/2026-12-07-grpc-cost.md).
 ///
 /// Bounded without a cap of its own: a reactor is queued at most once until
 /// it is woken (its owner keeps a flag under its lock) and only while it
