@@ -11,7 +11,7 @@
 # ratios on stdout.
 #
 #   bench/grpc_vs_ws.sh [--build-dir build] [--rounds 5] [--seconds 5] [--out FILE]
-#                       [--base-bin PATH] [--streams 0|1]
+#                       [--base-bin PATH] [--streams 0|1] [--floor 0|1]
 #
 # --base-bin: a second manager from another build's actor-host (a before/
 # after in one run), with a fake runtime of its own; its systems carry the
@@ -20,13 +20,21 @@
 # every round, and the summary adds the paired ratios this build / base.
 # Both managers are up all along (the idle one costs next to nothing).
 # --streams 0 leaves the streaming phases out.
+# --floor 1 adds grpc++'s own floor (bench_grpc_floor, the door's async
+# generic service and completion-queue thread echoing each request, no
+# actors): systems grpc-floor (64 channels x 1) and grpc-floor-1ch, each
+# round beside the others, the server's CPU per call as the manager's; and
+# grpc-floor-handoff (64 x 1): the same server answering from a second
+# thread, one post per call, as the door's answers come from the I/O thread.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/sh_helpers.sh"
 base_bin=""
 streams=1
+floor=0
 extra_option() {
   case $1 in
+    --floor) floor=$2 ;;
     --base-bin) base_bin=$2 ;;
     --streams) streams=$2 ;;
     *) return 1 ;;
@@ -64,6 +72,16 @@ start_system() { # id binary
     sleep 0.1
   done
 }
+declare -A floor_pid floor_port
+if [ "$floor" = 1 ]; then
+  require_built "build with -DACTOR_HOST_BENCH=ON" bench/bench_grpc_floor
+  for h in 0 1; do
+    "$build/bench/bench_grpc_floor" --handoff $h >"$tmp/floor$h.out" 2>"$tmp/floor$h.err" &
+    pids+=("$!")
+    floor_pid[$h]=$(wait_line "$tmp/floor$h.out" '"pid":\K\d+')
+    floor_port[$h]=$(wait_line "$tmp/floor$h.out" '"port":\K\d+')
+  done
+fi
 ids=(new)
 suffix[new]=""
 start_system new "$build/actor-host"
@@ -83,6 +101,11 @@ grpc_run() { # round id callers inflight system
   # shellcheck disable=SC2046
   "$build/bench/bench_grpc_load" --target "127.0.0.1:${grpc_port[$2]}" --callers "$3" --inflight "$4" \
     --seconds "$secs" --warmup 1 $(watch "$2") --system "$5${suffix[$2]}" --round "$1"
+}
+floor_run() { # round callers inflight system handoff: a floor server, no runtime
+  "$build/bench/bench_grpc_load" --target "127.0.0.1:${floor_port[$5]}" --callers "$2" \
+    --inflight "$3" --seconds "$secs" --warmup 1 --watch "sut=${floor_pid[$5]}" --system "$4" \
+    --round "$1" >>"$out"
 }
 grpc_64() { grpc_run "$1" "$2" 64 1 ours-grpc; }
 grpc_1ch() { grpc_run "$1" "$2" 1 64 ours-grpc-1ch; }
@@ -111,7 +134,16 @@ for r in $(seq "$rounds"); do
     unary=(grpc_1ch grpc_64 ws) streaming=(grpc_stream ws_stream)
   fi
   [ "$streams" = 1 ] || streaming=()
-  for p in "${unary[@]}" "${streaming[@]}"; do phase "$r" "$p"; done
+  for p in "${unary[@]}" "${streaming[@]}"; do
+    phase "$r" "$p"
+    # The floor beside the gRPC phases it is the floor of.
+    if [ "$floor" = 1 ]; then
+      case $p in
+        grpc_64) floor_run "$r" 64 1 grpc-floor 0; floor_run "$r" 64 1 grpc-floor-handoff 1 ;;
+        grpc_1ch) floor_run "$r" 1 64 grpc-floor-1ch 0 ;;
+      esac
+    fi
+  done
 done
 summarize_results <<'PY'
 import statistics, sys
@@ -127,7 +159,9 @@ for s in sorted(by):
     print(f"{s:21s} rate {med(s, rate):9.0f} {unit}/s   manager {med(s, cpu):7.1f} us CPU per {unit[:-1]}   errors {sum(r.get('errors', 0) for r in by[s].values())}")
 fmt = lambda xs: ' '.join(f'{x:.2f}' for x in xs)
 for suffix in ('', '+base'):
-    for g, base in (('ours-grpc', 'ours-ws'), ('ours-grpc-1ch', 'ours-ws'), ('ours-grpc-stream', 'ours-ws-stream')):
+    for g, base in (('ours-grpc', 'ours-ws'), ('ours-grpc-1ch', 'ours-ws'), ('ours-grpc-stream', 'ours-ws-stream'),
+                    ('grpc-floor', 'ours-ws'), ('grpc-floor-1ch', 'ours-ws'), ('grpc-floor-handoff', 'ours-ws'),
+                    ('ours-grpc', 'grpc-floor'), ('ours-grpc-1ch', 'grpc-floor-1ch')):
         g, base = g + suffix, base + suffix
         if g not in by or base not in by:
             continue

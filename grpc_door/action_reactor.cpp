@@ -3,18 +3,18 @@
 // back. OnX run on the door's completion-queue thread and the actor calls
 // the sink on CAF's; the state both touch is under one mutex, and every gRPC
 // operation is started after it is released (decided under the lock, so
-// there is one writer and Finish comes once, after the last write).
+// there is one writer and Finish comes once, after the last write). What
+// the actors send is started on the door's thread too: the sink queues the
+// call there (door_state::wakeups, one wake-up per batch), holding it.
 
 #include "grpc_door/detail/door_state.hpp"
 #include "grpc_door/detail/response_queue.hpp"
+#include "grpc_door/detail/run_params.hpp"
 #include "obs/metrics.hpp"
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 #include <grpcpp/grpcpp.h>
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
-#include <boost/json/string.hpp>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -23,13 +23,6 @@
 namespace actor_host::grpc_door::detail {
 
 namespace {
-
-constexpr std::size_t max_runtime_id = 256;
-constexpr std::size_t max_context_bytes = 64 << 10;
-
-std::string json_string(std::string_view s) {
-  return boost::json::serialize(boost::json::string{s});
-}
 
 class action_call;
 class sink_impl;
@@ -53,7 +46,9 @@ public:
   action_call* call_;
 };
 
-class action_call final : public counted_reactor, public first_message_waiter {
+class action_call final : public counted_reactor,
+                          public first_message_waiter,
+                          public wakeup_target {
 public:
   action_call(door_ptr door, std::shared_ptr<const catalog> cat, const catalog_method* m,
               std::unique_ptr<cq_call> call)
@@ -156,6 +151,14 @@ public:
     pump();
   }
 
+  /// The door's thread, after a sink event queued the call: starts what
+  /// the actors gave it, then lets go of the hold taken when it was queued
+  /// (which may end the call).
+  void woken() override {
+    with_call(*sink_, [](action_call& c) { c.wake_queued_ = false; });
+    RemoveHold();
+  }
+
   void OnDone() override {
     std::shared_ptr<call_source> src;
     {
@@ -237,6 +240,10 @@ public:
   /// call's only one): a separate Finish would cost another completion per
   /// call.
   enum class next_op { none, write, finish, write_and_finish };
+  /// Under the lock: whether decide() would start something.
+  bool has_next_op() const {
+    return !writing_ && !finished_ && (!out_.empty() || finish_);
+  }
   next_op decide(grpc::ByteBuffer*& buf, grpc::Status& status) {
     if (writing_ || finished_)
       return next_op::none;
@@ -275,6 +282,13 @@ public:
 
 private:
   bool read_input(std::string& json) {
+    // Straight from the wire bytes when they are as clients write them: no
+    // message object built, printed and destroyed per call.
+    if (grpc::Slice one; in_.TrySingleSlice(&one).ok()) {
+      std::string_view wire{reinterpret_cast<const char*>(one.begin()), one.size()};
+      if (catalog_->wire_to_json(method_->request, wire, json))
+        return true;
+    }
     auto msg = catalog_->new_message(method_->request);
     if (!from_buffer(in_, *msg)) {
       fail_here(grpc::StatusCode::INVALID_ARGUMENT,
@@ -288,53 +302,11 @@ private:
   /// Builds the run's params as the HTTP front door takes them and hands
   /// the call to the actor side.
   bool start(std::string_view input) {
-    // One string, appended to in place (the input is the bulk of it).
     std::string params;
-    params.reserve(input.size() + method_->key_json.size() + 64);
-    params += R"({"key":)";
-    params += method_->key_json;
-    if (method_->kind != method_kind::bidi_streaming) {
-      params += R"(,"input":)";
-      params += input;
+    if (auto bad = run_params(*ctx_, *method_, input, params); !bad.ok()) {
+      fail_here(bad.error_code(), bad.error_message());
+      return false;
     }
-    // Routing: a runtime (one replica), or a service (docs/API.md).
-    static constexpr std::pair<const char*, const char*> routing[] = {
-      {"runtime-id", "runtimeId"}, {"runtime-name", "runtimeName"}};
-    for (auto [header, member] : routing) {
-      auto value = metadata(ctx_, header);
-      if (!value)
-        continue;
-      if (value->empty() || value->size() > max_runtime_id) {
-        fail_here(grpc::StatusCode::INVALID_ARGUMENT,
-                  std::string{header} + " metadata must be 1 to 256 characters");
-        return false;
-      }
-      params += ",\"";
-      params += member;
-      params += "\":";
-      params += json_string(*value);
-    }
-    if (auto context = metadata(ctx_, "genkit-context")) {
-      // Boost.JSON's parser stops at depth 32: no deep recursion here.
-      boost::system::error_code ec;
-      auto v = context->size() <= max_context_bytes ? boost::json::parse(*context, ec)
-                                                     : boost::json::value{};
-      if (ec || !v.is_object()) {
-        fail_here(grpc::StatusCode::INVALID_ARGUMENT,
-                  "genkit-context metadata must be one JSON object of at most 64 KiB");
-        return false;
-      }
-      params += R"(,"context":)";
-      params += boost::json::serialize(v);
-    }
-    auto deadline = ctx_->deadline();
-    if (deadline < std::chrono::system_clock::now() + std::chrono::hours(24 * 365)) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::system_clock::now());
-      params += R"(,"timeoutMs":)";
-      params += std::to_string(std::max<long long>(1, left.count()));
-    }
-    params += "}";
     call_start cs;
     cs.key = method_->key;
     cs.params = std::move(params);
@@ -435,18 +407,22 @@ private:
   bool finished_ = false;
   bool ended_ = false;         // the run is over (answered, failed, cancelled)
   bool cancel_source_ = false; // the run is to be cancelled (over the write cap)
+  bool wake_queued_ = false;   // in door_->wakeups, holding the reactor
   std::optional<grpc::Status> finish_;
   std::string trace_;
 };
 
-/// Runs `f` on the reactor if it still lives, then starts what follows. The
-/// reactor is not touched after the lock is released unless an operation
-/// was decided under it (which keeps the reactor alive).
+/// Runs `f` on the reactor if it still lives, then starts what follows: on
+/// the door's thread at once, from any other thread by queueing the call
+/// for the door's thread (once until it is woken). The reactor is not
+/// touched after the lock is released unless an operation was decided or
+/// a wake-up queued under it (either keeps the reactor alive).
 template <class F>
 void with_call(sink_impl& s, F f) {
   std::shared_ptr<call_source> cancel;
   action_call* call = nullptr;
   auto op = action_call::next_op::none;
+  bool wake = false;
   grpc::ByteBuffer* buf = nullptr;
   grpc::Status status;
   {
@@ -459,10 +435,17 @@ void with_call(sink_impl& s, F f) {
       call->cancel_source_ = false;
       cancel = call->source_;
     }
-    op = call->decide(buf, status);
+    if (cq_wakeups::on_door_thread()) {
+      op = call->decide(buf, status);
+    } else if (!call->wake_queued_ && call->has_next_op()) {
+      call->wake_queued_ = wake = true;
+      call->AddHold();
+    }
   }
   if (cancel)
     cancel->cancelled();
+  if (wake)
+    call->door_->wakeups.push(call);
   if (op != action_call::next_op::none)
     call->start_op(op, buf, status);
 }

@@ -81,6 +81,12 @@ public:
   /// Struct / ListValue as plain JSON.
   std::string to_json(const google::protobuf::Message& msg) const;
 
+  /// The same JSON straight from a message's wire bytes, for the shapes the
+  /// catalog generates as clients send them (detail/wire_json.hpp); false
+  /// when the bytes are not on that path: then parse them and to_json.
+  bool wire_to_json(const google::protobuf::Descriptor* type, std::string_view wire,
+                    std::string& out) const;
+
   /// The wire bytes of a message of `type` (a descriptor from this pool)
   /// from the JSON a runtime answered: keys the message does not know are
   /// ignored (schemas allow more); a type mismatch is an error with its

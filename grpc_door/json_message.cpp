@@ -3,6 +3,7 @@
 // validating {"type":"integer"} wants numbers.
 
 #include "grpc_door/catalog.hpp"
+#include "grpc_door/detail/wire_json.hpp"
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/string_view.hpp>
@@ -187,6 +188,13 @@ std::string catalog::to_json(const pb::Message& msg) const {
   std::string out;
   writer{required}.message(msg, out);
   return out;
+}
+
+bool catalog::wire_to_json(const pb::Descriptor* type, std::string_view wire,
+                           std::string& out) const {
+  std::function<bool(const pb::FieldDescriptor*)> required
+    = [this](const pb::FieldDescriptor* f) { return repeated_required(f); };
+  return detail::wire_to_json_fast(type, wire, required, out);
 }
 
 

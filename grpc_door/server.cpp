@@ -234,6 +234,7 @@ struct server::impl {
   /// The one thread that polls the listener and runs the reactors' OnX.
   void poll() {
     pthread_setname_np(pthread_self(), "grpc-door");
+    detail::cq_wakeups::mark_door_thread();
     void* tag = nullptr;
     bool ok = false;
     // Wakes at least every second for the calls whose first message is
@@ -322,6 +323,7 @@ std::unique_ptr<server> server::start(server_options opts, std::string& error) {
     }
     return nullptr;
   }
+  p->door->wakeups.bind(p->cq.get());
   for (int i = 0; i < impl::calls_ahead; ++i)
     p->request_call();
   p->poller = std::thread{[raw = p.get()] { raw->poll(); }};

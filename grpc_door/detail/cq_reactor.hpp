@@ -153,6 +153,15 @@ public:
   void StartWriteAndFinish(const grpc::ByteBuffer* buf, grpc::WriteOptions opts,
                            grpc::Status status);
   void Finish(grpc::Status status);
+  /// Keeps OnDone away until the matching RemoveHold (grpc++'s reactors
+  /// have the same pair). RemoveHold on the completion-queue thread only:
+  /// it may run OnDone.
+  void AddHold() {
+    holds_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void RemoveHold() {
+    release();
+  }
 
   virtual void OnReadDone(bool /*ok*/) {
   }

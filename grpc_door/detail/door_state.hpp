@@ -4,6 +4,7 @@
 
 #include "grpc_door/catalog.hpp"
 #include "grpc_door/detail/cq_reactor.hpp"
+#include "grpc_door/detail/cq_wakeups.hpp"
 #include "grpc_door/server.hpp"
 
 #include <boost/intrusive/list.hpp>
@@ -54,6 +55,8 @@ struct door_state {
   server_options opts;
   std::atomic<std::size_t> open_calls{0};
   std::atomic<bool> serving{true};
+  /// Reactors with operations to start on the door's thread.
+  cq_wakeups wakeups;
 
   /// Calls of catalog methods open now: shutdown() lets them finish within
   /// its grace (reflection and health streams are cancelled at once).

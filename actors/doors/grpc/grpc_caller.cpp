@@ -55,17 +55,18 @@ void fail(self_ptr self, std::uint64_t tag, const call_error& error) {
   forget(self, tag);
 }
 
-void on_done(self_ptr self, std::uint64_t tag, const call_end& end) {
+void on_done(self_ptr self, std::uint64_t tag, call_end& end) {
   auto* c = find_call(self, tag);
   if (!c)
     return;
   if (!end.ok)
     return fail(self, tag, end.error);
-  auto o = rpc::split_object(end.result);
-  const std::string* result = o ? o->find("result") : nullptr;
-  if (!result)
+  // The one member wanted, as a view: split_object copied every member of
+  // the answer into strings of their own, per call.
+  std::string_view result;
+  if (!rpc::find_members(end.result, {"result"}, &result) || result.empty())
     return fail(self, tag, manager_errors::internal("the runtime answered without a result"));
-  c->sink->output(*result);
+  c->sink->output(std::string{result});
   forget(self, tag);
 }
 
@@ -125,10 +126,10 @@ grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
     st.by_pending.erase(i);
     if (auto* c = find_call(self, tag))
       c->pending = {}; // already gone: nothing to demonitor
-    on_done(self, tag,
-            failed(dm.reason == caf::exit_reason::user_shutdown
-                     ? manager_errors::shutting_down()
-                     : manager_errors::internal("the request ended unexpectedly")));
+    auto end = failed(dm.reason == caf::exit_reason::user_shutdown
+                        ? manager_errors::shutting_down()
+                        : manager_errors::internal("the request ended unexpectedly"));
+    on_done(self, tag, end);
   });
   return {
     [self](call_atom, std::uint64_t tag, grpc_door::call_start& cs,
@@ -141,7 +142,7 @@ grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
       if (auto* c = find_call(self, tag))
         c->sink->chunk(std::move(chunk));
     },
-    [self](done_atom, std::uint64_t tag, const call_end& end) { on_done(self, tag, end); },
+    [self](done_atom, std::uint64_t tag, call_end& end) { on_done(self, tag, end); },
     [self](input_atom, std::uint64_t tag, std::string& json) {
       auto* c = find_call(self, tag);
       if (!c)
