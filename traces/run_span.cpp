@@ -8,33 +8,54 @@ namespace actor_host::traces {
 
 namespace {
 
+// Counts what a writer above would append, without writing it.
+struct json_length {
+  std::size_t n = 0;
+  json_length& operator+=(std::string_view text) {
+    n += text.size();
+    return *this;
+  }
+  json_length& operator+=(char) {
+    ++n;
+    return *this;
+  }
+  void append(std::string_view text) {
+    n += text.size();
+  }
+};
+
 // `text` as the inside of a JSON string, as wire::jsonrpc::quote escapes it.
 // Written in place: the keeper writes every route span, and a temporary per
 // quoted field was most of span_json's cost (bench/runs/2026-12-07-trace-cost.md).
-void append_escaped(std::string& out, std::string_view text) {
+template <class Out>
+void append_escaped(Out& out, std::string_view text) {
   for (char c : text) {
     if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
       auto q = wire::jsonrpc::quote(text);
-      out.append(q, 1, q.size() - 2);
+      out.append(std::string_view{q}.substr(1, q.size() - 2));
       return;
     }
   }
   out.append(text);
 }
 
-void append_quoted(std::string& out, std::string_view text) {
+template <class Out>
+void append_quoted(Out& out, std::string_view text) {
   out += '"';
   append_escaped(out, text);
   out += '"';
 }
 
-void append_int(std::string& out, std::int64_t n) {
+template <class Out>
+void append_int(Out& out, std::int64_t n) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof(buf), n);
-  out.append(buf, r.ptr);
+  out.append(std::string_view{buf, static_cast<std::size_t>(r.ptr - buf)});
 }
 
-void append_span_json(std::string& out, const run_span& s) {
+// Out: a std::string, or json_length (what the text would take).
+template <class Out>
+void write_span_json(Out& out, const run_span& s) {
   const bool root = s.parent_span_id.empty();
   out += R"({"spanId":)";
   append_quoted(out, s.span_id);
@@ -109,8 +130,19 @@ std::size_t text_size(const run_span& s) {
 std::string span_json(const run_span& s) {
   std::string out;
   out.reserve(text_size(s));
-  append_span_json(out, s);
+  write_span_json(out, s);
   return out;
+}
+
+void append_span_json(std::string& out, const run_span& s) {
+  out.reserve(out.size() + text_size(s));
+  write_span_json(out, s);
+}
+
+std::size_t span_json_size(const run_span& s) {
+  json_length n;
+  write_span_json(n, s);
+  return n.n;
 }
 
 std::string trace_data_json(const run_span& s) {
@@ -129,7 +161,7 @@ std::string trace_data_json(const run_span& s) {
   out += R"(,"spans":{)";
   append_quoted(out, s.span_id);
   out += ':';
-  append_span_json(out, s);
+  write_span_json(out, s);
   out += "}}";
   return out;
 }

@@ -35,5 +35,9 @@ std::string trace_data_json(const run_span& span);
 
 /// Its SpanData alone (what trace_data_json puts under `spans`).
 std::string span_json(const run_span& span);
+/// The same, appended to `out`.
+void append_span_json(std::string& out, const run_span& span);
+/// span_json(span).size(), without writing it.
+std::size_t span_json_size(const run_span& span);
 
 } // namespace actor_host::traces

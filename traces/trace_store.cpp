@@ -1,5 +1,6 @@
 #include "traces/trace_store.hpp"
 
+#include "traces/span_record.hpp"
 #include "traces/trace_data.hpp"
 #include "traces/trace_filter.hpp"
 
@@ -9,6 +10,7 @@
 #include <boost/json.hpp>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <vector>
@@ -22,11 +24,19 @@ using detail::stored_bytes_sql;
 
 namespace {
 
+// page_size: 16 KiB pages for a new file (SQLite keeps an existing file's
+// size: stores made before keep 4 KiB). Route spans are appended, and a
+// commit writes each page it dirtied as one WAL frame, one pwrite, then
+// copies it back at the checkpoint: with 4 KiB pages those system calls
+// were most of the keeper's time; 16 KiB took a quarter to a third off its
+// CPU per span (bench/runs/2026-12-07-trace-cost2.md). Larger pages cost a
+// store with random trace ids more (each insert dirties a whole page).
+// The WAL is checkpointed at 32 MiB whatever the page size (wal_size_pragma).
 constexpr const char* schema_sql = R"sql(
+PRAGMA page_size=16384;
 PRAGMA journal_mode=WAL;
 PRAGMA synchronous=NORMAL;
 PRAGMA mmap_size=268435456;
-PRAGMA wal_autocheckpoint=8192;
 PRAGMA journal_size_limit=67108864;
 CREATE TABLE IF NOT EXISTS traces(
   trace_id TEXT PRIMARY KEY,
@@ -44,6 +54,24 @@ CREATE TABLE IF NOT EXISTS spans(
   json TEXT NOT NULL,
   PRIMARY KEY(trace_id, span_id)) WITHOUT ROWID;
 )sql";
+
+// The WAL is checkpointed once it holds 32 MiB, in pages of the file's size.
+std::string wal_size_pragma(sqlite3* db) {
+  statement q{db, "PRAGMA page_size"};
+  std::int64_t page = q && q.step() == SQLITE_ROW ? q.int64(0) : 4096;
+  return "PRAGMA wal_autocheckpoint=" + std::to_string((32 << 20) / std::max<std::int64_t>(page, 512));
+}
+
+// What a stored span counts for its trace: the JSON load() gives for it.
+std::int64_t counted_size(std::string_view stored, std::string_view trace_id,
+                          std::string_view span_id) {
+  run_span s;
+  if (stored.empty() || stored[0] != span_record_mark || !unpack_run_span(stored, s))
+    return static_cast<std::int64_t>(stored.size());
+  s.trace_id.assign(trace_id); // not packed: the row's key holds them
+  s.span_id.assign(span_id);
+  return static_cast<std::int64_t>(span_json_size(s));
+}
 
 bool ended(const json::object& span) {
   auto& e = span.at("endTime");
@@ -78,8 +106,7 @@ struct trace_store::statements {
       // What a span already stored holds: the trace's byte count changes by
       // the difference (a running size: summing the trace's spans again on
       // every write was quadratic in the trace's size).
-      old_span{db, "SELECT LENGTH(CAST(json AS BLOB)), ended FROM spans "
-                   "WHERE trace_id=? AND span_id=?"},
+      old_span{db, "SELECT json, ended FROM spans WHERE trace_id=? AND span_id=?"},
       put_trace{db, "INSERT INTO traces(trace_id, display_name, start_time, end_time, "
                     "has_root, updated_ms, bytes) VALUES(?,?,?,?,?,?,?) "
                     "ON CONFLICT(trace_id) DO UPDATE SET "
@@ -126,7 +153,7 @@ std::unique_ptr<trace_store> trace_store::open(const std::string& path, retentio
     return nullptr;
   }
   sqlite3_busy_timeout(db, 2000);
-  if (!exec(db, schema_sql)) {
+  if (!exec(db, schema_sql) || !exec(db, wal_size_pragma(db).c_str())) {
     error = "cannot set up " + path + ": " + sqlite3_errmsg(db);
     sqlite3_close_v2(db);
     return nullptr;
@@ -157,10 +184,12 @@ bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
     // The put below replaces a stored span unless an ended one would go back
     // to running: the count follows what is kept.
     old_span.bind(1, trace_id).bind(2, std::string_view{key});
-    if (old_span.step() == SQLITE_ROW)
-      added += old_span.int64(1) == 1 && !is_ended ? 0 : size - old_span.int64(0);
-    else
+    if (old_span.step() == SQLITE_ROW) {
+      auto old_size = counted_size(old_span.view(0), trace_id, std::string_view{key});
+      added += old_span.int64(1) == 1 && !is_ended ? 0 : size - old_size;
+    } else {
       added += size;
+    }
     old_span.reset();
     put_span.bind(1, trace_id).bind(2, std::string_view{key}).bind(3, is_ended ? 1 : 0);
     put_span.bind(4, std::move(text));
@@ -189,10 +218,11 @@ bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
   auto& put_span = stmts_->put_span;
   auto& put_trace = stmts_->put_trace;
   const bool root = span.parent_span_id.empty();
-  auto json = span_json(span);
-  auto bytes = static_cast<std::int64_t>(json.size());
+  // Packed (span_record.hpp), counted as the JSON load() writes for it.
+  auto packed = pack_run_span(span);
+  auto bytes = static_cast<std::int64_t>(span_json_size(span));
   put_span.bind(1, span.trace_id).bind(2, span.span_id).bind(3, std::int64_t{span.end_ms > 0});
-  put_span.bind(4, json);
+  put_span.bind(4, packed);
   bool ok = put_span.step() == SQLITE_DONE;
   put_span.reset();
   if (!ok)
@@ -317,9 +347,24 @@ std::optional<std::string> trace_store::load(std::string_view trace_id) {
   if (s) {
     s.bind(1, trace_id);
     bool first = true;
+    run_span packed;
     while (s.step() == SQLITE_ROW) {
-      out += (first ? "" : ",") + wire::jsonrpc::quote(s.text(0)) + ":" + s.text(1);
+      auto span_id = s.view(0);
+      auto text = s.view(1);
+      bool is_packed = !text.empty() && text[0] == span_record_mark;
+      if (is_packed && !unpack_run_span(text, packed))
+        continue; // not written by pack_run_span: no span to show
+      out += first ? "" : ",";
+      out += wire::jsonrpc::quote(span_id);
+      out += ':';
       first = false;
+      if (!is_packed) {
+        out += text;
+        continue;
+      }
+      packed.trace_id.assign(trace_id);
+      packed.span_id.assign(span_id);
+      append_span_json(out, packed);
     }
   }
   return out + "}}";

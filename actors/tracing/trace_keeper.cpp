@@ -22,8 +22,7 @@ std::int64_t now_ms() {
 
 constexpr auto prune_interval = std::chrono::minutes(1);
 
-// Route spans waiting at once; beyond it the oldest is stored at once.
-constexpr std::size_t max_waiting = 4096;
+constexpr std::size_t max_waiting = max_route_spans_waiting;
 
 using self_ptr = caf::stateful_actor<trace_keeper_state>*;
 
@@ -52,8 +51,7 @@ void tell_watchers(self_ptr self, const std::string& trace, std::string_view doc
 void remember_root(self_ptr self, std::string_view trace, std::string_view root) {
   auto& st = self->state;
   trace_key key{trace};
-  auto [i, added] = st.recent_roots.try_emplace(key, span_key{root});
-  if (!added)
+  if (!st.recent_roots.try_emplace(key, span_key{root}).second)
     return;
   st.recent_order.push_back(std::move(key));
   if (st.recent_order.size() > max_recent_roots) {
@@ -115,9 +113,9 @@ std::vector<traces::run_span> take_waiting(self_ptr self, std::size_t n,
   auto& w = self->state.waiting;
   auto& counts = self->state.waiting_traces;
   while (!w.empty() && (out.size() < n || w.front().first <= due)) {
-    if (auto c = counts.find(trace_key{w.front().second.trace_id});
-        c != counts.end() && --c->second == 0)
-      counts.erase(c);
+    trace_key key{w.front().second.trace_id};
+    if (auto* c = counts.find(key); c && --*c == 0)
+      counts.erase(key);
     out.push_back(std::move(w.front().second));
     w.pop_front();
   }
@@ -139,10 +137,10 @@ void store_attached(self_ptr self) {
 // Under the run's root span if it is in (stored by store_attached); false if not yet.
 bool try_attach(self_ptr self, traces::run_span& span) {
   auto& roots = self->state.recent_roots;
-  auto root = roots.find(trace_key{span.trace_id});
-  if (root == roots.end() || root->second == span_key{span.span_id})
+  auto* root = roots.find(trace_key{span.trace_id});
+  if (!root || *root == span_key{span.span_id})
     return false;
-  span.parent_span_id = root->second.str();
+  span.parent_span_id = root->str();
   self->state.attached.push_back(std::move(span));
   return true;
 }
@@ -150,14 +148,15 @@ bool try_attach(self_ptr self, traces::run_span& span) {
 // After a save of `trace`: its waiting spans, if its root is now in.
 void attach_waiting(self_ptr self, const std::string& trace) {
   auto& counts = self->state.waiting_traces;
-  auto c = counts.find(trace_key{trace});
-  if (c == counts.end())
+  trace_key key{trace};
+  auto* c = counts.find(key);
+  if (!c)
     return; // the common case: no scan of the wait list
   auto taken = std::erase_if(self->state.waiting, [&](auto& e) {
     return e.second.trace_id == trace && try_attach(self, e.second);
   });
-  if ((c->second -= std::min(c->second, taken)) == 0)
-    counts.erase(c);
+  if ((*c -= std::min(*c, taken)) == 0)
+    counts.erase(key);
 }
 
 void stored(self_ptr self, std::string_view doc, traces::trace_store::saved& s) {
@@ -179,7 +178,9 @@ void take_route_span(self_ptr self, traces::run_span& span) {
     self->delayed_send(self, route_span_wait, route_flush_atom_v);
   if (w.size() == max_waiting)
     store_spans(self, take_waiting(self, evict_batch, caf::actor_clock::time_point{}));
-  ++self->state.waiting_traces[trace_key{span.trace_id}];
+  // Never full: the wait list holds at most max_waiting spans.
+  if (auto* n = self->state.waiting_traces.try_emplace(trace_key{span.trace_id}, 0).first)
+    ++*n;
   w.emplace_back(self->clock().now(), std::move(span));
 }
 
@@ -225,9 +226,6 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
                            std::shared_ptr<traces::trace_store> store, caf::actor exporter) {
   self->state.store = std::move(store);
   self->state.exporter = std::move(exporter);
-  // Sized once for their caps: no rehash as they fill.
-  self->state.waiting_traces.reserve(max_waiting);
-  self->state.recent_roots.reserve(max_recent_roots + 1);
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
     for (auto i = st.watchers.begin(); i != st.watchers.end();) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "actors/tracing/flat_key_map.hpp"
 #include "actors/tracing/route_span_queue.hpp"
 #include "actors/tracing/trace_key.hpp"
 #include "traces/run_span.hpp"
@@ -78,6 +79,10 @@ inline constexpr std::int64_t max_route_spans_queued = 10000;
 /// Traces whose root span the keeper remembers (trace_keeper_state::recent_roots).
 inline constexpr std::size_t max_recent_roots = 4096;
 
+/// Route spans waiting for their root at once; past it the oldest are
+/// stored as roots (route_span_wait).
+inline constexpr std::size_t max_route_spans_waiting = 4096;
+
 /// How long a route span waits for its run's root span before it is stored
 /// as the root itself (the runtime exports no spans, or not here).
 inline constexpr auto route_span_wait = std::chrono::seconds(10);
@@ -95,11 +100,11 @@ struct trace_keeper_state {
   // Route spans waiting for their root, oldest first; bounded.
   std::deque<std::pair<caf::actor_clock::time_point, traces::run_span>> waiting;
   // How many of them wait per trace id (a save looks here before it scans).
-  std::unordered_map<trace_key, std::size_t, trace_key::hasher> waiting_traces;
+  flat_key_map<trace_key, std::size_t> waiting_traces{max_route_spans_waiting};
   // Root span ids of the traces stored lately (by trace id), oldest first in
   // recent_order; bounded. A route span looks its root up here, not in
   // SQLite: its run has just ended, so a root that is in came in lately.
-  std::unordered_map<trace_key, span_key, trace_key::hasher> recent_roots;
+  flat_key_map<trace_key, span_key> recent_roots{max_recent_roots + 1};
   std::deque<trace_key> recent_order;
   // Route spans the message at hand attached to their roots (stored before it returns).
   std::vector<traces::run_span> attached;

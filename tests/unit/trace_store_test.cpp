@@ -180,6 +180,40 @@ CAF_TEST(spans made here are stored as documents with them would be) {
   CAF_CHECK_EQUAL(store->list(10, 0), other->list(10, 0));
 }
 
+// Route spans are stored packed (span_record.hpp), documents as JSON: a
+// trace may hold both, and a document that replaces a packed span counts
+// what it replaced as the JSON load() showed for it.
+CAF_TEST(packed spans and posted documents share a trace and its byte count) {
+  traces::run_span root;
+  root.trace_id = std::string{trace_a};
+  root.span_id = "1111111111111111";
+  root.kind = "actor-host";
+  root.action_type = "route";
+  root.name = "actor-host \"rt\"";
+  root.ok = false;
+  root.error_message = "INTERNAL: boom";
+  root.start_ms = 1700000000000;
+  root.end_ms = 1700000000200;
+  root.attributes = {{"actor-host:runtime", "rt"}, {"actor-host:action", "/flow/x"}};
+  CAF_CHECK_EQUAL(store->save_spans({root}, 1), "");
+  auto child = span("2222222222222222", root.span_id, 1700000000100);
+  CAF_CHECK_EQUAL(store->save(doc(entry("2222222222222222", child)), 2), "");
+  auto loaded = boost::json::parse(store->load(trace_a).value_or("{}")).as_object();
+  auto& spans = loaded.at("spans").as_object();
+  CAF_REQUIRE_EQUAL(spans.size(), 2u);
+  CAF_CHECK_EQUAL(boost::json::serialize(spans.at(root.span_id)), traces::span_json(root));
+  CAF_CHECK_EQUAL(spans.at("2222222222222222").at("parentSpanId").as_string(), root.span_id);
+  auto row = root.name.size() + 2 * std::string{"1700000000000"}.size();
+  auto child_size = boost::json::serialize(boost::json::parse(child)).size();
+  CAF_CHECK_EQUAL(store->stored_bytes(), traces::span_json(root).size() + child_size + row);
+  // The route span sent again as a document (an exporter's copy) replaces it.
+  auto again = span(root.span_id, "", 1700000000300, "copy");
+  CAF_CHECK_EQUAL(store->save(doc(entry(root.span_id, again)), 3), "");
+  auto again_size = boost::json::serialize(boost::json::parse(again)).size();
+  CAF_CHECK_EQUAL(store->stored_bytes(), again_size + child_size + row);
+  CAF_CHECK(store->load(trace_a).value_or("").find("\"copy\"") != std::string::npos);
+}
+
 // Retention counts every byte kept: a document with no spans and a long name
 // counted 0 (and kept 40 MiB of them past --trace-max-bytes); a name is capped.
 CAF_TEST(every stored byte counts and a span rewritten is counted once) {

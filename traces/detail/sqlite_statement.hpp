@@ -52,6 +52,13 @@ public:
                            static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))}
              : std::string{};
   }
+  /// The column's text, valid until the next step or reset.
+  std::string_view view(int col) const {
+    auto* p = sqlite3_column_text(stmt_, col);
+    return p ? std::string_view{reinterpret_cast<const char*>(p),
+                                static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))}
+             : std::string_view{};
+  }
   bool is_null(int col) const {
     return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
   }
