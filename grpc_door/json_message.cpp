@@ -3,6 +3,7 @@
 // validating {"type":"integer"} wants numbers.
 
 #include "grpc_door/catalog.hpp"
+#include "grpc_door/detail/json_shapes.hpp"
 #include "grpc_door/detail/wire_json.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -21,25 +22,8 @@ namespace pb = google::protobuf;
 
 namespace {
 
-
 void put_string(std::string& out, const std::string& s) {
   out += boost::json::serialize(boost::json::string_view{s});
-}
-
-void put_double(std::string& out, double d) {
-  if (!std::isfinite(d)) {
-    out += "null"; // what JSON.stringify makes of NaN and Infinity
-    return;
-  }
-  char buf[32];
-  // Whole numbers as integers, like JavaScript prints them.
-  if (std::fabs(d) < 9007199254740992.0 && d == std::trunc(d)) {
-    auto r = std::to_chars(buf, buf + sizeof buf, static_cast<long long>(d));
-    out.append(buf, r.ptr);
-    return;
-  }
-  auto r = std::to_chars(buf, buf + sizeof buf, d);
-  out.append(buf, r.ptr);
 }
 
 /// Writes messages as JSON. Recursive over the message, which is bounded:
@@ -110,10 +94,10 @@ private:
         out += std::to_string(rep ? r->GetRepeatedUInt64(m, f, k) : r->GetUInt64(m, f));
         break;
       case cpp::CPPTYPE_DOUBLE:
-        put_double(out, rep ? r->GetRepeatedDouble(m, f, k) : r->GetDouble(m, f));
+        detail::put_json_double(out, rep ? r->GetRepeatedDouble(m, f, k) : r->GetDouble(m, f));
         break;
       case cpp::CPPTYPE_FLOAT:
-        put_double(out, rep ? r->GetRepeatedFloat(m, f, k) : r->GetFloat(m, f));
+        detail::put_json_double(out, rep ? r->GetRepeatedFloat(m, f, k) : r->GetFloat(m, f));
         break;
       case cpp::CPPTYPE_BOOL:
         out += (rep ? r->GetRepeatedBool(m, f, k) : r->GetBool(m, f)) ? "true" : "false";
@@ -140,7 +124,7 @@ private:
     if (!f || f->name() == "null_value")
       out += "null";
     else if (f->name() == "number_value")
-      put_double(out, r->GetDouble(m, f));
+      detail::put_json_double(out, r->GetDouble(m, f));
     else if (f->name() == "string_value")
       put_string(out, r->GetString(m, f));
     else if (f->name() == "bool_value")
@@ -196,6 +180,5 @@ bool catalog::wire_to_json(const pb::Descriptor* type, std::string_view wire,
     = [this](const pb::FieldDescriptor* f) { return repeated_required(f); };
   return detail::wire_to_json_fast(type, wire, required, out);
 }
-
 
 } // namespace actor_host::grpc_door

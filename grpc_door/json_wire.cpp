@@ -5,6 +5,8 @@
 
 #include "grpc_door/detail/json_wire.hpp"
 
+#include "grpc_door/detail/json_shapes.hpp"
+
 #include <google/protobuf/descriptor.h>
 #include <simdjson.h>
 
@@ -50,18 +52,6 @@ void put_bytes(std::string& out, int number, std::string_view bytes) {
   put_tag(out, number, length_delimited);
   put_varint(out, bytes.size());
   out.append(bytes);
-}
-
-enum class known { none, value, structure, list };
-
-known well_known(const pb::Descriptor* d) {
-  if (d->file()->name() != "google/protobuf/struct.proto")
-    return known::none;
-  const auto& n = d->name();
-  return n == "Value" ? known::value
-         : n == "Struct" ? known::structure
-         : n == "ListValue" ? known::list
-                            : known::none;
 }
 
 // The element's type was checked before: these only unwrap.

@@ -7,6 +7,8 @@
 
 #include "grpc_door/detail/wire_json.hpp"
 
+#include "grpc_door/detail/json_shapes.hpp"
+
 #include <boost/container/small_vector.hpp>
 #include <google/protobuf/descriptor.h>
 #include <simdjson.h>
@@ -114,38 +116,10 @@ bool put_text(std::string& out, std::string_view s) {
   return true;
 }
 
-/// As to_json writes a double: JavaScript's way for whole numbers.
-void put_double(std::string& out, double d) {
-  if (!std::isfinite(d)) {
-    out += "null";
-    return;
-  }
-  char buf[32];
-  if (std::fabs(d) < 9007199254740992.0 && d == std::trunc(d)) {
-    auto r = std::to_chars(buf, buf + sizeof buf, static_cast<long long>(d));
-    out.append(buf, r.ptr);
-    return;
-  }
-  auto r = std::to_chars(buf, buf + sizeof buf, d);
-  out.append(buf, r.ptr);
-}
-
 void put_int(std::string& out, std::int64_t v) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
   out.append(buf, r.ptr);
-}
-
-enum class known { none, value, structure, list };
-
-known well_known(const pb::Descriptor* d) {
-  if (d->file()->name() != "google/protobuf/struct.proto")
-    return known::none;
-  const auto& n = d->name();
-  return n == "Value" ? known::value
-         : n == "Struct" ? known::structure
-         : n == "ListValue" ? known::list
-                            : known::none;
 }
 
 bool supported(const ftype* f) {
@@ -254,7 +228,7 @@ private:
         double d = 0;
         if (wt != fixed64 || !r.read_double(d))
           return false;
-        put_double(out_, d);
+        put_json_double(out_, d);
         return true;
       }
       case ftype::TYPE_INT64:
@@ -346,7 +320,7 @@ private:
         break;
       case 2: // number_value
         ok = wt == fixed64 && r.read_double(d);
-        put_double(out_, d);
+        put_json_double(out_, d);
         break;
       case 3: // string_value
         ok = wt == length_delimited && r.read_bytes(bytes) && put_text(out_, bytes);
