@@ -43,7 +43,9 @@ void dial(self_ptr self, const std::string& address) {
   }
   d.in_flight = true;
   auto mm = caf::actor_cast<caf::io::middleman_actor>(st.links.middleman);
-  self->request(mm, caf::infinite, caf::connect_atom_v, host, port)
+  // Bounded: a connect that never completes (the peer's handshake stalls)
+  // kept the dial in flight for good, and nothing dialed that address again.
+  self->request(mm, st.opts.handshake_timeout, caf::connect_atom_v, host, port)
     .then(
       [self, address](caf::node_id& nid, caf::strong_actor_ptr& ptr, std::set<std::string>&) {
         if (nid == self->node()) {
@@ -82,8 +84,11 @@ void meet(self_ptr self, const member_card& card) {
     return;
   auto i = st.members.find(card.name);
   if (i == st.members.end() || i->second.state != member::status::up
-      || i->second.card.incarnation != card.incarnation)
+      || i->second.card.incarnation != card.incarnation) {
+    if (st.introduced.size() < max_introductions || st.introduced.count(card.name))
+      st.introduced[card.name] = introduction{card.address, clock_type::now()};
     dial(self, card.address);
+  }
 }
 
 void say_hello(self_ptr self, const caf::actor& peer, const std::string& address) {
@@ -134,6 +139,17 @@ void beat(self_ptr self) {
   for (auto& [name, m] : st.members)
     if (m.state != member::status::up)
       targets.insert(m.card.address);
+  // And every node introduced but not admitted yet, for forget_after.
+  for (auto i = st.introduced.begin(); i != st.introduced.end();) {
+    auto m = st.members.find(i->first);
+    bool up = m != st.members.end() && m->second.state == member::status::up;
+    if (up || now - i->second.since > st.opts.forget_after) {
+      i = st.introduced.erase(i);
+      continue;
+    }
+    targets.insert(i->second.address);
+    ++i;
+  }
   std::set<std::string> up_addresses;
   for (auto& [name, m] : st.members)
     if (m.state == member::status::up)

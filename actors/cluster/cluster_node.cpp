@@ -183,6 +183,7 @@ void admit(self_ptr self, member_card card, std::vector<runtime_record> records)
     self->monitor(card.node);
     m.fns_sent = false;
   }
+  st.introduced.erase(card.name);
   m.card = std::move(card);
   m.state = member::status::up;
   // Before its runtimes are listed: a call routed to them finds the gateway.

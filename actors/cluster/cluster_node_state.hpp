@@ -55,6 +55,19 @@ struct dial_state {
   clock_type::time_point next = {};
 };
 
+/// A node another member told us of that is not a member here yet: dialed
+/// by every beat (with the dial's backoff) until it is admitted, or for
+/// forget_after. Without it a first dial that failed was never tried again
+/// unless the node was a seed (a cluster of three could stay split in two
+/// views, each node up with the seed only).
+struct introduction {
+  std::string address;
+  clock_type::time_point since;
+};
+
+/// Introductions kept at once; past it a new one is dialed once only.
+constexpr std::size_t max_introductions = 256;
+
 struct cluster_state {
   live_count live{actor_kind::cluster_node};
   cluster_options opts;
@@ -69,6 +82,7 @@ struct cluster_state {
   caf::actor functions;                                     // the function_registry
   std::vector<std::string> seed_addresses;                  // resolved
   std::unordered_map<std::string, dial_state> dials;        // by address
+  std::map<std::string, introduction> introduced;           // by node name
   std::set<std::string> self_addresses;                     // addresses that lead here
   caf::actor resolver;
   clock_type::time_point started = clock_type::now();
@@ -114,7 +128,8 @@ void broadcast(self_ptr self, const Ts&... xs) {
 /// Connects to `address` (through the middleman) and says hello, unless a
 /// dial is in flight or its backoff has not passed.
 void dial(self_ptr self, const std::string& address);
-/// A node another member introduced: dials it unless it is known and up.
+/// A node another member introduced: dials it unless it is known and up,
+/// and keeps dialing it on every beat until it is (introduction).
 void meet(self_ptr self, const member_card& card);
 /// Sends `peer` (a cluster_node at `address`) this node's hello.
 void say_hello(self_ptr self, const caf::actor& peer, const std::string& address);

@@ -72,8 +72,12 @@ public:
   // -- abstract_actor --------------------------------------------------------------
 
   void enqueue(caf::mailbox_element_ptr what, caf::execution_unit* host) override {
-    // Closed: the actor ended, the message is dropped (it takes no requests
-    // that would need bouncing).
+    // A request after the end is answered with an error, as CAF does (one
+    // that races the end is dropped like any message after it).
+    if (what->mid.is_request() && inbox_.closed()) {
+      bounce(what, caf::sec::request_receiver_down);
+      return;
+    }
     if (inbox_.push_front(what.release()) == caf::intrusive::inbox_result::unblocked_reader) {
       caf::intrusive_ptr_add_ref(ctrl());
       if (host != nullptr)
@@ -110,7 +114,11 @@ public:
         continue; // a message came in between
       }
       caf::mailbox_element_ptr element{next};
-      dispatch(*element);
+      // It takes no requests: the asker gets an error rather than silence.
+      if (element->mid.is_request())
+        bounce(element, caf::sec::unexpected_message);
+      else
+        dispatch(*element);
       if (ending_) {
         end_now(ctx);
         return resumable::done;

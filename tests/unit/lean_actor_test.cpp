@@ -147,6 +147,23 @@ CAF_TEST(one nobody can reach any more still ends) {
   CAF_CHECK_EQUAL(sys.registry().running(), before);
 }
 
+CAF_TEST(a request gets an error rather than silence) {
+  auto t = spawn_tally();
+  auto answers = std::make_shared<std::vector<std::string>>();
+  auto asker = sys.spawn([t, answers](caf::event_based_actor* self) {
+    self->request(caf::actor_cast<caf::actor>(t), caf::infinite, 5)
+      .then([answers](int) { answers->push_back("answer"); },
+            [answers](caf::error& err) { answers->push_back(caf::to_string(err)); });
+  });
+  sched.run();
+  CAF_REQUIRE_EQUAL(answers->size(), 1u);
+  // CAF's bounce answers with an error (request_receiver_down in 0.17).
+  CAF_CHECK(answers->front().rfind("system_error(", 0) == 0);
+  CAF_CHECK(log->seen.empty());
+  caf::anon_send(t, caf::ok_atom_v);
+  sched.run();
+}
+
 CAF_TEST(it is far smaller than a scheduled actor) {
   // What a pending request per call in flight is built on
   // (bench/runs/2026-12-07-lean.md): CAF's event_based_actor is ~1,016 bytes.
