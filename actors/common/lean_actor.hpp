@@ -33,7 +33,10 @@ namespace actor_host {
 /// before its monitors hear of it. It ends by `quit(reason)` from a handler,
 /// by an exit message that is not `normal` (a kill, a shutdown), or when no
 /// one can reach it any more. Messages after its end are dropped; it takes
-/// no requests, sets no timeouts and has no behavior stack.
+/// no requests (the asker gets CAF's bounce, an error), sets no timeouts and
+/// has no behavior stack. Its mailbox has no cap of its own, like CAF's:
+/// what reaches a pending request is bounded where it comes from (the read
+/// windows of its runtime's socket and of its caller's).
 template <class Derived>
 class lean_actor : public caf::monitorable_actor, public caf::resumable {
 public:
