@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Side-by-side table of the systems of one bench/run.sh run (ours, its
 --variant systems ours+NAME, relay, ts, ...): per scenario, the median over
-rounds of rate, manager CPU per op and p50, and each system's paired ratios
+rounds of rate, manager CPU per op (for a cross-node system, both nodes':
+sut + owner) and p50, and each system's paired ratios
 (same round, then the median) against the reference systems.
 
     bench/variants.py RESULTS.jsonl [--ref ours,ts,relay] [--markdown]
@@ -42,7 +43,10 @@ def main():
         if m == "rate":
             return r["rate"]
         if m == "cpu":
-            return r["procs"]["sut"]["cpu_us_per_op"]
+            # A cross-node call (system cluster) costs on both nodes: the
+            # owning node's CPU comes as procs.owner (bench/README.md).
+            procs = r["procs"]
+            return procs["sut"]["cpu_us_per_op"] + procs.get("owner", {}).get("cpu_us_per_op", 0.0)
         return r["lat_us"]["p50"]
 
     def med(xs):
