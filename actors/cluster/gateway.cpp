@@ -1,6 +1,7 @@
 #include "actors/cluster/gateway.hpp"
 
 #include "actors/call/errors.hpp"
+#include "actors/common/io_scheduler.hpp"
 #include "actors/cluster/gateway_state.hpp"
 #include "wire/iii_protocol.hpp"
 
@@ -45,7 +46,21 @@ void flush(self_ptr self, outbox& box) {
 
 // Everything for one gateway that arrives while this one works through its
 // mailbox goes in one message: under load a call costs a fraction of a BASP
-// message each way; alone, one local message more (the flush).
+// message each way; alone, one local message more (the flush). Called from a
+// socket's read handler (a front door's caller woken by its request), the
+// flush also waits for the other sockets' reads the same poll made ready:
+// at 64 callers with one call each, every request was a BASP message of its
+// own, two reads each on the other node's middleman.
+void schedule_flush(self_ptr self) {
+  auto& st = self->state;
+  if (st.flush_due)
+    return;
+  st.flush_due = true;
+  auto me = caf::actor_cast<caf::actor>(self);
+  if (!post_behind_ready_reads(self->system(), [me] { caf::anon_send(me, flush_atom_v); }))
+    self->send(self, flush_atom_v);
+}
+
 outbox& box_for(self_ptr self, const gateway_actor& to, std::size_t bytes) {
   auto& st = self->state;
   auto i = std::find_if(st.outboxes.begin(), st.outboxes.end(),
@@ -57,10 +72,7 @@ outbox& box_for(self_ptr self, const gateway_actor& to, std::size_t bytes) {
   if (i->bytes + bytes > max_batch_bytes)
     flush(self, *i);
   i->bytes += bytes;
-  if (!st.flush_due) {
-    st.flush_due = true;
-    self->send(self, flush_atom_v);
-  }
+  schedule_flush(self);
   return *i;
 }
 
@@ -93,22 +105,14 @@ void count_door_call(std::int64_t delta) {
 void watch_caller(self_ptr self, outbound& o) {
   if (!o.to)
     return;
-  if (self->state.callers[o.to.address()]++ == 0)
-    self->monitor(o.to);
+  self->state.callers.watch(self, o.to);
   o.watched = true;
 }
 
 void unwatch_caller(self_ptr self, outbound& o) {
   if (!std::exchange(o.watched, false))
     return;
-  auto& callers = self->state.callers;
-  auto i = callers.find(o.to.address());
-  if (i == callers.end()) // the caller died: forgotten with it
-    return;
-  if (--i->second == 0) {
-    self->demonitor(o.to.address());
-    callers.erase(i);
-  }
+  self->state.callers.unwatch(self, o.to.address());
 }
 
 void forget_out(self_ptr self, std::unordered_map<std::uint64_t, outbound>::iterator i) {
@@ -166,7 +170,7 @@ outbound* start_out(self_ptr self, std::uint64_t id, outbound o, call_error* err
 /// abandoned at their owners, as its abort would have them.
 void caller_down(self_ptr self, const caf::actor_addr& gone) {
   auto& st = self->state;
-  st.callers.erase(gone);
+  st.callers.forget(gone);
   for (auto i = st.out.begin(); i != st.out.end();) {
     auto next = std::next(i);
     if (i->second.watched && i->second.to.address() == gone) {

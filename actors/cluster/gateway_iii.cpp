@@ -63,10 +63,7 @@ void post_iii(self_ptr self, const gateway_actor& to, iii_wire w) {
   }
   st.outboxes[i].second.push_back(std::move(w));
   st.outbox_bytes[i] += bytes;
-  if (!self->state.flush_due) {
-    self->state.flush_due = true;
-    self->send(self, flush_atom_v);
-  }
+  schedule_flush(self);
 }
 
 iii_wire link_wire(std::uint8_t kind, const iii_link& l) {

@@ -9,6 +9,7 @@
 #include "actors/cluster/gateway.hpp"
 #include "actors/common/held_input.hpp"
 #include "actors/common/live_counts.hpp"
+#include "actors/common/monitor_counts.hpp"
 #include "obs/metrics.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -98,7 +99,7 @@ struct gateway_state {
   std::uint64_t next_call = 1;                        // the front doors' calls' ids
   // The front doors' callers of the calls in `out`, each monitored once,
   // with how many of those calls it has.
-  std::unordered_map<caf::actor_addr, std::size_t> callers;
+  monitor_counts callers;
   std::unordered_map<std::uint64_t, inbound> in;      // by local tag
   std::map<std::pair<caf::actor_addr, std::uint64_t>, std::uint64_t> in_by_origin;
   std::uint64_t next_tag = 1;
@@ -146,6 +147,8 @@ void iii_credit(self_ptr self, std::uint64_t link, std::uint64_t frames);
 void iii_batch(self_ptr self, std::vector<iii_wire>& batch);
 /// Sends what is batched for other gateways.
 void flush_iii(self_ptr self);
+/// Asks for (flush_atom) once for what was batched since the last flush.
+void schedule_flush(self_ptr self);
 /// The gateway `gone` ended: the channel ends through it are closed.
 void iii_peer_down(self_ptr self, const caf::actor_addr& gone, bool node_lost);
 

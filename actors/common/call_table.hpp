@@ -18,6 +18,7 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 namespace actor_host {
@@ -82,7 +83,9 @@ struct call_key<std::uint64_t> {
 /// the text (an iii worker's invocation ids) or the number a runtime
 /// connection writes quoted (~100 bytes less per call in flight); either way
 /// the table is searched with the id's text as a frame has it.
-template <class Handle, class Key = std::string>
+/// `Extra` is kept beside each call for its owner (the runtime connection
+/// keeps the call's caller there); no bytes when it is the default.
+template <class Handle, class Key = std::string, class Extra = std::monostate>
 class basic_call_table {
 public:
   using key_type = Key;
@@ -106,19 +109,19 @@ public:
   }
 
   /// Adds a call. True if the owner must arm a wake-up at `deadline`.
-  bool add(Key id, Handle call, std::optional<time_point> deadline) {
+  bool add(Key id, Handle call, std::optional<time_point> deadline, Extra extra = {}) {
     auto at = deadline ? *deadline : none;
     if (auto i = calls_.find(id); i != calls_.end()) {
       // The same id again (a worker's): its old deadline goes stale, unless
       // it is the same one, which stays queued.
       auto old = i->second.deadline;
-      i->second = entry{std::move(call), at};
+      i->second = entry{std::move(call), at, std::move(extra)};
       if (old == at)
         return false;
       if (old != none)
         --timed_;
     } else {
-      calls_.emplace(id, entry{std::move(call), at});
+      calls_.emplace(id, entry{std::move(call), at, std::move(extra)});
     }
     if (at == none)
       return false;
@@ -136,8 +139,9 @@ public:
     return i == calls_.end() ? nullptr : &i->second.call;
   }
 
-  /// Removes call `id` and returns its actor (null if it was not here).
-  Handle take(std::string_view id) {
+  /// Removes call `id` and returns its actor (null if it was not here),
+  /// its Extra into `*extra` if given.
+  Handle take(std::string_view id, Extra* extra = nullptr) {
     auto key = call_key<Key>::of(id);
     if (!key)
       return Handle{};
@@ -145,6 +149,8 @@ public:
     if (i == calls_.end())
       return Handle{};
     auto call = std::move(i->second.call);
+    if (extra != nullptr)
+      *extra = std::move(i->second.extra);
     if (i->second.deadline != none)
       --timed_;
     calls_.erase(i);
@@ -187,6 +193,13 @@ public:
       f(e.call);
   }
 
+  /// Calls `f(actor, extra)` for each call.
+  template <class F>
+  void for_each_with_extra(F&& f) const {
+    for (auto& [id, e] : calls_)
+      f(e.call, e.extra);
+  }
+
   std::size_t size() const noexcept { return calls_.size(); }
   bool empty() const noexcept { return calls_.empty(); }
   /// Calls whose deadline is still ahead.
@@ -199,6 +212,7 @@ private:
   struct entry {
     Handle call;
     time_point deadline;
+    [[no_unique_address]] Extra extra;
   };
 
   // Whether a queued deadline is still the call's.
@@ -224,13 +238,14 @@ private:
 
 /// Adds `call` to `State::*table` and arms a wake-up ((expired_atom) to
 /// `self`) when its deadline is the earliest; no deadline for timeout 0.
-template <class State, class Base, class Handle, class Key>
-void add_call(caf::stateful_actor<State, Base>* self, basic_call_table<Handle, Key> State::*table,
-              std::type_identity_t<Key> id, Handle call, caf::timespan timeout) {
+template <class State, class Base, class Handle, class Key, class Extra>
+void add_call(caf::stateful_actor<State, Base>* self,
+              basic_call_table<Handle, Key, Extra> State::*table, std::type_identity_t<Key> id,
+              Handle call, caf::timespan timeout, std::type_identity_t<Extra> extra = {}) {
   std::optional<typename basic_deadline_queue<Key>::time_point> deadline;
   if (timeout.count() > 0)
     deadline = self->clock().now() + timeout;
-  if ((self->state.*table).add(std::move(id), std::move(call), deadline))
+  if ((self->state.*table).add(std::move(id), std::move(call), deadline, std::move(extra)))
     self->delayed_send(self, timeout, expired_atom_v);
 }
 

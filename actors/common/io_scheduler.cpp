@@ -77,6 +77,15 @@ public:
       std::this_thread::yield();
   }
 
+  bool post_behind_ready_reads(std::function<void()>& fn) {
+    auto* ioc = ioc_.load();
+    if (ioc == nullptr || !net::tail_open() || net::tail_writes_inline()
+        || !ioc->get_executor().running_in_this_thread())
+      return false;
+    boost::asio::post(*ioc, once{std::move(fn)});
+    return true;
+  }
+
   std::uint64_t turns() const {
     return turns_.load(std::memory_order_relaxed);
   }
@@ -108,6 +117,26 @@ private:
       // (handler_tail.hpp): one per socket, no post each.
       net::tail_scope tail{net::tail_scope::bursting};
       owner->run(std::exchange(job, nullptr));
+    }
+  };
+
+  /// A function posted by post_behind_ready_reads: run as a burst, or as it
+  /// is destroyed if asio drops it unrun.
+  struct once {
+    std::function<void()> fn;
+
+    explicit once(std::function<void()> f) : fn(std::move(f)) {}
+    once(once&& other) noexcept : fn(std::exchange(other.fn, nullptr)) {}
+    once(const once&) = delete;
+    once& operator=(const once&) = delete;
+    once& operator=(once&&) = delete;
+    ~once() {
+      if (fn)
+        fn();
+    }
+    void operator()() {
+      net::tail_scope tail{net::tail_scope::bursting};
+      std::exchange(fn, nullptr)();
     }
   };
 
@@ -225,6 +254,11 @@ void attach_io_scheduler(caf::actor_system& sys, boost::asio::io_context& ioc) {
 void detach_io_scheduler(caf::actor_system& sys) {
   if (auto* c = io_coordinator_of(sys))
     c->detach();
+}
+
+bool post_behind_ready_reads(caf::actor_system& sys, std::function<void()> fn) {
+  auto* c = io_coordinator_of(sys);
+  return c != nullptr && c->post_behind_ready_reads(fn);
 }
 
 std::uint64_t io_scheduler_turns(caf::actor_system& sys) {

@@ -3,6 +3,7 @@
 #include <caf/fwd.hpp>
 
 #include <cstdint>
+#include <functional>
 
 namespace boost::asio {
 class io_context;
@@ -42,6 +43,17 @@ void attach_io_scheduler(caf::actor_system& sys, boost::asio::io_context& ioc);
 /// Back to CAF's worker; returns once no thread is still posting to the
 /// context it was attached to (which may then stop and go).
 void detach_io_scheduler(caf::actor_system& sys);
+
+/// For work that gains from waiting for the other sockets' reads that the
+/// same reactor poll made ready (a batch for another node collects the
+/// calls all of them read): inside a socket's read handler on an I/O thread
+/// of the context `sys` is attached to, posts `fn` behind those handlers,
+/// to run as a burst of its own (the actors it wakes run at its end), and
+/// returns true. Elsewhere (a burst of actor turns, CAF's threads, tests)
+/// returns false and does nothing: the caller does the work at once. `fn`
+/// runs exactly once: if the context drops the post unrun (stopped), as the
+/// post is destroyed.
+bool post_behind_ready_reads(caf::actor_system& sys, std::function<void()> fn);
 
 /// Turns run on the I/O threads so far (0 without this scheduler).
 std::uint64_t io_scheduler_turns(caf::actor_system& sys);

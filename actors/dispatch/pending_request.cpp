@@ -83,12 +83,8 @@ void finish(self_ptr self, call_end end) {
                   end.ok ? std::string_view{"ok"} : wire::status_name(code),
                   std::chrono::duration<double, std::milli>(took).count());
   }
-  if (a.caller) {
-    // The monitor lives in the caller's state until removed: a long-lived
-    // caller session would otherwise keep ~1 KB per finished call.
-    self->demonitor(a.caller.address());
+  if (a.caller)
     caf::anon_send(std::exchange(a.caller, nullptr), done_atom_v, a.tag, std::move(end));
-  }
   self->quit();
 }
 
@@ -238,9 +234,6 @@ pending_request_actor::pending_request_actor(caf::actor_config& cfg, pending_arg
   : lean_actor(cfg) {
   new (&state) pending_state();
   state.args = std::move(args);
-  // A caller that dies (socket closed, HTTP client gone) abandons the call.
-  if (state.args.caller)
-    monitor(state.args.caller);
 }
 
 // The messages of pending_actor (interfaces.hpp), the most frequent first.
@@ -262,13 +255,10 @@ void pending_request_actor::handle(caf::mailbox_element& element) {
     return input(this, std::move(m.get_mutable_as<std::string>(2)));
   if (m.match_elements<end_input_atom, std::uint64_t>())
     return input(this, {});
+  // From the caller, or from the connection when the caller died (socket
+  // closed, HTTP client gone).
   if (m.match_elements<abort_atom, std::uint64_t>())
     return abandon(this);
-  if (m.match_elements<caf::down_msg>()) {
-    if (m.get_as<caf::down_msg>(0).source == state.args.caller.address())
-      abandon(this);
-    return;
-  }
   if (m.match_elements<response_atom, call_error>())
     // An answer that failed here (over max_frame_bytes).
     return finish(this, failed(std::move(m.get_mutable_as<call_error>(1))));

@@ -72,13 +72,15 @@ struct pending_state {
 /// (expired_atom) when it passes. Relays runActionState and streamChunk to the caller
 /// (a streaming run's are relayed by the connection itself: one hop per chunk),
 /// forwards bidi input, and turns a lost connection into an error for the
-/// caller. A caller that goes away (or a deadline, or too much held input)
-/// ends it at once: the connection forgets the wire id and cancels the run
+/// caller. A caller that goes away (its connection watches the callers of
+/// its calls, each once, and aborts their calls) or a deadline, or too much
+/// held input, ends it at once: the connection forgets the wire id and cancels the run
 /// on the runtime, now or when its trace id arrives.
 ///
 /// From the connection: (run_trace_atom, trace), (run_chunk_atom, raw),
 ///   (response_atom, ok, raw), (conn_lost_atom, reason), (expired_atom)
-/// From the caller: (input_atom, 0, raw), (end_input_atom, 0), (abort_atom, 0)
+/// From the caller (or, for a caller gone, its connection): (input_atom, 0,
+///   raw), (end_input_atom, 0), (abort_atom, 0)
 /// To the caller: (trace_atom, tag, trace), (chunk_atom, tag, raw),
 ///   (done_atom, tag, call_end): the result or the error, also when the
 ///   actor ends otherwise (its connection's end, a kill, an exception), so

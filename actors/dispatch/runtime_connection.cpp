@@ -216,6 +216,30 @@ void on_notification(self_ptr self, rpc::message& m) {
   }
 }
 
+// Takes call `id` off `pending` (null if it is not there): its caller is
+// watched for it no more.
+pending_actor take_call(self_ptr self, std::string_view id) {
+  auto& st = self->state;
+  caf::actor_addr caller;
+  auto call = st.pending.take(id, &caller);
+  if (caller)
+    st.callers.unwatch(self, caller);
+  return call;
+}
+
+// A caller of calls here died (socket closed, HTTP client gone): nobody
+// waits for their answers, so each is abandoned (pending_request.cpp:
+// forgotten and cancelled on the runtime).
+void on_caller_down(self_ptr self, const caf::actor_addr& gone) {
+  auto& st = self->state;
+  if (!st.callers.forget(gone))
+    return;
+  st.pending.for_each_with_extra([&](const pending_actor& call, const caf::actor_addr& caller) {
+    if (caller == gone)
+      self->send(call, abort_atom_v, std::uint64_t{0});
+  });
+}
+
 // The call left `pending`: its chunks have nowhere to go any more.
 void drop_route(self_ptr self, std::string_view wire_id) {
   if (!self->state.extra)
@@ -271,7 +295,7 @@ void on_frame(self_ptr self, std::string& frame) {
                    registry::idempotent_actions(m.result), connection_actor{self});
       return;
     }
-    auto call = st.pending.take(m.id);
+    auto call = take_call(self, m.id);
     drop_route(self, m.id);
     if (!call) {
       if (st.extra)
@@ -328,7 +352,7 @@ void on_oversized(self_ptr self, const std::string& head, const std::string& tai
     }
   } else if (re2::RE2::PartialMatch(tail, response_tail, &id)
              || re2::RE2::PartialMatch(head, response_head, &id)) {
-    if (auto call = st.pending.take(id)) {
+    if (auto call = take_call(self, id)) {
       drop_route(self, id);
       spdlog::warn("runtime {}: its {} byte answer to request {} is over max_frame_bytes; "
                    "failing that call",
@@ -367,6 +391,7 @@ connection_actor::behavior_type make_shared_behavior() {
       auto lost = st.pending.take_all();
       if (st.extra)
         st.extra->streams.clear();
+      st.callers.unwatch_all(self);
       if (st.splices)
         st.splices->clear();
       release_load(self, static_cast<std::int32_t>(lost.size()));
@@ -389,6 +414,11 @@ connection_actor::behavior_type make_shared_behavior() {
       a.tag = req.tag;
       a.wire_id = n;
       a.method = req.method;
+      caf::actor_addr caller_addr;
+      if (a.caller) {
+        caller_addr = a.caller.address();
+        st.callers.watch(self, a.caller);
+      }
       a.action_key = std::move(req.key); // for the log lines about this call
       a.timeout_ms = static_cast<std::uint32_t>(
         std::min<std::int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(req.timeout).count(),
@@ -402,15 +432,14 @@ connection_actor::behavior_type make_shared_behavior() {
         a.connection_relays = true;
       }
       auto p = spawn_lean<pending_request_actor, pending_actor>(self->system(), std::move(a));
-      add_call(self, &connection_state::pending, n, p, req.timeout);
+      add_call(self, &connection_state::pending, n, p, req.timeout, std::move(caller_addr));
       st.transport->send_text(rpc::request(method_name(req.method), req.params, wire_id));
       return call_handle{p, 0, true}; // pending_state answers at its end
     },
     [](forget_atom, std::string& wire_id, const std::string& trace, bool cancel) {
       auto self = current();
-      auto& st = self->state;
       // Already answered (the answer crossed the forget): nothing to cancel.
-      if (!st.pending.take(wire_id))
+      if (!take_call(self, wire_id))
         return;
       drop_route(self, wire_id);
       release_load(self);
@@ -477,6 +506,7 @@ connection_actor::behavior_type runtime_connection(runtime_connection_actor* sel
   st.opts = std::move(opts.common);
   st.splices = std::move(opts.splices);
   close_on_exit(self, std::move(transport));
+  self->set_down_handler([self](caf::down_msg& dm) { on_caller_down(self, dm.source); });
   static const auto* shared = new connection_actor::behavior_type{make_shared_behavior()};
   return *shared;
 }

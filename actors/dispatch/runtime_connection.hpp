@@ -4,6 +4,7 @@
 #include "actors/common/call_table.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/common/messages.hpp"
+#include "actors/common/monitor_counts.hpp"
 #include "actors/common/shared_behavior.hpp"
 #include "actors/dispatch/stream_splices.hpp"
 #include "net/transport.hpp"
@@ -71,8 +72,11 @@ struct connection_state {
   std::uint64_t next_id = 1;
   std::string actions_wire_id; // our own listActions in flight ("" = none)
   // wire id (its number; the wire quotes it) -> pending_request, with their
-  // deadlines
-  basic_call_table<pending_actor, std::uint64_t> pending;
+  // deadlines and callers (watched in `seldom::callers`)
+  basic_call_table<pending_actor, std::uint64_t, caf::actor_addr> pending;
+  // The callers of `pending`, each monitored once: one that dies has its
+  // calls here aborted (its pending requests do not monitor it).
+  monitor_counts callers;
   // The streaming runs of `pending` that have a caller: their chunks and
   // trace id go from here to the caller in one hop (the pending request
   // keeps the call's state, not the relay). An entry leaves with its call.

@@ -97,9 +97,7 @@ struct cross_node_fixture : actor_fixture {
   }
 
   std::size_t watched(const caf::actor& caller) {
-    auto& callers = entry_st().callers;
-    auto i = callers.find(caller.address());
-    return i == callers.end() ? 0 : i->second;
+    return entry_st().callers.calls_of(caller.address());
   }
 
   void finish() {

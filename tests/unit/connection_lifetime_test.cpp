@@ -6,6 +6,9 @@
 #include "test_support.hpp"
 
 #include "actors/dispatch/pending_request.hpp"
+#include "actors/dispatch/runtime_connection.hpp"
+
+#include <algorithm>
 
 using namespace actor_host;
 using namespace actor_host::testing;
@@ -261,6 +264,65 @@ CAF_TEST(a list call abandoned by its caller is not cancelled) {
   CAF_CHECK_EQUAL(rt->size(), 1u);
   send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  finish();
+}
+
+CAF_TEST(a caller that dies aborts its own calls and no others) {
+  register_runtime();
+  auto other = spawn_probe();
+  call(1, "runAction", R"({"key":"/flow/x"})");
+  call(2, "runAction", R"({"key":"/flow/x"})");
+  caf::send_as(other, conn, call_atom_v, make_call(7, "runAction", R"({"key":"/flow/y"})"),
+               caf::actor_cast<caller_actor>(other));
+  sched.run();
+  CAF_REQUIRE_EQUAL(events(other).size(), 1u); // its call's actor
+  events(other).clear();
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"1","state":{"traceId":"t-1"}}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"2","state":{"traceId":"t-2"}}})");
+  send_frame(conn, R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":"3","state":{"traceId":"t-3"}}})");
+  rt->clear();
+  stop(caller, caf::exit_reason::user_shutdown);
+  // Both of its runs are cancelled; the other caller's is not.
+  CAF_REQUIRE_EQUAL(rt->size(), 2u);
+  std::vector<std::string> cancelled{member_str(rt->frame(0), {"params", "traceId"}),
+                                     member_str(rt->frame(1), {"params", "traceId"})};
+  std::sort(cancelled.begin(), cancelled.end());
+  CAF_CHECK_EQUAL(cancelled, (std::vector<std::string>{"t-1", "t-2"}));
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"result":"y"},"id":"3"})");
+  CAF_CHECK_EQUAL(render(events(other)), "trace 7 t-3 | done 7 ok {\"result\":\"y\"}");
+  stop(other);
+  finish();
+}
+
+CAF_TEST(the connection watches a caller not its calls and not after its last) {
+  register_runtime();
+  call(1, "listActions");
+  call(2, "listActions");
+  call(3, "listActions");
+  auto watched = [&] {
+    return deref<runtime_connection_actor>(conn).state.callers.calls_of(caller.address());
+  };
+  CAF_CHECK_EQUAL(watched(), 3u);
+  CAF_CHECK_EQUAL(deref<runtime_connection_actor>(conn).state.callers.size(), 1u);
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"1"})");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"2"})");
+  CAF_CHECK_EQUAL(watched(), 1u);
+  // One call still open: the caller's end reaches the connection, which
+  // abandons that call.
+  caf::anon_send_exit(caller, caf::exit_reason::user_shutdown);
+  expect((caf::exit_msg), to(caller));
+  expect((caf::down_msg), from(caller).to(conn));
+  sched.run();
+  CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"3"})");
+  // Its last call answered: the connection watches it no more.
+  caller = spawn_probe();
+  call(4, "listActions");
+  send_frame(conn, R"({"jsonrpc":"2.0","result":{"actions":{}},"id":"4"})");
+  CAF_CHECK(deref<runtime_connection_actor>(conn).state.callers.empty());
+  caf::anon_send_exit(caller, caf::exit_reason::user_shutdown);
+  expect((caf::exit_msg), to(caller));
+  CAF_CHECK(!sched.has_job());
   finish();
 }
 

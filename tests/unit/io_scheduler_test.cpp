@@ -14,6 +14,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 
 // A real io_context on a thread of its own and a real actor system: what is
@@ -213,5 +214,98 @@ CAF_TEST(an actor a socket handler wakes runs at the end of that handler) {
   CAF_CHECK_EQUAL(noted->load(), 1);
   caf::anon_send_exit(flag, caf::exit_reason::user_shutdown);
   actor_host::detach_io_scheduler(sys);
+  sys.await_all_actors_done();
+}
+
+CAF_TEST(work posted behind ready reads runs after the handlers already queued) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{configured(cfg)};
+  io_thread io;
+  actor_host::attach_io_scheduler(sys, io.ioc);
+  auto order = std::make_shared<std::string>(); // written on the io thread only
+  auto posted = std::make_shared<std::atomic<int>>(0); // 1: posted, -1: refused
+  auto inline_writes = std::make_shared<std::atomic<bool>>(false);
+  {
+    caf::scoped_actor self{sys};
+    caf::actor reporter = self;
+    // Two socket handlers the same poll made ready, queued in order: the
+    // first asks for work behind the reads, the second is such a read.
+    asio::post(io.ioc, [&sys, order, posted, inline_writes, reporter, ioc = &io.ioc] {
+      asio::post(*ioc, [&sys, order, posted, inline_writes, reporter] {
+        actor_host::net::tail_scope tail{actor_host::net::tail_scope::reading};
+        *order += "a";
+        bool ok = actor_host::post_behind_ready_reads(sys, [order, inline_writes, reporter] {
+          *order += "w";
+          inline_writes->store(actor_host::net::tail_writes_inline());
+          caf::anon_send(reporter, caf::atom("ran"));
+        });
+        posted->store(ok ? 1 : -1);
+      });
+      asio::post(*ioc, [order] {
+        actor_host::net::tail_scope tail{actor_host::net::tail_scope::reading};
+        *order += "b";
+      });
+    });
+    self->receive([](caf::atom_value) {}, caf::after(30s) >> [] { CAF_FAIL("lost"); });
+  }
+  CAF_CHECK_EQUAL(posted->load(), 1);
+  CAF_CHECK_EQUAL(*order, "abw");
+  // It runs as a burst: what its actors write goes at its end.
+  CAF_CHECK(inline_writes->load());
+  actor_host::detach_io_scheduler(sys);
+  sys.await_all_actors_done();
+}
+
+CAF_TEST(work is not posted behind reads outside a read handler) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{configured(cfg)};
+  io_thread io;
+  actor_host::attach_io_scheduler(sys, io.ioc);
+  auto ran = std::make_shared<std::atomic<int>>(0);
+  auto refused = std::make_shared<std::atomic<int>>(0);
+  auto count = [ran] { ++*ran; };
+  // Not on an I/O thread.
+  CAF_CHECK(!actor_host::post_behind_ready_reads(sys, count));
+  {
+    caf::scoped_actor self{sys};
+    caf::actor reporter = self;
+    asio::post(io.ioc, [&sys, count, refused, reporter] {
+      // On the I/O thread but outside any handler scope, and in a burst.
+      if (!actor_host::post_behind_ready_reads(sys, count))
+        ++*refused;
+      {
+        actor_host::net::tail_scope tail{actor_host::net::tail_scope::bursting};
+        if (!actor_host::post_behind_ready_reads(sys, count))
+          ++*refused;
+      }
+      caf::anon_send(reporter, caf::atom("done"));
+    });
+    self->receive([](caf::atom_value) {}, caf::after(30s) >> [] { CAF_FAIL("lost"); });
+  }
+  CAF_CHECK_EQUAL(refused->load(), 2);
+  CAF_CHECK_EQUAL(ran->load(), 0);
+  actor_host::detach_io_scheduler(sys);
+  sys.await_all_actors_done();
+}
+
+CAF_TEST(work posted behind reads runs even when the context drops it) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{configured(cfg)};
+  auto ioc = std::make_unique<asio::io_context>(1);
+  actor_host::attach_io_scheduler(sys, *ioc);
+  auto ran = std::make_shared<std::atomic<int>>(0);
+  auto posted = std::make_shared<std::atomic<bool>>(false);
+  asio::post(*ioc, [&sys, ran, posted, ctx = ioc.get()] {
+    actor_host::net::tail_scope tail{actor_host::net::tail_scope::reading};
+    posted->store(actor_host::post_behind_ready_reads(sys, [ran] { ++*ran; }));
+    ctx->stop(); // what was posted stays unrun
+  });
+  std::thread t{[ctx = ioc.get()] { ctx->run(); }};
+  t.join();
+  CAF_CHECK(posted->load());
+  CAF_CHECK_EQUAL(ran->load(), 0);
+  actor_host::detach_io_scheduler(sys);
+  ioc.reset(); // destroys the post unrun: the work runs then, once
+  CAF_CHECK_EQUAL(ran->load(), 1);
   sys.await_all_actors_done();
 }
