@@ -279,12 +279,26 @@ std::string trace_store::save_spans(const std::vector<run_span>& spans, std::int
     return {};
   if (!*stmts_)
     return std::string{"trace store: "} + sqlite3_errmsg(db_);
-  if (!exec(db_, "BEGIN IMMEDIATE"))
+  // No spilling of dirty pages to the WAL before the commit: with random
+  // trace ids a batch dirties hundreds of leaves of the trace id index,
+  // more than SQLite's 2 MiB cache holds, and a spilled page dirtied again
+  // was written twice. pwrite per span 0.69 -> 0.37 with random ids, the
+  // same with counted ones (bench_trace_store, bench/runs/
+  // 2026-12-07-trace-rowid.md). Only here: the pages a batch of route spans
+  // dirties are bounded by its size, those of a prune are not (a larger
+  // cache_size for all statements helped random ids as much but cost
+  // counted ones a tenth more CPU per span).
+  exec(db_, "PRAGMA cache_spill=OFF");
+  if (!exec(db_, "BEGIN IMMEDIATE")) {
+    exec(db_, "PRAGMA cache_spill=ON");
     return std::string{"trace store busy: "} + sqlite3_errmsg(db_);
+  }
   bool ok = true;
   for (auto& s : spans)
     ok = ok && write_span(s, now_ms);
-  return commit_or_rollback(ok);
+  auto error = commit_or_rollback(ok);
+  exec(db_, "PRAGMA cache_spill=ON");
+  return error;
 }
 
 std::string trace_store::over_size(const std::string& trace_id, std::size_t adding) {
