@@ -3,7 +3,7 @@
 //
 //   bench_fake_runtime --url ws://127.0.0.1:3200 [--n 1] [--prefix bench-rt]
 //                      [--connect-window 256] [--lifetime 3600] [--hold N]
-//                      [--name SERVICE] [--serial-us N]
+//                      [--name SERVICE] [--serial-us N] [--trace-ids counted|random]
 //
 // Each connection registers as <prefix>-<i> (named SERVICE with --name: a
 // replica of that service; default its id) and answers
@@ -15,7 +15,11 @@
 //                                     chunk; result {count} at endInputStream
 //                   /flow/fail        an action error
 //   cancelAction    by traceId (slow, bidiEcho, streamCount)
-// Every run first sends runActionState with a fresh 32-hex trace id. Replies
+// Every run first sends runActionState with a fresh 32-hex trace id: by
+// default the process id and a counter (every new trace sorts after the
+// last, which a store keyed by trace id appends); --trace-ids random makes
+// 32 random hex digits, as Genkit runtimes do (OpenTelemetry's id
+// generator), so a benchmark sees what a store pays for real ids. Replies
 // are assembled from pre-built pieces; chunks are produced only while the
 // socket drains (bounded memory, one write per batch).
 //
@@ -41,6 +45,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <random>
 #include <string>
 #include <string_view>
 #include <unistd.h>
@@ -67,6 +72,7 @@ struct options {
   long hold = 0;
   std::string name;  // registered name ("" = the runtime's id)
   long serial_us = 0; // per echo, the process blocked (one call at a time)
+  bool random_trace_ids = false; // --trace-ids random
 };
 
 bool parse_url(const std::string& url, options& o) {
@@ -163,6 +169,7 @@ struct fake {
   int open = 0;
   bool announced = false;
   std::uint64_t trace_seq = 0;
+  std::mt19937_64 trace_rng{std::random_device{}()}; // --trace-ids random
   int failures = 0;
   std::vector<held_echo> held_echoes; // --hold
   bool released = false;
@@ -187,8 +194,12 @@ struct fake {
 
   std::string new_trace() {
     char b[40];
-    std::snprintf(b, sizeof(b), "%08x%024llx", static_cast<unsigned>(getpid()),
-                  static_cast<unsigned long long>(++trace_seq));
+    if (opt.random_trace_ids)
+      std::snprintf(b, sizeof(b), "%016llx%016llx", static_cast<unsigned long long>(trace_rng()),
+                    static_cast<unsigned long long>(trace_rng()));
+    else
+      std::snprintf(b, sizeof(b), "%08x%024llx", static_cast<unsigned>(getpid()),
+                    static_cast<unsigned long long>(++trace_seq));
     return b;
   }
 
@@ -441,12 +452,20 @@ int main(int argc, char** argv) {
                           {"--lifetime", &f.opt.lifetime_s},
                           {"--hold", &f.opt.hold},
                           {"--name", &f.opt.name},
-                          {"--serial-us", &f.opt.serial_us}}))
+                          {"--serial-us", &f.opt.serial_us},
+                          {"--trace-ids", [&f](const std::string& v) {
+                             f.opt.random_trace_ids = v == "random";
+                             if (v == "random" || v == "counted")
+                               return true;
+                             std::fprintf(stderr, "--trace-ids: counted or random, not %s\n",
+                                          v.c_str());
+                             return false;
+                           }}}))
     return 2;
   if (url.empty() || !parse_url(url, f.opt) || f.opt.n < 1) {
     std::fprintf(stderr, "usage: bench_fake_runtime --url ws://HOST:PORT[/path] [--n N] "
                          "[--prefix P] [--connect-window W] [--lifetime S] [--hold N] "
-                         "[--name SERVICE] [--serial-us N]\n");
+                         "[--name SERVICE] [--serial-us N] [--trace-ids counted|random]\n");
     return 2;
   }
   std::signal(SIGINT, on_signal);

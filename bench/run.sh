@@ -34,6 +34,9 @@
 # ENV may name another build's binary, ACTOR_HOST_BIN=PATH (a before/after in
 # one run), and a NAME ending in -http is driven over HTTP like ours-http:
 #   --variant "base-http=ACTOR_HOST_BIN=/tmp/base/actor-host"
+# and BENCH_TRACE_IDS=random gives the variant's fake runtime random trace ids
+# (Genkit's shape; the default counts them, which a trace store appends):
+#   --variant "traces-rnd=ACTOR_HOST_TRACE_STORE=/tmp/t.sqlite BENCH_TRACE_IDS=random"
 # --stream-n N: chunks per stream (default 20,000); issue 35's HTTP scenario is
 #   --systems "ours-http tools" --scenarios stream:1:1 --stream-n 200000
 # It is driven like ours (no memory pass); bench/variants.py prints the paired
@@ -85,7 +88,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --variant) variant_env[${2%%=*}]=${2#*=}; variants="$variants ours+${2%%=*}"; shift ;;
     --stream-n) stream_n=$2; stream_n_set=1; shift ;;
-    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -197,7 +200,8 @@ up() { # system
     ours+*)
       # shellcheck disable=SC2086 # ENV is a list of assignments
       start_ours ${variant_env[${1#ours+}]} || return 1
-      start_fake "ws://127.0.0.1:$ours_rport" 1 bench-rt 20 "$out/fake-$1.out" || return 1
+      # shellcheck disable=SC2086
+      start_fake "ws://127.0.0.1:$ours_rport" 1 bench-rt 20 "$out/fake-$1.out" ${variant_env[${1#ours+}]} || return 1
       sut_pid[$1]=$ours_pid; api[$1]=$ours_api; rt_pid[$1]=$fake_pid ;;
     ours-http)
       start_ours || return 1

@@ -31,11 +31,15 @@ stop_pid() { # pid: TERM, then KILL after 3 s
 
 
 # Starts N fake runtimes against ws URL; sets fake_pid (the process) once all
-# have registered. Returns 1 on failure.
-start_fake() { # url n prefix timeout_s logfile
-  local f=$5 i line
+# have registered. Returns 1 on failure. ENV assignments after the log file
+# are a variant's (run.sh --variant): BENCH_TRACE_IDS=random among them makes
+# the runtimes' trace ids random, as Genkit's are (the fake runtime counts
+# them by default, which a store keyed by trace id appends).
+start_fake() { # url n prefix timeout_s logfile [ENV=VALUE...]
+  local f=$5 i line a ids=()
+  for a in "${@:6}"; do [[ $a == BENCH_TRACE_IDS=* ]] && ids=(--trace-ids "${a#BENCH_TRACE_IDS=}"); done
   : >"$f"
-  "$bin/bench_fake_runtime" --url "$1" --n "$2" --prefix "$3" --lifetime 7200 >"$f" 2>"$f.err" &
+  "$bin/bench_fake_runtime" --url "$1" --n "$2" --prefix "$3" --lifetime 7200 "${ids[@]}" >"$f" 2>"$f.err" &
   local p=$!
   started+=("$p")
   fake_pid=""

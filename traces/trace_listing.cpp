@@ -59,8 +59,8 @@ std::string trace_store::list(std::size_t limit, std::size_t offset,
   // listing of large traces took seconds and held up every write).
   constexpr std::int64_t max_scanned = 10000;
   constexpr std::uint64_t max_scanned_bytes = 256u << 20;
-  auto sql = "SELECT trace_id, " + std::string{stored_bytes_sql}
-             + " FROM traces WHERE has_root=1 ORDER BY updated_ms DESC, trace_id LIMIT ?";
+  auto sql = "SELECT id_text, " + std::string{stored_bytes_sql}
+             + " FROM traces WHERE has_root=1 ORDER BY updated_ms DESC, id_text LIMIT ?";
   statement q{db_, sql.c_str()};
   std::vector<std::string> ids;
   std::uint64_t scanned = 0;
@@ -87,8 +87,8 @@ std::string trace_store::list(std::size_t limit, std::size_t offset,
 
 std::string trace_store::list(std::size_t limit, std::size_t offset) {
   limit = std::clamp<std::size_t>(limit, 1, 1000);
-  statement q{db_, "SELECT trace_id FROM traces WHERE has_root=1 "
-                   "ORDER BY updated_ms DESC, trace_id LIMIT ? OFFSET ?"};
+  statement q{db_, "SELECT id_text FROM traces WHERE has_root=1 "
+                   "ORDER BY updated_ms DESC, id_text LIMIT ? OFFSET ?"};
   std::vector<std::string> ids;
   if (q) {
     q.bind(1, static_cast<std::int64_t>(limit + 1)).bind(2, static_cast<std::int64_t>(offset));

@@ -5,6 +5,7 @@
 #include "traces/trace_filter.hpp"
 
 #include "traces/detail/sqlite_statement.hpp"
+#include "traces/detail/store_layout.hpp"
 #include "wire/jsonrpc.hpp"
 
 #include <boost/json.hpp>
@@ -32,27 +33,13 @@ namespace {
 // CPU per span (bench/runs/2026-12-07-trace-cost2.md). Larger pages cost a
 // store with random trace ids more (each insert dirties a whole page).
 // The WAL is checkpointed at 32 MiB whatever the page size (wal_size_pragma).
-constexpr const char* schema_sql = R"sql(
+// The tables: detail/store_layout.hpp.
+constexpr const char* pragmas_sql = R"sql(
 PRAGMA page_size=16384;
 PRAGMA journal_mode=WAL;
 PRAGMA synchronous=NORMAL;
 PRAGMA mmap_size=268435456;
 PRAGMA journal_size_limit=67108864;
-CREATE TABLE IF NOT EXISTS traces(
-  trace_id TEXT PRIMARY KEY,
-  display_name TEXT,
-  start_time TEXT,
-  end_time TEXT,
-  has_root INTEGER NOT NULL DEFAULT 0,
-  updated_ms INTEGER NOT NULL,
-  bytes INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS traces_by_update ON traces(updated_ms);
-CREATE TABLE IF NOT EXISTS spans(
-  trace_id TEXT NOT NULL,
-  span_id TEXT NOT NULL,
-  ended INTEGER NOT NULL,
-  json TEXT NOT NULL,
-  PRIMARY KEY(trace_id, span_id)) WITHOUT ROWID;
 )sql";
 
 // The WAL is checkpointed once it holds 32 MiB, in pages of the file's size.
@@ -100,26 +87,51 @@ std::string make_store_folder(const std::string& path) {
 // them once saves SQLite's parse and plan of each statement per run.
 struct trace_store::statements {
   explicit statements(sqlite3* db)
-    : put_span{db, "INSERT INTO spans(trace_id, span_id, ended, json) VALUES(?,?,?,?) "
-                   "ON CONFLICT(trace_id, span_id) DO UPDATE SET ended=excluded.ended, "
+    : put_span{db, "INSERT INTO spans(trace, span_id, ended, json) VALUES(?,?,?,?) "
+                   "ON CONFLICT(trace, span_id) DO UPDATE SET ended=excluded.ended, "
                    "json=excluded.json WHERE NOT (spans.ended=1 AND excluded.ended=0)"},
       // What a span already stored holds: the trace's byte count changes by
       // the difference (a running size: summing the trace's spans again on
       // every write was quadratic in the trace's size).
-      old_span{db, "SELECT json, ended FROM spans WHERE trace_id=? AND span_id=?"},
-      put_trace{db, "INSERT INTO traces(trace_id, display_name, start_time, end_time, "
+      old_span{db, "SELECT json, ended FROM spans WHERE trace=? AND span_id=?"},
+      // The trace's row, made or updated before its spans: its id keys them.
+      put_trace{db, "INSERT INTO traces(id_text, display_name, start_time, end_time, "
                     "has_root, updated_ms, bytes) VALUES(?,?,?,?,?,?,?) "
-                    "ON CONFLICT(trace_id) DO UPDATE SET "
+                    "ON CONFLICT(id_text) DO UPDATE SET "
                     "display_name=COALESCE(excluded.display_name, display_name), "
                     "start_time=COALESCE(excluded.start_time, start_time), "
                     "end_time=COALESCE(excluded.end_time, end_time), "
                     "has_root=MAX(has_root, excluded.has_root), "
-                    "updated_ms=excluded.updated_ms, bytes=bytes+excluded.bytes"} {
+                    "updated_ms=excluded.updated_ms, bytes=bytes+excluded.bytes"},
+      find_trace{db, "SELECT id FROM traces WHERE id_text=?"},
+      // A document's spans change its trace's byte count once they are in.
+      add_bytes{db, "UPDATE traces SET bytes=bytes+? WHERE id=?"} {
   }
   explicit operator bool() const {
-    return put_span && old_span && put_trace;
+    return put_span && old_span && put_trace && find_trace && add_bytes;
   }
-  statement put_span, old_span, put_trace;
+  /// Steps put_trace (bound by the caller for `trace_id`): the trace's row
+  /// id, or nothing. Not with RETURNING: SQLite gives an upsert with
+  /// RETURNING a statement journal, a temporary file written 3 pages a
+  /// statement (19 us per route span against 3.4 without, counted ids).
+  std::optional<std::int64_t> trace_row(sqlite3* db, std::string_view trace_id) {
+    auto before = sqlite3_last_insert_rowid(db);
+    bool ok = put_trace.step() == SQLITE_DONE;
+    put_trace.reset();
+    if (!ok)
+      return std::nullopt;
+    // A new trace's row (every route span of a run without the runtime's
+    // spans) is the last one inserted: no lookup.
+    if (auto row = sqlite3_last_insert_rowid(db); row != before)
+      return row;
+    // Updated (stored before), or a new row given the id the last insert had.
+    std::optional<std::int64_t> row;
+    if (find_trace.bind(1, trace_id).step() == SQLITE_ROW)
+      row = find_trace.int64(0);
+    find_trace.reset();
+    return row;
+  }
+  statement put_span, old_span, put_trace, find_trace, add_bytes;
 };
 
 trace_store::trace_store(sqlite3* db, retention r)
@@ -132,7 +144,8 @@ trace_store::~trace_store() {
 }
 
 std::unique_ptr<trace_store> trace_store::open(const std::string& path, retention r,
-                                               std::string& error) {
+                                               std::string& error,
+                                               const std::function<void(const std::string&)>& note) {
   // SQLite's memory statistics take a global mutex on every allocation of
   // every connection; nothing here reads them. Only possible before SQLite
   // initializes (a later call fails harmlessly, leaving them on).
@@ -153,37 +166,70 @@ std::unique_ptr<trace_store> trace_store::open(const std::string& path, retentio
     return nullptr;
   }
   sqlite3_busy_timeout(db, 2000);
-  if (!exec(db, schema_sql) || !exec(db, wal_size_pragma(db).c_str())) {
+  if (!exec(db, pragmas_sql)) {
     error = "cannot set up " + path + ": " + sqlite3_errmsg(db);
     sqlite3_close_v2(db);
     return nullptr;
   }
-  return std::unique_ptr<trace_store>{new trace_store(db, r)};
+  if (error = detail::prepare_layout(db, path, note); !error.empty()) {
+    sqlite3_close_v2(db);
+    return nullptr;
+  }
+  if (!exec(db, wal_size_pragma(db).c_str())) {
+    error = "cannot set up " + path + ": " + sqlite3_errmsg(db);
+    sqlite3_close_v2(db);
+    return nullptr;
+  }
+  std::unique_ptr<trace_store> store{new trace_store(db, r)};
+  if (!*store->stmts_) {
+    error = "cannot set up " + path + ": " + sqlite3_errmsg(db);
+    return nullptr;
+  }
+  return store;
 }
 
 bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
                             std::int64_t now_ms, std::string* root_span) {
+  if (!*stmts_)
+    return false;
   auto& put_span = stmts_->put_span;
   auto& old_span = stmts_->old_span;
   auto& put_trace = stmts_->put_trace;
-  bool ok = static_cast<bool>(*stmts_);
+  auto& spans = o.at("spans").as_object();
   bool has_root = false;
-  std::int64_t added = 0;
-  for (auto& [key, v] : o.at("spans").as_object()) {
-    if (!ok)
-      break;
-    auto& span = v.as_object();
-    if (!span.contains("parentSpanId")) {
+  for (auto& [key, v] : spans)
+    if (!v.as_object().contains("parentSpanId")) {
       has_root = true;
       if (root_span)
         root_span->assign(key.data(), key.size());
     }
+  // The trace's row first (its id keys the spans), its bytes once they are in.
+  put_trace.bind(1, trace_id);
+  auto text_or_null = [&](int i, const char* k) {
+    if (auto* x = o.if_contains(k))
+      put_trace.bind(i, x->is_string() ? std::string{x->as_string()} : json::serialize(*x));
+    else
+      put_trace.bind_null(i);
+  };
+  text_or_null(2, "displayName");
+  text_or_null(3, "startTime");
+  text_or_null(4, "endTime");
+  put_trace.bind(5, std::int64_t{has_root ? 1 : 0}).bind(6, now_ms).bind(7, std::int64_t{0});
+  auto row = stmts_->trace_row(db_, trace_id);
+  if (!row)
+    return false;
+  bool ok = true;
+  std::int64_t added = 0;
+  for (auto& [key, v] : spans) {
+    if (!ok)
+      break;
+    auto& span = v.as_object();
     const bool is_ended = ended(span);
     auto text = json::serialize(v);
     auto size = static_cast<std::int64_t>(text.size());
     // The put below replaces a stored span unless an ended one would go back
     // to running: the count follows what is kept.
-    old_span.bind(1, trace_id).bind(2, std::string_view{key});
+    old_span.bind(1, *row).bind(2, std::string_view{key});
     if (old_span.step() == SQLITE_ROW) {
       auto old_size = counted_size(old_span.view(0), trace_id, std::string_view{key});
       added += old_span.int64(1) == 1 && !is_ended ? 0 : size - old_size;
@@ -191,25 +237,15 @@ bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
       added += size;
     }
     old_span.reset();
-    put_span.bind(1, trace_id).bind(2, std::string_view{key}).bind(3, is_ended ? 1 : 0);
+    put_span.bind(1, *row).bind(2, std::string_view{key}).bind(3, is_ended ? 1 : 0);
     put_span.bind(4, std::move(text));
     ok = put_span.step() == SQLITE_DONE;
     put_span.reset();
   }
-  if (ok) {
-    put_trace.bind(1, trace_id);
-    auto text_or_null = [&](int i, const char* k) {
-      if (auto* x = o.if_contains(k))
-        put_trace.bind(i, x->is_string() ? std::string{x->as_string()} : json::serialize(*x));
-      else
-        put_trace.bind_null(i);
-    };
-    text_or_null(2, "displayName");
-    text_or_null(3, "startTime");
-    text_or_null(4, "endTime");
-    put_trace.bind(5, std::int64_t{has_root ? 1 : 0}).bind(6, now_ms).bind(7, added);
-    ok = put_trace.step() == SQLITE_DONE;
-    put_trace.reset();
+  if (ok && added != 0) {
+    auto& add_bytes = stmts_->add_bytes;
+    ok = add_bytes.bind(1, added).bind(2, *row).step() == SQLITE_DONE;
+    add_bytes.reset();
   }
   return ok;
 }
@@ -221,12 +257,6 @@ bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
   // Packed (span_record.hpp), counted as the JSON load() writes for it.
   auto packed = pack_run_span(span);
   auto bytes = static_cast<std::int64_t>(span_json_size(span));
-  put_span.bind(1, span.trace_id).bind(2, span.span_id).bind(3, std::int64_t{span.end_ms > 0});
-  put_span.bind(4, packed);
-  bool ok = put_span.step() == SQLITE_DONE;
-  put_span.reset();
-  if (!ok)
-    return false;
   put_trace.bind(1, span.trace_id);
   if (root)
     put_trace.bind(2, span.name).bind(3, std::to_string(span.start_ms))
@@ -234,8 +264,13 @@ bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
   else
     put_trace.bind_null(2).bind_null(3).bind_null(4);
   put_trace.bind(5, std::int64_t{root ? 1 : 0}).bind(6, now_ms).bind(7, bytes);
-  ok = put_trace.step() == SQLITE_DONE;
-  put_trace.reset();
+  auto row = stmts_->trace_row(db_, span.trace_id);
+  if (!row)
+    return false;
+  put_span.bind(1, *row).bind(2, span.span_id).bind(3, std::int64_t{span.end_ms > 0});
+  put_span.bind(4, packed);
+  bool ok = put_span.step() == SQLITE_DONE;
+  put_span.reset();
   return ok;
 }
 
@@ -244,18 +279,32 @@ std::string trace_store::save_spans(const std::vector<run_span>& spans, std::int
     return {};
   if (!*stmts_)
     return std::string{"trace store: "} + sqlite3_errmsg(db_);
-  if (!exec(db_, "BEGIN IMMEDIATE"))
+  // No spilling of dirty pages to the WAL before the commit: with random
+  // trace ids a batch dirties hundreds of leaves of the trace id index,
+  // more than SQLite's 2 MiB cache holds, and a spilled page dirtied again
+  // was written twice. pwrite per span 0.69 -> 0.37 with random ids, the
+  // same with counted ones (bench_trace_store, bench/runs/
+  // 2026-12-07-trace-rowid.md). Only here: the pages a batch of route spans
+  // dirties are bounded by its size, those of a prune are not (a larger
+  // cache_size for all statements helped random ids as much but cost
+  // counted ones a tenth more CPU per span).
+  exec(db_, "PRAGMA cache_spill=OFF");
+  if (!exec(db_, "BEGIN IMMEDIATE")) {
+    exec(db_, "PRAGMA cache_spill=ON");
     return std::string{"trace store busy: "} + sqlite3_errmsg(db_);
+  }
   bool ok = true;
   for (auto& s : spans)
     ok = ok && write_span(s, now_ms);
-  return commit_or_rollback(ok);
+  auto error = commit_or_rollback(ok);
+  exec(db_, "PRAGMA cache_spill=ON");
+  return error;
 }
 
 std::string trace_store::over_size(const std::string& trace_id, std::size_t adding) {
   // The document's text bounds what it adds (a span it replaces counts twice
   // here: the check errs on the safe side).
-  auto sql = "SELECT " + std::string{stored_bytes_sql} + " FROM traces WHERE trace_id=?";
+  auto sql = "SELECT " + std::string{stored_bytes_sql} + " FROM traces WHERE id_text=?";
   statement q{db_, sql.c_str()};
   std::uint64_t held = 0;
   if (q && q.bind(1, trace_id).step() == SQLITE_ROW)
@@ -332,20 +381,20 @@ std::vector<trace_store::saved> trace_store::save_each(const std::vector<std::st
 }
 
 std::optional<std::string> trace_store::load(std::string_view trace_id) {
-  statement t{db_, "SELECT display_name, start_time, end_time FROM traces WHERE trace_id=?"};
+  statement t{db_, "SELECT id, display_name, start_time, end_time FROM traces WHERE id_text=?"};
   if (!t || t.bind(1, trace_id).step() != SQLITE_ROW)
     return std::nullopt;
   std::string out = R"({"traceId":)" + wire::jsonrpc::quote(trace_id);
-  if (!t.is_null(0))
-    out += R"(,"displayName":)" + wire::jsonrpc::quote(t.text(0));
   if (!t.is_null(1))
-    out += R"(,"startTime":)" + t.text(1);
+    out += R"(,"displayName":)" + wire::jsonrpc::quote(t.text(1));
   if (!t.is_null(2))
-    out += R"(,"endTime":)" + t.text(2);
+    out += R"(,"startTime":)" + t.text(2);
+  if (!t.is_null(3))
+    out += R"(,"endTime":)" + t.text(3);
   out += R"(,"spans":{)";
-  statement s{db_, "SELECT span_id, json FROM spans WHERE trace_id=? ORDER BY span_id"};
+  statement s{db_, "SELECT span_id, json FROM spans WHERE trace=? ORDER BY span_id"};
   if (s) {
-    s.bind(1, trace_id);
+    s.bind(1, t.int64(0));
     bool first = true;
     run_span packed;
     while (s.step() == SQLITE_ROW) {
@@ -371,26 +420,26 @@ std::optional<std::string> trace_store::load(std::string_view trace_id) {
 }
 
 std::size_t trace_store::prune(std::int64_t now_ms) {
-  std::vector<std::string> drop;
+  std::vector<std::int64_t> drop; // trace rows
   if (retention_.max_age.count() > 0) {
-    statement old{db_, "SELECT trace_id FROM traces WHERE updated_ms < ?"};
+    statement old{db_, "SELECT id FROM traces WHERE updated_ms < ?"};
     if (old) {
       old.bind(1, now_ms - static_cast<std::int64_t>(retention_.max_age.count()));
       while (old.step() == SQLITE_ROW)
-        drop.push_back(old.text(0));
+        drop.push_back(old.int64(0));
     }
   }
   if (retention_.max_bytes > 0) {
     // Newest first: keep while the running total fits, drop the rest.
-    auto sql = "SELECT trace_id, " + std::string{stored_bytes_sql}
-               + " FROM traces ORDER BY updated_ms DESC, trace_id";
+    auto sql = "SELECT id, " + std::string{stored_bytes_sql}
+               + " FROM traces ORDER BY updated_ms DESC, id_text";
     statement all{db_, sql.c_str()};
     std::uint64_t kept = 0;
     if (all) {
       while (all.step() == SQLITE_ROW) {
         auto b = static_cast<std::uint64_t>(all.int64(1));
         if (kept + b > retention_.max_bytes)
-          drop.push_back(all.text(0));
+          drop.push_back(all.int64(0));
         else
           kept += b;
       }
@@ -398,10 +447,10 @@ std::size_t trace_store::prune(std::int64_t now_ms) {
   }
   if (drop.empty() || !exec(db_, "BEGIN IMMEDIATE"))
     return 0;
-  statement del_spans{db_, "DELETE FROM spans WHERE trace_id=?"};
-  statement del_trace{db_, "DELETE FROM traces WHERE trace_id=?"};
+  statement del_spans{db_, "DELETE FROM spans WHERE trace=?"};
+  statement del_trace{db_, "DELETE FROM traces WHERE id=?"};
   std::size_t n = 0;
-  for (auto& id : drop) {
+  for (auto id : drop) {
     del_spans.bind(1, id).step();
     del_spans.reset();
     del_trace.bind(1, id).step();

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,9 +51,14 @@ public:
   static constexpr std::size_t max_answer_bytes = 32u << 20;
 
   /// Opens (creating it and its tables if needed) the database at `path`;
-  /// null with `error` set when it cannot.
+  /// null with `error` set when it cannot (a file that is not a trace store,
+  /// or is one of a newer layout, included). A store file of the layout
+  /// before (spans keyed by the trace id's text) is migrated first, in one
+  /// transaction: `note` (when given) hears, for the log, that it starts and
+  /// how long it took (seconds for a store of a few hundred MiB).
   static std::unique_ptr<trace_store> open(const std::string& path, retention r,
-                                           std::string& error);
+                                           std::string& error,
+                                           const std::function<void(const std::string&)>& note = {});
 
   ~trace_store();
   trace_store(const trace_store&) = delete;

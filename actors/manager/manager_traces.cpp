@@ -11,9 +11,12 @@ std::string manager::impl::start_traces() {
     std::string err;
     if (d.opts.trace_store_default)
       err = traces::make_store_folder(d.opts.trace_store);
-    auto store = err.empty()
-                   ? traces::trace_store::open(d.opts.trace_store, d.opts.trace_retention, err)
-                   : nullptr;
+    // A store of the layout before is migrated here, before the manager
+    // listens: said in the log, before and after.
+    auto note = [](const std::string& text) { spdlog::info("trace store: {}", text); };
+    auto store = err.empty() ? traces::trace_store::open(d.opts.trace_store,
+                                                         d.opts.trace_retention, err, note)
+                             : nullptr;
     if (!store && d.opts.trace_store_default) {
       // Not asked for: a read-only project is no reason not to start.
       obs::global().trace_store_unavailable.store(1, std::memory_order_relaxed);

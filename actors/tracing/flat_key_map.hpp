@@ -19,8 +19,12 @@ namespace actor_host {
 template <class Key, class Value>
 class flat_key_map {
 public:
+  // At most two thirds full (a probe that misses then looks at ~5 slots,
+  // ~1.4 at a quarter full): the tables are a few thousand slots looked up at
+  // random, so their size in cache lines is what a lookup costs
+  // (bench/runs/2026-12-07-trace-rowid.md).
   explicit flat_key_map(std::size_t cap)
-    : slots_(std::bit_ceil(2 * cap + 1)), mask_(slots_.size() - 1), cap_(cap) {
+    : slots_(std::bit_ceil(cap + cap / 2 + 1)), mask_(slots_.size() - 1), cap_(cap) {
   }
 
   std::size_t size() const noexcept {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -28,16 +29,17 @@ public:
     if (text.size() == 2 * N && pack(text))
       return;
     words_ = {};
-    other_.assign(text);
+    if (!text.empty())
+      other_ = std::make_shared<const std::string>(text);
   }
 
   bool operator==(const packed_hex& other) const noexcept {
-    return packed_ == other.packed_ && words_ == other.words_ && other_ == other.other_;
+    return packed_ == other.packed_ && words_ == other.words_ && text() == other.text();
   }
 
   std::size_t hash() const noexcept {
-    if (!other_.empty())
-      return std::hash<std::string>{}(other_);
+    if (other_)
+      return std::hash<std::string>{}(*other_);
     // Ids are random as a rule, but a runtime may count them: every word
     // is mixed, so ids that differ only in their low digits spread too.
     std::uint64_t h = 0x9e3779b97f4a7c15ull;
@@ -50,8 +52,8 @@ public:
   }
 
   std::string str() const {
-    if (!other_.empty() || is_null())
-      return other_;
+    if (other_ || is_null())
+      return std::string{text()};
     static constexpr char digits[] = "0123456789abcdef";
     std::string out(2 * N, '\0');
     for (std::size_t i = 0; i < N; ++i) {
@@ -86,8 +88,16 @@ private:
     return true;
   }
 
+  std::string_view text() const noexcept {
+    return other_ ? std::string_view{*other_} : std::string_view{};
+  }
+
   std::array<std::uint64_t, N / 8> words_{};
-  std::string other_; // "" when packed (no heap block)
+  // Any other text, out of line: a key is 16 or 8 bytes and a pointer, so
+  // the keeper's tables (flat_key_map: thousands of slots, one random slot
+  // per lookup) take fewer cache lines than with a std::string in every
+  // key. Null when packed (no heap block), shared when copied.
+  std::shared_ptr<const std::string> other_;
   bool packed_ = false;
 };
 

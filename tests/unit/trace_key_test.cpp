@@ -50,3 +50,20 @@ CAF_TEST(ids that differ in their low digits spread over the buckets) {
   CAF_CHECK_EQUAL(m.at(trace_key{"run-1"}), 2);
   CAF_CHECK_EQUAL(m.count(trace_key{"4BF92F3577B34DA6A3CE929D0E0E4736"}), 0u);
 }
+
+// Text that is not hex is held out of line and shared by copies: a copy
+// outlives its original, and a key moved about a flat_key_map keeps it.
+CAF_TEST(a key of other text is shared by its copies) {
+  std::vector<trace_key> copies;
+  for (int i = 0; i < 100; ++i) {
+    trace_key original{"run-" + std::to_string(i)};
+    copies.push_back(original);
+  }
+  for (int i = 0; i < 100; ++i) {
+    CAF_CHECK_EQUAL(copies[i].str(), "run-" + std::to_string(i));
+    CAF_CHECK(copies[i] == trace_key{"run-" + std::to_string(i)});
+  }
+  auto moved = std::move(copies[0]);
+  CAF_CHECK_EQUAL(moved.str(), "run-0");
+  CAF_CHECK(!(moved == trace_key{}));
+}

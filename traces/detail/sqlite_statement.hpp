@@ -1,6 +1,7 @@
 #pragma once
 
-// Private to traces/trace_store*.cpp: the SQLite statement helper they share.
+// Private to traces/ (and the tests and benches that make store files): the
+// SQLite statement helper its files share.
 
 #include <sqlite3.h>
 
