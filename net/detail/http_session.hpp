@@ -96,6 +96,10 @@ private:
   std::function<void()> abort_fn_;
   std::string cors_origin_;
   std::string peer_address_;
+  bool peer_loopback_ = false; // the access policy's question about peer_address_, asked once
+  // The request head as on_header read it (method, path, query, headers),
+  // handed to the handler with the body by on_read.
+  http_request head_;
   std::string admitted_origin_;
   bool cors_ok_ = false;
   bool token_from_query_ = false;
