@@ -166,6 +166,9 @@ net::http_handler make_http_api(http_api_context ctx) {
                                          : R"({"error":)" + error.object + "}";
         return out->respond(429, json_type, std::move(body), {{"Retry-After", "1"}});
       }
+      if (kind == http_route::run_action && ctx.runs)
+        return (*ctx.runs)(std::make_shared<http_run>(
+          http_run{std::move(r), out, {slots, std::move(address)}, tools_shape}));
       http_caller_args args{std::move(r), out, ctx.door, kind, {slots, std::move(address)},
                             ctx.supervisor, std::move(trpc_name), tools_shape};
       auto caller = ctx.system->spawn(http_caller, std::move(args));
