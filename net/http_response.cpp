@@ -189,8 +189,13 @@ void http_session::after_response() {
     return linger_close();
   if (!keep_alive_ || peer_gone_)
     return shutdown();
+  // The watch read takes the next request as it comes: cancelling it and
+  // starting the parse's own read cost a handler, a timer and a recv that
+  // finds nothing, per request.
+  if (watching_ && buffer_.size() == 0)
+    return go_idle();
   if (watching_)
-    stream_.next_layer().cancel(); // on_watch restarts the parse
+    stream_.next_layer().cancel(); // on_watch parses what is buffered
   else
     do_read();
 }

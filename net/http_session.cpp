@@ -379,6 +379,44 @@ void http_session::on_watch(error_code ec, std::size_t n) {
     do_read();
 }
 
+// Idle between requests (after_response): the next request completes the
+// watch read (on_watch parses it). The idle timeout is checked lazily: the
+// timer armed for the first idle stretch, when it fires during a later one,
+// waits for what is left of that.
+void http_session::go_idle() {
+  idle_since_ = std::chrono::steady_clock::now();
+  if (idle_armed_)
+    return;
+  if (!idle_timer_)
+    idle_timer_.emplace(stream_.get_executor());
+  wait_idle(std::chrono::milliseconds(srv_->opts.http_idle_timeout_ms));
+}
+
+void http_session::wait_idle(std::chrono::steady_clock::duration left) {
+  idle_armed_ = true;
+  idle_timer_->expires_after(left);
+  // Weak: a closed connection's session goes at once, not when this fires.
+  idle_timer_->async_wait([weak = weak_from_this()](error_code ec) {
+    if (auto self = weak.lock())
+      self->on_idle(ec);
+  });
+}
+
+void http_session::on_idle(error_code ec) {
+  idle_armed_ = false;
+  // Busy again (a request, or the rest of one under Beast's own timeout):
+  // the next idle stretch arms it again.
+  if (ec || active_ || !watching_ || peer_gone_)
+    return;
+  auto limit = std::chrono::milliseconds(srv_->opts.http_idle_timeout_ms);
+  auto idle = std::chrono::steady_clock::now() - idle_since_;
+  if (idle >= limit) {
+    peer_gone_ = true; // so the watch read, ending with the socket, parses nothing
+    return shutdown();
+  }
+  wait_idle(limit - idle);
+}
+
 void start_http_session(flex_stream&& stream, std::shared_ptr<server::impl> srv) {
   std::make_shared<http_session>(std::move(stream), std::move(srv))->run();
 }
