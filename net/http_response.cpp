@@ -312,6 +312,11 @@ public:
   }
 
   void on_abort(std::function<void()> fn) override {
+    // Set by the request's handler itself (on the strand, before it wrote
+    // anything): nothing of this exchange can be queued to overtake, so it
+    // is set now rather than posted, a handler and a reactor poll fewer.
+    if (strand_.running_in_this_thread() && hold_.untouched())
+      return session_->set_abort(std::move(fn));
     post([f = std::move(fn)](http_session& s) mutable { s.set_abort(std::move(f)); });
   }
 

@@ -76,6 +76,13 @@ public:
     send(strand, std::forward<F>(f));
   }
 
+  /// Whether nothing was ever sent through this hold: then a step taken on
+  /// the strand at once cannot overtake anything of it.
+  bool untouched() {
+    std::lock_guard<std::mutex> g{mtx_};
+    return !sent_;
+  }
+
   /// On the strand, as the batch's wake-up with ticket `t` runs and the
   /// batch holds `bytes`: true when it was posted again (`again(ticket)`
   /// makes the handler), so it is not to be taken now.
@@ -105,6 +112,7 @@ private:
   /// taken only on the strand, so what comes after is queued behind it.
   template <class F>
   void send(const io_strand& strand, F&& f) {
+    sent_ = true;
     if (!deferred_.empty()) {
       deferred_.emplace_back(std::forward<F>(f));
       return;
@@ -154,6 +162,7 @@ private:
   // Sent while a deferred dispatch is pending: run in order by deferred_run.
   std::vector<std::function<void()>> deferred_;
   std::uint64_t order_ = 0;
+  bool sent_ = false; // anything, ever (untouched())
   int looks_ = 0;
   std::size_t seen_ = 0;
 };

@@ -121,7 +121,7 @@ CAF_TEST(exchanges on one hub are told apart and each gets its own answer) {
   finish();
 }
 
-CAF_TEST(errors are answered in the route's shape and free the slot) {
+CAF_TEST(errors are answered in the shape of the route and free the slot) {
   auto not_object = post("[1]");
   CAF_CHECK_EQUAL(rt->size(), 0u);
   CAF_CHECK_EQUAL(not_object->status, 400);
@@ -148,7 +148,7 @@ CAF_TEST(errors are answered in the route's shape and free the slot) {
   finish();
 }
 
-CAF_TEST(a hop count goes on in the run's params) {
+CAF_TEST(a hop count goes on in the params of the run) {
   post(R"({"key":"/flow/echo","input":1})", true, {{"x-actor-host-hops", "2"}});
   CAF_REQUIRE_EQUAL(rt->size(), 1u);
   CAF_CHECK_EQUAL(member(rt->frame(0), {"params", "actorHostHops"}), "2");
