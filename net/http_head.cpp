@@ -31,7 +31,11 @@ std::string reason_phrase(int status) {
 }
 
 bool header_safe(std::string_view v) {
-  return v.find_first_of(std::string_view{"\r\n\0", 3}) == std::string_view::npos;
+  // A plain loop: find_first_of searches the three characters per byte.
+  for (char c : v)
+    if (c == '\r' || c == '\n' || c == '\0')
+      return false;
+  return true;
 }
 
 void append_response_head(std::string& out, const response_head& head,
