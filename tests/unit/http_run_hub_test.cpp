@@ -1,5 +1,6 @@
 #define CAF_SUITE http_run_hub
 
+#include "runtime_frames.hpp"
 #include "test_support.hpp"
 
 #include "actors/doors/http/http_run_hub.hpp"
@@ -86,11 +87,6 @@ struct run_hub_fixture : actor_fixture {
   }
 };
 
-std::string trace_state(std::string_view request_id, std::string_view trace) {
-  return R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":)"
-         + std::string{request_id} + R"(,"state":{"traceId":")" + std::string{trace} + R"("}}})";
-}
-
 } // namespace
 
 CAF_TEST_FIXTURE_SCOPE(http_run_hub_tests, run_hub_fixture)
@@ -115,7 +111,7 @@ CAF_TEST(exchanges on one hub are told apart and each gets its own answer) {
   CAF_CHECK_EQUAL(a->answers, 1);
   CAF_CHECK_EQUAL(a->body, R"({"result":"A","telemetry":{"traceId":"t-a"}})");
   CAF_CHECK_EQUAL(a->header("X-Genkit-Trace-Id"), "t-a");
-  CAF_CHECK(hub_state().calls.empty());
+  CAF_CHECK(hub_state().calls.by_tag.empty());
   CAF_CHECK_EQUAL(live_delta(actor_kind::caller_session), 0);
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
   finish();
@@ -143,7 +139,7 @@ CAF_TEST(errors are answered in the shape of the route and free the slot) {
   CAF_CHECK_EQUAL(failing->header("Retry-After"), "1");
   CAF_CHECK(contains(failing->body, "too much"));
   CAF_CHECK(slot_free());
-  CAF_CHECK(hub_state().calls.empty());
+  CAF_CHECK(hub_state().calls.by_tag.empty());
   CAF_CHECK_EQUAL(live_delta(actor_kind::caller_session), 0);
   finish();
 }
@@ -180,7 +176,7 @@ CAF_TEST(a client that leaves before the call was accepted leaves no pending req
   auto res = post(R"({"key":"/flow/echo","input":1})", true, {}, false);
   leave(*res);
   sched.run();
-  CAF_CHECK(hub_state().calls.empty());
+  CAF_CHECK(hub_state().calls.by_tag.empty());
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
   CAF_CHECK_EQUAL(live_delta(actor_kind::caller_session), 0);
   CAF_CHECK(slot_free());

@@ -8,30 +8,12 @@ namespace {
 
 using self_ptr = http_run_hub_actor::stateful_pointer<http_run_hub_state>;
 
-http_hub_call* find_call(self_ptr self, std::uint64_t tag) {
-  auto i = self->state.calls.find(tag);
-  return i == self->state.calls.end() ? nullptr : &i->second;
-}
-
-// The call's slot, responder and count go with it.
-void forget(self_ptr self, std::uint64_t tag) {
-  auto& st = self->state;
-  auto i = st.calls.find(tag);
-  if (i == st.calls.end())
-    return;
-  if (auto& p = i->second.pending; p && p.needs_monitor(self)) {
-    p.demonitor(self);
-    st.by_pending.erase(p.actor.address());
-  }
-  st.calls.erase(i);
-}
-
 void on_done(self_ptr self, std::uint64_t tag, call_end& end) {
-  auto* c = find_call(self, tag);
+  auto* c = self->state.calls.find(tag);
   if (!c)
     return;
   respond_end(*c->run->res, end, std::move(c->trace_id), {}, c->run->tools_shape);
-  forget(self, tag);
+  self->state.calls.forget(self, tag); // the slot, responder and count go with it
 }
 
 void fail(self_ptr self, std::uint64_t tag, const call_error& error) {
@@ -40,22 +22,19 @@ void fail(self_ptr self, std::uint64_t tag, const call_error& error) {
 }
 
 void on_accepted(self_ptr self, std::uint64_t tag, const call_handle& pending) {
-  auto* c = find_call(self, tag);
+  auto* c = self->state.calls.find(tag);
   if (!c) {
     // Its client left before we learned who runs it.
     pending.send_abort(self);
     return;
   }
   c->pending = pending;
-  if (pending.needs_monitor(self)) {
-    pending.monitor(self);
-    self->state.by_pending.emplace(pending.actor.address(), tag);
-  }
+  self->state.calls.watch(self, tag, pending);
 }
 
 void start(self_ptr self, std::uint64_t tag, std::shared_ptr<http_run>& run) {
   auto& st = self->state;
-  auto [it, fresh] = st.calls.try_emplace(tag);
+  auto [it, fresh] = st.calls.by_tag.try_emplace(tag);
   if (!fresh)
     return; // tags are unique per hub; a repeat is a bug upstream, not a second call
   it->second.run = std::move(run);
@@ -78,25 +57,18 @@ void start(self_ptr self, std::uint64_t tag, std::shared_ptr<http_run>& run) {
 http_run_hub_actor::behavior_type http_run_hub(self_ptr self, front_door door) {
   self->state.door = std::move(door);
   self->set_down_handler([self](caf::down_msg& dm) {
-    auto& st = self->state;
-    auto i = st.by_pending.find(dm.source);
-    if (i == st.by_pending.end())
-      return;
-    auto tag = i->second;
-    st.by_pending.erase(i);
-    if (auto* c = find_call(self, tag))
-      c->pending = {}; // already gone: nothing to demonitor
-    fail(self, tag,
-         dm.reason == caf::exit_reason::user_shutdown
-           ? manager_errors::shutting_down()
-           : manager_errors::internal("the request ended unexpectedly"));
+    if (auto tag = self->state.calls.gone(dm))
+      fail(self, *tag,
+           dm.reason == caf::exit_reason::user_shutdown
+             ? manager_errors::shutting_down()
+             : manager_errors::internal("the request ended unexpectedly"));
   });
   return {
     [self](call_atom, std::uint64_t tag, std::shared_ptr<http_run>& run) {
       start(self, tag, run);
     },
     [self](trace_atom, std::uint64_t tag, std::string& trace) {
-      if (auto* c = find_call(self, tag))
+      if (auto* c = self->state.calls.find(tag))
         c->trace_id = std::move(trace);
     },
     [](chunk_atom, std::uint64_t, const std::string&) {},
@@ -105,12 +77,12 @@ http_run_hub_actor::behavior_type http_run_hub(self_ptr self, front_door door) {
       // The client left: nothing is answered; the run is abandoned (an
       // accepted call's pending request cancels it; one not accepted yet is
       // aborted in on_accepted).
-      auto* c = find_call(self, tag);
+      auto* c = self->state.calls.find(tag);
       if (!c)
         return;
       if (c->pending)
         c->pending.send_abort(self);
-      forget(self, tag);
+      self->state.calls.forget(self, tag);
     },
   };
 }
@@ -120,8 +92,7 @@ http_run_starter::http_run_starter(std::vector<http_run_hub_actor> hubs)
 }
 
 void http_run_starter::operator()(std::shared_ptr<http_run> run) {
-  auto tag = next_.fetch_add(1, std::memory_order_relaxed);
-  auto& hub = hubs_[tag % hubs_.size()];
+  auto [hub, tag] = hubs_.next();
   // Set before the call starts: the session calls it (on its strand) if the
   // client hangs up before the answer is written.
   run->res->on_abort([hub, tag] { caf::anon_send(hub, cancel_atom_v, tag); });

@@ -1,16 +1,15 @@
 #pragma once
 
+#include "actors/call/hub_calls.hpp"
 #include "actors/call/interfaces.hpp"
 #include "actors/common/live_counts.hpp"
 #include "actors/dispatch/call_path.hpp"
 #include "actors/doors/http/caller_slots.hpp"
 #include "net/http_exchange.hpp"
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace actor_host {
@@ -48,10 +47,7 @@ struct http_hub_call {
 
 struct http_run_hub_state {
   front_door door;
-  std::unordered_map<std::uint64_t, http_hub_call> calls;
-  // The calls whose actor this hub monitors (call_handle::needs_monitor:
-  // another node's), by that actor.
-  std::unordered_map<caf::actor_addr, std::uint64_t> by_pending;
+  hub_calls<http_hub_call> calls;
   static inline const char* name = "http_run_hub";
 };
 
@@ -77,8 +73,7 @@ public:
   void operator()(std::shared_ptr<http_run> run);
 
 private:
-  std::vector<http_run_hub_actor> hubs_;
-  std::atomic<std::uint64_t> next_{1};
+  hub_ring<http_run_hub_actor> hubs_;
 };
 
 } // namespace actor_host
