@@ -260,11 +260,13 @@ public:
 
   void respond(int status, std::string content_type, std::string body,
                http_headers extra) override {
-    post([status, ct = std::move(content_type), b = std::move(body),
-          x = std::move(extra)](http_session& s) mutable {
-      auto n = b.size();
-      s.head(status, ct, n, x, std::move(b));
-    });
+    post(
+      [status, ct = std::move(content_type), b = std::move(body),
+       x = std::move(extra)](http_session& s) mutable {
+        auto n = b.size();
+        s.head(status, ct, n, x, std::move(b));
+      },
+      true);
   }
 
   void start_stream(int status, std::string content_type, http_headers extra) override {
@@ -344,12 +346,13 @@ private:
 
   // Everything but the body's batches: none of it may overtake a batch
   // posted before it (hold_).
+  // `whole`: the complete response (batch_hold::post_in_order).
   template <class F>
-  void post(F&& f) {
+  void post(F&& f, bool whole = false) {
     // The responder too: its hold_ may run this later (batch_hold.hpp).
-    hold_.post_in_order(strand_, [r = shared_from_this(), fn = std::forward<F>(f)]() mutable {
-      fn(*r->session_);
-    });
+    hold_.post_in_order(
+      strand_,
+      [r = shared_from_this(), fn = std::forward<F>(f)]() mutable { fn(*r->session_); }, whole);
   }
 
   std::shared_ptr<http_session> session_;
