@@ -1,7 +1,7 @@
 #define CAF_SUITE grpc_caller
 
+#include "hub_fixture.hpp"
 #include "runtime_frames.hpp"
-#include "test_support.hpp"
 
 #include "actors/doors/grpc/grpc_caller.hpp"
 
@@ -31,15 +31,8 @@ struct recording_sink final : grpc_door::call_sink {
   }
 };
 
-struct hub_fixture : actor_fixture {
-  fake_transport_ptr rt = make_fake_transport("127.0.0.1:40001");
-  directory_actor dir = spawn_directory();
-  connection_actor conn = spawn_connection(rt, dir);
-  grpc_caller_actor hub;
-
+struct hub_fixture : hub_fixture_base<grpc_caller_actor> {
   hub_fixture() {
-    send_frame(conn, register_frame("rt1"));
-    rt->clear();
     hub = sys.spawn(grpc_caller, door(dir));
     sched.run();
   }
@@ -62,17 +55,6 @@ struct hub_fixture : actor_fixture {
     return sink;
   }
 
-  void from_runtime(std::string text) {
-    send_frame(conn, std::move(text));
-  }
-
-  void finish() {
-    if (hub)
-      stop(hub, caf::exit_reason::user_shutdown);
-    stop(conn, caf::exit_reason::user_shutdown);
-    stop(dir);
-    check_no_leaks();
-  }
 };
 
 std::string joined(const std::vector<std::string>& events) {

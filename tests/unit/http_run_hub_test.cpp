@@ -1,7 +1,7 @@
 #define CAF_SUITE http_run_hub
 
+#include "hub_fixture.hpp"
 #include "runtime_frames.hpp"
-#include "test_support.hpp"
 
 #include "actors/doors/http/http_run_hub.hpp"
 #include "fake_responder.hpp"
@@ -17,17 +17,11 @@ using namespace actor_host::testing;
 
 namespace {
 
-struct run_hub_fixture : actor_fixture {
-  fake_transport_ptr rt = make_fake_transport("127.0.0.1:40001");
-  directory_actor dir = spawn_directory();
-  connection_actor conn = spawn_connection(rt, dir);
-  http_run_hub_actor hub;
+struct run_hub_fixture : hub_fixture_base<http_run_hub_actor> {
   std::shared_ptr<http_run_starter> starter;
   std::shared_ptr<caller_slots> slots = std::make_shared<caller_slots>(1);
 
   run_hub_fixture() {
-    send_frame(conn, register_frame("rt1"));
-    rt->clear();
     hub = sys.spawn(http_run_hub, door(dir));
     starter = std::make_shared<http_run_starter>(std::vector<http_run_hub_actor>{hub});
     sched.run();
@@ -74,17 +68,6 @@ struct run_hub_fixture : actor_fixture {
     return true;
   }
 
-  void from_runtime(std::string text) {
-    send_frame(conn, std::move(text));
-  }
-
-  void finish() {
-    if (hub)
-      stop(hub, caf::exit_reason::user_shutdown);
-    stop(conn, caf::exit_reason::user_shutdown);
-    stop(dir);
-    check_no_leaks();
-  }
 };
 
 } // namespace
