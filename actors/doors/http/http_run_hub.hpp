@@ -59,8 +59,8 @@ struct http_run_hub_state {
 /// costs one message into CAF. A client that leaves sends `cancel`: its
 /// pending request is told to abandon the run, as a caller's end told it
 /// before. A hub that ends (the manager stops) drops its exchanges
-/// unanswered, as the supervisor's kill of a caller did, and its pending
-/// requests, which monitor their caller, abandon their runs.
+/// unanswered, as the supervisor's kill of a caller did, and the runs it
+/// started are abandoned as a dead caller's are.
 http_run_hub_actor::behavior_type
 http_run_hub(http_run_hub_actor::stateful_pointer<http_run_hub_state> self, front_door door);
 
