@@ -14,10 +14,15 @@ namespace actor_host::net {
 
 namespace {
 
+// ASCII only, as the names and schemes compared here are; std::tolower is a
+// call per character and checked on every request.
+char ascii_lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x))
-                  == std::tolower(static_cast<unsigned char>(y));
+           return ascii_lower(x) == ascii_lower(y);
          });
 }
 
@@ -41,7 +46,12 @@ bool is_loopback_ipv4(std::string_view s) {
   while (true) {
     auto dot = s.find('.');
     auto part = s.substr(0, dot);
-    if (!all_digits(part) || part.size() > 3 || std::stoi(std::string{part}) > 255)
+    if (!all_digits(part) || part.size() > 3)
+      return false;
+    int value = 0;
+    for (char c : part)
+      value = value * 10 + (c - '0');
+    if (value > 255)
       return false;
     if (parts == 0 && part != "127")
       return false;
@@ -325,7 +335,8 @@ access_verdict check_access(const access_policy& p, const access_request& req) {
                            + " The token is in the manager's auth_token_file.");
     if (!wire::secrets_equal(given, p.token))
       return refuse(401, "Unauthorized: wrong token.");
-  } else if (!p.remote_without_token && !is_loopback_address(req.peer_address)) {
+  } else if (!p.remote_without_token
+             && !(req.peer_loopback ? *req.peer_loopback : is_loopback_address(req.peer_address))) {
     return refuse(403, "Forbidden: without auth_token_file only loopback peers are served; "
                        "configure a token to admit " + std::string{req.peer_address} + ".");
   }

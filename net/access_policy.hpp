@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,9 @@ struct access_request {
   /// empty. Refused rather than resolved last-wins, which a proxy in front
   /// may resolve the other way.
   std::string_view duplicate_header;
+  /// Whether peer_address is loopback, if the caller knows it already (a
+  /// connection's peer does not change); else check_access works it out.
+  std::optional<bool> peer_loopback;
 };
 
 /// The headers access_request::duplicate_header watches, lower case.

@@ -2,18 +2,40 @@
 
 #include <boost/beast/http/status.hpp>
 
+#include <charconv>
+
 namespace actor_host::net {
 
-std::string reason_phrase(int status) {
+namespace {
+
+std::string_view reason_view(int status) {
   if (status == 499)
     return "Client Closed Request";
   namespace http = boost::beast::http;
   auto r = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
-  return r.empty() ? std::string{"Unknown"} : std::string{r};
+  return r.empty() ? std::string_view{"Unknown"} : std::string_view{r.data(), r.size()};
+}
+
+// Decimal digits of `n` appended to `out`: no temporary string.
+template <class Number>
+void append_number(std::string& out, Number n) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, n);
+  out.append(digits, end);
+}
+
+} // namespace
+
+std::string reason_phrase(int status) {
+  return std::string{reason_view(status)};
 }
 
 bool header_safe(std::string_view v) {
-  return v.find_first_of(std::string_view{"\r\n\0", 3}) == std::string_view::npos;
+  // A plain loop: find_first_of searches the three characters per byte.
+  for (char c : v)
+    if (c == '\r' || c == '\n' || c == '\0')
+      return false;
+  return true;
 }
 
 void append_response_head(std::string& out, const response_head& head,
@@ -24,14 +46,22 @@ void append_response_head(std::string& out, const response_head& head,
     out += value;
     out += "\r\n";
   };
-  out += "HTTP/1.1 " + std::to_string(head.status) + " " + reason_phrase(head.status) + "\r\n";
-  field("Server", "actor-host");
+  // A response's head is written per call: appended in place, without the
+  // temporaries `+` makes.
+  out += "HTTP/1.1 ";
+  append_number(out, head.status);
+  out += ' ';
+  out += reason_view(head.status);
+  out += "\r\nServer: actor-host\r\n";
   if (!head.content_type.empty() && header_safe(head.content_type))
     field("Content-Type", head.content_type);
-  if (head.length)
-    field("Content-Length", std::to_string(*head.length));
-  else
+  if (head.length) {
+    out += "Content-Length: ";
+    append_number(out, *head.length);
+    out += "\r\n";
+  } else {
     field("Transfer-Encoding", "chunked");
+  }
   if (!head.cors_origin.empty() && header_safe(head.cors_origin)) {
     field("Access-Control-Allow-Origin", head.cors_origin);
     field("Access-Control-Expose-Headers", "X-Genkit-Trace-Id");

@@ -189,8 +189,13 @@ void http_session::after_response() {
     return linger_close();
   if (!keep_alive_ || peer_gone_)
     return shutdown();
+  // The watch read takes the next request as it comes: cancelling it and
+  // starting the parse's own read cost a handler, a timer and a recv that
+  // finds nothing, per request.
+  if (watching_ && buffer_.size() == 0)
+    return go_idle();
   if (watching_)
-    stream_.next_layer().cancel(); // on_watch restarts the parse
+    stream_.next_layer().cancel(); // on_watch parses what is buffered
   else
     do_read();
 }
@@ -255,11 +260,13 @@ public:
 
   void respond(int status, std::string content_type, std::string body,
                http_headers extra) override {
-    post([status, ct = std::move(content_type), b = std::move(body),
-          x = std::move(extra)](http_session& s) mutable {
-      auto n = b.size();
-      s.head(status, ct, n, x, std::move(b));
-    });
+    post(
+      [status, ct = std::move(content_type), b = std::move(body),
+       x = std::move(extra)](http_session& s) mutable {
+        auto n = b.size();
+        s.head(status, ct, n, x, std::move(b));
+      },
+      true);
   }
 
   void start_stream(int status, std::string content_type, http_headers extra) override {
@@ -307,6 +314,11 @@ public:
   }
 
   void on_abort(std::function<void()> fn) override {
+    // Set by the request's handler itself (on the strand, before it wrote
+    // anything): nothing of this exchange can be queued to overtake, so it
+    // is set now rather than posted, a handler and a reactor poll fewer.
+    if (strand_.running_in_this_thread() && hold_.untouched())
+      return session_->set_abort(std::move(fn));
     post([f = std::move(fn)](http_session& s) mutable { s.set_abort(std::move(f)); });
   }
 
@@ -334,12 +346,13 @@ private:
 
   // Everything but the body's batches: none of it may overtake a batch
   // posted before it (hold_).
+  // `whole`: the complete response (batch_hold::post_in_order).
   template <class F>
-  void post(F&& f) {
+  void post(F&& f, bool whole = false) {
     // The responder too: its hold_ may run this later (batch_hold.hpp).
-    hold_.post_in_order(strand_, [r = shared_from_this(), fn = std::forward<F>(f)]() mutable {
-      fn(*r->session_);
-    });
+    hold_.post_in_order(
+      strand_,
+      [r = shared_from_this(), fn = std::forward<F>(f)]() mutable { fn(*r->session_); }, whole);
   }
 
   std::shared_ptr<http_session> session_;

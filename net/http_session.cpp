@@ -16,7 +16,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -24,17 +23,38 @@
 
 namespace actor_host::net {
 
+namespace {
+
+// Field names are tokens (Beast refuses anything else), so ASCII is all
+// there is to lower; std::tolower is a call per character.
+char ascii_lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+/// The fields of `req` by lower-case name (the last of a repeated one wins)
+/// and, in `duplicate` if asked, the first is_singleton_header name it
+/// carries twice ("" if none).
+std::map<std::string, std::string> collect_headers(const http_request_message& req,
+                                                   std::string* duplicate) {
+  std::map<std::string, std::string> out;
+  for (auto& f : req) {
+    auto raw = f.name_string();
+    std::string name(raw.size(), '\0');
+    std::transform(raw.begin(), raw.end(), name.begin(), ascii_lower);
+    auto [at, fresh] = out.try_emplace(std::move(name));
+    if (!fresh && duplicate && duplicate->empty() && is_singleton_header(at->first))
+      *duplicate = at->first;
+    at->second.assign(f.value().data(), f.value().size());
+  }
+  return out;
+}
+
+} // namespace
+
 // Request-side views of a parsed head (declared in detail/ws_session.hpp:
 // upgrades are described with them).
 std::map<std::string, std::string> lower_case_headers(const http_request_message& req) {
-  std::map<std::string, std::string> out;
-  for (auto& f : req) {
-    std::string name{f.name_string()};
-    for (auto& c : name)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    out[name] = std::string{f.value()};
-  }
-  return out;
+  return collect_headers(req, nullptr);
 }
 
 upgrade_request describe_upgrade(const http_request_message& req) {
@@ -55,22 +75,6 @@ std::string endpoint_string(const flex_stream::socket_type& s) {
   return ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 
-/// The first header of is_singleton_header's that `req` carries twice ("" if none).
-std::string duplicated_header(const http::request<http::string_body>& req) {
-  std::vector<std::string> seen;
-  for (auto& f : req) {
-    std::string name{f.name_string().substr(0, 32)};
-    for (auto& c : name)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (!is_singleton_header(name))
-      continue;
-    if (std::find(seen.begin(), seen.end(), name) != seen.end())
-      return name;
-    seen.push_back(std::move(name));
-  }
-  return {};
-}
-
 std::string endpoint_address(const flex_stream::socket_type& s) {
   error_code ec;
   auto ep = s.remote_endpoint(ec);
@@ -83,6 +87,7 @@ http_session::http_session(flex_stream&& stream, std::shared_ptr<server::impl> s
   : stream_(std::move(stream)), srv_(std::move(srv)) {
   peer_ = endpoint_string(stream_.next_layer().socket());
   peer_address_ = endpoint_address(stream_.next_layer().socket());
+  peer_loopback_ = is_loopback_address(peer_address_);
   ++srv_->counters->http_connections;
 }
 
@@ -226,14 +231,18 @@ void http_session::on_header(error_code ec, std::size_t n) {
   if (ec)
     return on_read(ec, n);
   auto& head_req = parser_->get();
-  std::string path;
-  std::map<std::string, std::string> query;
-  wire::split_target(head_req.target(), path, query);
-  auto headers = lower_case_headers(head_req);
-  auto method = std::string{head_req.method_string()};
-  auto duplicate = duplicated_header(head_req);
-  access_request ar{method, path, &headers, &query, peer_address_,
-                    websocket::is_upgrade(head_req), duplicate};
+  // Read once, for the policy and then the handler (on_read).
+  head_ = {};
+  head_.method = std::string{head_req.method_string()};
+  wire::split_target(head_req.target(), head_.path, head_.query);
+  std::string duplicate;
+  head_.headers = collect_headers(head_req, &duplicate);
+  const auto& path = head_.path;
+  const auto& method = head_.method;
+  access_request ar{method,        path,
+                    &head_.headers, &head_.query,
+                    peer_address_, websocket::is_upgrade(head_req),
+                    duplicate,     peer_loopback_};
   auto verdict = check_access(srv_->opts.access, ar);
   if (verdict.status != 0) {
     srv_->counters->access_refused.fetch_add(1, std::memory_order_relaxed);
@@ -250,7 +259,7 @@ void http_session::on_header(error_code ec, std::size_t n) {
   }
   cors_ok_ = verdict.cors;
   admitted_origin_.clear();
-  if (auto i = headers.find("origin"); verdict.cors && i != headers.end())
+  if (auto i = head_.headers.find("origin"); verdict.cors && i != head_.headers.end())
     admitted_origin_ = i->second;
   token_from_query_ = verdict.token_from_query;
   token_path_length_ = verdict.token_path_length;
@@ -278,6 +287,7 @@ void http_session::on_read(error_code ec, std::size_t) {
       spdlog::debug("http read from {}: {}", peer_, ec.message());
     return shutdown();
   }
+  const bool chunked = parser_->chunked();
   auto req = parser_->release();
   if (websocket::is_upgrade(req)) {
     auto up = describe_upgrade(req);
@@ -303,13 +313,13 @@ void http_session::on_read(error_code ec, std::size_t) {
   }
   keep_alive_ = req.keep_alive();
   begin_exchange(cors_ok_);
-  http_request hr;
-  hr.method = std::string{req.method_string()};
-  wire::split_target(req.target(), hr.path, hr.query);
+  // The head on_header read; a chunked body's trailer may have added fields.
+  http_request hr = std::move(head_);
+  if (chunked)
+    hr.headers = lower_case_headers(req);
   // The token in the path has done its work: the handler sees the route.
   if (token_path_length_ != 0)
     hr.path.erase(0, token_path_length_);
-  hr.headers = lower_case_headers(req);
   hr.body = std::move(req.body());
   hr.peer = peer_;
   if (hr.method == "OPTIONS") {
@@ -367,6 +377,44 @@ void http_session::on_watch(error_code ec, std::size_t n) {
     watch_peer();
   else
     do_read();
+}
+
+// Idle between requests (after_response): the next request completes the
+// watch read (on_watch parses it). The idle timeout is checked lazily: the
+// timer armed for the first idle stretch, when it fires during a later one,
+// waits for what is left of that.
+void http_session::go_idle() {
+  idle_since_ = std::chrono::steady_clock::now();
+  if (idle_armed_)
+    return;
+  if (!idle_timer_)
+    idle_timer_.emplace(stream_.get_executor());
+  wait_idle(std::chrono::milliseconds(srv_->opts.http_idle_timeout_ms));
+}
+
+void http_session::wait_idle(std::chrono::steady_clock::duration left) {
+  idle_armed_ = true;
+  idle_timer_->expires_after(left);
+  // Weak: a closed connection's session goes at once, not when this fires.
+  idle_timer_->async_wait([weak = weak_from_this()](error_code ec) {
+    if (auto self = weak.lock())
+      self->on_idle(ec);
+  });
+}
+
+void http_session::on_idle(error_code ec) {
+  idle_armed_ = false;
+  // Busy again (a request, or the rest of one under Beast's own timeout):
+  // the next idle stretch arms it again.
+  if (ec || active_ || !watching_ || peer_gone_)
+    return;
+  auto limit = std::chrono::milliseconds(srv_->opts.http_idle_timeout_ms);
+  auto idle = std::chrono::steady_clock::now() - idle_since_;
+  if (idle >= limit) {
+    peer_gone_ = true; // so the watch read, ending with the socket, parses nothing
+    return shutdown();
+  }
+  wait_idle(limit - idle);
 }
 
 void start_http_session(flex_stream&& stream, std::shared_ptr<server::impl> srv) {

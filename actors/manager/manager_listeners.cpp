@@ -42,7 +42,14 @@ std::string manager::impl::start_api(std::function<std::string()> stats) {
       },
     .traces = traces,
     .ui_assets = nullptr,
+    .runs = nullptr,
   };
+  // runAction's callers: one hub per scheduler thread, as the gRPC door's.
+  std::vector<http_run_hub_actor> run_hubs;
+  auto hubs = std::max<std::size_t>(2, sys.scheduler().num_workers());
+  for (std::size_t i = 0; i < hubs; ++i)
+    run_hubs.push_back(spawn_child(http_run_hub, door));
+  api_ctx.runs = std::make_shared<http_run_starter>(std::move(run_hubs));
   if (!opts.ui_assets.empty()) {
     std::string err;
     api_ctx.ui_assets = ui::asset_dir::load(opts.ui_assets, err);

@@ -68,12 +68,21 @@ public:
   }
 
   /// Any thread: a post to the session that stays behind every batch
-  /// woken before it.
+  /// woken before it. `whole`: a complete answer (an HTTP response with its
+  /// body): nothing else joins it on its connection, so at the end of a
+  /// read handler's tail it goes at once too (see send).
   template <class F>
-  void post_in_order(const io_strand& strand, F&& f) {
+  void post_in_order(const io_strand& strand, F&& f, bool whole = false) {
     std::lock_guard<std::mutex> g{mtx_};
     ++order_;
-    send(strand, std::forward<F>(f));
+    send(strand, std::forward<F>(f), whole);
+  }
+
+  /// Whether nothing was ever sent through this hold: then a step taken on
+  /// the strand at once cannot overtake anything of it.
+  bool untouched() {
+    std::lock_guard<std::mutex> g{mtx_};
+    return !sent_;
   }
 
   /// On the strand, as the batch's wake-up with ticket `t` runs and the
@@ -104,7 +113,8 @@ private:
   /// any thread sends meanwhile joins it, so nothing overtakes it; it is
   /// taken only on the strand, so what comes after is queued behind it.
   template <class F>
-  void send(const io_strand& strand, F&& f) {
+  void send(const io_strand& strand, F&& f, bool whole = false) {
+    sent_ = true;
     if (!deferred_.empty()) {
       deferred_.emplace_back(std::forward<F>(f));
       return;
@@ -114,9 +124,12 @@ private:
       return;
     }
     deferred_.emplace_back(std::forward<F>(f));
-    defer_to_tail([this, strand] {
+    // A whole answer waits for no read: what a read handler's tail posts
+    // is posted so that other sockets' reads add to the same write, and
+    // nothing is added to this one (each post costs a reactor poll).
+    defer_to_tail([this, strand, whole] {
       auto run = deferred_run{this};
-      if (tail_writes_inline() && !strand.running_in_this_thread())
+      if ((whole || tail_writes_inline()) && !strand.running_in_this_thread())
         boost::asio::dispatch(strand, std::move(run));
       else
         boost::asio::post(strand, std::move(run));
@@ -154,6 +167,7 @@ private:
   // Sent while a deferred dispatch is pending: run in order by deferred_run.
   std::vector<std::function<void()>> deferred_;
   std::uint64_t order_ = 0;
+  bool sent_ = false; // anything, ever (untouched())
   int looks_ = 0;
   std::size_t seen_ = 0;
 };

@@ -10,11 +10,13 @@
 #include "net/detail/server_impl.hpp"
 #include "net/http_exchange.hpp"
 
+#include <boost/asio/basic_waitable_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -62,6 +64,9 @@ private:
   void begin_exchange(bool cors);
   void watch_peer();
   void on_watch(error_code ec, std::size_t n);
+  void go_idle();
+  void wait_idle(std::chrono::steady_clock::duration left);
+  void on_idle(error_code ec);
 
   // Response side (http_response.cpp).
   http_responder_ptr make_responder();
@@ -94,8 +99,18 @@ private:
   std::size_t inflight_bytes_ = 0;
   std::vector<asio::const_buffer> bufs_;
   std::function<void()> abort_fn_;
+  // A keep-alive connection between requests: its watch read waits for the
+  // next one, and this timer (made at the first idle stretch, armed once a
+  // stretch) closes it after http_idle_timeout_ms.
+  std::optional<asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>, io_strand>> idle_timer_;
+  std::chrono::steady_clock::time_point idle_since_;
+  bool idle_armed_ = false;
   std::string cors_origin_;
   std::string peer_address_;
+  bool peer_loopback_ = false; // the access policy's question about peer_address_, asked once
+  // The request head as on_header read it (method, path, query, headers),
+  // handed to the handler with the body by on_read.
+  http_request head_;
   std::string admitted_origin_;
   bool cors_ok_ = false;
   bool token_from_query_ = false;

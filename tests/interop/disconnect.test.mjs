@@ -3,6 +3,7 @@
 // The tests that need a real runtime run once per kind (RUNTIMES: the Genkit
 // JS runtime and our `actor-host --role runtime --demo`).
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, afterEach, describe, test } from 'node:test';
 import { cleanup, RUNTIMES, startManager, startManagerWithRuntime, TRACE_ID_RE, withTimeout } from './lib/harness.mjs';
 
@@ -225,6 +226,40 @@ test('an HTTP caller disconnecting from streamAction cancels the run', async () 
   const cancel = await fake.waitFor((m) => m.method === 'cancelAction', PROMPT_MS, 'cancelAction');
   assert.deepEqual(cancel.params, { traceId });
   await manager.waitForStats({ 'actors.pending_request': 0 });
+});
+
+// runAction's calls are made by long-lived hubs, not by an actor per
+// request whose end the pending request saw: the hub is told the client left.
+test('an HTTP caller disconnecting from runAction cancels the run', async () => {
+  const manager = await startManager();
+  const fake = await manager.fakeRuntime('rt-fake');
+  const traceId = 'c'.repeat(32);
+  fake.handlers.runAction = (_params, msg) => {
+    fake.notify('runActionState', { requestId: msg.id, state: { traceId } });
+    return undefined; // answered once cancelled
+  };
+  fake.handlers.cancelAction = (params) => {
+    const run = fake.messages.find((m) => m.method === 'runAction');
+    fake.send({ jsonrpc: '2.0', id: run.id, error: { code: -32000, message: 'Action was cancelled', data: { code: 1, message: 'Action was cancelled' } } });
+    return { result: { message: 'Action cancelled' } };
+  };
+  await fake.register('rt-fake');
+
+  const body = JSON.stringify({ key: '/flow/slow', input: { ms: 30000 } });
+  const req = http.request(`${manager.apiUrl}/api/runAction`, {
+    method: 'POST',
+    agent: false,
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+  });
+  req.on('error', () => {});
+  req.end(body);
+  await fake.waitFor((m) => m.method === 'runAction', PROMPT_MS, 'runAction');
+  await manager.waitForStats({ 'actors.pending_request': 1, 'actors.caller_session': 1 });
+  req.destroy();
+
+  const cancel = await fake.waitFor((m) => m.method === 'cancelAction', PROMPT_MS, 'cancelAction');
+  assert.deepEqual(cancel.params, { traceId });
+  await manager.waitForStats({ 'actors.pending_request': 0, 'actors.caller_session': 0 });
 });
 
 test('SIGTERM with --drain-timeout 0: runs in flight are cancelled at once, callers get CANCELLED', async () => {

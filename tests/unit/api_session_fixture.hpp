@@ -3,6 +3,7 @@
 // What the api_session suites share: a registered runtime connection and an
 // /api/ws session on fake sockets (api_session_test.cpp, api_session_calls_test.cpp).
 
+#include "runtime_frames.hpp"
 #include "test_support.hpp"
 
 #include <string>
@@ -44,11 +45,6 @@ struct session_fixture : actor_fixture {
     check_no_leaks();
   }
 };
-
-inline std::string trace_state(std::string_view request_id, std::string_view trace) {
-  return R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":)"
-         + std::string{request_id} + R"(,"state":{"traceId":")" + std::string{trace} + R"("}}})";
-}
 
 inline std::string chunk(std::string_view request_id, std::string_view raw) {
   return R"({"jsonrpc":"2.0","method":"streamChunk","params":{"requestId":)"

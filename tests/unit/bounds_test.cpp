@@ -4,6 +4,7 @@
 // calls in flight per caller, the default run timeout, bidi input held per
 // run, and read-side backpressure from actors to sockets.
 
+#include "runtime_frames.hpp"
 #include "test_support.hpp"
 
 #include "actors/common/frame_bridge.hpp"
@@ -63,11 +64,6 @@ struct bounds_fixture : actor_fixture {
     check_no_leaks();
   }
 };
-
-std::string trace_state(std::string_view request_id, std::string_view trace) {
-  return R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":)"
-         + std::string{request_id} + R"(,"state":{"traceId":")" + std::string{trace} + R"("}}})";
-}
 
 std::string run_action(int id, std::string_view extra = {}) {
   return R"({"jsonrpc":"2.0","method":"runAction","params":{"key":"/flow/x")" + std::string{extra}

@@ -1,6 +1,7 @@
 #define CAF_SUITE grpc_caller
 
-#include "test_support.hpp"
+#include "hub_fixture.hpp"
+#include "runtime_frames.hpp"
 
 #include "actors/doors/grpc/grpc_caller.hpp"
 
@@ -30,15 +31,8 @@ struct recording_sink final : grpc_door::call_sink {
   }
 };
 
-struct hub_fixture : actor_fixture {
-  fake_transport_ptr rt = make_fake_transport("127.0.0.1:40001");
-  directory_actor dir = spawn_directory();
-  connection_actor conn = spawn_connection(rt, dir);
-  grpc_caller_actor hub;
-
+struct hub_fixture : hub_fixture_base<grpc_caller_actor> {
   hub_fixture() {
-    send_frame(conn, register_frame("rt1"));
-    rt->clear();
     hub = sys.spawn(grpc_caller, door(dir));
     sched.run();
   }
@@ -61,23 +55,7 @@ struct hub_fixture : actor_fixture {
     return sink;
   }
 
-  void from_runtime(std::string text) {
-    send_frame(conn, std::move(text));
-  }
-
-  void finish() {
-    if (hub)
-      stop(hub, caf::exit_reason::user_shutdown);
-    stop(conn, caf::exit_reason::user_shutdown);
-    stop(dir);
-    check_no_leaks();
-  }
 };
-
-std::string trace_state(std::string_view request_id, std::string_view trace) {
-  return R"({"jsonrpc":"2.0","method":"runActionState","params":{"requestId":)"
-         + std::string{request_id} + R"(,"state":{"traceId":")" + std::string{trace} + R"("}}})";
-}
 
 std::string joined(const std::vector<std::string>& events) {
   std::string out;
@@ -105,8 +83,8 @@ CAF_TEST(calls on one hub are told apart and each ends at its own sink) {
   from_runtime(R"({"jsonrpc":"2.0","result":{"result":"A","telemetry":{"traceId":"t-a"}},"id":"1"})");
   CAF_CHECK_EQUAL(joined(b->events), R"(trace t-b | chunk "x" | output "B")");
   CAF_CHECK_EQUAL(joined(a->events), R"(trace t-a | output "A")");
-  CAF_CHECK(hub_state().calls.empty());
-  CAF_CHECK(hub_state().by_pending.empty());
+  CAF_CHECK(hub_state().calls.by_tag.empty());
+  CAF_CHECK(hub_state().calls.by_pending.empty());
   CAF_CHECK_EQUAL(live_delta(actor_kind::caller_session), 0);
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
   finish();
@@ -123,7 +101,7 @@ CAF_TEST(errors reach the sink as gRPC status codes) {
   auto failing = start(3, R"({"key":"/flow/echo","input":1})");
   from_runtime(R"({"jsonrpc":"2.0","error":{"code":-32000,"message":"boom","data":{"code":13,"message":"it broke"}},"id":"1"})");
   CAF_CHECK_EQUAL(joined(failing->events), "fail 13 it broke");
-  CAF_CHECK(hub_state().calls.empty());
+  CAF_CHECK(hub_state().calls.by_tag.empty());
   CAF_CHECK_EQUAL(live_delta(actor_kind::caller_session), 0);
   finish();
 }
@@ -154,7 +132,7 @@ CAF_TEST(a client that leaves before the call was accepted leaves no pending req
   caf::anon_send(hub, call_atom_v, std::uint64_t{9}, cs, std::shared_ptr<grpc_door::call_sink>{sink});
   caf::anon_send(hub, cancel_atom_v, std::uint64_t{9});
   sched.run();
-  CAF_CHECK(hub_state().calls.empty());
+  CAF_CHECK(hub_state().calls.by_tag.empty());
   CAF_CHECK_EQUAL(live_delta(actor_kind::pending_request), 0);
   CAF_CHECK_EQUAL(live_delta(actor_kind::caller_session), 0);
   CAF_CHECK(sink->events.empty());

@@ -76,6 +76,28 @@ CAF_TEST(split target decodes the path and the query) {
   CAF_CHECK(query.empty());
 }
 
+// The plain paths API calls use skip the parser: they must read as the
+// parser reads them, and the same path escaped must too.
+CAF_TEST(plain paths read as the parser reads them) {
+  std::string path;
+  std::map<std::string, std::string> query;
+  for (std::string_view t : {"/api/runAction", "/", "/api/v1.2/x_y-z~", "/a/b/"}) {
+    actor_host::wire::split_target(t, path, query);
+    CAF_CHECK_EQUAL(path, t);
+    CAF_CHECK(query.empty());
+  }
+  std::string escaped;
+  actor_host::wire::split_target("/api/run%41ction", escaped, query);
+  CAF_CHECK_EQUAL(escaped, "/api/runAction");
+  // What the shortcut leaves to the parser still gets there.
+  actor_host::wire::split_target("/api/runAction?x=1", path, query);
+  CAF_CHECK_EQUAL(path, "/api/runAction");
+  CAF_CHECK_EQUAL(query["x"], "1");
+  query.clear();
+  actor_host::wire::split_target("/a+b", path, query);
+  CAF_CHECK_EQUAL(path, "/a b");
+}
+
 CAF_TEST(ipv6 brackets) {
   auto v6 = parse_url("https://[2001:db8::1]:8443/a?b=c");
   CAF_REQUIRE(v6.has_value());

@@ -31,20 +31,11 @@ private:
 };
 
 grpc_call* find_call(self_ptr self, std::uint64_t tag) {
-  auto i = self->state.calls.find(tag);
-  return i == self->state.calls.end() ? nullptr : &i->second;
+  return self->state.calls.find(tag);
 }
 
 void forget(self_ptr self, std::uint64_t tag) {
-  auto& st = self->state;
-  auto i = st.calls.find(tag);
-  if (i == st.calls.end())
-    return;
-  if (auto& p = i->second.pending; p && p.own_actor()) {
-    p.demonitor(self);
-    st.by_pending.erase(p.actor.address());
-  }
-  st.calls.erase(i);
+  self->state.calls.forget(self, tag);
 }
 
 void fail(self_ptr self, std::uint64_t tag, const call_error& error) {
@@ -74,17 +65,15 @@ void on_accepted(self_ptr self, std::uint64_t tag, const call_handle& pending) {
   // A call whose client left before we learned who runs it is aborted.
   if (!take_accepted(self, find_call(self, tag), pending))
     return;
-  // The gateway's calls (a shared actor) end with a `done` however it ends.
-  if (!pending.own_actor())
-    return;
-  pending.monitor(self);
-  self->state.by_pending.emplace(pending.actor.address(), tag);
+  // The gateway's calls (a shared actor) end with a `done` however it ends,
+  // and so do this node's pending requests: only another node's is watched.
+  self->state.calls.watch(self, tag, pending);
 }
 
 void start(self_ptr self, std::uint64_t tag, grpc_door::call_start& start,
            std::shared_ptr<grpc_door::call_sink>& sink) {
   auto& st = self->state;
-  auto [it, fresh] = st.calls.try_emplace(tag);
+  auto [it, fresh] = st.calls.by_tag.try_emplace(tag);
   if (!fresh)
     return; // tags are unique per hub; a repeat is a bug upstream, not a second call
   it->second.sink = std::move(sink);
@@ -103,7 +92,7 @@ void start(self_ptr self, std::uint64_t tag, grpc_door::call_start& start,
 } // namespace
 
 grpc_caller_state::~grpc_caller_state() {
-  for (auto& [tag, c] : calls)
+  for (auto& [tag, c] : calls.by_tag)
     if (c.sink)
       c.sink->fail(14, "the manager is shutting down"); // UNAVAILABLE
 }
@@ -118,18 +107,13 @@ std::pair<int, std::string> grpc_status_of(const call_error& error) {
 grpc_caller_actor::behavior_type grpc_caller(self_ptr self, front_door door) {
   self->state.door = std::move(door);
   self->set_down_handler([self](caf::down_msg& dm) {
-    auto& st = self->state;
-    auto i = st.by_pending.find(dm.source);
-    if (i == st.by_pending.end())
+    auto tag = self->state.calls.gone(dm);
+    if (!tag)
       return;
-    auto tag = i->second;
-    st.by_pending.erase(i);
-    if (auto* c = find_call(self, tag))
-      c->pending = {}; // already gone: nothing to demonitor
     auto end = failed(dm.reason == caf::exit_reason::user_shutdown
                         ? manager_errors::shutting_down()
                         : manager_errors::internal("the request ended unexpectedly"));
-    on_done(self, tag, end);
+    on_done(self, *tag, end);
   });
   return {
     [self](call_atom, std::uint64_t tag, grpc_door::call_start& cs,
@@ -186,8 +170,7 @@ grpc_call_starter::grpc_call_starter(std::vector<grpc_caller_actor> hubs)
 std::shared_ptr<grpc_door::call_source>
 grpc_call_starter::operator()(grpc_door::call_start start,
                               std::shared_ptr<grpc_door::call_sink> sink) {
-  auto tag = next_.fetch_add(1, std::memory_order_relaxed);
-  auto& hub = hubs_[tag % hubs_.size()];
+  auto [hub, tag] = hubs_.next();
   caf::anon_send(hub, call_atom_v, tag, std::move(start), std::move(sink));
   return std::make_shared<hub_source>(hub, tag);
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "actors/call/hub_calls.hpp"
 #include "actors/call/interfaces.hpp"
 #include "actors/common/held_input.hpp"
 #include "actors/common/live_counts.hpp"
@@ -37,8 +38,7 @@ struct grpc_call {
 
 struct grpc_caller_state {
   front_door door;
-  std::unordered_map<std::uint64_t, grpc_call> calls;
-  std::unordered_map<caf::actor_addr, std::uint64_t> by_pending; // own actors only (monitored)
+  hub_calls<grpc_call> calls;
   /// A hub going away (the manager stops) fails the calls it still has.
   ~grpc_caller_state();
   static inline const char* name = "grpc_caller";
@@ -62,8 +62,7 @@ public:
                                                      std::shared_ptr<grpc_door::call_sink> sink);
 
 private:
-  std::vector<grpc_caller_actor> hubs_;
-  std::atomic<std::uint64_t> next_{1};
+  hub_ring<grpc_caller_actor> hubs_;
 };
 
 /// This door's wire shape of a call's error: a gRPC status code and message.

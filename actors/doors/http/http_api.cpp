@@ -122,6 +122,37 @@ net::http_handler make_http_api(http_api_context ctx) {
     auto& p = req.path;
     bool get = req.method == "GET";
     bool post = req.method == "POST";
+    // Hands the request to a caller actor of its own; the slot is taken
+    // here, on the I/O thread, so that a flood is refused before it spawns
+    // anything (the call's state gives it back).
+    auto spawn_caller = [&](net::http_request r, const net::http_responder_ptr& out,
+                            http_route kind, std::string trpc_name, bool tools_shape = false) {
+      auto address = address_of(r.peer);
+      if (!slots->acquire(address)) {
+        obs::global().calls_over_cap.fetch_add(1, std::memory_order_relaxed);
+        auto error = manager_errors::too_many_calls(slots->cap(), "address");
+        auto body = !trpc_name.empty() ? trpc::error(error, trpc_name)
+                    : tools_shape        ? R"({"error":)" + manager_errors::tools_error(error) + "}"
+                                         : R"({"error":)" + error.object + "}";
+        return out->respond(429, json_type, std::move(body), {{"Retry-After", "1"}});
+      }
+      if (kind == http_route::run_action && ctx.runs)
+        return (*ctx.runs)(std::make_shared<http_run>(
+          http_run{std::move(r), out, {slots, std::move(address)}, tools_shape}));
+      http_caller_args args{std::move(r), out, ctx.door, kind, {slots, std::move(address)},
+                            ctx.supervisor, std::move(trpc_name), tools_shape};
+      auto caller = ctx.system->spawn(http_caller, std::move(args));
+      caf::anon_send(ctx.supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(caller));
+    };
+    // runAction, the call this door is for, first: no route before the table
+    // takes a POST to these paths (the GET pages, the trace routes, the tRPC
+    // queries; a `batch` query makes it a tRPC batch, refused below).
+    if (post && req.query.count("batch") == 0) {
+      if (p == "/api/runAction")
+        return spawn_caller(std::move(req), res, http_route::run_action, {}, true);
+      if (p == "/api/rpc/runAction")
+        return spawn_caller(std::move(req), res, http_route::run_action, {});
+    }
     if (get && p == "/api/__health")
       return respond_plain(res, 200, "OK");
     if (get && p == "/api/__stats")
@@ -152,25 +183,6 @@ net::http_handler make_http_api(http_api_context ctx) {
       caf::anon_send(ctx.supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(caller));
       return;
     }
-    // Hands the request to a caller actor of its own; the slot is taken
-    // here, on the I/O thread, so that a flood is refused before it spawns
-    // anything (the call's state gives it back).
-    auto spawn_caller = [&](net::http_request r, const net::http_responder_ptr& out,
-                            http_route kind, std::string trpc_name, bool tools_shape = false) {
-      auto address = address_of(r.peer);
-      if (!slots->acquire(address)) {
-        obs::global().calls_over_cap.fetch_add(1, std::memory_order_relaxed);
-        auto error = manager_errors::too_many_calls(slots->cap(), "address");
-        auto body = !trpc_name.empty() ? trpc::error(error, trpc_name)
-                    : tools_shape        ? R"({"error":)" + manager_errors::tools_error(error) + "}"
-                                         : R"({"error":)" + error.object + "}";
-        return out->respond(429, json_type, std::move(body), {{"Retry-After", "1"}});
-      }
-      http_caller_args args{std::move(r), out, ctx.door, kind, {slots, std::move(address)},
-                            ctx.supervisor, std::move(trpc_name), tools_shape};
-      auto caller = ctx.system->spawn(http_caller, std::move(args));
-      caf::anon_send(ctx.supervisor, adopt_atom_v, caf::actor_cast<caf::actor>(caller));
-    };
     // One of the tools server's tRPC queries, with its input (a JSON
     // object, or empty), answered into `out` (alone, or a part of a batch).
     auto serve_query = [&](const std::string& name, const std::string& raw_input,

@@ -46,27 +46,19 @@ void respond_json(self_ptr self, int status, std::string body, net::http_headers
 }
 
 /// `{"error": ...}` in the shape of the route (tools server or JSON-RPC).
-std::string error_body(self_ptr self, const call_error& error) {
-  return R"({"error":)"
-         + (self->state.args.tools_shape ? manager_errors::tools_error(error) : error.object)
+std::string error_body(bool tools_shape, const call_error& error) {
+  return R"({"error":)" + (tools_shape ? manager_errors::tools_error(error) : error.object)
          + "}";
 }
 
-/// This door's wire shape of an error: its HTTP status, and the body of the
-/// route (tRPC, the tools server's, JSON-RPC's error object).
+std::string error_body(self_ptr self, const call_error& error) {
+  return error_body(self->state.args.tools_shape, error);
+}
+
 void respond_error(self_ptr self, const call_error& error) {
   auto& st = self->state;
-  auto status = error.http;
-  // RESOURCE_EXHAUSTED (a full service queue, a caller over its cap): worth
-  // a retry soon, as HTTP clients and proxies read it.
-  net::http_headers extra;
-  if (status == 429)
-    extra.emplace_back("Retry-After", "1");
-  if (!st.args.trpc.empty()) {
-    st.args.res->respond(status, json_type, trpc::error(error, st.args.trpc), std::move(extra));
-    return self->quit();
-  }
-  respond_json(self, status, error_body(self, error), std::move(extra));
+  respond_call_error(*st.args.res, error, st.args.trpc, st.args.tools_shape);
+  self->quit();
 }
 
 void respond_error(self_ptr self, int code, const std::string& message) {
@@ -217,12 +209,8 @@ void on_done(self_ptr self, call_end& end) {
       return self->quit();
     }
     default:
-      if (!end.ok)
-        return respond_error(self, end.error);
-      net::http_headers h;
-      if (!st.trace_id.empty())
-        h.emplace_back("X-Genkit-Trace-Id", st.trace_id);
-      return respond_json(self, 200, std::move(end.result), std::move(h));
+      respond_end(*res, end, std::move(st.trace_id), st.args.trpc, st.args.tools_shape);
+      return self->quit();
   }
 }
 
@@ -230,41 +218,6 @@ void on_accepted(self_ptr self, call_handle& pending) {
   self->state.pending = pending;
   pending.monitor(self);
   maybe_register_bidi(self);
-}
-
-// A call that came back through a manager (X-Actor-Host-Hops, which our V1
-// link sends: a runtime URL that leads back to a manager, through a proxy or
-// another name) is counted in its params for the next hop, and refused past
-// this many: a loop would otherwise take every call slot.
-constexpr std::uint32_t max_call_hops = 8;
-
-// None, or the caller's error.
-std::optional<call_error> count_hop(const std::string* header, call_request& req) {
-  double n = 0;
-  if (!header || header->empty() || header->size() > 4 || !rpc::number_value(*header, n)
-      || n < 1 || n != static_cast<double>(static_cast<std::uint32_t>(n)))
-    return header ? std::optional{manager_errors::rpc_error(
-                      rpc::code::invalid_request,
-                      "Invalid request: X-Actor-Host-Hops must be a count from 1")}
-                  : std::nullopt;
-  auto hops = static_cast<std::uint32_t>(n);
-  if (hops >= max_call_hops)
-    return manager_errors::make_error(
-      wire::status_code::failed_precondition,
-      "this call came back through a manager " + std::to_string(hops)
-        + " times: a runtime's URL leads back to a manager (a call loop); fix the runtime "
-          "file or the proxy in front of it");
-  boost::json::parse_options deep;
-  deep.max_depth = wire::jsonrpc::max_json_depth;
-  boost::system::error_code ec;
-  auto params = boost::json::parse(req.params.empty() ? std::string_view{"{}"}
-                                                      : std::string_view{req.params},
-                                   ec, {}, deep);
-  if (ec || !params.is_object())
-    return manager_errors::invalid_params(ec.message());
-  params.as_object()["actorHostHops"] = hops;
-  req.params = boost::json::serialize(params);
-  return {};
 }
 
 void begin(self_ptr self, call_request req) {
@@ -446,6 +399,63 @@ caller_actor::behavior_type streaming(self_ptr self) {
 }
 
 } // namespace
+
+void respond_call_error(net::http_responder& res, const call_error& error,
+                        const std::string& trpc, bool tools_shape) {
+  // RESOURCE_EXHAUSTED (a full service queue, a caller over its cap): worth
+  // a retry soon, as HTTP clients and proxies read it.
+  net::http_headers extra;
+  if (error.http == 429)
+    extra.emplace_back("Retry-After", "1");
+  if (!trpc.empty())
+    return res.respond(error.http, json_type, trpc::error(error, trpc), std::move(extra));
+  res.respond(error.http, json_type, error_body(tools_shape, error), std::move(extra));
+}
+
+void respond_end(net::http_responder& res, call_end& end, std::string trace_id,
+                 const std::string& trpc, bool tools_shape) {
+  if (!end.ok)
+    return respond_call_error(res, end.error, trpc, tools_shape);
+  if (trace_id.empty())
+    trace_id = trace_from_result(end.result);
+  net::http_headers h;
+  if (!trace_id.empty())
+    h.emplace_back("X-Genkit-Trace-Id", std::move(trace_id));
+  auto body = trpc.empty() ? std::move(end.result) : trpc::result(std::move(end.result));
+  res.respond(200, json_type, std::move(body), std::move(h));
+}
+
+// Calls that came back through a manager this many times are refused
+// (count_hop).
+constexpr std::uint32_t max_call_hops = 8;
+
+std::optional<call_error> count_hop(const std::string* header, call_request& req) {
+  double n = 0;
+  if (!header || header->empty() || header->size() > 4 || !rpc::number_value(*header, n)
+      || n < 1 || n != static_cast<double>(static_cast<std::uint32_t>(n)))
+    return header ? std::optional{manager_errors::rpc_error(
+                      rpc::code::invalid_request,
+                      "Invalid request: X-Actor-Host-Hops must be a count from 1")}
+                  : std::nullopt;
+  auto hops = static_cast<std::uint32_t>(n);
+  if (hops >= max_call_hops)
+    return manager_errors::make_error(
+      wire::status_code::failed_precondition,
+      "this call came back through a manager " + std::to_string(hops)
+        + " times: a runtime's URL leads back to a manager (a call loop); fix the runtime "
+          "file or the proxy in front of it");
+  boost::json::parse_options deep;
+  deep.max_depth = wire::jsonrpc::max_json_depth;
+  boost::system::error_code ec;
+  auto params = boost::json::parse(req.params.empty() ? std::string_view{"{}"}
+                                                      : std::string_view{req.params},
+                                   ec, {}, deep);
+  if (ec || !params.is_object())
+    return manager_errors::invalid_params(ec.message());
+  params.as_object()["actorHostHops"] = hops;
+  req.params = boost::json::serialize(params);
+  return {};
+}
 
 caller_actor::behavior_type http_caller(self_ptr self, http_caller_args args) {
   auto& st = self->state;

@@ -7,6 +7,7 @@
 #include "actors/doors/http/caller_slots.hpp"
 #include "net/http_exchange.hpp"
 
+#include <optional>
 #include <string>
 
 namespace actor_host {
@@ -62,5 +63,30 @@ struct http_caller_state {
 /// (done_atom, tag, call_end)
 caller_actor::behavior_type http_caller(caller_actor::stateful_pointer<http_caller_state> self,
                                         http_caller_args args);
+
+// What every caller of the HTTP door answers with (http_caller and the
+// runAction hubs, http_run_hub.hpp), so a route answers the same whoever
+// made its call.
+
+/// A failed call in the route's shape: its HTTP status (429 with
+/// Retry-After), the body tRPC's envelope for a tools-server procedure
+/// (`trpc`), else `{"error": ...}`, the tools server's (`tools_shape`) or
+/// JSON-RPC's error object.
+void respond_call_error(net::http_responder& res, const call_error& error,
+                        const std::string& trpc, bool tools_shape);
+
+/// A call's end as runAction and cancelAction answer it: the result (in
+/// tRPC's envelope for `trpc`) with the run's trace id in X-Genkit-Trace-Id
+/// (`trace_id`, else the one in the result), or the error
+/// (respond_call_error).
+void respond_end(net::http_responder& res, call_end& end, std::string trace_id,
+                 const std::string& trpc, bool tools_shape);
+
+/// A call that came back through a manager (X-Actor-Host-Hops, which our V1
+/// link sends: a runtime URL that leads back to a manager, through a proxy
+/// or another name) is counted in its params for the next hop, and refused
+/// past max_call_hops: a loop would otherwise take every call slot. `header`:
+/// the request's X-Actor-Host-Hops, null if none. None, or the caller's error.
+std::optional<call_error> count_hop(const std::string* header, call_request& req);
 
 } // namespace actor_host
