@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <utility>
@@ -94,6 +95,26 @@ void http_session::overflow(std::size_t held) {
                "(max_write_queue_bytes {}); the call is cancelled",
                peer_, held, srv_->opts.max_write_queue_bytes);
   drop_exchange();
+}
+
+// Nothing answered and nothing will: the actor that held the exchange
+// ended (a hub the supervisor stopped at shutdown drops what reaches it
+// after) or a handler forgot it. The client hears now, not when the process
+// exits: 503 if no head went out, else the connection is cut, since a
+// chunked body cannot say it failed.
+void http_session::unanswered(bool begun) {
+  if (peer_gone_ || !active_)
+    return;
+  srv_->counters->unanswered_exchanges.fetch_add(1, std::memory_order_relaxed);
+  spdlog::warn("HTTP exchange with {} dropped unanswered by its handler{}", peer_,
+               begun ? " after its response began: connection closed" : ": answered 503");
+  if (begun)
+    return drop_exchange();
+  // The API's error shape, as the 413 the session answers itself.
+  std::string body = R"({"error":{"code":-32000,"message":"Request dropped unanswered: the )"
+                     R"(server is stopping or its handler ended; try again"}})";
+  auto n = body.size();
+  head(503, "application/json", n, {}, std::move(body));
 }
 
 void http_session::inbox_overflow(std::size_t held) {
@@ -253,6 +274,17 @@ public:
       max_held_(session_->max_write_queue_bytes()) {
   }
 
+  // Every post holds the responder, so none is still waiting here: this
+  // one cannot overtake what the handler sent.
+  ~responder_impl() override {
+    auto stage = stage_.load(std::memory_order_relaxed);
+    if (stage == stage_finished)
+      return;
+    boost::asio::post(strand_, [s = std::move(session_), begun = stage == stage_begun] {
+      s->unanswered(begun);
+    });
+  }
+
   // The body's batch, posted to the strand.
   auto drain_handler(detail::batch_hold::ticket t) {
     return [r = shared_from_this(), t] { r->drain(t); };
@@ -260,6 +292,7 @@ public:
 
   void respond(int status, std::string content_type, std::string body,
                http_headers extra) override {
+    stage_.store(stage_finished, std::memory_order_relaxed);
     post(
       [status, ct = std::move(content_type), b = std::move(body),
        x = std::move(extra)](http_session& s) mutable {
@@ -270,6 +303,7 @@ public:
   }
 
   void start_stream(int status, std::string content_type, http_headers extra) override {
+    stage_.store(stage_begun, std::memory_order_relaxed);
     post([status, ct = std::move(content_type), x = std::move(extra)](http_session& s) {
       s.head(status, ct, std::nullopt, x, {});
     });
@@ -310,6 +344,7 @@ public:
   }
 
   void finish() override {
+    stage_.store(stage_finished, std::memory_order_relaxed);
     post([](http_session& s) { s.last_chunk(); });
   }
 
@@ -364,6 +399,10 @@ private:
   std::size_t pieces_ = 0; // how many writes made it
   bool overflowed_ = false; // body_ passed max_held_: the rest is dropped
   detail::batch_hold hold_;
+  // How far the handler got; read by the destructor, after the last owner
+  // let go (ordered by the reference count).
+  static constexpr int stage_none = 0, stage_begun = 1, stage_finished = 2;
+  std::atomic<int> stage_{stage_none};
 };
 
 } // namespace

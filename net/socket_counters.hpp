@@ -24,6 +24,8 @@ struct socket_counters {
   // max_response_bytes_total; and the exchanges dropped for it.
   std::atomic<std::int64_t> response_bytes{0};
   std::atomic<std::uint64_t> response_budget_overflows{0};
+  // HTTP exchanges whose responder went unfinished (answered 503 or cut off).
+  std::atomic<std::uint64_t> unanswered_exchanges{0};
   // Accepted connections still open (HTTP or WebSocket), against max_connections.
   std::atomic<std::int64_t> connections{0};
   std::atomic<std::uint64_t> connections_refused{0}; // over max_connections

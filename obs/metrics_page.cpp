@@ -120,6 +120,10 @@ constexpr socket_metric<std::uint64_t> socket_counters[] = {
    "HTTP calls aborted because their response would pass the bytes all responses of the "
    "listener may hold (max_response_bytes_total).",
    &sc::response_budget_overflows},
+  {"actor_host_http_unanswered_total", "counter",
+   "HTTP exchanges whose handler dropped them unfinished (a manager stopping): answered 503, "
+   "or cut off when their response had begun.",
+   &sc::unanswered_exchanges},
   {"actor_host_access_refused_total", "counter",
    "Requests and upgrades refused by the access policy (Origin, Host, token).",
    &sc::access_refused},

@@ -44,6 +44,9 @@ public:
   // The responder's writes waiting for the strand passed the queue's cap
   // (`held` bytes): dropped as a caller that does not read.
   void inbox_overflow(std::size_t held);
+  // The exchange's responder went without finishing its response (`begun`:
+  // its head was sent).
+  void unanswered(bool begun);
   std::size_t max_write_queue_bytes() const;
 
   io_strand strand() {

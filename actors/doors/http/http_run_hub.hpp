@@ -58,9 +58,10 @@ struct http_run_hub_state {
 /// the supervisor, a monitor and the actor's teardown per call; here a call
 /// costs one message into CAF. A client that leaves sends `cancel`: its
 /// pending request is told to abandon the run, as a caller's end told it
-/// before. A hub that ends (the manager stops) drops its exchanges
-/// unanswered, as the supervisor's kill of a caller did, and the runs it
-/// started are abandoned as a dead caller's are.
+/// before. A hub that ends (the manager stops) drops its exchanges, and
+/// those that reach it after: their responders answer 503 as they go
+/// (http_response.cpp); the runs it started are abandoned as a dead
+/// caller's are.
 http_run_hub_actor::behavior_type
 http_run_hub(http_run_hub_actor::stateful_pointer<http_run_hub_state> self, front_door door);
 
