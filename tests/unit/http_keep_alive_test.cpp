@@ -4,6 +4,7 @@
 
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
+#include "real_io.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -14,9 +15,6 @@
 #include <chrono>
 #include <string>
 #include <thread>
-
-#include <sys/socket.h>
-#include <sys/time.h>
 
 // A keep-alive connection between requests (http_session.cpp: its watch
 // read takes the next request; a timer of the session's own closes it after
@@ -43,9 +41,7 @@ struct fixture {
     });
     CAF_REQUIRE(srv.listen().empty());
     io.start();
-    client.connect({asio::ip::make_address("127.0.0.1"), srv.port()});
-    timeval five{5, 0};
-    ::setsockopt(client.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &five, sizeof five);
+    actor_host::testing::connect_loopback(client, srv.port());
   }
 
   static server_options options() {

@@ -4,6 +4,7 @@
 
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
+#include "real_io.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -11,9 +12,6 @@
 #include <boost/asio/write.hpp>
 
 #include <string>
-
-#include <sys/socket.h>
-#include <sys/time.h>
 
 // An exchange whose handler lets go of its responder without finishing
 // (http_response.cpp, responder_impl's destructor): what a stopped hub does
@@ -45,9 +43,7 @@ struct fixture {
     });
     CAF_REQUIRE(srv.listen().empty());
     io.start();
-    client.connect({asio::ip::make_address("127.0.0.1"), srv.port()});
-    timeval five{5, 0};
-    ::setsockopt(client.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &five, sizeof five);
+    actor_host::testing::connect_loopback(client, srv.port());
   }
 
   ~fixture() {

@@ -4,16 +4,15 @@
 
 #include "actors/common/io_scheduler.hpp"
 #include "net/handler_tail.hpp"
+#include "real_io.hpp"
 
 #include <caf/all.hpp>
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
 #include <atomic>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 
@@ -34,25 +33,7 @@ caf::actor_system_config& configured(caf::actor_system_config& cfg) {
   return cfg;
 }
 
-/// An io_context run by one thread until stop().
-struct io_thread {
-  asio::io_context ioc{1};
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{
-      ioc.get_executor()};
-  std::thread thread{[this] { ioc.run(); }};
-  std::thread::id id() const {
-    return thread.get_id();
-  }
-  void stop() {
-    work.reset();
-    ioc.stop();
-    if (thread.joinable())
-      thread.join();
-  }
-  ~io_thread() {
-    stop();
-  }
-};
+using actor_host::testing::io_thread;
 
 // Answers with the thread it ran on.
 caf::behavior where(caf::event_based_actor*) {

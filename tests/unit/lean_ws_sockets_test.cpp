@@ -4,6 +4,7 @@
 
 #include "net/io_runtime.hpp"
 #include "net/server.hpp"
+#include "real_io.hpp"
 #include "ws_client_frames.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -12,9 +13,6 @@
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
-
-#include <sys/socket.h>
-#include <sys/time.h>
 
 #include <chrono>
 #include <functional>
@@ -98,9 +96,7 @@ struct raw_client {
   std::string response; // the handshake's answer head
 
   explicit raw_client(std::uint16_t port, std::string version = "13") {
-    sock.connect({asio::ip::make_address("127.0.0.1"), port});
-    timeval tv{5, 0};
-    ::setsockopt(sock.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    actor_host::testing::connect_loopback(sock, port);
     std::string req = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
                       "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                       "Sec-WebSocket-Version: "

@@ -5,15 +5,14 @@
 #include "actors/cluster/cluster_port_guard.hpp"
 #include "actors/cluster/multiplexer_on_io.hpp"
 #include "actors/common/io_scheduler.hpp"
+#include "real_io.hpp"
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <memory>
-#include <optional>
 #include <thread>
 
 // Two cluster nodes in one process, each with CAF's middleman polled on an
@@ -27,21 +26,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-struct io_thread {
-  asio::io_context ioc{1};
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{
-      ioc.get_executor()};
-  std::thread thread{[this] { ioc.run(); }};
-  void stop() {
-    work.reset();
-    ioc.stop();
-    if (thread.joinable())
-      thread.join();
-  }
-  ~io_thread() {
-    stop();
-  }
-};
+using actor_host::testing::io_thread;
 
 caf::actor_system_config& configured(caf::actor_system_config& cfg, bool on_io) {
   cfg.set("scheduler.policy", caf::atom("sharing"));
