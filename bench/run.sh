@@ -34,6 +34,10 @@
 # ENV may name another build's binary, ACTOR_HOST_BIN=PATH (a before/after in
 # one run), and a NAME ending in -http is driven over HTTP like ours-http:
 #   --variant "base-http=ACTOR_HOST_BIN=/tmp/base/actor-host"
+# --cluster-variant NAME=ENV (repeatable) adds a system cluster+NAME: the two
+# nodes of `cluster`, both started with ENV, e.g. the BASP multiplexer on
+# CAF's own thread instead of the I/O thread:
+#   --cluster-variant "own-mpx=ACTOR_HOST_CAF=middleman.manual-multiplexing=false"
 # and BENCH_TRACE_IDS=random gives the variant's fake runtime random trace ids
 # (Genkit's shape; the default counts them, which a trace store appends):
 #   --variant "traces-rnd=ACTOR_HOST_TRACE_STORE=/tmp/t.sqlite BENCH_TRACE_IDS=random"
@@ -87,8 +91,9 @@ while [ $# -gt 0 ]; do
     --report) report=$2; shift ;;
     --out) out=$2; shift ;;
     --variant) variant_env[${2%%=*}]=${2#*=}; variants="$variants ours+${2%%=*}"; shift ;;
+    --cluster-variant) variant_env[${2%%=*}]=${2#*=}; variants="$variants cluster+${2%%=*}"; shift ;;
     --stream-n) stream_n=$2; stream_n_set=1; shift ;;
-    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,50p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -165,21 +170,24 @@ ours_flags="--role manager --log-level warn"
 declare -A api rt_pid sut_pid owner_pid
 up() { # system
   case $1 in
-    cluster)
+    cluster|cluster+*)
       # A cross-node call (docs/CLUSTER.md): callers at node a, the runtime at node b.
-      local ca cb a_pid a_api i
+      local ca cb a_pid a_api i venv=""
+      [[ $1 == cluster+* ]] && venv=${variant_env[${1#cluster+}]}
       ca=$(free_port) && cb=$(free_port) || return 1
-      start_ours ACTOR_HOST_NODE_NAME=bench-a ACTOR_HOST_CLUSTER_PORT="$ca" || return 1
+      # shellcheck disable=SC2086 # venv is a list of assignments
+      start_ours $venv ACTOR_HOST_NODE_NAME=bench-a ACTOR_HOST_CLUSTER_PORT="$ca" || return 1
       a_pid=$ours_pid; a_api=$ours_api
-      start_ours ACTOR_HOST_NODE_NAME=bench-b ACTOR_HOST_CLUSTER_PORT="$cb" \
+      # shellcheck disable=SC2086
+      start_ours $venv ACTOR_HOST_NODE_NAME=bench-b ACTOR_HOST_CLUSTER_PORT="$cb" \
         ACTOR_HOST_CLUSTER_SEEDS="127.0.0.1:$ca" || return 1
-      start_fake "ws://127.0.0.1:$ours_rport" 1 bench-rt 20 "$out/fake-cluster.out" || return 1
+      start_fake "ws://127.0.0.1:$ours_rport" 1 bench-rt 20 "$out/fake-$1.out" || return 1
       for i in $(seq 200); do
         curl -s "http://127.0.0.1:$a_api/api/runtimes" | grep -q '"node":"bench-b"' && break
         sleep 0.05
       done
-      sut_pid[cluster]=$a_pid; api[cluster]=$a_api; rt_pid[cluster]=$fake_pid
-      owner_pid[cluster]=$ours_pid ;;
+      sut_pid[$1]=$a_pid; api[$1]=$a_api; rt_pid[$1]=$fake_pid
+      owner_pid[$1]=$ours_pid ;;
     ours)
       start_ours || return 1
       start_fake "ws://127.0.0.1:$ours_rport" 1 bench-rt 20 "$out/fake-ours.out" || return 1
@@ -373,7 +381,8 @@ if [ $do_memory = 1 ]; then
   for sys in "${sys_list[@]}"; do
     # tsws is the same manager as ts; ours-http the same as ours; tools the
     # same RuntimeManagerV2 as ts.
-    [ "$sys" = tsws ] || [ "$sys" = ours-http ] || [ "$sys" = tools ] || [[ $sys == ours+* ]] && continue
+    [ "$sys" = tsws ] || [ "$sys" = ours-http ] || [ "$sys" = tools ] || [[ $sys == ours+* ]] ||
+      [[ $sys == cluster+* ]] && continue
     for n in $mem_ns_run; do
       log "memory: $sys with $n idle runtimes"
       idle_rss "$sys" "$n" mem
