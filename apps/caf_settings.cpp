@@ -2,7 +2,6 @@
 
 #include "actors/cluster/cluster_port_guard.hpp"
 #include "actors/cluster/cluster_types.hpp"
-#include "actors/cluster/multiplexer_on_io.hpp"
 #include "actors/common/io_scheduler.hpp"
 #include "actors/common/quiet_clock.hpp"
 
@@ -112,11 +111,8 @@ std::string apply_caf_settings(caf::actor_system_config& cfg, unsigned scheduler
   return {};
 }
 
-void apply_cluster_settings(caf::actor_system_config& cfg, const manager_cluster_options& c,
-                            bool poll_on_io_thread) {
+void apply_cluster_settings(caf::actor_system_config& cfg, const manager_cluster_options& c) {
   load_guarded_middleman(cfg);
-  if (poll_on_io_thread && caf::get_if(&cfg.content, "middleman.manual-multiplexing") == nullptr)
-    request_io_multiplexing(cfg);
   // Only actor-host nodes get past CAF's handshake.
   cfg.set("middleman.app-identifiers", std::vector<std::string>{"actor-host"});
   cfg.set("middleman.heartbeat-interval",

@@ -21,11 +21,7 @@ std::string apply_caf_settings(caf::actor_system_config& cfg, unsigned scheduler
 /// A cluster node: loads CAF's middleman (BASP) and, with the TLS files,
 /// caf-openssl (peers verified against the CA both ways); sets the BASP
 /// heartbeat and the silence after which a link is closed; registers the
-/// message types that cross nodes. With `poll_on_io_thread` (one I/O
-/// thread) the middleman's multiplexer is left for io_multiplexing to poll
-/// there, unless ACTOR_HOST_CAF set middleman.manual-multiplexing itself
-/// (=false keeps CAF's own thread, for a side-by-side run).
-void apply_cluster_settings(caf::actor_system_config& cfg, const manager_cluster_options& c,
-                            bool poll_on_io_thread);
+/// message types that cross nodes.
+void apply_cluster_settings(caf::actor_system_config& cfg, const manager_cluster_options& c);
 
 } // namespace actor_host::apps

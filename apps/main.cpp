@@ -1,6 +1,5 @@
 // actor-host: parse flags and config, wire the components, run until a
 // signal (or the attached `-- <command>` ends). Nothing else lives here.
-#include "actors/cluster/multiplexer_on_io.hpp"
 #include "actors/common/io_scheduler.hpp"
 #include "actors/common/messages.hpp"
 #include "actors/manager/manager.hpp"
@@ -216,7 +215,7 @@ int main(int argc, char** argv) {
   }
   cfg.add_message_types<caf::id_block::actor_host>();
   if (f.role == "manager" && hs.manager.cluster)
-    apps::apply_cluster_settings(cfg, *hs.manager.cluster, hs.io_threads == 1);
+    apps::apply_cluster_settings(cfg, *hs.manager.cluster);
   caf::actor_system sys{cfg};
 
   net::io_runtime io{hs.io_threads};
@@ -229,12 +228,9 @@ int main(int argc, char** argv) {
       detach_io_scheduler(sys); // before `io` goes, on every return path
     }
   } binding{sys};
-  // A cluster node's BASP links on the I/O thread too (multiplexer_on_io.hpp).
-  auto cluster_links = io_multiplexing::start(sys, io.context());
   auto stop_io = [&] {
     detach_io_scheduler(sys);
     io.stop();
-    cluster_links.stop();
   };
   std::unique_ptr<manager> mgr;
   std::unique_ptr<component> main_component;

@@ -35,9 +35,10 @@
 # one run), and a NAME ending in -http is driven over HTTP like ours-http:
 #   --variant "base-http=ACTOR_HOST_BIN=/tmp/base/actor-host"
 # --cluster-variant NAME=ENV (repeatable) adds a system cluster+NAME: the two
-# nodes of `cluster`, both started with ENV, e.g. the BASP multiplexer on
-# CAF's own thread instead of the I/O thread:
-#   --cluster-variant "own-mpx=ACTOR_HOST_CAF=middleman.manual-multiplexing=false"
+# nodes of `cluster`, both started with ENV, e.g. another build's binary or
+# BASP's deserialization on worker threads:
+#   --cluster-variant "base=ACTOR_HOST_BIN=/tmp/base/actor-host"
+#   --cluster-variant "w2=ACTOR_HOST_CAF=middleman.workers=2"
 # and BENCH_TRACE_IDS=random gives the variant's fake runtime random trace ids
 # (Genkit's shape; the default counts them, which a trace store appends):
 #   --variant "traces-rnd=ACTOR_HOST_TRACE_STORE=/tmp/t.sqlite BENCH_TRACE_IDS=random"
