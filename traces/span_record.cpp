@@ -64,6 +64,12 @@ private:
 
 std::string pack_run_span(const run_span& s) {
   std::string out;
+  pack_run_span(s, out);
+  return out;
+}
+
+void pack_run_span(const run_span& s, std::string& out) {
+  out.clear();
   out.reserve(64 + s.parent_span_id.size() + s.kind.size() + s.action_type.size()
               + s.name.size() + s.input.size() + s.output.size() + s.error_message.size());
   out += span_record_mark;
@@ -83,7 +89,6 @@ std::string pack_run_span(const run_span& s) {
     put(out, k);
     put(out, v);
   }
-  return out;
 }
 
 bool unpack_run_span(std::string_view packed, run_span& s) {

@@ -255,7 +255,7 @@ bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
   auto& put_trace = stmts_->put_trace;
   const bool root = span.parent_span_id.empty();
   // Packed (span_record.hpp), counted as the JSON load() writes for it.
-  auto packed = pack_run_span(span);
+  pack_run_span(span, packed_);
   auto bytes = static_cast<std::int64_t>(span_json_size(span));
   put_trace.bind(1, span.trace_id);
   if (root)
@@ -268,7 +268,7 @@ bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
   if (!row)
     return false;
   put_span.bind(1, *row).bind(2, span.span_id).bind(3, std::int64_t{span.end_ms > 0});
-  put_span.bind(4, packed);
+  put_span.bind(4, packed_);
   bool ok = put_span.step() == SQLITE_DONE;
   put_span.reset();
   return ok;
@@ -277,6 +277,30 @@ bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
 std::string trace_store::save_spans(const std::vector<run_span>& spans, std::int64_t now_ms) {
   if (spans.empty())
     return {};
+  return in_span_batch([&] {
+    for (auto& s : spans)
+      if (!write_span(s, now_ms))
+        return false;
+    return true;
+  });
+}
+
+std::string trace_store::save_spans(std::size_t n,
+                                    const std::function<void(std::size_t, run_span&)>& fill,
+                                    std::int64_t now_ms) {
+  if (n == 0)
+    return {};
+  return in_span_batch([&] {
+    for (std::size_t i = 0; i < n; ++i) {
+      fill(i, scratch_);
+      if (!write_span(scratch_, now_ms))
+        return false;
+    }
+    return true;
+  });
+}
+
+std::string trace_store::in_span_batch(const std::function<bool()>& write_all) {
   if (!*stmts_)
     return std::string{"trace store: "} + sqlite3_errmsg(db_);
   // No spilling of dirty pages to the WAL before the commit: with random
@@ -293,10 +317,7 @@ std::string trace_store::save_spans(const std::vector<run_span>& spans, std::int
     exec(db_, "PRAGMA cache_spill=ON");
     return std::string{"trace store busy: "} + sqlite3_errmsg(db_);
   }
-  bool ok = true;
-  for (auto& s : spans)
-    ok = ok && write_span(s, now_ms);
-  auto error = commit_or_rollback(ok);
+  auto error = commit_or_rollback(write_all());
   exec(db_, "PRAGMA cache_spill=ON");
   return error;
 }
