@@ -13,6 +13,7 @@ held_route_span::held_route_span(const route_batch& batch, std::size_t i) : rec_
   auto at = std::min<std::size_t>(rec_.at, batch.text.size());
   text_.assign(std::string_view{batch.text}.substr(at, length));
   rec_.at = 0;
+  trace_ = trace_key{trace_id()};
   // Drawn here, on the keeper's thread, rather than on the call's; the same
   // digits as wire::secure_random_hex(8), without its two strings.
   std::uint8_t bytes[8];
@@ -26,6 +27,7 @@ held_route_span::held_route_span(const route_batch& batch, std::size_t i) : rec_
 
 held_route_span::held_route_span(traces::run_span span)
   : whole_(std::make_unique<traces::run_span>(std::move(span))) {
+  trace_ = trace_key{whole_->trace_id};
 }
 
 std::string_view held_route_span::trace_id() const noexcept {

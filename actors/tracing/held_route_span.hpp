@@ -27,6 +27,11 @@ public:
   explicit held_route_span(traces::run_span span);
 
   std::string_view trace_id() const noexcept;
+  /// trace_id() as the keeper's indexes key it, parsed once, here: each
+  /// span is looked up in them three to five times.
+  const trace_key& trace() const noexcept {
+    return trace_;
+  }
   std::string_view span_id() const noexcept;
 
   /// Under the span `root` of its trace from now on.
@@ -42,6 +47,7 @@ public:
 private:
   route_record rec_; // rec_.at == 0: its text is text_
   std::string text_;
+  trace_key trace_;
   std::array<char, 16> span_id_{};
   span_key parent_;
   bool has_parent_ = false;

@@ -48,12 +48,11 @@ void tell_watchers(self_ptr self, const std::string& trace, std::string_view doc
       self->send(w, trace_event_atom_v, event);
 }
 
-void remember_root(self_ptr self, std::string_view trace, std::string_view root) {
+void remember_root(self_ptr self, const trace_key& key, std::string_view root) {
   auto& st = self->state;
-  trace_key key{trace};
   if (!st.recent_roots.try_emplace(key, span_key{root}).second)
     return;
-  st.recent_order.push_back(std::move(key));
+  st.recent_order.push_back(key);
   if (st.recent_order.size() > max_recent_roots) {
     st.recent_roots.erase(st.recent_order.front());
     st.recent_order.pop_front();
@@ -98,7 +97,7 @@ void store_spans(self_ptr self, std::vector<held_route_span> spans) {
   }
   for (auto& s : spans) {
     if (s.is_root())
-      remember_root(self, s.trace_id(), s.span_id());
+      remember_root(self, s.trace(), s.span_id());
     if (!st.exporter && st.watchers.empty())
       continue;
     s.fill(st.scratch);
@@ -116,7 +115,7 @@ std::vector<held_route_span> take_waiting(self_ptr self, std::size_t n,
   auto& w = self->state.waiting;
   auto& counts = self->state.waiting_traces;
   while (!w.empty() && (out.size() < n || w.front().first <= due)) {
-    trace_key key{w.front().second.trace_id()};
+    auto& key = w.front().second.trace();
     if (auto* c = counts.find(key); c && --*c == 0)
       counts.erase(key);
     out.push_back(std::move(w.front().second));
@@ -140,7 +139,7 @@ void store_attached(self_ptr self) {
 // Under the run's root span if it is in (stored by store_attached); false if not yet.
 bool try_attach(self_ptr self, held_route_span& span) {
   auto& roots = self->state.recent_roots;
-  auto* root = roots.find(trace_key{span.trace_id()});
+  auto* root = roots.find(span.trace());
   if (!root || *root == span_key{span.span_id()})
     return false;
   span.set_parent(*root);
@@ -156,7 +155,7 @@ void attach_waiting(self_ptr self, const std::string& trace) {
   if (!c)
     return; // the common case: no scan of the wait list
   auto taken = std::erase_if(self->state.waiting, [&](auto& e) {
-    return e.second.trace_id() == trace && try_attach(self, e.second);
+    return e.second.trace() == key && try_attach(self, e.second);
   });
   if ((*c -= std::min(*c, taken)) == 0)
     counts.erase(key);
@@ -164,7 +163,7 @@ void attach_waiting(self_ptr self, const std::string& trace) {
 
 void stored(self_ptr self, std::string_view doc, traces::trace_store::saved& s) {
   if (!s.root_span.empty())
-    remember_root(self, s.trace_id, s.root_span);
+    remember_root(self, trace_key{s.trace_id}, s.root_span);
   export_doc(self, doc);
   if (!self->state.watchers.empty())
     tell_watchers(self, s.trace_id, doc);
@@ -182,7 +181,7 @@ void take_route_span(self_ptr self, held_route_span span) {
   if (w.size() == max_waiting)
     store_spans(self, take_waiting(self, evict_batch, caf::actor_clock::time_point{}));
   // Never full: the wait list holds at most max_waiting spans.
-  if (auto* n = self->state.waiting_traces.try_emplace(trace_key{span.trace_id()}, 0).first)
+  if (auto* n = self->state.waiting_traces.try_emplace(span.trace(), 0).first)
     ++*n;
   w.emplace_back(self->clock().now(), std::move(span));
 }
