@@ -284,10 +284,14 @@ bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
   // Packed (span_record.hpp), counted as the JSON load() writes for it.
   pack_run_span(span, packed_);
   auto bytes = static_cast<std::int64_t>(span_json_size(span));
-  put_trace.bind(1, span.trace_id);
+  // The texts are bound without SQLite's copy: `span`, packed_ and these
+  // outlive both statements' steps, and each is reset (its bindings
+  // cleared) before this returns.
+  auto start = std::to_string(span.start_ms);
+  auto end = std::to_string(span.end_ms);
+  put_trace.bind_static(1, span.trace_id);
   if (root)
-    put_trace.bind(2, span.name).bind(3, std::to_string(span.start_ms))
-      .bind(4, std::to_string(span.end_ms));
+    put_trace.bind_static(2, span.name).bind_static(3, start).bind_static(4, end);
   else
     put_trace.bind_null(2).bind_null(3).bind_null(4);
   put_trace.bind(5, std::int64_t{root ? 1 : 0}).bind(6, now_ms).bind(7, bytes);
@@ -297,7 +301,7 @@ bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
   // and a B-tree insert of its own (bench/runs/2026-12-07-trace-lean.md).
   const bool may_be_lone = span.end_ms > 0;
   if (may_be_lone)
-    put_trace.bind(8, span.span_id).bind(9, packed_);
+    put_trace.bind_static(8, span.span_id).bind_static(9, packed_);
   else
     put_trace.bind_null(8).bind_null(9);
   auto row = stmts_->trace_row(db_, span.trace_id);
@@ -307,8 +311,8 @@ bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
     return true;
   if (row->has_lone && !stmts_->spill(row->id))
     return false;
-  put_span.bind(1, row->id).bind(2, span.span_id).bind(3, std::int64_t{span.end_ms > 0});
-  put_span.bind(4, packed_);
+  put_span.bind(1, row->id).bind_static(2, span.span_id).bind(3, std::int64_t{span.end_ms > 0});
+  put_span.bind_static(4, packed_);
   bool ok = put_span.step() == SQLITE_DONE;
   put_span.reset();
   return ok;
