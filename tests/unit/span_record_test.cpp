@@ -119,3 +119,24 @@ CAF_TEST(span JSON escapes what it must wherever it is in a long text) {
     CAF_CHECK(json.find("\"displayName\":\"" + s.name + "\"") != std::string::npos);
   }
 }
+
+// The packed text is what store files hold: its bytes never change.
+CAF_TEST(a packed span is the same bytes as store files hold) {
+  run_span s;
+  s.trace_id = "t";
+  s.span_id = "s";
+  s.parent_span_id = "0123456789abcdef";
+  s.kind = "actor-host";
+  s.action_type = "route";
+  s.name = "actor-host rt";
+  s.output = R"({"a":1})";
+  s.ok = false;
+  s.error_message = "INTERNAL: boom";
+  s.start_ms = 1700000000000;
+  s.end_ms = -5;
+  s.attributes = {{"actor-host:runtime", "rt"}, {"k:", "v;"}};
+  CAF_CHECK_EQUAL(pack_run_span(s),
+                  "\x01" "116:0123456789abcdef10:actor-host5:route13:actor-host rt0:"
+                  R"(7:{"a":1}0;14:INTERNAL: boom1700000000000;-5;2;18:actor-host:runtime2:rt)"
+                  "2:k:2:v;");
+}
