@@ -3,6 +3,8 @@
 #include "wire/jsonrpc.hpp"
 
 #include <charconv>
+#include <cstdint>
+#include <cstring>
 
 namespace actor_host::traces {
 
@@ -24,17 +26,39 @@ struct json_length {
   }
 };
 
+// Whether `text` holds a byte JSON escapes ('"', '\\', below 0x20). Eight
+// bytes at a time (the exact any-byte tests of "Bit Twiddling Hacks": a
+// word has a byte below n iff (w - n*0x01..) & ~w & 0x80.. is not 0): each
+// route span's JSON is counted as it is stored (span_json_size), some 200
+// bytes of ids, names and attributes, and the byte loop was most of that
+// (bench/runs/2026-12-07-trace-lean.md).
+bool needs_escape(std::string_view text) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ull;
+  constexpr std::uint64_t highs = 0x8080808080808080ull;
+  auto below = [](std::uint64_t w, std::uint64_t n) { return (w - n * ones) & ~w & highs; };
+  auto* p = text.data();
+  auto n = text.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    if (below(w, 0x20) | below(w ^ ('"' * ones), 1) | below(w ^ ('\\' * ones), 1))
+      return true;
+  }
+  for (; n > 0; ++p, --n)
+    if (*p == '"' || *p == '\\' || static_cast<unsigned char>(*p) < 0x20)
+      return true;
+  return false;
+}
+
 // `text` as the inside of a JSON string, as wire::jsonrpc::quote escapes it.
 // Written in place: the keeper writes every route span, and a temporary per
 // quoted field was most of span_json's cost (bench/runs/2026-12-07-trace-cost.md).
 template <class Out>
 void append_escaped(Out& out, std::string_view text) {
-  for (char c : text) {
-    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
-      auto q = wire::jsonrpc::quote(text);
-      out.append(std::string_view{q}.substr(1, q.size() - 2));
-      return;
-    }
+  if (needs_escape(text)) {
+    auto q = wire::jsonrpc::quote(text);
+    out.append(std::string_view{q}.substr(1, q.size() - 2));
+    return;
   }
   out.append(text);
 }

@@ -21,6 +21,8 @@ inline constexpr char span_record_mark = '\x01';
 
 /// `span` without its trace and span ids (the row's key holds them).
 std::string pack_run_span(const run_span& span);
+/// The same into `out` (replacing what it held, in its buffer).
+void pack_run_span(const run_span& span, std::string& out);
 
 /// A packed span's fields into `out` (its ids left as they are); false if
 /// `packed` is not one.

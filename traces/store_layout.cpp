@@ -9,7 +9,7 @@ namespace actor_host::traces::detail {
 
 namespace {
 
-// Layout 2's tables. A trace's `id` is its rowid (an alias, so VACUUM keeps
+// The tables (layout 3). A trace's `id` is its rowid (an alias, so VACUUM keeps
 // it: spans refer to it); without AUTOINCREMENT SQLite gives a new row the
 // largest id + 1, so new traces and their spans sort last. Its text id
 // (`id_text`) is a unique index: one random insert per new trace, ~45 bytes
@@ -18,6 +18,14 @@ namespace {
 // `id_text`, not layout 1's `trace_id`: an older actor-host given this file
 // then fails every statement that names it (no listing, no store, and no
 // retention deleting trace rows without their spans) instead of half working.
+// Layout 3 added `lone_span_id`/`lone_span`: a trace's first span, when it
+// made the trace and had ended, kept in the trace's row rather than as a
+// `spans` row (trace_store.cpp, write_span): with the fake runtime, and any
+// runtime that exports no spans here, every run's trace is the manager's
+// route span alone, and its `spans` row was a B-tree insert and a statement
+// of its own per call (bench/runs/2026-12-07-trace-lean.md). The next write
+// to the trace moves it to `spans` first, so a trace's spans are in one
+// place as soon as it has two.
 constexpr const char* tables_sql = R"sql(
 CREATE TABLE traces(
   id INTEGER PRIMARY KEY,
@@ -27,7 +35,9 @@ CREATE TABLE traces(
   end_time TEXT,
   has_root INTEGER NOT NULL DEFAULT 0,
   updated_ms INTEGER NOT NULL,
-  bytes INTEGER NOT NULL DEFAULT 0);
+  bytes INTEGER NOT NULL DEFAULT 0,
+  lone_span_id TEXT,
+  lone_span TEXT);
 CREATE TABLE spans(
   trace INTEGER NOT NULL,
   span_id TEXT NOT NULL,
@@ -41,9 +51,19 @@ CREATE TABLE spans(
 constexpr const char* indexes_sql = R"sql(
 CREATE UNIQUE INDEX traces_by_id ON traces(id_text);
 CREATE INDEX traces_by_update ON traces(updated_ms);
-PRAGMA user_version=2;
+PRAGMA user_version=3;
 )sql";
 
+// Layout 2 to 3: two columns, NULL in every row (SQLite changes the schema
+// alone, no row is rewritten: instant whatever the file's size).
+constexpr const char* upgrade_2_sql = R"sql(
+ALTER TABLE traces ADD COLUMN lone_span_id TEXT;
+ALTER TABLE traces ADD COLUMN lone_span TEXT;
+PRAGMA user_version=3;
+)sql";
+
+constexpr std::string_view traces_columns_3 =
+  "id,id_text,display_name,start_time,end_time,has_root,updated_ms,bytes,lone_span_id,lone_span";
 constexpr std::string_view traces_columns_2 =
   "id,id_text,display_name,start_time,end_time,has_root,updated_ms,bytes";
 constexpr std::string_view spans_columns_2 = "trace,span_id,ended,json";
@@ -51,7 +71,8 @@ constexpr std::string_view traces_columns_1 =
   "trace_id,display_name,start_time,end_time,has_root,updated_ms,bytes";
 constexpr std::string_view spans_columns_1 = "trace_id,span_id,ended,json";
 
-// Layout 1 to 2 in the open transaction. The traces keep their rowids (in
+// Layout 1 to 3 in the open transaction (layout 3's tables: a trace's lone
+// span columns stay NULL). The traces keep their rowids (in
 // layout 1 an implicit rowid in insertion order, now `id`); the spans are
 // copied trace by trace, in key order, so both new tables are appended to.
 constexpr const char* migrate_sql = R"sql(
@@ -91,16 +112,22 @@ std::string failed(sqlite3* db, const std::string& what) {
 }
 
 // The layout a file holds, looked at inside a transaction.
-enum class found { empty, layout_1, layout_2 };
+enum class found { empty, layout_1, layout_2, current };
 
 std::string look(sqlite3* db, const std::string& path, found& out) {
   auto version = single_int(db, "PRAGMA user_version");
   auto traces = columns(db, "traces");
   auto spans = columns(db, "spans");
   if (version == layout_version) {
-    if (traces != traces_columns_2 || spans != spans_columns_2)
+    if (traces != traces_columns_3 || spans != spans_columns_2)
       return path + " is not a trace store: its tables are not those of layout "
              + std::to_string(layout_version);
+    out = found::current;
+    return {};
+  }
+  if (version == 2) {
+    if (traces != traces_columns_2 || spans != spans_columns_2)
+      return path + " is not a trace store: its tables are not those of layout 2";
     out = found::layout_2;
     return {};
   }
@@ -138,7 +165,7 @@ std::string journal_mode(sqlite3* db, const char* sql) {
   return q && q.step() == SQLITE_ROW ? q.text(0) : std::string{};
 }
 
-// Layout 1 to 2. With a rollback journal rather than the WAL for the time
+// Layout 1 to 3. With a rollback journal rather than the WAL for the time
 // of it: the new tables' pages go past the file's end, which a rollback
 // journal need not save, where the WAL writes every page twice (the log,
 // then the checkpoint); and the VACUUM after it, possible only then, gives
@@ -162,6 +189,8 @@ std::string migrate(sqlite3* db, const std::string& path, const layout_note& not
   std::int64_t traces = 0, stray = 0;
   if (error.empty() && now == found::empty && (!exec(db, tables_sql) || !exec(db, indexes_sql)))
     error = failed(db, "cannot set up " + path);
+  if (error.empty() && now == found::layout_2 && !exec(db, upgrade_2_sql))
+    error = failed(db, "cannot migrate " + path);
   if (error.empty() && now == found::layout_1) {
     traces = single_int(db, "SELECT COUNT(*) FROM traces");
     auto mib =
@@ -221,7 +250,13 @@ std::string prepare_layout(sqlite3* db, const std::string& path, const layout_no
   }
   if (error.empty() && what == found::empty && (!exec(db, tables_sql) || !exec(db, indexes_sql)))
     error = failed(db, "cannot set up " + path);
-  return commit_or_rollback(db, path, std::move(error));
+  if (error.empty() && what == found::layout_2 && !exec(db, upgrade_2_sql))
+    error = failed(db, "cannot migrate " + path);
+  error = commit_or_rollback(db, path, std::move(error));
+  if (error.empty() && what == found::layout_2 && note)
+    note("moved " + path + " to trace store layout 3 (a trace's lone route span kept in its "
+         "row; no row rewritten)");
+  return error;
 }
 
 } // namespace actor_host::traces::detail

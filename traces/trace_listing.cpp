@@ -1,17 +1,72 @@
 #include "traces/trace_store.hpp"
 
 #include "traces/detail/sqlite_statement.hpp"
+#include "traces/span_record.hpp"
 #include "traces/trace_filter.hpp"
+#include "wire/jsonrpc.hpp"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-// Listings of the trace store: pages bounded by count and bytes.
+// The trace store's reads: a trace (load), and listings, pages bounded by
+// count and bytes.
 namespace actor_host::traces {
 
 using detail::statement;
 using detail::stored_bytes_sql;
+
+std::optional<std::string> trace_store::load(std::string_view trace_id) {
+  statement t{db_, "SELECT id, display_name, start_time, end_time, lone_span_id, lone_span "
+                   "FROM traces WHERE id_text=?"};
+  if (!t || t.bind(1, trace_id).step() != SQLITE_ROW)
+    return std::nullopt;
+  std::string out = R"({"traceId":)" + wire::jsonrpc::quote(trace_id);
+  if (!t.is_null(1))
+    out += R"(,"displayName":)" + wire::jsonrpc::quote(t.text(1));
+  if (!t.is_null(2))
+    out += R"(,"startTime":)" + t.text(2);
+  if (!t.is_null(3))
+    out += R"(,"endTime":)" + t.text(3);
+  out += R"(,"spans":{)";
+  bool first = true;
+  run_span packed;
+  auto add = [&](std::string_view span_id, std::string_view text) {
+    bool is_packed = !text.empty() && text[0] == span_record_mark;
+    if (is_packed && !unpack_run_span(text, packed))
+      return; // not written by pack_run_span: no span to show
+    out += first ? "" : ",";
+    out += wire::jsonrpc::quote(span_id);
+    out += ':';
+    first = false;
+    if (!is_packed) {
+      out += text;
+      return;
+    }
+    packed.trace_id.assign(trace_id);
+    packed.span_id.assign(span_id);
+    append_span_json(out, packed);
+  };
+  // The row's lone span, in span id order among the others (a trace holds
+  // one only while `spans` has none of its rows, save in a damaged file).
+  bool lone = !t.is_null(4);
+  auto lone_id = t.view(4);
+  statement s{db_, "SELECT span_id, json FROM spans WHERE trace=? ORDER BY span_id"};
+  if (s) {
+    s.bind(1, t.int64(0));
+    while (s.step() == SQLITE_ROW) {
+      auto span_id = s.view(0);
+      if (lone && lone_id < span_id) {
+        add(lone_id, t.view(5));
+        lone = false;
+      }
+      add(span_id, s.view(1));
+    }
+  }
+  if (lone)
+    add(lone_id, t.view(5));
+  return out + "}}";
+}
 
 namespace {
 

@@ -89,6 +89,12 @@ public:
   /// construction), in one transaction, stored as save() stores a document
   /// with the one span, without writing and parsing it first. "" or why not.
   std::string save_spans(const std::vector<run_span>& spans, std::int64_t now_ms);
+  /// The same, of `n` spans handed over one at a time: `fill(i, span)`
+  /// writes span i into `span`, one run_span the store fills again for each
+  /// (its strings keep their capacity), so spans kept in a leaner shape
+  /// (the keeper's held_route_span) need no run_span of their own.
+  std::string save_spans(std::size_t n, const std::function<void(std::size_t, run_span&)>& fill,
+                         std::int64_t now_ms);
 
   /// The trace as TraceData JSON, or nothing.
   std::optional<std::string> load(std::string_view trace_id);
@@ -116,6 +122,8 @@ private:
   bool write_doc(const boost::json::object& doc, const std::string& trace_id,
                  std::int64_t now_ms, std::string* root_span = nullptr);
   bool write_span(const run_span& span, std::int64_t now_ms);
+  // A transaction of route spans around `write_all` (save_spans).
+  std::string in_span_batch(const std::function<bool()>& write_all);
   std::string commit_or_rollback(bool ok);
   /// "" if `adding` more bytes keep `trace_id` within max_trace_bytes, else why not.
   std::string over_size(const std::string& trace_id, std::size_t adding);
@@ -124,6 +132,9 @@ private:
   // The statements of the per-run path, prepared once (trace_store.cpp).
   struct statements;
   std::unique_ptr<statements> stmts_;
+  // Reused by every route span written (save_spans): no heap block per span.
+  run_span scratch_;
+  std::string packed_;
 };
 
 /// Why `json` is not a TraceData document ("" when it is one); the checks

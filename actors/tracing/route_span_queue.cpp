@@ -48,36 +48,46 @@ void route_batch::add(std::string_view trace, std::string_view runtime, std::str
   records.push_back(r);
 }
 
-traces::run_span route_batch::span(std::size_t i) const {
-  auto& r = records[i];
-  std::string_view all{text};
-  auto at = std::min<std::size_t>(r.at, all.size());
+void route_span_fields(std::string_view text, const route_record& r, traces::run_span& s) {
+  auto at = std::min<std::size_t>(r.at, text.size());
   auto next = [&](std::size_t n) {
-    auto piece = all.substr(at, n);
+    auto piece = text.substr(at, n);
     at += piece.size();
     return piece;
   };
-  traces::run_span s;
-  s.trace_id = next(r.trace_len);
+  s.trace_id.assign(next(r.trace_len));
   auto runtime = next(r.runtime_len);
   auto node = next(r.node_len);
   auto action = next(r.action_len);
-  // Drawn here, on the keeper's thread, rather than on the call's.
-  s.span_id = wire::secure_random_hex(8);
-  s.kind = "actor-host";
-  s.action_type = "route";
-  s.name.reserve(11 + runtime.size());
-  s.name.append("actor-host ").append(runtime);
+  s.kind.assign("actor-host");
+  s.action_type.assign("route");
+  s.name.assign("actor-host ").append(runtime);
+  s.input.clear();
+  s.output.clear();
   s.ok = r.ok;
-  if (!r.ok)
-    s.error_message = next(r.error_len);
+  if (r.ok)
+    s.error_message.clear();
+  else
+    s.error_message.assign(next(r.error_len));
   s.start_ms = r.start_ms;
   s.end_ms = r.end_ms;
-  s.attributes.reserve(3);
-  s.attributes.emplace_back("actor-host:runtime", runtime);
-  s.attributes.emplace_back("actor-host:action", action);
-  if (!node.empty())
-    s.attributes.emplace_back("actor-host:node", node);
+  auto& attrs = s.attributes;
+  attrs.resize(node.empty() ? 2 : 3);
+  attrs[0].first.assign("actor-host:runtime");
+  attrs[0].second.assign(runtime);
+  attrs[1].first.assign("actor-host:action");
+  attrs[1].second.assign(action);
+  if (!node.empty()) {
+    attrs[2].first.assign("actor-host:node");
+    attrs[2].second.assign(node);
+  }
+}
+
+traces::run_span route_batch::span(std::size_t i) const {
+  traces::run_span s;
+  route_span_fields(text, records[i], s);
+  // Drawn here, on the keeper's thread, rather than on the call's.
+  s.span_id = wire::secure_random_hex(8);
   return s;
 }
 

@@ -51,6 +51,12 @@ struct route_batch {
   traces::run_span span(std::size_t i) const;
 };
 
+/// The route span `r` stands for (its text in `text`, from r.at) into `s`:
+/// every field but the span id and the parent, which stay as they are. `s`
+/// may be one run_span filled again and again: its strings keep their
+/// capacity (the keeper writes its rows so, without a heap block per span).
+void route_span_fields(std::string_view text, const route_record& r, traces::run_span& s);
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, route_record& x) {
   return f(caf::meta::type_name("route_record"), x.at, x.trace_len, x.runtime_len, x.node_len,

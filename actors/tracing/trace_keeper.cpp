@@ -48,12 +48,11 @@ void tell_watchers(self_ptr self, const std::string& trace, std::string_view doc
       self->send(w, trace_event_atom_v, event);
 }
 
-void remember_root(self_ptr self, std::string_view trace, std::string_view root) {
+void remember_root(self_ptr self, const trace_key& key, std::string_view root) {
   auto& st = self->state;
-  trace_key key{trace};
   if (!st.recent_roots.try_emplace(key, span_key{root}).second)
     return;
-  st.recent_order.push_back(std::move(key));
+  st.recent_order.push_back(key);
   if (st.recent_order.size() > max_recent_roots) {
     st.recent_roots.erase(st.recent_order.front());
     st.recent_order.pop_front();
@@ -87,33 +86,36 @@ void save_incoming(self_ptr self) {
 
 // Route spans that waited long enough (or were pushed out), as roots, in one
 // transaction: under load this is most of the keeper's writes.
-void store_spans(self_ptr self, std::vector<traces::run_span> spans) {
+void store_spans(self_ptr self, std::vector<held_route_span> spans) {
   if (spans.empty())
     return;
-  if (auto err = self->state.store->save_spans(spans, now_ms()); !err.empty()) {
+  auto& st = self->state;
+  auto fill = [&](std::size_t i, traces::run_span& out) { spans[i].fill(out); };
+  if (auto err = st.store->save_spans(spans.size(), fill, now_ms()); !err.empty()) {
     spdlog::warn("trace store: {} route span(s) were not stored: {}", spans.size(), err);
     return;
   }
   for (auto& s : spans) {
-    if (s.parent_span_id.empty())
-      remember_root(self, s.trace_id, s.span_id);
-    if (!self->state.exporter && self->state.watchers.empty())
+    if (s.is_root())
+      remember_root(self, s.trace(), s.span_id());
+    if (!st.exporter && st.watchers.empty())
       continue;
-    auto doc = traces::trace_data_json(s);
+    s.fill(st.scratch);
+    auto doc = traces::trace_data_json(st.scratch);
     export_doc(self, doc);
-    if (!self->state.watchers.empty())
-      tell_watchers(self, s.trace_id, doc);
+    if (!st.watchers.empty())
+      tell_watchers(self, st.scratch.trace_id, doc);
   }
 }
 
 // The oldest waiting spans, `n` at most, or those due by `due`.
-std::vector<traces::run_span> take_waiting(self_ptr self, std::size_t n,
-                                           caf::actor_clock::time_point due) {
-  std::vector<traces::run_span> out;
+std::vector<held_route_span> take_waiting(self_ptr self, std::size_t n,
+                                          caf::actor_clock::time_point due) {
+  std::vector<held_route_span> out;
   auto& w = self->state.waiting;
   auto& counts = self->state.waiting_traces;
   while (!w.empty() && (out.size() < n || w.front().first <= due)) {
-    trace_key key{w.front().second.trace_id};
+    auto& key = w.front().second.trace();
     if (auto* c = counts.find(key); c && --*c == 0)
       counts.erase(key);
     out.push_back(std::move(w.front().second));
@@ -135,12 +137,12 @@ void store_attached(self_ptr self) {
 }
 
 // Under the run's root span if it is in (stored by store_attached); false if not yet.
-bool try_attach(self_ptr self, traces::run_span& span) {
+bool try_attach(self_ptr self, held_route_span& span) {
   auto& roots = self->state.recent_roots;
-  auto* root = roots.find(trace_key{span.trace_id});
-  if (!root || *root == span_key{span.span_id})
+  auto* root = roots.find(span.trace());
+  if (!root || *root == span_key{span.span_id()})
     return false;
-  span.parent_span_id = root->str();
+  span.set_parent(*root);
   self->state.attached.push_back(std::move(span));
   return true;
 }
@@ -153,7 +155,7 @@ void attach_waiting(self_ptr self, const std::string& trace) {
   if (!c)
     return; // the common case: no scan of the wait list
   auto taken = std::erase_if(self->state.waiting, [&](auto& e) {
-    return e.second.trace_id == trace && try_attach(self, e.second);
+    return e.second.trace() == key && try_attach(self, e.second);
   });
   if ((*c -= std::min(*c, taken)) == 0)
     counts.erase(key);
@@ -161,7 +163,7 @@ void attach_waiting(self_ptr self, const std::string& trace) {
 
 void stored(self_ptr self, std::string_view doc, traces::trace_store::saved& s) {
   if (!s.root_span.empty())
-    remember_root(self, s.trace_id, s.root_span);
+    remember_root(self, trace_key{s.trace_id}, s.root_span);
   export_doc(self, doc);
   if (!self->state.watchers.empty())
     tell_watchers(self, s.trace_id, doc);
@@ -170,7 +172,7 @@ void stored(self_ptr self, std::string_view doc, traces::trace_store::saved& s) 
 }
 
 // Under its root if that is in, else onto the wait list.
-void take_route_span(self_ptr self, traces::run_span& span) {
+void take_route_span(self_ptr self, held_route_span span) {
   if (try_attach(self, span))
     return;
   auto& w = self->state.waiting;
@@ -179,7 +181,7 @@ void take_route_span(self_ptr self, traces::run_span& span) {
   if (w.size() == max_waiting)
     store_spans(self, take_waiting(self, evict_batch, caf::actor_clock::time_point{}));
   // Never full: the wait list holds at most max_waiting spans.
-  if (auto* n = self->state.waiting_traces.try_emplace(trace_key{span.trace_id}, 0).first)
+  if (auto* n = self->state.waiting_traces.try_emplace(span.trace(), 0).first)
     ++*n;
   w.emplace_back(self->clock().now(), std::move(span));
 }
@@ -269,16 +271,14 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
     },
     [self](route_span_atom, traces::run_span& span) {
       obs::global().route_spans_queued.fetch_sub(1, std::memory_order_relaxed);
-      take_route_span(self, span);
+      take_route_span(self, held_route_span{std::move(span)});
       store_attached(self);
     },
     [self](route_spans_atom, const route_batch& batch) {
       obs::global().route_spans_queued.fetch_sub(static_cast<std::int64_t>(batch.size()),
                                                  std::memory_order_relaxed);
-      for (std::size_t i = 0; i < batch.size(); ++i) {
-        auto span = batch.span(i);
-        take_route_span(self, span);
-      }
+      for (std::size_t i = 0; i < batch.size(); ++i)
+        take_route_span(self, held_route_span{batch, i});
       store_attached(self);
     },
     [self](route_flush_atom) {

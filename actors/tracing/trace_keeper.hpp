@@ -1,6 +1,7 @@
 #pragma once
 
 #include "actors/tracing/flat_key_map.hpp"
+#include "actors/tracing/held_route_span.hpp"
 #include "actors/tracing/route_span_queue.hpp"
 #include "actors/tracing/trace_key.hpp"
 #include "traces/run_span.hpp"
@@ -98,7 +99,7 @@ struct trace_keeper_state {
   std::shared_ptr<traces::trace_store> store; // the keeper's alone once spawned
   caf::actor exporter; // span_exporter to an OpenTelemetry collector; null = none
   // Route spans waiting for their root, oldest first; bounded.
-  std::deque<std::pair<caf::actor_clock::time_point, traces::run_span>> waiting;
+  std::deque<std::pair<caf::actor_clock::time_point, held_route_span>> waiting;
   // How many of them wait per trace id (a save looks here before it scans).
   flat_key_map<trace_key, std::size_t> waiting_traces{max_route_spans_waiting};
   // Root span ids of the traces stored lately (by trace id), oldest first in
@@ -107,7 +108,10 @@ struct trace_keeper_state {
   flat_key_map<trace_key, span_key> recent_roots{max_recent_roots + 1};
   std::deque<trace_key> recent_order;
   // Route spans the message at hand attached to their roots (stored before it returns).
-  std::vector<traces::run_span> attached;
+  std::vector<held_route_span> attached;
+  // The run_span a held route span is filled into when it is exported or
+  // watched (its strings keep their capacity).
+  traces::run_span scratch;
   // Posted documents not committed yet, with their posters' promises; bounded.
   std::vector<std::pair<std::string, caf::response_promise>> incoming;
   std::size_t incoming_bytes = 0;

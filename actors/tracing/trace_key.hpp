@@ -52,16 +52,30 @@ public:
   }
 
   std::string str() const {
-    if (other_ || is_null())
-      return std::string{text()};
+    std::string out;
+    assign_to(out);
+    return out;
+  }
+
+  /// The text into `out` (as str(), in the string's own buffer: no heap
+  /// block once it has held an id).
+  void assign_to(std::string& out) const {
+    if (other_ || is_null()) {
+      out.assign(text());
+      return;
+    }
     static constexpr char digits[] = "0123456789abcdef";
-    std::string out(2 * N, '\0');
+    out.resize(2 * N);
     for (std::size_t i = 0; i < N; ++i) {
       auto byte = static_cast<std::uint8_t>(words_[i / 8] >> (8 * (7 - i % 8)));
       out[2 * i] = digits[byte >> 4];
       out[2 * i + 1] = digits[byte & 0xf];
     }
-    return out;
+  }
+
+  /// Made from "" (str() is "").
+  bool empty() const noexcept {
+    return is_null() && !other_;
   }
 
   struct hasher {

@@ -3,6 +3,7 @@
 #include "traces/run_span.hpp"
 #include "traces/span_record.hpp"
 
+#include <boost/json.hpp>
 #include <caf/test/unit_test.hpp>
 
 #include <random>
@@ -86,4 +87,56 @@ CAF_TEST(text that pack_run_span did not write is not taken for a span) {
   CAF_CHECK(!unpack_run_span(long_field, out));
   CAF_CHECK(unpack_run_span(packed, out));
   CAF_CHECK_EQUAL(out.name, "echo");
+}
+
+// The escape check looks at eight bytes at a time: a byte JSON escapes is
+// found at any place in a text, and a text without one is written as it is.
+CAF_TEST(span JSON escapes what it must wherever it is in a long text) {
+  run_span s;
+  s.trace_id = "0123456789abcdef0123456789abcdef";
+  s.span_id = "0123456789abcdef";
+  for (std::size_t size = 1; size <= 40; ++size) {
+    for (std::size_t at = 0; at < size; ++at) {
+      for (char special : {'"', '\\', '\x01', '\x1f', '\n', '\0'}) {
+        s.name = std::string(size, 'a');
+        s.name[at] = special;
+        auto json = span_json(s);
+        CAF_REQUIRE_EQUAL(span_json_size(s), json.size());
+        boost::system::error_code ec;
+        auto parsed = boost::json::parse(json, ec);
+        CAF_REQUIRE(!ec);
+        CAF_REQUIRE(std::string_view{parsed.at("displayName").as_string()} == s.name);
+      }
+    }
+    // Bytes next to the escaped ones (' ', '!', '#', '[', ']', DEL, UTF-8)
+    // are not escaped.
+    s.name.clear();
+    while (s.name.size() < size)
+      s.name += " !#[]\x7f\xc3\xa9"[s.name.size() % 8];
+    if (s.name.back() == '\xc3')
+      s.name.back() = 'x';
+    auto json = span_json(s);
+    CAF_CHECK(json.find("\"displayName\":\"" + s.name + "\"") != std::string::npos);
+  }
+}
+
+// The packed text is what store files hold: its bytes never change.
+CAF_TEST(a packed span is the same bytes as store files hold) {
+  run_span s;
+  s.trace_id = "t";
+  s.span_id = "s";
+  s.parent_span_id = "0123456789abcdef";
+  s.kind = "actor-host";
+  s.action_type = "route";
+  s.name = "actor-host rt";
+  s.output = R"({"a":1})";
+  s.ok = false;
+  s.error_message = "INTERNAL: boom";
+  s.start_ms = 1700000000000;
+  s.end_ms = -5;
+  s.attributes = {{"actor-host:runtime", "rt"}, {"k:", "v;"}};
+  CAF_CHECK_EQUAL(pack_run_span(s),
+                  "\x01" "116:0123456789abcdef10:actor-host5:route13:actor-host rt0:"
+                  R"(7:{"a":1}0;14:INTERNAL: boom1700000000000;-5;2;18:actor-host:runtime2:rt)"
+                  "2:k:2:v;");
 }
