@@ -13,7 +13,7 @@
 //   http.mjs       httpRequest, ndjsonStream
 //   rpc.mjs        JSON-RPC over WebSocket: RpcSocket, FakeRuntime
 //   manager.mjs    the manager, the runtimes and the Genkit manager it meets, the CLI
-//   iii.mjs        iii-sdk peers and a raw iii worker client
+//   iii.mjs        iii-sdk peers, a raw iii worker client, checks the iii tests share
 export { ACTOR_HOST_BIN, INTEROP_NODE_DIR, RUNTIME_KINDS, RUNTIME_SCRIPT, RUNTIMES, TRACE_ID_RE, WebSocket } from './env.mjs';
 export { AsyncQueue, pollUntil, withTimeout } from './wait.mjs';
 export { Child, childPids, cleanup, freePort, pgrep, tempDir } from './processes.mjs';
@@ -29,4 +29,13 @@ export {
   startManagerWithRuntime,
   waitForRegistered,
 } from './manager.mjs';
-export { IiiClient, openChannelSocket, runIiiCaller, sdkCall, startIiiPeer, startIiiWorker } from './iii.mjs';
+export {
+  assertNoLeaks,
+  IiiClient,
+  openChannelSocket,
+  runIiiCaller,
+  sdkCall,
+  startIiiPeer,
+  startIiiWorker,
+  waitForFunction,
+} from './iii.mjs';

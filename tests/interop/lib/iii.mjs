@@ -1,11 +1,12 @@
-// iii workers (the real iii-sdk peers of tests/interop/iii) and a raw client.
+// iii workers (the real iii-sdk peers of tests/interop/iii), a raw client,
+// and checks the iii tests share.
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { INTEROP_NODE_DIR, WebSocket } from './env.mjs';
 import { Child, nodeChildEnv, tracked } from './processes.mjs';
-import { withTimeout } from './wait.mjs';
+import { pollUntil, withTimeout } from './wait.mjs';
 
 const III_WORKER_SCRIPT = path.join(INTEROP_NODE_DIR, 'iii-worker.mjs');
 const III_CALLER_SCRIPT = path.join(INTEROP_NODE_DIR, 'iii-caller.mjs');
@@ -203,4 +204,27 @@ export function openChannelSocket(url, { binaryLength = false, maxPayload } = {}
     });
     ws.once('error', reject);
   });
+}
+
+// ---------------------------------------------------------------------------
+// Checks the iii tests share
+
+/** Waits until the worker named `name` has registered `fn` (seen through a raw client). */
+export async function waitForFunction(client, fn, timeoutMs = 15000) {
+  return pollUntil(
+    async () => (await client.call('engine::functions::list', {})).result?.functions ?? [],
+    (fns) => fns.some((f) => f.function_id === fn),
+    { timeoutMs, intervalMs: 100, what: `function ${fn} registered` }
+  );
+}
+
+/** No actor or socket of the iii side left but the ones still connected. */
+export async function assertNoLeaks(manager, { workers = 0 } = {}) {
+  await manager.waitForStats({
+    'actors.worker_connection': workers,
+    'actors.invocation': 0,
+    'actors.trigger_binding': 0,
+    'actors.channel': 0,
+    'sockets.worker': (n) => n === workers,
+  }, 10000);
 }
