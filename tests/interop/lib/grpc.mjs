@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { INTEROP_NODE_DIR, startManager } from './harness.mjs';
+import { INTEROP_NODE_DIR, pollUntil, startManager } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(INTEROP_NODE_DIR, 'package.json'));
@@ -109,4 +109,22 @@ export function collect(call) {
     call.on('error', (e) => reject(Object.assign(e, { messages })));
     call.on('status', (s) => s.code === 0 && resolve({ messages, status: s }));
   });
+}
+
+/** A JS value as google.protobuf.Value (proto-loader's object form, field names as written). */
+export function toValue(v) {
+  if (v === null) return { null_value: 'NULL_VALUE' };
+  if (typeof v === 'number') return { number_value: v };
+  if (typeof v === 'string') return { string_value: v };
+  if (typeof v === 'boolean') return { bool_value: v };
+  if (Array.isArray(v)) return { list_value: { values: v.map(toValue) } };
+  // The reflection client turns map fields into their repeated entries.
+  return { struct_value: { fields: Object.entries(v).map(([key, x]) => ({ key, value: toValue(x) })) } };
+}
+
+/** Waits until reflection on `address` lists `service`. */
+export function waitForService(address, service, present = true) {
+  const r = new GrpcReflection(address, grpc.credentials.createInsecure());
+  return pollUntil(() => r.listServices().catch(() => []), (list) => list.includes(service) === present,
+    { timeoutMs: 15000, intervalMs: 100, what: `${service} ${present ? 'listed' : 'gone'}` });
 }
