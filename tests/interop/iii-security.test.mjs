@@ -6,18 +6,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, afterEach, test } from 'node:test';
 
-import { cleanup, IiiClient, openChannelSocket, pollUntil, startManager } from './lib/harness.mjs';
+import {
+  cleanup, IiiClient, openChannelSocket, pollUntil, startManager, waitForFunction,
+} from './lib/harness.mjs';
 
 afterEach(cleanup);
 after(cleanup);
-
-async function waitForFunction(client, fn, timeoutMs = 10000) {
-  return pollUntil(
-    async () => (await client.call('engine::functions::list', {})).result?.functions ?? [],
-    (fns) => fns.some((f) => f.function_id === fn),
-    { timeoutMs, intervalMs: 50, what: `function ${fn} registered` }
-  );
-}
 
 async function metric(manager, name) {
   const m = (await manager.get('/metrics')).text.match(new RegExp(`^${name} (\\d+)$`, 'm'));
