@@ -1,6 +1,7 @@
 #define CAF_SUITE trace_store_layout
 
 #include "test_support.hpp"
+#include "trace_test_spans.hpp"
 
 #include "traces/detail/sqlite_statement.hpp"
 #include "traces/detail/store_layout.hpp"
@@ -26,13 +27,6 @@ using traces::detail::statement;
 
 namespace {
 
-std::string random_id(std::mt19937_64& rng) {
-  char b[40];
-  std::snprintf(b, sizeof b, "%016llx%016llx", static_cast<unsigned long long>(rng()),
-                static_cast<unsigned long long>(rng()));
-  return b;
-}
-
 /// A SpanData as Genkit's exporter sends it.
 std::string span_doc(std::string_view trace, std::string_view id, std::string_view parent,
                      std::int64_t end) {
@@ -47,19 +41,10 @@ std::string span_doc(std::string_view trace, std::string_view id, std::string_vi
 }
 
 traces::run_span route_span(std::string trace, std::string id, std::string parent, bool ok) {
-  traces::run_span s;
-  s.trace_id = std::move(trace);
-  s.span_id = std::move(id);
-  s.parent_span_id = std::move(parent);
-  s.kind = "actor-host";
-  s.action_type = "route";
-  s.name = "actor-host rt";
+  auto s = test_route_span(std::move(trace), std::move(id), std::move(parent));
   s.ok = ok;
   if (!ok)
     s.error_message = "INTERNAL: boom";
-  s.start_ms = 1700000000000;
-  s.end_ms = 1700000000100;
-  s.attributes = {{"actor-host:runtime", "rt"}, {"actor-host:action", "/flow/echo"}};
   return s;
 }
 
@@ -170,7 +155,7 @@ CAF_TEST(a store of the layout before is migrated at open and reads the same) {
   // Exporters' documents with a packed route span under their root (what a
   // Genkit runtime and the manager store together), random ids.
   for (int i = 0; i < 300; ++i) {
-    auto id = random_id(rng);
+    auto id = random_trace_id(rng);
     ids.push_back(id);
     f.document(id, id.substr(0, 16), "", 1700000000100, ++now);
     f.route(route_span(id, id.substr(16), id.substr(0, 16), i % 7 != 0), ++now);
@@ -181,7 +166,7 @@ CAF_TEST(a store of the layout before is migrated at open and reads the same) {
   // trace whose root never came (not listed, still loaded).
   auto lone = std::string{"0000165000000000000000000000abcd"};
   f.route(route_span(lone, "1111111111111111", "", true), ++now);
-  auto rootless = random_id(rng);
+  auto rootless = random_trace_id(rng);
   f.document(rootless, "2222222222222222", "3333333333333333", 1700000000050, ++now);
   ids.push_back(lone);
   ids.push_back(rootless);
@@ -213,7 +198,7 @@ CAF_TEST(a store of the layout before is migrated at open and reads the same) {
   // Written to after: a span into a migrated trace, a new trace, both stored
   // as into a store that was never migrated.
   auto more = route_span(ids[3], "4444444444444444", ids[3].substr(0, 16), true);
-  auto fresh = route_span(random_id(rng), "5555555555555555", "", true);
+  auto fresh = route_span(random_trace_id(rng), "5555555555555555", "", true);
   CAF_CHECK_EQUAL(store->save_spans({more, fresh}, 5000), "");
   CAF_CHECK_EQUAL(f.expected->save_spans({more, fresh}, 5000), "");
   CAF_CHECK_EQUAL(store->load(ids[3]).value_or("<a>"), f.expected->load(ids[3]).value_or("<b>"));
@@ -284,7 +269,7 @@ CAF_TEST(traces with random ids get rows in the order they came) {
     for (int batch = 0; batch < 4; ++batch) {
       std::vector<traces::run_span> spans;
       for (int i = 0; i < 500; ++i) {
-        ids.push_back(random_id(rng));
+        ids.push_back(random_trace_id(rng));
         spans.push_back(route_span(ids.back(), ids.back().substr(0, 16), "", i % 3 != 0));
       }
       CAF_REQUIRE_EQUAL(store->save_spans(spans, 1000 + batch), "");

@@ -1,6 +1,7 @@
 #define CAF_SUITE trace_store_lone
 
 #include "test_support.hpp"
+#include "trace_test_spans.hpp"
 
 #include "traces/detail/sqlite_statement.hpp"
 #include "traces/detail/store_layout.hpp"
@@ -28,25 +29,12 @@ namespace {
 
 constexpr auto trace_a = "0123456789abcdef0123456789abcdef";
 
-std::string random_id(std::mt19937_64& rng) {
-  char b[40];
-  std::snprintf(b, sizeof b, "%016llx%016llx", static_cast<unsigned long long>(rng()),
-                static_cast<unsigned long long>(rng()));
-  return b;
-}
-
+// A name with quotes: the lone span's record is escaped as the spans row's.
 traces::run_span route_span(std::string trace, std::string id, std::string parent,
                             std::int64_t end = 1700000000100) {
-  traces::run_span s;
-  s.trace_id = std::move(trace);
-  s.span_id = std::move(id);
-  s.parent_span_id = std::move(parent);
-  s.kind = "actor-host";
-  s.action_type = "route";
-  s.name = "actor-host \"rt\"";
-  s.start_ms = 1700000000000;
+  auto s = test_route_span(std::move(trace), std::move(id), std::move(parent),
+                           "actor-host \"rt\"");
   s.end_ms = end;
-  s.attributes = {{"actor-host:runtime", "rt"}, {"actor-host:action", "/flow/echo"}};
   return s;
 }
 
@@ -281,7 +269,7 @@ CAF_TEST(a store of layout 2 is moved to layout 3 at open and reads the same) {
   std::vector<std::string> ids;
   std::int64_t now = 1000;
   for (int i = 0; i < 120; ++i) {
-    auto id = random_id(rng);
+    auto id = random_trace_id(rng);
     ids.push_back(id);
     if (i % 4 == 0) { // a route span alone: a `spans` row in layout 2
       route(route_span(id, id.substr(16), ""), ++now);
@@ -311,7 +299,7 @@ CAF_TEST(a store of layout 2 is moved to layout 3 at open and reads the same) {
   // Written to after: into a trace whose lone route span layout 2 kept as a
   // `spans` row, and a new trace, as into a store made in layout 3.
   auto more = route_span(ids[0], "7777777777777777", ids[0].substr(16));
-  auto fresh = route_span(random_id(rng), "8888888888888888", "");
+  auto fresh = route_span(random_trace_id(rng), "8888888888888888", "");
   CAF_CHECK_EQUAL(store->save_spans({more, fresh}, 5000), "");
   CAF_CHECK_EQUAL(expected->save_spans({more, fresh}, 5000), "");
   CAF_CHECK_EQUAL(store->load(ids[0]).value_or("<a>"), expected->load(ids[0]).value_or("<b>"));
