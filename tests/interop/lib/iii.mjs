@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { INTEROP_NODE_DIR, WebSocket } from './env.mjs';
 import { Child, nodeChildEnv, tracked } from './processes.mjs';
+import { opened } from './rpc.mjs';
 import { pollUntil, withTimeout } from './wait.mjs';
 
 const III_WORKER_SCRIPT = path.join(INTEROP_NODE_DIR, 'iii-worker.mjs');
@@ -77,20 +78,7 @@ export class IiiClient {
   static async connect(url, { headers } = {}) {
     const ws = new WebSocket(url, { perMessageDeflate: false, headers });
     const c = new IiiClient(ws);
-    await withTimeout(
-      new Promise((resolve, reject) => {
-        ws.once('open', resolve);
-        ws.once('error', reject);
-        ws.once('unexpected-response', (_, res) => {
-          const err = new Error(`upgrade refused: HTTP ${res.statusCode}`);
-          err.status = res.statusCode;
-          res.resume();
-          reject(err);
-        });
-      }),
-      10000,
-      `WebSocket connect to ${url}`
-    );
+    await opened(ws, url);
     return c;
   }
 

@@ -4,25 +4,33 @@ import { WebSocket } from './env.mjs';
 import { tracked } from './processes.mjs';
 import { grace, withTimeout } from './wait.mjs';
 
+/**
+ * Resolves once `ws` (just made for `url`) is open; rejects on an error or a
+ * refused upgrade (the error's `status` is the HTTP status), or after 10 s.
+ */
+export function opened(ws, url) {
+  return withTimeout(
+    new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+      ws.once('unexpected-response', (_, res) => {
+        const err = new Error(`upgrade refused: HTTP ${res.statusCode}`);
+        err.status = res.statusCode;
+        res.resume();
+        reject(err);
+      });
+    }),
+    10000,
+    `WebSocket connect to ${url}`
+  );
+}
+
 export class RpcSocket {
   /** Opens a socket (of the class it is called on); `name` only labels errors; `wsOptions` go to `ws` (e.g. TLS `ca`, `cert`, `key`). */
   static async connect(url, name = url, wsOptions = {}) {
     const ws = new WebSocket(url, { perMessageDeflate: false, ...wsOptions });
     const sock = new this(ws, name);
-    await withTimeout(
-      new Promise((resolve, reject) => {
-        ws.once('open', resolve);
-        ws.once('error', reject);
-        ws.once('unexpected-response', (_, res) => {
-          const err = new Error(`upgrade refused: HTTP ${res.statusCode}`);
-          err.status = res.statusCode;
-          res.resume();
-          reject(err);
-        });
-      }),
-      10000,
-      `WebSocket connect to ${url}`
-    );
+    await opened(ws, url);
     return sock;
   }
 
