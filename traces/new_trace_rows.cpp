@@ -2,6 +2,7 @@
 
 #include "traces/span_record.hpp"
 
+#include <charconv>
 #include <limits>
 
 namespace actor_host::traces::detail {
@@ -40,8 +41,12 @@ bool new_trace_rows::hold(const run_span& span) {
   // load() writes for it.
   pack_run_span(span, r.packed);
   r.bytes = static_cast<std::int64_t>(span_json_size(span));
-  r.start = std::to_string(span.start_ms);
-  r.end = std::to_string(span.end_ms);
+  auto decimal = [](std::int64_t n, std::array<char, 24>& room, std::uint8_t& len) {
+    len = static_cast<std::uint8_t>(std::to_chars(room.data(), room.data() + room.size(), n).ptr
+                                    - room.data());
+  };
+  decimal(span.start_ms, r.start, r.start_len);
+  decimal(span.end_ms, r.end, r.end_len);
   return held_ == max_rows;
 }
 
@@ -53,7 +58,8 @@ bool new_trace_rows::insert(std::int64_t now_ms, std::vector<std::size_t>& left)
     auto& r = rows_[i];
     int at = static_cast<int>(2 + 7 * i);
     insert_.bind_static(at, r.span->trace_id).bind_static(at + 1, r.span->name);
-    insert_.bind_static(at + 2, r.start).bind_static(at + 3, r.end).bind(at + 4, r.bytes);
+    insert_.bind_static(at + 2, {r.start.data(), r.start_len});
+    insert_.bind_static(at + 3, {r.end.data(), r.end_len}).bind(at + 4, r.bytes);
     insert_.bind_static(at + 5, r.span->span_id).bind_static(at + 6, r.packed);
   }
   bool ok = insert_.step() == SQLITE_DONE;

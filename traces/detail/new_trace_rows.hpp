@@ -68,8 +68,11 @@ public:
 private:
   struct row {
     const run_span* span = nullptr;
-    std::string packed, start, end;
+    std::string packed;
     std::int64_t bytes = 0;
+    // The times as the row's text (decimal), each in its own room.
+    std::array<char, 24> start, end;
+    std::uint8_t start_len = 0, end_len = 0;
   };
   sqlite3* db_;
   statement insert_, find_;
