@@ -4,6 +4,7 @@
 #include "traces/trace_data.hpp"
 #include "traces/trace_filter.hpp"
 
+#include "traces/detail/new_trace_rows.hpp"
 #include "traces/detail/sqlite_statement.hpp"
 #include "traces/detail/store_layout.hpp"
 
@@ -158,11 +159,13 @@ struct trace_store::statements {
 };
 
 trace_store::trace_store(sqlite3* db, retention r)
-  : db_(db), retention_(r), stmts_(std::make_unique<statements>(db)) {
+  : db_(db), retention_(r), stmts_(std::make_unique<statements>(db)),
+    new_rows_(std::make_unique<detail::new_trace_rows>(db)) {
 }
 
 trace_store::~trace_store() {
   stmts_.reset(); // finalized before the database closes
+  new_rows_.reset();
   sqlite3_close_v2(db_);
 }
 
@@ -204,7 +207,7 @@ std::unique_ptr<trace_store> trace_store::open(const std::string& path, retentio
     return nullptr;
   }
   std::unique_ptr<trace_store> store{new trace_store(db, r)};
-  if (!*store->stmts_) {
+  if (!*store->stmts_ || !*store->new_rows_) {
     error = "cannot set up " + path + ": " + sqlite3_errmsg(db);
     return nullptr;
   }
@@ -316,14 +319,48 @@ bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
   return ok;
 }
 
+bool trace_store::write_spans(std::size_t n,
+                              const std::function<const run_span&(std::size_t, run_span&)>& span,
+                              std::int64_t now_ms) {
+  auto& rows = *new_rows_;
+  rows.clear(); // a batch that failed before may have left some
+  // The spans held for rows of new traces, one by one: before a span that
+  // takes the other path (the order of a trace's writes is kept) and at
+  // the end (too few for a statement of rows).
+  auto one_by_one = [&] {
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      if (!write_span(rows.span(k), now_ms))
+        return false;
+    rows.clear();
+    return true;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& s = span(i, rows.room());
+    if (!detail::new_trace_rows::takes(s)) {
+      if (!one_by_one() || !write_span(s, now_ms))
+        return false;
+      continue;
+    }
+    if (!rows.hold(s))
+      continue;
+    left_.clear();
+    if (!rows.insert(now_ms, left_))
+      return false;
+    for (auto k : left_)
+      if (!write_span(rows.span(k), now_ms))
+        return false;
+    rows.clear();
+  }
+  return one_by_one();
+}
+
 std::string trace_store::save_spans(const std::vector<run_span>& spans, std::int64_t now_ms) {
   if (spans.empty())
     return {};
   return in_span_batch([&] {
-    for (auto& s : spans)
-      if (!write_span(s, now_ms))
-        return false;
-    return true;
+    return write_spans(spans.size(), [&](std::size_t i, run_span&) -> const run_span& {
+      return spans[i];
+    }, now_ms);
   });
 }
 
@@ -333,12 +370,10 @@ std::string trace_store::save_spans(std::size_t n,
   if (n == 0)
     return {};
   return in_span_batch([&] {
-    for (std::size_t i = 0; i < n; ++i) {
-      fill(i, scratch_);
-      if (!write_span(scratch_, now_ms))
-        return false;
-    }
-    return true;
+    return write_spans(n, [&](std::size_t i, run_span& room) -> const run_span& {
+      fill(i, room);
+      return room;
+    }, now_ms);
   });
 }
 

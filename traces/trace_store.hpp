@@ -25,6 +25,9 @@ class object;
 namespace actor_host::traces {
 
 class trace_filter;
+namespace detail {
+class new_trace_rows;
+}
 
 struct retention {
   /// Traces not updated for this long are dropped; 0 = no age limit.
@@ -122,6 +125,12 @@ private:
   bool write_doc(const boost::json::object& doc, const std::string& trace_id,
                  std::int64_t now_ms, std::string* root_span = nullptr);
   bool write_span(const run_span& span, std::int64_t now_ms);
+  // Route spans `span(i, room)` (span i, or filled into `room` and that),
+  // inside an open transaction: those that make new traces by rows of many
+  // (detail/new_trace_rows.hpp), the others by write_span, in order.
+  bool write_spans(std::size_t n,
+                   const std::function<const run_span&(std::size_t, run_span&)>& span,
+                   std::int64_t now_ms);
   // A transaction of route spans around `write_all` (save_spans).
   std::string in_span_batch(const std::function<bool()>& write_all);
   std::string commit_or_rollback(bool ok);
@@ -133,8 +142,9 @@ private:
   struct statements;
   std::unique_ptr<statements> stmts_;
   // Reused by every route span written (save_spans): no heap block per span.
-  run_span scratch_;
   std::string packed_;
+  std::unique_ptr<detail::new_trace_rows> new_rows_;
+  std::vector<std::size_t> left_;
 };
 
 /// Why `json` is not a TraceData document ("" when it is one); the checks

@@ -3,7 +3,9 @@
 #include "actors/common/packed_trace_id.hpp"
 
 #include <array>
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -90,15 +92,51 @@ private:
   }
 
   bool pack(std::string_view text) noexcept {
-    for (std::size_t i = 0; i < N; ++i) {
-      auto hi = lower_hex_nibble(text[2 * i]);
-      auto lo = lower_hex_nibble(text[2 * i + 1]);
-      if (hi < 0 || lo < 0)
-        return false;
-      auto& w = words_[i / 8];
-      w = w << 8 | static_cast<std::uint64_t>(hi << 4 | lo);
+    if constexpr (std::endian::native == std::endian::little) {
+      for (std::size_t i = 0; i < N / 8; ++i) {
+        std::uint32_t hi, lo;
+        if (!pack_8_digits(text.data() + 16 * i, hi) || !pack_8_digits(text.data() + 16 * i + 8, lo))
+          return false;
+        words_[i] = std::uint64_t{hi} << 32 | lo;
+      }
+    } else {
+      for (std::size_t i = 0; i < N; ++i) {
+        auto hi = lower_hex_nibble(text[2 * i]);
+        auto lo = lower_hex_nibble(text[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+          return false;
+        auto& w = words_[i / 8];
+        w = w << 8 | static_cast<std::uint64_t>(hi << 4 | lo);
+      }
     }
     packed_ = true;
+    return true;
+  }
+
+  // Eight lowercase hex digits at `p` as four bytes, the first digits the
+  // most significant; false for anything else (lower_hex_nibble's rule).
+  // A word at a time: the keeper parses every route span's trace id, and
+  // the digit loop was ~500 instructions a span (bench/runs/
+  // 2026-12-08-trace-batch.md). Little-endian words.
+  static bool pack_8_digits(const char* p, std::uint32_t& out) noexcept {
+    constexpr std::uint64_t ones = 0x0101010101010101ull;
+    constexpr std::uint64_t highs = 0x8080808080808080ull;
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    // Bytes below 0x80 only: then b + (0x80 - n) sets the byte's high bit
+    // iff b >= n, without a carry into the next byte.
+    auto at_least = [&](std::uint64_t n) { return (w + (0x80 - n) * ones) & highs; };
+    auto digit = at_least('0') & ~at_least('9' + 1);
+    auto letter = at_least('a') & ~at_least('f' + 1);
+    if ((w & highs) != 0 || (digit | letter) != highs)
+      return false;
+    // A digit's value is its low nibble; a letter's (bit 6 set) that + 9.
+    auto v = (w & 0x0f0f0f0f0f0f0f0full) + ((w >> 6) & ones) * 9;
+    // Pairs of nibbles into bytes 0, 2, 4, 6, then those side by side.
+    auto b = ((v << 4) | (v >> 8)) & 0x00ff00ff00ff00ffull;
+    b = (b | b >> 8) & 0x0000ffff0000ffffull;
+    b = (b | b >> 16) & 0xffffffffull;
+    out = __builtin_bswap32(static_cast<std::uint32_t>(b));
     return true;
   }
 

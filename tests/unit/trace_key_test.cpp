@@ -22,6 +22,33 @@ CAF_TEST(an id comes back as it was given) {
     CAF_CHECK_EQUAL(span_key{text}.str(), text);
 }
 
+// Hex digits are read eight at a time (pack_8_digits): every byte value at
+// every place of an id, against the digit rule of lower_hex_nibble.
+CAF_TEST(every byte at every place of an id is read as the digit rule says) {
+  const std::string base = "0123456789abcdef0fedcba987654321";
+  std::size_t wrong = 0, packed = 0;
+  for (std::size_t at = 0; at < base.size(); ++at)
+    for (int b = 0; b < 256; ++b) {
+      auto text = base;
+      text[at] = static_cast<char>(b);
+      trace_key key{text};
+      wrong += key.str() != text;
+      // Packed exactly when every byte is a digit: other text is hashed as
+      // a std::string (a packed key's hash is another).
+      bool digit = lower_hex_nibble(static_cast<char>(b)) >= 0;
+      packed += digit;
+      wrong += (key.hash() == std::hash<std::string>{}(text)) == digit;
+      if (at < 16) {
+        auto head = text.substr(0, 16);
+        span_key span{head};
+        wrong += span.str() != head;
+        wrong += (span.hash() == std::hash<std::string>{}(head)) == digit;
+      }
+    }
+  CAF_CHECK_EQUAL(wrong, 0u);
+  CAF_CHECK_EQUAL(packed, 32u * 16u);
+}
+
 CAF_TEST(keys are equal exactly when their texts are) {
   std::vector<std::string> texts{"00000000000000000000000000000000", "",
                                  "00000000000000000000000000000001",
