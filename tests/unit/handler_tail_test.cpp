@@ -10,6 +10,7 @@
 
 using actor_host::net::defer_to_tail;
 using actor_host::net::tail_open;
+using actor_host::net::tail_post_policy;
 using actor_host::net::tail_scope;
 
 CAF_TEST(deferred work runs in order when the outermost scope ends) {
@@ -31,4 +32,28 @@ CAF_TEST(deferred work runs in order when the outermost scope ends) {
   }
   CAF_CHECK_EQUAL(log, "abc");
   CAF_CHECK(!tail_open());
+}
+
+CAF_TEST(the post policy writes at once after posts nothing shared) {
+  tail_post_policy p;
+  CAF_CHECK(p.post());
+  for (int i = 0; i < tail_post_policy::to_inline - 1; ++i)
+    p.ran(false);
+  CAF_CHECK(p.posting());
+  p.ran(true); // one shared post starts the count again
+  for (int i = 0; i < tail_post_policy::to_inline - 1; ++i)
+    p.ran(false);
+  CAF_CHECK(p.posting());
+  p.ran(false);
+  CAF_CHECK(!p.posting());
+  // Every probe_every-th batch is posted still, as a probe.
+  unsigned posts = 0;
+  for (unsigned i = 0; i < 3 * tail_post_policy::probe_every; ++i)
+    posts += p.post() ? 1 : 0;
+  CAF_CHECK_EQUAL(posts, 3u);
+  p.ran(false); // a probe nothing else ran before: still at once
+  CAF_CHECK(!p.posting());
+  p.ran(true);
+  CAF_CHECK(p.posting());
+  CAF_CHECK(p.post());
 }
