@@ -60,7 +60,8 @@ void defer_to_tail(std::function<void()> fn);
 /// sendmsg to the runtime for all), but a lone call (one caller, one frame at
 /// a time) has nothing to wait for and paid the poll twice per call
 /// (bench/ANALYSIS.md, issue 35). So each I/O thread learns from its own
-/// posts: after `to_inline` posts in a row that no other handler ran before,
+/// posts: after `to_inline` tails in a row whose posts no other handler ran
+/// before,
 /// a read tail's writes go at once; then every `probe_every`th is posted
 /// still, and one that other handlers ran before turns posting back on.
 class tail_post_policy {
@@ -109,7 +110,8 @@ struct tail_post_mark {
 bool tail_posts_writes(tail_post_mark& mark) noexcept;
 
 /// As a batch posted under `mark` runs: teaches the thread's policy whether
-/// the post was shared with other handlers. Nothing on another thread.
+/// the post was shared with other handlers, once per posting tail (its
+/// posts share one poll). Nothing on another thread.
 void tail_post_ran(const tail_post_mark& mark) noexcept;
 
 } // namespace actor_host::net

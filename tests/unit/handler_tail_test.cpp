@@ -5,6 +5,8 @@
 #include "net/handler_tail.hpp"
 
 #include <string>
+#include <thread>
+#include <vector>
 
 // How deferred strand wake-ups keep their order: batch_hold_test.
 
@@ -56,4 +58,34 @@ CAF_TEST(the post policy writes at once after posts nothing shared) {
   p.ran(true);
   CAF_CHECK(p.posting());
   CAF_CHECK(p.post());
+}
+
+CAF_TEST(one read tail posting to many sessions counts once) {
+  // A runtime's read that wakes many callers' sessions pays one reactor poll
+  // for all its posts: judged as one, nothing else ran before them.
+  using actor_host::net::tail_post_mark;
+  using actor_host::net::tail_post_ran;
+  using actor_host::net::tail_posts_writes;
+  std::vector<bool> posted;
+  std::thread t{[&] { // the policy is the thread's own: a fresh one posts
+    for (int i = 0; i < tail_post_policy::to_inline; ++i) {
+      std::vector<tail_post_mark> marks(3);
+      bool all = true;
+      {
+        tail_scope reading{tail_scope::reading};
+        for (auto& m : marks)
+          all = tail_posts_writes(m) && all;
+      }
+      posted.push_back(all);
+      for (auto& m : marks)
+        tail_post_ran(m); // as the posts run, nothing between
+    }
+    tail_post_mark m;
+    tail_scope reading{tail_scope::reading};
+    posted.push_back(tail_posts_writes(m));
+  }};
+  t.join();
+  std::vector<bool> expected(tail_post_policy::to_inline, true);
+  expected.push_back(false);
+  CAF_CHECK_EQUAL(posted, expected);
 }
