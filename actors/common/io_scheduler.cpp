@@ -79,10 +79,11 @@ public:
 
   bool post_behind_ready_reads(std::function<void()>& fn) {
     auto* ioc = ioc_.load();
-    if (ioc == nullptr || !net::tail_open() || net::tail_writes_inline()
-        || !ioc->get_executor().running_in_this_thread())
+    net::tail_post_mark mark;
+    if (ioc == nullptr || !net::tail_open() || !ioc->get_executor().running_in_this_thread()
+        || !net::tail_posts_writes(mark))
       return false;
-    boost::asio::post(*ioc, once{std::move(fn)});
+    boost::asio::post(*ioc, once{std::move(fn), mark});
     return true;
   }
 
@@ -124,9 +125,10 @@ private:
   /// is destroyed if asio drops it unrun.
   struct once {
     std::function<void()> fn;
+    net::tail_post_mark mark;
 
-    explicit once(std::function<void()> f) : fn(std::move(f)) {}
-    once(once&& other) noexcept : fn(std::exchange(other.fn, nullptr)) {}
+    once(std::function<void()> f, net::tail_post_mark m) : fn(std::move(f)), mark(m) {}
+    once(once&& other) noexcept : fn(std::exchange(other.fn, nullptr)), mark(other.mark) {}
     once(const once&) = delete;
     once& operator=(const once&) = delete;
     once& operator=(once&&) = delete;
@@ -135,6 +137,7 @@ private:
         fn();
     }
     void operator()() {
+      net::tail_post_ran(mark); // before its own scope, which would count
       net::tail_scope tail{net::tail_scope::bursting};
       std::exchange(fn, nullptr)();
     }

@@ -109,7 +109,7 @@ private:
   /// mtx_ held. Outside a read handler but inside a handler's tail_scope
   /// (an actor's burst on the I/O thread, handler_tail.hpp) the post waits
   /// for the scope's end, where a burst's is dispatched: no post, no poll
-  /// (a read handler's is posted then: tail_writes_inline). What
+  /// (a read handler's is posted then, or not: tail_post_policy). What
   /// any thread sends meanwhile joins it, so nothing overtakes it; it is
   /// taken only on the strand, so what comes after is queued behind it.
   template <class F>
@@ -124,15 +124,19 @@ private:
       return;
     }
     deferred_.emplace_back(std::forward<F>(f));
-    // A whole answer waits for no read: what a read handler's tail posts
-    // is posted so that other sockets' reads add to the same write, and
-    // nothing is added to this one (each post costs a reactor poll).
+    // A whole answer waits for no read: nothing is added to it. What a
+    // read handler's tail wakes is posted, so that other sockets' reads add
+    // to the same write, while the thread's posts find such reads
+    // (tail_post_policy: each post costs a reactor poll).
     defer_to_tail([this, strand, whole] {
       auto run = deferred_run{this};
-      if ((whole || tail_writes_inline()) && !strand.running_in_this_thread())
-        boost::asio::dispatch(strand, std::move(run));
-      else
+      tail_post_mark mark;
+      if (strand.running_in_this_thread() || (!whole && tail_posts_writes(mark))) {
+        run.mark = mark;
         boost::asio::post(strand, std::move(run));
+      } else {
+        boost::asio::dispatch(strand, std::move(run));
+      }
     });
   }
 
@@ -141,8 +145,10 @@ private:
   /// (the context stopped), it lets the entries go, so no session is kept.
   struct deferred_run {
     batch_hold* hold;
+    tail_post_mark mark; // set when a read tail's policy posted it
     explicit deferred_run(batch_hold* h) : hold(h) {}
-    deferred_run(deferred_run&& other) noexcept : hold(std::exchange(other.hold, nullptr)) {}
+    deferred_run(deferred_run&& other) noexcept
+      : hold(std::exchange(other.hold, nullptr)), mark(other.mark) {}
     deferred_run(const deferred_run&) = delete;
     deferred_run& operator=(const deferred_run&) = delete;
     deferred_run& operator=(deferred_run&&) = delete;
@@ -151,6 +157,7 @@ private:
         take(std::exchange(hold, nullptr)); // destroyed outside the lock
     }
     void operator()() {
+      tail_post_ran(mark);
       auto fns = take(std::exchange(hold, nullptr));
       for (auto& fn : fns)
         fn();

@@ -49,6 +49,25 @@ struct fixture {
     inbox.clear();
   }
 
+  // Read handlers of one reactor poll, each a tail waking this session with
+  // its chunk, then the io_context run dry: for each, whether its chunk went
+  // out before its handler returned (not posted: tail_post_policy).
+  std::vector<bool> poll_of_reads(const std::vector<std::string>& chunks) {
+    std::vector<bool> at_once(chunks.size());
+    for (std::size_t i = 0; i < chunks.size(); ++i)
+      asio::post(ioc, [this, &at_once, &chunks, i] {
+        auto before = written.size();
+        {
+          actor_host::net::tail_scope reading{actor_host::net::tail_scope::reading};
+          write(chunks[i]);
+        }
+        at_once[i] = written.size() > before;
+      });
+    ioc.run();
+    ioc.restart();
+    return at_once;
+  }
+
   // n reads, one chunk each, each read's completion posted by the one before.
   void reads(int n, std::string chunk = "c") {
     if (n == 0)
@@ -189,22 +208,61 @@ CAF_TEST(a wake-up deferred from inside the strand is posted behind what it queu
   CAF_CHECK_EQUAL(order, (std::vector<std::string>{"handler", "queued", "deferred"}));
 }
 
+// The read tails' post policy is the I/O thread's own (thread-local): each
+// test below drives its io_context on a thread of its own, which starts
+// posting.
+template <class F>
+void on_fresh_thread(F f) {
+  std::thread t{std::move(f)};
+  t.join();
+}
+
 CAF_TEST(a batch a read handler tail wakes waits for the handlers ready before it) {
   // Two sockets' reads from one reactor poll, each waking an actor that
   // writes to the same connection: one write for both.
-  asio::post(ioc, [this] {
-    {
-      actor_host::net::tail_scope reading{actor_host::net::tail_scope::reading};
-      write("a");
-    }
-    CAF_CHECK(written.empty());
-  });
-  asio::post(ioc, [this] {
-    actor_host::net::tail_scope reading{actor_host::net::tail_scope::reading};
-    write("b");
-  });
-  ioc.run();
+  std::vector<bool> at_once;
+  on_fresh_thread([&] { at_once = poll_of_reads({"a", "b"}); });
+  CAF_CHECK_EQUAL(at_once, (std::vector<bool>{false, false}));
   CAF_CHECK_EQUAL(written, (std::vector<std::string>{"ab"}));
+}
+
+CAF_TEST(lone reads learn to write at once) {
+  // One read per poll, as a lone caller's: no post finds another handler
+  // run before it, so after to_inline of them the writes go at once.
+  using policy = actor_host::net::tail_post_policy;
+  std::vector<bool> at_once;
+  on_fresh_thread([&] {
+    for (int i = 0; i < policy::to_inline + 2; ++i)
+      at_once.push_back(poll_of_reads({"x"})[0]);
+  });
+  std::vector<bool> expected(policy::to_inline, false);
+  expected.insert(expected.end(), {true, true});
+  CAF_CHECK_EQUAL(at_once, expected);
+  CAF_CHECK_EQUAL(written.size(), static_cast<std::size_t>(policy::to_inline + 2));
+}
+
+CAF_TEST(a probe that finds other reads ready turns posting back on) {
+  // Writing at once, the thread still posts every probe_every-th batch;
+  // when load comes back (three reads per poll), the probe's post finds the
+  // reads after it run first, they join its write, and from then on the
+  // reads of a poll share one write again.
+  using policy = actor_host::net::tail_post_policy;
+  static_assert((policy::probe_every - 1) % 3 == 0, "the probe is a poll's first read");
+  constexpr std::size_t probe_poll = (policy::probe_every - 1) / 3;
+  std::vector<std::vector<bool>> polls;
+  on_fresh_thread([&] {
+    for (int i = 0; i < policy::to_inline; ++i)
+      poll_of_reads({"x"});
+    for (std::size_t i = 0; i < probe_poll + 3; ++i)
+      polls.push_back(poll_of_reads({"a", "b", "c"}));
+  });
+  const std::vector<bool> each_at_once{true, true, true}, posted{false, false, false};
+  for (std::size_t i = 0; i < probe_poll; ++i)
+    CAF_CHECK_EQUAL(polls[i], each_at_once);
+  for (std::size_t i = probe_poll; i < polls.size(); ++i)
+    CAF_CHECK_EQUAL(polls[i], posted);
+  std::vector<std::string> tail(written.end() - 3, written.end());
+  CAF_CHECK_EQUAL(tail, (std::vector<std::string>{"abc", "abc", "abc"}));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
