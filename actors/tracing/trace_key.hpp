@@ -117,7 +117,7 @@ private:
   // most significant; false for anything else (lower_hex_nibble's rule).
   // A word at a time: the keeper parses every route span's trace id, and
   // the digit loop was ~500 instructions a span (bench/runs/
-  // 2026-12-08-trace-batch.md). Little-endian words.
+  // 2026-12-07-trace-batch.md). Little-endian words.
   static bool pack_8_digits(const char* p, std::uint32_t& out) noexcept {
     constexpr std::uint64_t ones = 0x0101010101010101ull;
     constexpr std::uint64_t highs = 0x8080808080808080ull;

@@ -19,7 +19,7 @@ namespace actor_host::traces::detail {
 /// runtime that exports no spans, every call's trace is such a row; one
 /// statement per span was most of the keeper's SQLite time: the step, three
 /// B-tree cursors opened and each insert seeking from the root
-/// (bench/runs/2026-12-08-trace-batch.md).
+/// (bench/runs/2026-12-07-trace-batch.md).
 class new_trace_rows {
 public:
   static constexpr std::size_t max_rows = 64;
