@@ -79,11 +79,10 @@ public:
 
   bool post_behind_ready_reads(std::function<void()>& fn) {
     auto* ioc = ioc_.load();
-    net::tail_post_mark mark;
-    if (ioc == nullptr || !net::tail_open() || !ioc->get_executor().running_in_this_thread()
-        || !net::tail_posts_writes(mark))
+    if (ioc == nullptr || !net::tail_open() || net::tail_writes_inline()
+        || !ioc->get_executor().running_in_this_thread())
       return false;
-    boost::asio::post(*ioc, once{std::move(fn), mark});
+    boost::asio::post(*ioc, once{std::move(fn)});
     return true;
   }
 
@@ -125,10 +124,9 @@ private:
   /// is destroyed if asio drops it unrun.
   struct once {
     std::function<void()> fn;
-    net::tail_post_mark mark;
 
-    once(std::function<void()> f, net::tail_post_mark m) : fn(std::move(f)), mark(m) {}
-    once(once&& other) noexcept : fn(std::exchange(other.fn, nullptr)), mark(other.mark) {}
+    explicit once(std::function<void()> f) : fn(std::move(f)) {}
+    once(once&& other) noexcept : fn(std::exchange(other.fn, nullptr)) {}
     once(const once&) = delete;
     once& operator=(const once&) = delete;
     once& operator=(once&&) = delete;
@@ -137,7 +135,6 @@ private:
         fn();
     }
     void operator()() {
-      net::tail_post_ran(mark); // before its own scope, which would count
       net::tail_scope tail{net::tail_scope::bursting};
       std::exchange(fn, nullptr)();
     }

@@ -49,10 +49,8 @@ void detach_io_scheduler(caf::actor_system& sys);
 /// calls all of them read): inside a socket's read handler on an I/O thread
 /// of the context `sys` is attached to, posts `fn` behind those handlers,
 /// to run as a burst of its own (the actors it wakes run at its end), and
-/// returns true. Elsewhere (a burst of actor turns, CAF's threads, tests),
-/// and while the thread's posts find no other handlers to wait for
-/// (net::tail_post_policy: a lone call), returns false and does nothing:
-/// the caller does the work at once. `fn`
+/// returns true. Elsewhere (a burst of actor turns, CAF's threads, tests)
+/// returns false and does nothing: the caller does the work at once. `fn`
 /// runs exactly once: if the context drops the post unrun (stopped), as the
 /// post is destroyed.
 bool post_behind_ready_reads(caf::actor_system& sys, std::function<void()> fn);
