@@ -60,10 +60,10 @@ void defer_to_tail(std::function<void()> fn);
 /// sendmsg to the runtime for all), but a lone call (one caller, one frame at
 /// a time) has nothing to wait for and paid the poll twice per call
 /// (bench/ANALYSIS.md, issue 35). So each I/O thread learns from its own
-/// posts: after `to_inline` tails in a row whose posts no other handler ran
-/// before,
-/// a read tail's writes go at once; then every `probe_every`th is posted
-/// still, and one that other handlers ran before turns posting back on.
+/// posts: after `to_inline` read tails in a row whose posts no other handler
+/// ran before, a read tail's writes go at once; then every `probe_every`th
+/// is posted still, and one that other handlers ran before turns posting
+/// back on.
 class tail_post_policy {
 public:
   static constexpr int to_inline = 4;
