@@ -139,6 +139,8 @@ struct metrics {
   // handed to a new connection because the holder did not answer.
   std::atomic<std::uint64_t> runtime_register_refused{0};
   std::atomic<std::uint64_t> runtime_takeovers{0};
+  // Route tables the runtime directory published (one per burst of changes).
+  std::atomic<std::uint64_t> route_publishes{0};
 
   // Cluster (actors/cluster/): nodes by status (self excluded), membership
   // changes (joins, losses, rejoins), calls to other nodes' runtimes and

@@ -166,6 +166,10 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
   {"actor_host_runtime_takeovers_total", "counter",
    "Ids handed to a new connection because the holder did not answer a ping.",
    &metrics::runtime_takeovers},
+  {"actor_host_route_publishes_total", "counter",
+   "Route tables the runtime directory published (one per burst of registrations and "
+   "disconnects).",
+   &metrics::route_publishes},
   {"actor_host_cluster_minority_changes_total", "counter",
    "Times this node went to a minority side of a partition or back.",
    &metrics::cluster_minority_changes},

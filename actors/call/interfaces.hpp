@@ -194,7 +194,7 @@ using directory_actor = caf::typed_actor<
   caf::reacts_to<node_lost_atom, std::string>,
   caf::reacts_to<remote_load_atom, std::string, std::vector<std::string>,
                  std::vector<std::int32_t>>,
-  caf::reacts_to<subscribe_atom, caf::actor>>;
+  caf::reacts_to<subscribe_atom, caf::actor>, caf::reacts_to<flush_atom>>;
 
 } // namespace actor_host
 

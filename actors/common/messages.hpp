@@ -149,6 +149,7 @@ CAF_ADD_ATOM(actor_host, actor_host::atoms, retire_atom, "retire")
 // (flush_atom)                                  [function_registry] compare the function set
 //                                               [worker_connection] take the next held frame
 //                                               [cluster_gateway] send what it batched
+//                                               [runtime_directory] publish the routes it held
 CAF_ADD_ATOM(actor_host, actor_host::atoms, flush_atom, "flush")
 
 // iii streaming channels [channel]

@@ -8,10 +8,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace actor_host {
 
 directory_state::entry* directory_state::find(const std::string& id) {
+  if (!ids.count(id))
+    return nullptr;
   auto i = std::find_if(entries.begin(), entries.end(), [&](auto& e) { return e.id == id; });
   return i == entries.end() ? nullptr : &*i;
 }
@@ -31,29 +34,34 @@ void notify_watchers(self_ptr self, const std::string& id, Atom atom) {
       self->send(w, atom, id);
 }
 
-bool has_replica(self_ptr self, const std::string& service) {
-  auto& es = self->state.entries;
-  return std::any_of(es.begin(), es.end(), [&](auto& e) { return e.service == service; });
+// A service of this node with a cap has a queue while it has replicas; a
+// registration needs its service's at once (its reply carries it).
+void ensure_service_queue(self_ptr self, const std::string& service) {
+  auto& st = self->state;
+  if (st.limits.cap_of(service) <= 0 || st.services.count(service))
+    return;
+  service_queue_args a;
+  a.service = service;
+  a.max_queued = st.limits.max_queued_per_service;
+  a.routes = st.board;
+  a.queued = std::make_shared<std::atomic<std::int64_t>>(0);
+  auto queued = a.queued;
+  st.services.emplace(service, directory_state::service_record{
+                                 self->spawn(service_queue, std::move(a)), std::move(queued)});
 }
 
-// Each service of this node with a cap has a queue while it has replicas.
 void sync_service_queues(self_ptr self) {
   auto& st = self->state;
-  for (auto& e : st.entries) {
-    if (st.limits.cap_of(e.service) <= 0 || st.services.count(e.service))
-      continue;
-    service_queue_args a;
-    a.service = e.service;
-    a.max_queued = st.limits.max_queued_per_service;
-    a.routes = st.board;
-    a.queued = std::make_shared<std::atomic<std::int64_t>>(0);
-    auto queued = a.queued;
-    st.services.emplace(e.service,
-                        directory_state::service_record{self->spawn(service_queue, std::move(a)),
-                                                        std::move(queued)});
-  }
+  if (st.limits.max_in_flight_per_runtime > 0 || !st.limits.per_service.empty())
+    for (auto& e : st.entries)
+      ensure_service_queue(self, e.service);
+  if (st.services.empty())
+    return;
+  std::unordered_set<std::string_view> with_replicas;
+  for (auto& e : st.entries)
+    with_replicas.insert(e.service);
   for (auto i = st.services.begin(); i != st.services.end();) {
-    if (has_replica(self, i->first)) {
+    if (with_replicas.count(i->first)) {
       ++i;
       continue;
     }
@@ -69,14 +77,62 @@ slot_listener_actor queue_of(self_ptr self, const std::string& service) {
            : caf::actor_cast<slot_listener_actor>(i->second.queue);
 }
 
-// Every change of `entries` or `remote` publishes the routes anew (routing.hpp).
-void publish_routes(self_ptr self) {
+void tell_notices(self_ptr self);
+route_table build_routes(directory_state& st);
+
+// A table is rebuilt at most once per `publish_spacing` times the last
+// rebuild's cost: under sustained churn, publishing takes at most a fifth of
+// the directory's time, and a change waits a few rebuilds' time at most.
+constexpr int publish_spacing = 4;
+
+// Publishes the routes anew (routing.hpp), then tells what changed.
+void publish_now(self_ptr self) {
   auto& st = self->state;
+  auto start = self->clock().now();
+  st.routes_stale = false;
+  sync_service_queues(self);
+  if (st.board)
+    st.board->publish(build_routes(st));
+  auto end = self->clock().now();
+  st.next_publish = end + publish_spacing * (end - start);
+  obs::global().route_publishes.fetch_add(1, std::memory_order_relaxed);
+  tell_notices(self);
   for (auto& l : st.listeners)
     caf::anon_send(l, changed_atom_v, std::string{"runtimes"});
-  sync_service_queues(self);
-  if (!st.board)
+}
+
+// Sends the (flush_atom) that publishes later, unless one is on its way.
+void publish_later(self_ptr self) {
+  auto& st = self->state;
+  if (st.flush_sent)
     return;
+  st.flush_sent = true;
+  auto now = self->clock().now();
+  if (now < st.next_publish)
+    self->delayed_send(self, st.next_publish - now, flush_atom_v);
+  else
+    self->send(self, flush_atom_v);
+}
+
+// Every change of `entries` or `remote` lands here: at once when nothing else
+// waits in the mailbox and the last rebuild is long enough ago, else once
+// behind the burst (runtime_directory.hpp).
+void routes_changed(self_ptr self) {
+  auto& st = self->state;
+  st.routes_stale = true;
+  if (!st.flush_sent && self->mailbox().empty() && self->clock().now() >= st.next_publish)
+    publish_now(self);
+  else
+    publish_later(self);
+}
+
+// Before answering what a caller can act on (a listing, a watch).
+void publish_if_stale(self_ptr self) {
+  if (self->state.routes_stale)
+    publish_now(self);
+}
+
+route_table build_routes(directory_state& st) {
   route_table t;
   t.entries.reserve(st.entries.size());
   for (auto& e : st.entries) {
@@ -104,7 +160,7 @@ void publish_routes(self_ptr self) {
     t.moving_ids = st.moving_ids;
     t.moving_services = st.moving_services;
   }
-  st.board->publish(std::move(t));
+  return t;
 }
 
 // Another node's runtime is a replica of the service its RuntimeInfo names
@@ -118,24 +174,56 @@ std::string service_of(std::string& info, const std::string& id) {
   return id;
 }
 
+using notice = directory_state::notice;
+
 // Local registrations go to the cluster node, which tells the other nodes.
-// (It is dynamically typed, as what crosses nodes is: hence anon_send.)
 void tell_cluster_up(self_ptr self, const directory_state::entry& e) {
   if (self->state.cluster)
-    caf::anon_send(self->state.cluster, local_up_atom_v, e.id, e.info_json,
-                   caf::actor_cast<caf::actor>(e.conn), e.load);
+    self->state.notices.push_back({notice::kind::up, e.id, e.info_json, e.conn, e.load});
 }
 
 void tell_cluster_down(self_ptr self, const std::string& id) {
   if (self->state.cluster)
-    caf::anon_send(self->state.cluster, local_down_atom_v, id);
+    self->state.notices.push_back({notice::kind::down, id, {}, {}, {}});
+}
+
+void tell_watchers(self_ptr self, const std::string& id, notice::kind what) {
+  if (self->state.watchers.count(id))
+    self->state.notices.push_back({what, id, {}, {}, {}});
+}
+
+// (The cluster node is dynamically typed, as what crosses nodes is: hence
+// anon_send.)
+void tell_notices(self_ptr self) {
+  auto& st = self->state;
+  auto ns = std::move(st.notices);
+  st.notices.clear();
+  for (auto& n : ns) {
+    switch (n.what) {
+      case notice::kind::ready:
+        notify_watchers(self, n.id, ready_atom_v);
+        break;
+      case notice::kind::unready:
+        notify_watchers(self, n.id, unready_atom_v);
+        break;
+      case notice::kind::up:
+        if (st.cluster)
+          caf::anon_send(st.cluster, local_up_atom_v, n.id, n.info_json,
+                         caf::actor_cast<caf::actor>(n.conn), n.load);
+        break;
+      case notice::kind::down:
+        if (st.cluster)
+          caf::anon_send(st.cluster, local_down_atom_v, n.id);
+        break;
+    }
+  }
 }
 
 template <class Pred>
 bool erase_remote(self_ptr self, Pred pred) {
   auto n = std::erase_if(self->state.remote, pred);
   if (n > 0)
-    publish_routes(self);
+    routes_changed(self);
   return n > 0;
 }
 
@@ -194,21 +282,24 @@ void add_or_update(self_ptr self, runtime_registration reg, const connection_act
     e->conn = conn;
     e->service = std::move(reg.service);
     e->load = std::move(reg.load);
-    notify_watchers(self, id, ready_atom_v);
-    publish_routes(self);
+    ensure_service_queue(self, e->service);
+    tell_watchers(self, id, notice::kind::ready);
     tell_cluster_up(self, *e);
+    routes_changed(self);
     return;
   }
   if (reg.service == id)
     spdlog::info("Runtime {} registered", id);
   else
     spdlog::info("Runtime {} registered, a replica of service {}", id, reg.service);
+  self->state.ids.insert(id);
   self->state.entries.push_back(
     {id, std::move(reg.info_json), conn, std::move(reg.service), std::move(reg.load), {}});
-  notify_watchers(self, id, ready_atom_v);
-  publish_routes(self);
-  publish_count(self);
+  ensure_service_queue(self, self->state.entries.back().service);
+  tell_watchers(self, id, notice::kind::ready);
   tell_cluster_up(self, self->state.entries.back());
+  routes_changed(self);
+  publish_count(self);
 }
 
 } // namespace
@@ -229,11 +320,12 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
     auto& es = self->state.entries;
     bool changed = false;
     for (auto i = es.begin(); i != es.end();) {
-      if (i->conn.address() == dm.source) {
+      if (i->conn.compare(dm.source) == 0) {
         spdlog::info("Runtime {} disconnected ({})", i->id, caf::to_string(dm.reason));
         auto id = i->id;
+        self->state.ids.erase(id);
         i = es.erase(i);
-        notify_watchers(self, id, unready_atom_v);
+        tell_watchers(self, id, notice::kind::unready);
         tell_cluster_down(self, id);
         changed = true;
       } else {
@@ -241,7 +333,7 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       }
     }
     if (changed)
-      publish_routes(self);
+      routes_changed(self);
     publish_count(self);
     std::erase_if(self->state.bidi_by_trace, [&](auto& kv) {
       return kv.second.call.actor.address() == dm.source || kv.second.opener == dm.source;
@@ -295,22 +387,40 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       auto i = std::find_if(es.begin(), es.end(),
                             [&](auto& e) { return e.id == id && e.conn == conn; });
       if (i != es.end()) {
+        self->state.ids.erase(id);
         es.erase(i);
-        notify_watchers(self, id, unready_atom_v);
-        publish_routes(self);
+        tell_watchers(self, id, notice::kind::unready);
         tell_cluster_down(self, id);
+        routes_changed(self);
       }
       publish_count(self);
     },
     [self](limits_atom, service_limits& limits) {
       self->state.limits = std::move(limits);
-      publish_routes(self);
+      routes_changed(self);
     },
-    [self](services_atom) { return services_json(self->state); },
+    [self](services_atom) {
+      publish_if_stale(self);
+      return services_json(self->state);
+    },
     [self](subscribe_atom, caf::actor& listener) {
       self->state.listeners.push_back(std::move(listener));
     },
-    [self](list_atom) { return runtimes_json(self->state); },
+    [self](list_atom) {
+      publish_if_stale(self);
+      return runtimes_json(self->state);
+    },
+    [self](flush_atom) {
+      auto& st = self->state;
+      st.flush_sent = false;
+      if (!st.routes_stale)
+        return;
+      // Behind a burst already: only the spacing holds it back.
+      if (self->clock().now() >= st.next_publish)
+        publish_now(self);
+      else
+        publish_later(self);
+    },
     [self](cluster_atom, caf::actor& cluster, caf::actor& gateway, std::string& node_name) {
       auto& st = self->state;
       st.cluster = std::move(cluster);
@@ -318,7 +428,7 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       st.node_name = std::move(node_name);
       for (auto& e : st.entries)
         tell_cluster_up(self, e);
-      publish_routes(self);
+      routes_changed(self);
     },
     [self](remote_up_atom, std::string& node, std::string& id, std::string& info,
            connection_actor& conn) {
@@ -330,7 +440,7 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       rs.push_back(
         {std::move(node), std::move(id), std::move(info), std::move(conn), std::move(service)});
       yield_after_heal(self, listed);
-      publish_routes(self);
+      routes_changed(self);
     },
     [self](remote_down_atom, const std::string& node, const std::string& id) {
       if (erase_remote(self, [&](auto& e) { return e.node == node && e.id == id; }))
@@ -369,7 +479,7 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
         for (auto& id : held_elsewhere)
           yield_after_heal(self, id);
       }
-      publish_routes(self);
+      routes_changed(self);
     },
     [self](node_lost_atom, const std::string& node) {
       auto& st = self->state;
@@ -401,6 +511,7 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       self->state.bidi_by_trace[std::move(trace)] = {std::move(call), std::move(opener)};
     },
     [self](watch_atom, const std::string& id, runtime_watcher_actor& watcher) {
+      publish_if_stale(self);
       self->monitor(watcher);
       if (self->state.find(id))
         self->send(watcher, ready_atom_v, id);
@@ -412,7 +523,7 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       if (!e || e->conn != conn || e->idempotent == keys)
         return;
       e->idempotent = std::move(keys);
-      publish_routes(self);
+      routes_changed(self);
     },
     [self](drain_atom, const std::string& id) -> caf::result<connection_actor> {
       // A rolling restart takes this replica out of rotation.
@@ -421,7 +532,7 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
         return caf::make_error(caf::sec::runtime_error, "runtime " + id + " is not registered");
       if (e->load)
         e->load->draining.store(true, std::memory_order_relaxed);
-      publish_routes(self);
+      routes_changed(self);
       return e->conn;
     },
     [self](drain_atom) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <caf/actor_clock.hpp>
+
 #include <chrono>
 
 #include "actors/call/routing.hpp"
@@ -46,6 +48,7 @@ struct directory_state {
   service_limits limits;
   std::unordered_map<std::string, service_record> services;
   std::vector<entry> entries; // registration order; back() is the most recent
+  std::unordered_set<std::string> ids; // of `entries`: most lookups are of ids not there
   std::vector<remote_entry> remote; // arrival order; back() is the most recent
   caf::actor cluster;               // the cluster_node local changes go to; null: no cluster
   caf::actor gateway;               // where calls to other nodes' runtimes go (routes)
@@ -77,6 +80,27 @@ struct directory_state {
   // node.
   std::unordered_set<std::string> yielding;
   std::chrono::steady_clock::time_point yield_until{};
+
+  /// What the world hears of a change once the routes carry it: a watcher's
+  /// (ready_atom / unready_atom), the cluster node's (local_up_atom /
+  /// local_down_atom). Kept in the order the changes happened.
+  struct notice {
+    enum class kind : std::uint8_t { ready, unready, up, down };
+    kind what;
+    std::string id;
+    // up: what the cluster node is told (as registered at the change).
+    std::string info_json;
+    connection_actor conn;
+    replica_load_ptr load;
+  };
+  // The routes are published once per burst of changes (runtime_directory.cpp,
+  // `routes_changed`): `routes_stale` says `board` lags `entries`/`remote`,
+  // `flush_sent` that a (flush_atom) to itself is on its way.
+  bool routes_stale = false;
+  bool flush_sent = false;
+  // Not before this does a change publish at once (runtime_directory.cpp).
+  caf::actor_clock::time_point next_publish{};
+  std::vector<notice> notices;
   static inline const char* name = "runtime_directory";
 
   entry* find(const std::string& id);
@@ -122,6 +146,16 @@ struct directory_state {
 ///   when several nodes hold the id; routing.hpp).
 /// - (subscribe_atom, listener): the listener gets (changed_atom, "runtimes")
 ///   whenever the listing changes (it asks for the new one with list_atom)
+/// - (flush_atom): its own: publish the routes a burst of changes left stale
+///
+/// Routes are rebuilt whole (an immutable table every door reads), so a
+/// fleet registering or dropping at once must not rebuild them per runtime:
+/// a change with more messages waiting in the mailbox, or soon after the
+/// last rebuild (a few times its cost), only marks the routes stale and sends
+/// (flush_atom) behind them, or after the spacing. Watchers, the cluster node and
+/// listeners hear of changes after the routes carry them, in order; a listing
+/// or a watch asked meanwhile publishes first, so nothing a caller can learn
+/// of is missing from the routes.
 ///
 /// `failover_hold`: the runtimes (and services) of a node that is lost are
 /// published as moving for this long (routing.hpp), so calls for them wait
