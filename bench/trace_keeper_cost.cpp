@@ -3,6 +3,7 @@
 // written), on a fresh store file, without the rest of a manager.
 //
 //   bench_trace_keeper --file PATH [--spans 200000] [--ids counted|random]
+//                      [--max-bytes N] [--prune-every SPANS]
 //
 // Sends the keeper (spawned detached, as the manager spawns it) route
 // batches of route_span_queue::batch_max records as the call path fills
@@ -13,6 +14,15 @@
 // process over the run; the last max_route_spans_waiting spans are still
 // waiting at the end, counted as taken), the process's, and the traces the
 // file holds after. PATH must not exist.
+//
+// A full store: --max-bytes N makes the store's size limit N (default: the
+// retention default, 256 MiB, which 200,000 route spans do not reach), and
+// --prune-every S sends the keeper its minute prune after every S spans
+// (0: only the one it makes at start), as a stand-in for the minute that a
+// run of a few seconds never reaches (at 40,000 runs/s a minute is 2.4M
+// spans). The line also says the store's size at the end (its stored
+// bytes, as retention counts them): how far past its limit it went since
+// its last prune.
 //
 // Runs under `valgrind --tool=callgrind` too (instruction counts where the
 // VM has no hardware counters): --spans 30000 is enough.
@@ -85,12 +95,15 @@ std::string trace_id(bool random, std::mt19937_64& rng, std::uint64_t seq) {
 
 int main(int argc, char** argv) {
   std::string path, ids = "counted";
-  long spans = 200000;
-  if (!bench::read_flags(argc, argv, {{"--file", &path}, {"--spans", &spans}, {"--ids", &ids}}))
+  long spans = 200000, max_bytes = -1, prune_every = 0;
+  if (!bench::read_flags(argc, argv,
+                         {{"--file", &path}, {"--spans", &spans}, {"--ids", &ids},
+                          {"--max-bytes", &max_bytes}, {"--prune-every", &prune_every}}))
     return 2;
-  if (path.empty() || spans <= 0 || (ids != "random" && ids != "counted")) {
+  if (path.empty() || spans <= 0 || (ids != "random" && ids != "counted") || max_bytes == 0
+      || prune_every < 0) {
     std::fprintf(stderr, "usage: bench_trace_keeper --file PATH [--spans N] "
-                         "[--ids counted|random]\n");
+                         "[--ids counted|random] [--max-bytes N] [--prune-every SPANS]\n");
     return 2;
   }
   std::error_code ec;
@@ -110,8 +123,11 @@ int main(int argc, char** argv) {
         batches.push_back(std::exchange(b, {}));
     }
   }
+  traces::retention kept;
+  if (max_bytes > 0)
+    kept.max_bytes = static_cast<std::uint64_t>(max_bytes);
   std::string error;
-  std::shared_ptr<traces::trace_store> store = traces::trace_store::open(path, {}, error);
+  std::shared_ptr<traces::trace_store> store = traces::trace_store::open(path, kept, error);
   if (!store) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return 1;
@@ -127,9 +143,16 @@ int main(int argc, char** argv) {
       .receive([](bool, std::string&) {}, [](caf::error&) {});
     auto before = thread_cpu();
     auto p0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
+    long sent = 0, since_prune = 0;
     for (auto& b : batches) {
       obs::global().route_spans_queued.fetch_add(static_cast<std::int64_t>(b.size()));
+      sent += static_cast<long>(b.size());
+      since_prune += static_cast<long>(b.size());
       self->send(keeper, route_spans_atom_v, std::move(b));
+      if (prune_every > 0 && since_prune >= prune_every) {
+        since_prune = 0;
+        self->send(keeper, trace_prune_atom_v);
+      }
     }
     // Answered once every batch before it is taken (one mailbox, in order).
     self->request(keeper, caf::infinite, trace_get_atom_v, std::string{"-"})
@@ -139,11 +162,15 @@ int main(int argc, char** argv) {
       keeper_s = std::max(keeper_s, s - before[tid]);
     self->send_exit(keeper, caf::exit_reason::user_shutdown);
   }
-  store = traces::trace_store::open(path, {}, error);
+  store = traces::trace_store::open(path, kept, error);
   auto traces = store ? store->trace_count() : 0;
+  auto bytes = store ? store->stored_bytes() : 0;
   std::printf("{\"bench\":\"trace_keeper\",\"ids\":\"%s\",\"spans\":%ld,"
+              "\"max_bytes\":%llu,\"prune_every\":%ld,"
               "\"keeper_cpu_us_per_span\":%.2f,\"process_cpu_us_per_span\":%.2f,"
-              "\"traces\":%zu}\n",
-              ids.c_str(), spans, keeper_s * 1e6 / spans, process_s * 1e6 / spans, traces);
+              "\"traces\":%zu,\"stored_bytes\":%llu}\n",
+              ids.c_str(), spans, static_cast<unsigned long long>(kept.max_bytes), prune_every,
+              keeper_s * 1e6 / spans, process_s * 1e6 / spans, traces,
+              static_cast<unsigned long long>(bytes));
   return 0;
 }

@@ -115,6 +115,11 @@ struct metrics {
   // way to the trace keeper, and dropped because too many were.
   std::atomic<std::int64_t> route_spans_queued{0};
   std::atomic<std::uint64_t> route_spans_dropped{0};
+  // Traces the trace store dropped over its retention limits (age or
+  // size), and the times its running size was summed again because another
+  // connection (another manager) wrote to its file.
+  std::atomic<std::uint64_t> traces_dropped{0};
+  std::atomic<std::uint64_t> trace_store_resyncs{0};
   // 1 while the default trace store (under the project root) could not be
   // opened and the manager runs without one.
   std::atomic<std::int64_t> trace_store_unavailable{0};

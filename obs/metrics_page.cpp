@@ -229,6 +229,13 @@ constexpr global_metric<std::uint64_t> global_counters[] = {
   {"actor_host_route_spans_dropped_total", "counter",
    "Route spans not stored: the trace keeper was too far behind (max_route_spans_queued).",
    &metrics::route_spans_dropped},
+  {"actor_host_traces_dropped_total", "counter",
+   "Traces the trace store dropped: older than trace_max_age, or the oldest while it held more "
+   "than trace_max_bytes.",
+   &metrics::traces_dropped},
+  {"actor_host_trace_store_resyncs_total", "counter",
+   "Times the trace store summed its size again because another connection wrote to its file.",
+   &metrics::trace_store_resyncs},
   {"actor_host_abandoned_cancels_total", "counter",
    "cancelAction requests sent for runs nobody waits for any more.",
    &metrics::abandoned_cancels},

@@ -50,7 +50,7 @@ bool new_trace_rows::hold(const run_span& span) {
   return held_ == max_rows;
 }
 
-bool new_trace_rows::insert(std::int64_t now_ms, std::vector<std::size_t>& left) {
+bool new_trace_rows::insert(std::int64_t now_ms, std::vector<std::size_t>& left, made& out) {
   // Bound without SQLite's copy: the rows and their spans stay until the
   // reset below has cleared the bindings.
   insert_.bind(1, now_ms);
@@ -66,15 +66,27 @@ bool new_trace_rows::insert(std::int64_t now_ms, std::vector<std::size_t>& left)
   insert_.reset();
   if (!ok)
     return false;
+  // A row as stored_bytes_sql counts it: its span and its three texts (the
+  // name and the times as bound above, UTF-8 bytes).
+  auto stored = [&](const row& r) {
+    return r.bytes + static_cast<std::int64_t>(r.span->name.size() + r.start_len + r.end_len);
+  };
+  out = {};
   auto made = static_cast<std::size_t>(sqlite3_changes(db_));
-  if (made == held_)
+  if (made > 0) {
+    out.last_id = sqlite3_last_insert_rowid(db_);
+    out.first_id = out.last_id - static_cast<std::int64_t>(made) + 1;
+  }
+  if (made == held_) {
+    for (std::size_t i = 0; i < held_; ++i)
+      out.bytes += stored(rows_[i]);
     return true; // every trace was new: the common case
+  }
   // SQLite gives each new row the largest rowid + 1, so the rows this
   // statement made are the last `made` ones (it picks rowids at random
   // only past 2^63 - 1). A held span made its trace's row if that row is
   // one of them and no span before it in the statement has its trace.
-  auto first_made = made == 0 ? std::numeric_limits<std::int64_t>::max()
-                              : sqlite3_last_insert_rowid(db_) - static_cast<std::int64_t>(made) + 1;
+  auto first_made = made == 0 ? std::numeric_limits<std::int64_t>::max() : out.first_id;
   for (std::size_t i = 0; i < held_; ++i) {
     auto& trace = rows_[i].span->trace_id;
     bool first = true;
@@ -89,6 +101,8 @@ bool new_trace_rows::insert(std::int64_t now_ms, std::vector<std::size_t>& left)
     }
     if (!first || id < first_made)
       left.push_back(i);
+    else
+      out.bytes += stored(rows_[i]);
   }
   return true;
 }

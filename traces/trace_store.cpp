@@ -5,6 +5,7 @@
 #include "traces/trace_filter.hpp"
 
 #include "traces/detail/new_trace_rows.hpp"
+#include "traces/detail/retention_statements.hpp"
 #include "traces/detail/sqlite_statement.hpp"
 #include "traces/detail/store_layout.hpp"
 
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <type_traits>
 #include <vector>
 
 namespace actor_host::traces {
@@ -113,11 +115,21 @@ struct trace_store::statements {
                      "WHERE id=? AND lone_span_id IS NOT NULL"},
       clear_lone{db, "UPDATE traces SET lone_span_id=NULL, lone_span=NULL WHERE id=?"},
       // A document's spans change its trace's byte count once they are in.
-      add_bytes{db, "UPDATE traces SET bytes=bytes+? WHERE id=?"} {
+      add_bytes{db, "UPDATE traces SET bytes=bytes+? WHERE id=?"},
+      // What a trace counts for retention before and after a document
+      // changed it (the store's running size changes by the difference).
+      stored_by_id_text{db, retention_statements::with_stored("SELECT ", " FROM traces "
+                                                                          "WHERE id_text=?")
+                              .c_str()},
+      // The texts of a trace's row that a root route span's put_trace
+      // replaces (stored_bytes_sql's part of them).
+      row_texts{db, "SELECT LENGTH(CAST(COALESCE(display_name,'') AS BLOB)) + "
+                    "LENGTH(CAST(COALESCE(start_time,'') AS BLOB)) + "
+                    "LENGTH(CAST(COALESCE(end_time,'') AS BLOB)) FROM traces WHERE id_text=?"} {
   }
   explicit operator bool() const {
     return put_span && old_span && put_trace && find_trace && spill_lone && clear_lone
-           && add_bytes;
+           && add_bytes && stored_by_id_text && row_texts;
   }
   struct row {
     std::int64_t id = 0;
@@ -155,17 +167,31 @@ struct trace_store::statements {
     clear_lone.reset();
     return ok;
   }
+  /// A single integer `q` gives for `key` (bound as text or a row id), or 0 if none.
+  template <class Key>
+  static std::int64_t one(statement& q, const Key& key) {
+    if constexpr (std::is_same_v<Key, std::int64_t>)
+      q.bind(1, key);
+    else
+      q.bind_static(1, key);
+    auto n = q.step() == SQLITE_ROW ? q.int64(0) : 0;
+    q.reset();
+    return n;
+  }
   statement put_span, old_span, put_trace, find_trace, spill_lone, clear_lone, add_bytes;
+  statement stored_by_id_text, row_texts;
 };
 
 trace_store::trace_store(sqlite3* db, retention r)
   : db_(db), retention_(r), stmts_(std::make_unique<statements>(db)),
-    new_rows_(std::make_unique<detail::new_trace_rows>(db)) {
+    new_rows_(std::make_unique<detail::new_trace_rows>(db)),
+    kept_(std::make_unique<retention_statements>(db)) {
 }
 
 trace_store::~trace_store() {
   stmts_.reset(); // finalized before the database closes
   new_rows_.reset();
+  kept_.reset();
   sqlite3_close_v2(db_);
 }
 
@@ -207,7 +233,7 @@ std::unique_ptr<trace_store> trace_store::open(const std::string& path, retentio
     return nullptr;
   }
   std::unique_ptr<trace_store> store{new trace_store(db, r)};
-  if (!*store->stmts_ || !*store->new_rows_) {
+  if (!*store->stmts_ || !*store->new_rows_ || !*store->kept_) {
     error = "cannot set up " + path + ": " + sqlite3_errmsg(db);
     return nullptr;
   }
@@ -242,6 +268,11 @@ bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
   text_or_null(4, "endTime");
   put_trace.bind(5, std::int64_t{has_root ? 1 : 0}).bind(6, now_ms).bind(7, std::int64_t{0});
   put_trace.bind_null(8).bind_null(9);
+  // The trace's size before and after, for the store's running size: a
+  // document replaces spans and row texts in ways counted_size and
+  // COALESCE decide; two lookups of one row are exact whatever they did
+  // (documents are the exporters' path, far fewer than route spans).
+  auto before = statements::one(stmts_->stored_by_id_text, trace_id);
   auto trace_row = stmts_->trace_row(db_, trace_id);
   if (!trace_row || (trace_row->has_lone && !stmts_->spill(trace_row->id)))
     return false;
@@ -275,6 +306,10 @@ bool trace_store::write_doc(const json::object& o, const std::string& trace_id,
     ok = add_bytes.bind(1, added).bind(2, row).step() == SQLITE_DONE;
     add_bytes.reset();
   }
+  if (ok) {
+    pending_ += statements::one(kept_->of_row, row) - before;
+    touched_.push_back(row);
+  }
   return ok;
 }
 
@@ -305,9 +340,19 @@ bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
     put_trace.bind_static(8, span.span_id).bind_static(9, packed_);
   else
     put_trace.bind_null(8).bind_null(9);
+  // The store's running size: put_trace adds `bytes` to the row's, and a
+  // root replaces the row's texts, whose old length is looked up first
+  // (a root that takes this path rather than new_trace_rows' is rare: the
+  // tail of a batch, or a trace stored before).
+  std::int64_t texts = 0;
+  if (root)
+    texts = static_cast<std::int64_t>(span.name.size() + start.size() + end.size())
+            - statements::one(stmts_->row_texts, span.trace_id);
   auto row = stmts_->trace_row(db_, span.trace_id);
   if (!row)
     return false;
+  pending_ += bytes + texts;
+  touched_.push_back(row->id);
   if (row->made && may_be_lone)
     return true;
   if (row->has_lone && !stmts_->spill(row->id))
@@ -344,8 +389,12 @@ bool trace_store::write_spans(std::size_t n,
     if (!rows.hold(s))
       continue;
     left_.clear();
-    if (!rows.insert(now_ms, left_))
+    detail::new_trace_rows::made made;
+    if (!rows.insert(now_ms, left_, made))
       return false;
+    pending_ += made.bytes;
+    for (auto id = made.first_id; id <= made.last_id; ++id)
+      touched_.push_back(id);
     for (auto k : left_)
       if (!write_span(rows.span(k), now_ms))
         return false;
@@ -361,7 +410,7 @@ std::string trace_store::save_spans(const std::vector<run_span>& spans, std::int
     return write_spans(spans.size(), [&](std::size_t i, run_span&) -> const run_span& {
       return spans[i];
     }, now_ms);
-  });
+  }, now_ms);
 }
 
 std::string trace_store::save_spans(std::size_t n,
@@ -374,10 +423,11 @@ std::string trace_store::save_spans(std::size_t n,
       fill(i, room);
       return room;
     }, now_ms);
-  });
+  }, now_ms);
 }
 
-std::string trace_store::in_span_batch(const std::function<bool()>& write_all) {
+std::string trace_store::in_span_batch(const std::function<bool()>& write_all,
+                                       std::int64_t now_ms) {
   if (!*stmts_)
     return std::string{"trace store: "} + sqlite3_errmsg(db_);
   // No spilling of dirty pages to the WAL before the commit: with random
@@ -390,21 +440,17 @@ std::string trace_store::in_span_batch(const std::function<bool()>& write_all) {
   // cache_size for all statements helped random ids as much but cost
   // counted ones a tenth more CPU per span).
   exec(db_, "PRAGMA cache_spill=OFF");
-  if (!exec(db_, "BEGIN IMMEDIATE")) {
+  if (!begin_write(now_ms)) {
     exec(db_, "PRAGMA cache_spill=ON");
     return std::string{"trace store busy: "} + sqlite3_errmsg(db_);
   }
-  auto error = commit_or_rollback(write_all());
+  // The size limit inside the batch's transaction: the oldest traces go
+  // as the new ones come, so the store never holds more than its limit and
+  // one batch (the minute's prune let it grow by a minute of writes, then
+  // read every trace to cut it back).
+  auto error = commit_or_rollback(write_all() && fit_size());
   exec(db_, "PRAGMA cache_spill=ON");
   return error;
-}
-
-std::string trace_store::commit_or_rollback(bool ok) {
-  if (ok && exec(db_, "COMMIT"))
-    return {};
-  std::string why = sqlite3_errmsg(db_);
-  exec(db_, "ROLLBACK");
-  return "trace store: " + why;
 }
 
 std::string trace_store::save(std::string_view text, std::int64_t now_ms,
@@ -417,9 +463,10 @@ std::string trace_store::save(std::string_view text, std::int64_t now_ms,
   std::string trace_id{o.at("traceId").as_string()};
   if (auto err = over_size(trace_id, text.size()); !err.empty())
     return err;
-  if (!exec(db_, "BEGIN IMMEDIATE"))
+  if (!begin_write(now_ms))
     return std::string{"trace store busy: "} + sqlite3_errmsg(db_);
-  if (auto err = commit_or_rollback(write_doc(o, trace_id, now_ms, root_span)); !err.empty())
+  if (auto err = commit_or_rollback(write_doc(o, trace_id, now_ms, root_span) && fit_size());
+      !err.empty())
     return err;
   if (saved_trace)
     *saved_trace = std::move(trace_id);
@@ -440,7 +487,7 @@ std::vector<trace_store::saved> trace_store::save_each(const std::vector<std::st
   }
   if (!any)
     return out;
-  if (!exec(db_, "BEGIN IMMEDIATE")) {
+  if (!begin_write(now_ms)) {
     std::string why = std::string{"trace store busy: "} + sqlite3_errmsg(db_);
     for (auto& o : out)
       if (o.error.empty())
@@ -455,7 +502,7 @@ std::vector<trace_store::saved> trace_store::save_each(const std::vector<std::st
     out[i].trace_id = std::string{o.at("traceId").as_string()};
     ok = write_doc(o, out[i].trace_id, now_ms, &out[i].root_span);
   }
-  if (auto err = commit_or_rollback(ok); !err.empty())
+  if (auto err = commit_or_rollback(ok && fit_size()); !err.empty())
     for (std::size_t i = 0; i < docs.size(); ++i)
       if (out[i].error.empty()) {
         out[i] = {};

@@ -113,11 +113,31 @@ public:
   /// 256 MiB of them, are looked at (a filter reads each one).
   std::string list(std::size_t limit, std::size_t offset, const trace_filter& filter);
 
-  /// Drops the traces over the age and size limits; returns how many.
+  /// Drops the traces over the age limit, and the oldest while the store
+  /// is over its size limit (every write already keeps it within; this
+  /// catches a store opened over a lowered limit, or one another connection
+  /// wrote to); returns how many. Reads the traces it drops, through the
+  /// index of update times, not the whole table.
   std::size_t prune(std::int64_t now_ms);
 
+  /// Traces dropped over the retention limits, and the running size read
+  /// again because another connection wrote to the file, since the last
+  /// call (committed ones only): the keeper counts and logs them.
+  struct retention_counts {
+    std::uint64_t by_age = 0;
+    std::uint64_t by_size = 0;
+    std::uint64_t resyncs = 0;
+  };
+  retention_counts take_retention_counts();
+
   std::size_t trace_count();
+  /// The stored bytes as retention counts them, summed over every trace
+  /// (a scan of the whole table: for tests and benches).
   std::uint64_t stored_bytes();
+  /// The same as this store keeps it running (what the size limit is
+  /// checked against): summed once, at the first write or call, then
+  /// changed by each committed write and delete.
+  std::uint64_t counted_bytes();
 
 private:
   explicit trace_store(sqlite3* db, retention r);
@@ -132,8 +152,22 @@ private:
                    const std::function<const run_span&(std::size_t, run_span&)>& span,
                    std::int64_t now_ms);
   // A transaction of route spans around `write_all` (save_spans).
-  std::string in_span_batch(const std::function<bool()>& write_all);
+  std::string in_span_batch(const std::function<bool()>& write_all, std::int64_t now_ms);
+  // BEGIN IMMEDIATE and the running size made current (trace_retention.cpp).
+  bool begin_write(std::int64_t now_ms);
+  // The running size summed again if it is not known yet, or another
+  // connection committed since (`bounded`: not within resync_interval_ms of
+  // the last sum, by `now_ms`).
+  void sync_total(std::int64_t now_ms, bool bounded);
+  // Commits (the running size and counts with it) or rolls back; "" or why not.
   std::string commit_or_rollback(bool ok);
+  // Inside a write transaction: the oldest traces deleted while the store
+  // is over max_bytes, except those this transaction wrote (touched_) unless
+  // one alone is over it. False on an error.
+  bool fit_size();
+  // Rows `drop` (ids) deleted with their spans; their bytes off the running size.
+  bool drop_traces(const std::vector<std::pair<std::int64_t, std::int64_t>>& drop,
+                   std::uint64_t& counted);
   /// "" if `adding` more bytes keep `trace_id` within max_trace_bytes, else why not.
   std::string over_size(const std::string& trace_id, std::size_t adding);
   sqlite3* db_;
@@ -145,6 +179,23 @@ private:
   std::string packed_;
   std::unique_ptr<detail::new_trace_rows> new_rows_;
   std::vector<std::size_t> left_;
+  // The running size (trace_retention.cpp): SUM(stored_bytes_sql) over the
+  // traces as of this connection's last commit, summed at the first write
+  // and again when another connection has written to the file (PRAGMA
+  // data_version), at most once a second; what the open transaction
+  // changes is in pending_ until it commits.
+  struct retention_statements;
+  std::unique_ptr<retention_statements> kept_;
+  std::int64_t total_ = 0;
+  std::int64_t pending_ = 0;
+  bool total_known_ = false;
+  std::int64_t data_version_ = 0;
+  std::int64_t synced_ms_ = 0;
+  // The trace rows the open transaction wrote (fit_size keeps them).
+  std::vector<std::int64_t> touched_;
+  // (row, stored bytes) of the traces fit_size drops; reused.
+  std::vector<std::pair<std::int64_t, std::int64_t>> victims_;
+  retention_counts counts_, pending_counts_;
 };
 
 /// Why `json` is not a TraceData document ("" when it is one); the checks

@@ -26,6 +26,38 @@ constexpr std::size_t max_waiting = max_route_spans_waiting;
 
 using self_ptr = caf::stateful_actor<trace_keeper_state>*;
 
+// The store's retention counts since the last look, into the metrics at
+// once and into the minute's log line (a store that is full drops traces
+// in every batch: a line per batch would be one per 20 ms).
+void count_retention(self_ptr self) {
+  auto c = self->state.store->take_retention_counts();
+  auto& st = self->state;
+  st.dropped_by_age += c.by_age;
+  st.dropped_by_size += c.by_size;
+  st.resyncs += c.resyncs;
+  auto& m = obs::global();
+  if (c.by_age + c.by_size > 0)
+    m.traces_dropped.fetch_add(c.by_age + c.by_size, std::memory_order_relaxed);
+  if (c.resyncs > 0)
+    m.trace_store_resyncs.fetch_add(c.resyncs, std::memory_order_relaxed);
+}
+
+// Once a minute, with the prune: what retention dropped since the last line.
+void log_retention(self_ptr self) {
+  count_retention(self);
+  auto& st = self->state;
+  if (st.dropped_by_age + st.dropped_by_size > 0)
+    spdlog::info("trace store: dropped {} trace(s) over the retention limits since the last "
+                 "prune ({} older than the age limit, {} the oldest over the size limit)",
+                 st.dropped_by_age + st.dropped_by_size, st.dropped_by_age, st.dropped_by_size);
+  if (st.resyncs > 0)
+    spdlog::warn("trace store: another connection writes to the store's file; its size was "
+                 "summed again {} time(s) since the last prune (at most once a second: the size "
+                 "limit may be passed by a second of the other's writes)",
+                 st.resyncs);
+  st.dropped_by_age = st.dropped_by_size = st.resyncs = 0;
+}
+
 // What was stored goes on to the collector too (its ended spans).
 void export_doc(self_ptr self, std::string_view doc) {
   if (!self->state.exporter)
@@ -76,6 +108,7 @@ void save_incoming(self_ptr self) {
   for (auto& [doc, rp] : batch)
     docs.push_back(std::move(doc));
   auto results = st.store->save_each(docs, now_ms());
+  count_retention(self);
   for (std::size_t i = 0; i < docs.size(); ++i) {
     if (results[i].error.empty())
       stored(self, docs[i], results[i]);
@@ -91,7 +124,9 @@ void store_spans(self_ptr self, std::vector<held_route_span> spans) {
     return;
   auto& st = self->state;
   auto fill = [&](std::size_t i, traces::run_span& out) { spans[i].fill(out); };
-  if (auto err = st.store->save_spans(spans.size(), fill, now_ms()); !err.empty()) {
+  auto err = st.store->save_spans(spans.size(), fill, now_ms());
+  count_retention(self);
+  if (!err.empty()) {
     spdlog::warn("trace store: {} route span(s) were not stored: {}", spans.size(), err);
     return;
   }
@@ -259,6 +294,7 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
       if (auto err = traces::trace_data_from_otlp(body, docs); !err.empty())
         return err;
       auto results = self->state.store->save_each(docs, now_ms());
+      count_retention(self);
       std::string first_error;
       for (std::size_t i = 0; i < docs.size(); ++i) {
         if (results[i].error.empty())
@@ -321,8 +357,8 @@ caf::behavior trace_keeper(caf::stateful_actor<trace_keeper_state>* self,
       self->state.reader = std::move(reader);
     },
     [self](trace_prune_atom) {
-      if (auto n = self->state.store->prune(now_ms()); n > 0)
-        spdlog::info("trace store: dropped {} trace(s) over the retention limits", n);
+      self->state.store->prune(now_ms());
+      log_retention(self);
       self->delayed_send(self, prune_interval, trace_prune_atom_v);
     },
   };

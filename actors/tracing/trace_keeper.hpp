@@ -118,6 +118,11 @@ struct trace_keeper_state {
   bool incoming_window_open = false;
   std::unordered_map<std::string, std::vector<caf::actor>> watchers; // by trace id
   std::size_t watcher_count = 0;
+  // What the store's retention dropped (and how often it summed its size
+  // again) since the last log line, which the minute's prune writes.
+  std::uint64_t dropped_by_age = 0;
+  std::uint64_t dropped_by_size = 0;
+  std::uint64_t resyncs = 0;
   // A trace_reader with a connection of its own: listings and loads go
   // there, so a slow filtered listing never holds up a store. Null: here.
   caf::actor reader;

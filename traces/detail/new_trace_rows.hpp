@@ -54,12 +54,21 @@ public:
     return *rows_[i].span;
   }
 
+  /// The rows one insert made: their ids (first_id..last_id, none when
+  /// last_id < first_id) and what they add to the store's size, as
+  /// stored_bytes_sql counts a row (its span's bytes and its texts).
+  struct made {
+    std::int64_t bytes = 0;
+    std::int64_t first_id = 0;
+    std::int64_t last_id = -1;
+  };
+
   /// Inserts the rows of the full set of held spans. The spans it did not
   /// write (their trace was stored before, or an earlier held span made
   /// it) go to `left`, by index in order: the caller writes those one by
-  /// one, as it would have. False on an error (the transaction is the
-  /// caller's to roll back).
-  bool insert(std::int64_t now_ms, std::vector<std::size_t>& left);
+  /// one, as it would have; the rows it made are in `out`. False on an
+  /// error (the transaction is the caller's to roll back).
+  bool insert(std::int64_t now_ms, std::vector<std::size_t>& left, made& out);
 
   void clear() noexcept {
     held_ = 0;
