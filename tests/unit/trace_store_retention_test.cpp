@@ -63,6 +63,17 @@ std::uint64_t one_root_bytes() {
   return s->stored_bytes();
 }
 
+/// An in-memory store that keeps at most `max_bytes` (no age limit).
+std::unique_ptr<traces::trace_store> store_of_size(std::uint64_t max_bytes) {
+  traces::retention r;
+  r.max_age = 0ms;
+  r.max_bytes = max_bytes;
+  std::string error;
+  auto store = traces::trace_store::open(":memory:", r, error);
+  CAF_REQUIRE(store != nullptr);
+  return store;
+}
+
 struct temp_file {
   std::string path = (std::filesystem::temp_directory_path()
                       / ("actor-host-retention-" + std::to_string(::getpid()) + ".sqlite"))
@@ -86,17 +97,13 @@ struct temp_file {
 CAF_TEST(the store never holds more than its limit and one batch) {
   const auto one = one_root_bytes();
   constexpr std::size_t batch = 100;
-  traces::retention r;
-  r.max_age = 0ms;
-  r.max_bytes = one * 250 + one / 2; // 2.5 batches
-  std::string error;
-  auto store = traces::trace_store::open(":memory:", r, error);
-  CAF_REQUIRE(store != nullptr);
+  const std::uint64_t max_bytes = one * 250 + one / 2; // 2.5 batches
+  auto store = store_of_size(max_bytes);
   std::uint64_t dropped = 0;
   for (std::uint64_t b = 0; b < 40; ++b) {
     CAF_REQUIRE_EQUAL(store->save_spans(roots(b * batch, batch), 1000 + b), "");
     auto bytes = store->stored_bytes();
-    CAF_CHECK_LESS_OR_EQUAL(bytes, r.max_bytes);
+    CAF_CHECK_LESS_OR_EQUAL(bytes, max_bytes);
     CAF_CHECK_EQUAL(store->counted_bytes(), bytes);
     dropped += store->take_retention_counts().by_size;
   }
@@ -114,12 +121,8 @@ CAF_TEST(the store never holds more than its limit and one batch) {
 // a trace updated lately stays over newer ones that were not.
 CAF_TEST(the least recently updated traces go first) {
   const auto one = one_root_bytes();
-  traces::retention r;
-  r.max_age = 0ms;
-  r.max_bytes = one * 3;
-  std::string error;
-  auto store = traces::trace_store::open(":memory:", r, error);
-  CAF_REQUIRE(store != nullptr);
+  const std::uint64_t max_bytes = one * 3;
+  auto store = store_of_size(max_bytes);
   for (std::uint64_t i = 0; i < 3; ++i)
     CAF_REQUIRE_EQUAL(store->save_spans(roots(i, 1), 100 + i), "");
   // Trace 0 gets a child span (its row moves to the newest time); the
@@ -129,7 +132,7 @@ CAF_TEST(the least recently updated traces go first) {
   CAF_CHECK(store->load(counted_id(0)).has_value());
   CAF_CHECK(!store->load(counted_id(1)).has_value());
   CAF_CHECK(store->load(counted_id(2)).has_value());
-  CAF_CHECK_LESS_OR_EQUAL(store->stored_bytes(), r.max_bytes);
+  CAF_CHECK_LESS_OR_EQUAL(store->stored_bytes(), max_bytes);
   CAF_CHECK_EQUAL(store->take_retention_counts().by_size, 1u);
 }
 
@@ -138,12 +141,8 @@ CAF_TEST(the least recently updated traces go first) {
 // over the limit (it could never fit).
 CAF_TEST(a batch keeps what it wrote unless a trace alone is over the limit) {
   const auto one = one_root_bytes();
-  traces::retention r;
-  r.max_age = 0ms;
-  r.max_bytes = one * 2;
-  std::string error;
-  auto store = traces::trace_store::open(":memory:", r, error);
-  CAF_REQUIRE(store != nullptr);
+  const std::uint64_t max_bytes = one * 2;
+  auto store = store_of_size(max_bytes);
   CAF_REQUIRE_EQUAL(store->save_spans(roots(0, 2), 5000), "");
   // Written at an earlier time than the two stored: by updated_ms the
   // oldest, yet the batch's own. The two before go.
@@ -157,7 +156,7 @@ CAF_TEST(a batch keeps what it wrote unless a trace alone is over the limit) {
   // the limit, oldest first.
   CAF_REQUIRE_EQUAL(store->save_spans(roots(20, 5), 6000), "");
   CAF_CHECK_EQUAL(store->trace_count(), 5u);
-  CAF_CHECK_LESS_OR_EQUAL(store->stored_bytes(), r.max_bytes + 5 * one);
+  CAF_CHECK_LESS_OR_EQUAL(store->stored_bytes(), max_bytes + 5 * one);
   CAF_REQUIRE_EQUAL(store->save_spans(roots(30, 1), 7000), "");
   CAF_CHECK_EQUAL(store->trace_count(), 2u);
   CAF_CHECK(store->load(counted_id(24)).has_value());
