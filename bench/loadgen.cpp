@@ -11,7 +11,9 @@
 //   open    open loop: R calls/s in total, spread over the callers, latency
 //           measured from the send time; in flight is capped (--max-inflight)
 //   stream  each caller keeps K runAction(/flow/streamCount, {n}, stream)
-//           in flight; rate = chunks/s; latency = time to first chunk
+//           in flight; rate = chunks/s; latency = time to first chunk;
+//           streams still running when the window ends are cancelled
+//           (cancelAction{traceId}, as the cancel scenario does)
 //   bidi    each caller keeps K bidi sessions (/flow/bidiEcho, streamInput)
 //           and ping-pongs one input chunk per session; rate = echoes/s;
 //           latency = input chunk -> echoed output chunk
@@ -24,9 +26,10 @@
 // --runtime-id ID [--runtimes M]: calls go to ID, or round robin to ID-0..M-1.
 //
 // Runs W seconds of warm-up, then S measured seconds, then drains what is in
-// flight (bounded). Prints one JSON line: rate, latency percentiles, and the
-// CPU (from /proc) of every --watch process and of itself ("caller") per
-// operation, their RSS, and the machine-wide busy time.
+// flight (bounded by --drain-timeout, default 10 s). Prints one JSON line:
+// rate, latency percentiles, and the CPU (from /proc) of every --watch
+// process and of itself ("caller") per operation, their RSS, and the
+// machine-wide busy time.
 //
 // --url http://HOST:PORT drives the Genkit tools server's HTTP routes instead
 // (POST /api/runAction, /api/streamAction; echo and stream only): see
@@ -57,15 +60,16 @@ using bench::us_since;
 // ---- the generator ----------------------------------------------------------------
 
 using phase = bench::load_phase;
-enum class op_kind { echo, stream, bidi, slow, cancel_ack };
+enum class op_kind { echo, stream, bidi, slow, cancel_ack, stream_cancel };
 
 struct op {
   op_kind kind = op_kind::echo;
   clock::time_point t0;       // sent (echo/open), last input (bidi), cancel sent (slow)
   long got = 0;               // stream chunks seen / bidi sequence
   bool ended_input = false;   // bidi
-  bool cancel_sent = false;   // slow
-  std::uint64_t parent = 0;   // cancel_ack -> run id
+  bool cancel_sent = false;   // slow, stream
+  std::uint64_t parent = 0;   // cancel_ack, stream_cancel -> run id
+  std::string trace;          // stream: its trace id (runActionState), to cancel it by
 };
 
 struct loadgen;
@@ -195,8 +199,8 @@ struct loadgen : bench::load_run {
   void on_frame(caller& c, std::string_view f) {
     bench::inbound m;
     if (!bench::fast_parse(f, m)) {
-      // runActionState is only needed by the cancel scenario.
-      if (o.scenario != "cancel" && bench::is_run_action_state(f))
+      // runActionState is only needed to cancel by (one per call).
+      if (o.scenario != "cancel" && o.scenario != "stream" && bench::is_run_action_state(f))
         return;
       m = bench::inbound{};
       if (!bench::slow_parse(f, m))
@@ -217,6 +221,11 @@ struct loadgen : bench::load_run {
         return on_chunk(c, id, x, m);
       if (m.method == "runActionState" && x.kind == op_kind::slow && !x.cancel_sent)
         return send_cancel(c, id, x, m.trace_id);
+      if (m.method == "runActionState" && x.kind == op_kind::stream) {
+        x.trace = m.trace_id;
+        if (ph == phase::drain) // sent just before the window ended
+          send_cancel(c, id, x, x.trace);
+      }
       return;
     }
     // The answer to a call: judged by its kind, then the call is over.
@@ -235,6 +244,9 @@ struct loadgen : bench::load_run {
         break;
       }
       case op_kind::stream: {
+        // Cancelled at the end of the window: its chunks so far were counted.
+        if (x.cancel_sent && m.error && m.result.find("cancel") != std::string_view::npos)
+          break;
         char pat[32];
         int n = std::snprintf(pat, sizeof(pat), "\"count\":%ld,", o.stream_n);
         if (m.error || m.result.find(std::string_view{pat, static_cast<std::size_t>(n)}) == std::string_view::npos)
@@ -259,6 +271,13 @@ struct loadgen : bench::load_run {
           error("cancel failed: " + std::string{m.result.substr(0, 200)});
         else if (ph == phase::measure)
           w.lat_ack.add(us_since(x.t0));
+        end_op(c, id);
+        return;
+      case op_kind::stream_cancel:
+        // Refused only if the stream ended first (its own answer says how);
+        // the drain waits for the stream either way.
+        if (m.error && m.result.find("already completed") == std::string_view::npos)
+          error("stream cancel failed: " + std::string{m.result.substr(0, 200)});
         end_op(c, id);
         return;
     }
@@ -292,9 +311,10 @@ struct loadgen : bench::load_run {
     if (trace.empty())
       return;
     run.cancel_sent = true;
-    run.t0 = clock::now();
+    if (run.kind == op_kind::slow)
+      run.t0 = clock::now();
     std::string t{trace};
-    auto cid = new_op(c, op_kind::cancel_ack);
+    auto cid = new_op(c, run.kind == op_kind::stream ? op_kind::stream_cancel : op_kind::cancel_ack);
     c.ops[cid].parent = run_id;
     auto ids = std::to_string(cid);
     c.ws->send_parts({R"({"jsonrpc":"2.0","id":)", ids,
@@ -364,12 +384,37 @@ struct loadgen : bench::load_run {
     w.t_end = clock::now();
     read_cpu(o, false);
     ph = phase::drain;
+    cancel_streams();
     // Bidi sessions idle between echoes get their end now; the others on
     // their next echo.
     check_drained();
     loop.after(std::chrono::duration_cast<std::chrono::nanoseconds>(
                  std::chrono::duration<double>(o.drain_timeout)),
                [this] { loop.stop(); });
+  }
+
+  // Streams still running are cancelled the way the protocol lets a caller
+  // end a call (cancelAction by its trace id; one whose trace id has not
+  // come yet, when it comes), so the drain waits for the cancels, not for
+  // the rest of --stream-n chunks: a slow system needs longer than any fixed
+  // drain timeout for that (the TS door streams 4 x 200,000 chunks in ~15
+  // s), and a stream left running would load the system into the next
+  // phase. Nothing after the window is counted, so what is measured stays
+  // the chunks received inside it.
+  void cancel_streams() {
+    if (o.scenario != "stream")
+      return;
+    for (auto& c : callers) {
+      // send_cancel adds to c->ops: collect first.
+      std::vector<std::uint64_t> running;
+      for (auto& [id, x] : c->ops)
+        if (x.kind == op_kind::stream && !x.cancel_sent)
+          running.push_back(id);
+      for (auto id : running) {
+        auto& x = c->ops[id];
+        send_cancel(*c, id, x, x.trace);
+      }
+    }
   }
 
   void check_drained() {

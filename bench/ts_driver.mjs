@@ -151,6 +151,7 @@ async function phase(p) {
   };
   let snap0;
   let snap1;
+  const streamCancels = new Set(); // of the streams running
   const snapshot = () => ({ t: now(), self: procCpuMs(process.pid), rt: procCpuMs(p.runtimePid), busy: machineBusyMs() });
   if (ph === 'measure') snap0 = snapshot();
   let seq = 0;
@@ -177,16 +178,36 @@ async function phase(p) {
       while (issuing()) {
         let got = 0;
         const s = now();
+        // Cancelled at the end of the window, as bench_load does (see
+        // cancel_streams there); before its trace id came, when it comes.
+        let traceId;
+        let cancelWanted = false;
+        const cancel = () => {
+          cancelWanted = true;
+          if (!traceId) return;
+          streamCancels.delete(cancel);
+          manager.cancelAction({ traceId, runtimeId }).catch((e) => {
+            // Refused only if the stream ended first (its own answer says how).
+            if (!/already completed/i.test(e?.message ?? '')) error(`stream cancel failed: ${e?.message}`);
+          });
+        };
+        streamCancels.add(cancel);
+        const onTrace = (t) => {
+          traceId = t;
+          if (cancelWanted) cancel();
+        };
         try {
           const r = await manager.runAction({ key: '/flow/streamCount', input: { n: streamN }, runtimeId }, (c) => {
             if (c?.i !== got) orderErrors++;
             if (got === 0 && ph === 'measure') lat.push((now() - s) * 1000);
             got++;
             if (ph === 'measure') ops++;
-          });
+          }, onTrace);
           if (r?.result?.count !== streamN || got !== streamN) error(`stream ended after ${got}: ${JSON.stringify(r)}`);
         } catch (e) {
-          error(`stream failed: ${e?.message}`);
+          if (!(cancelWanted && /cancel/i.test(e?.message ?? ''))) error(`stream failed: ${e?.message}`);
+        } finally {
+          streamCancels.delete(cancel);
         }
       }
     },
@@ -284,6 +305,7 @@ async function phase(p) {
   });
   snap1 = snapshot();
   ph = 'drain';
+  for (const cancel of [...streamCancels]) cancel();
   const drained = await Promise.race([running.then(() => true), sleep(drainMs).then(() => false)]);
   ph = 'done';
   const wallMs = snap1.t - snap0.t;

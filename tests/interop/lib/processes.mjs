@@ -1,6 +1,7 @@
 // Child processes of the interop tests and the tracking of everything a
 // test starts (children, client sockets, HTTP requests), torn down by
-// cleanup(), which each test file runs from afterEach/after hooks; temp
+// cleanup(), which each test file runs from afterEach/after hooks, and when
+// the test process exits or is ended by SIGTERM, SIGINT or SIGHUP; temp
 // dirs, free ports and pgrep.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -26,6 +27,36 @@ const everyChild = new Set();
 process.on('exit', () => {
   for (const c of everyChild) if (c.running) c.proc.kill('SIGKILL');
 });
+
+// Node runs no 'exit' listeners when a signal's default action ends it, so a
+// test process killed by SIGTERM (a CI job's timeout, a kill by hand, `node
+// --test` cancelling the file when it is terminated itself), SIGINT or SIGHUP
+// would leave its managers and runtimes running. On those signals every child still running gets SIGTERM,
+// so that a manager stops its own children (SIGKILL would orphan them), and
+// whatever has not exited after a short grace is left to the 'exit' listeners
+// (SIGKILL, temp dirs), which process.exit() runs; the status is the one a
+// shell reports for the signal, 128 + its number. A second signal cuts the
+// grace short.
+const SIGNAL_GRACE_MS = 1500;
+let signalled = false;
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+  process.on(signal, async () => {
+    const status = 128 + os.constants.signals[signal];
+    if (signalled) process.exit(status);
+    signalled = true;
+    const running = [...everyChild].filter((c) => c.running);
+    for (const c of running) c.kill('SIGTERM');
+    // A timer that keeps the process alive: the grace must not end in a
+    // natural exit with status 0.
+    let timer;
+    await Promise.race([
+      Promise.all(running.map((c) => c.exited)),
+      new Promise((resolve) => (timer = setTimeout(resolve, SIGNAL_GRACE_MS))),
+    ]);
+    clearTimeout(timer);
+    process.exit(status);
+  });
+}
 
 /**
  * Stops everything the current test started: runtimes first (the genkit
