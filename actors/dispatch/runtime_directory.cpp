@@ -13,10 +13,44 @@
 namespace actor_host {
 
 directory_state::entry* directory_state::find(const std::string& id) {
-  if (!ids.count(id))
-    return nullptr;
-  auto i = std::find_if(entries.begin(), entries.end(), [&](auto& e) { return e.id == id; });
-  return i == entries.end() ? nullptr : &*i;
+  auto i = by_id.find(id);
+  return i == by_id.end() ? nullptr : &*i->second;
+}
+
+directory_state::entry& directory_state::add(entry e) {
+  ids_of_conn[e.conn.address()].push_back(e.id);
+  entries.push_back(std::move(e));
+  by_id[entries.back().id] = std::prev(entries.end());
+  return entries.back();
+}
+
+namespace {
+
+void forget_conn_of(std::unordered_map<caf::actor_addr, std::vector<std::string>>& ids_of_conn,
+                    const directory_state::entry& e) {
+  auto c = ids_of_conn.find(e.conn.address());
+  if (c == ids_of_conn.end())
+    return;
+  std::erase(c->second, e.id);
+  if (c->second.empty())
+    ids_of_conn.erase(c);
+}
+
+} // namespace
+
+std::list<directory_state::entry>::iterator
+directory_state::erase(std::list<entry>::iterator i) {
+  forget_conn_of(ids_of_conn, *i);
+  by_id.erase(i->id);
+  return entries.erase(i);
+}
+
+void directory_state::set_conn(entry& e, const connection_actor& conn) {
+  if (e.conn == conn)
+    return;
+  forget_conn_of(ids_of_conn, e);
+  e.conn = conn;
+  ids_of_conn[conn.address()].push_back(e.id);
 }
 
 namespace {
@@ -99,7 +133,7 @@ void add_or_update(self_ptr self, runtime_registration reg, const connection_act
     spdlog::info("Runtime {} re-registered{}", id,
                  e->conn == conn ? "" : " (the old connection was dead)");
     e->info_json = std::move(reg.info_json);
-    e->conn = conn;
+    self->state.set_conn(*e, conn);
     e->service = std::move(reg.service);
     e->load = std::move(reg.load);
     ensure_service_queue(self, e->service);
@@ -112,12 +146,11 @@ void add_or_update(self_ptr self, runtime_registration reg, const connection_act
     spdlog::info("Runtime {} registered", id);
   else
     spdlog::info("Runtime {} registered, a replica of service {}", id, reg.service);
-  self->state.ids.insert(id);
-  self->state.entries.push_back(
+  auto& added = self->state.add(
     {id, std::move(reg.info_json), conn, std::move(reg.service), std::move(reg.load), {}});
-  ensure_service_queue(self, self->state.entries.back().service);
+  ensure_service_queue(self, added.service);
   tell_watchers(self, id, notice::kind::ready);
-  tell_cluster_up(self, self->state.entries.back());
+  tell_cluster_up(self, added);
   routes_changed(self);
   publish_count(self);
 }
@@ -137,23 +170,25 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
   // A connection that dies takes its entries with it, unless a newer socket
   // has re-registered the id in the meantime.
   self->set_down_handler([self](caf::down_msg& dm) {
-    auto& es = self->state.entries;
-    bool changed = false;
-    for (auto i = es.begin(); i != es.end();) {
-      if (i->conn.compare(dm.source) == 0) {
-        spdlog::info("Runtime {} disconnected ({})", i->id, caf::to_string(dm.reason));
-        auto id = i->id;
-        self->state.ids.erase(id);
-        i = es.erase(i);
+    auto& st = self->state;
+    if (auto c = st.ids_of_conn.find(dm.source); c != st.ids_of_conn.end()) {
+      auto ids = std::move(c->second);
+      st.ids_of_conn.erase(c);
+      for (auto& id : ids) {
+        auto i = st.by_id.find(id);
+        // ids_of_conn follows every change of an entry's conn; the compare
+        // costs nothing beside a wrong removal.
+        if (i == st.by_id.end() || i->second->conn.compare(dm.source) != 0)
+          continue;
+        spdlog::info("Runtime {} disconnected ({})", id, caf::to_string(dm.reason));
+        auto at = i->second;
+        st.by_id.erase(i);
+        st.entries.erase(at);
         tell_watchers(self, id, notice::kind::unready);
         tell_cluster_down(self, id);
-        changed = true;
-      } else {
-        ++i;
       }
-    }
-    if (changed)
       routes_changed(self);
+    }
     publish_count(self);
     std::erase_if(self->state.bidi_by_trace, [&](auto& kv) {
       return kv.second.call.actor.address() == dm.source || kv.second.opener == dm.source;
@@ -203,12 +238,10 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       return rp;
     },
     [self](deregister_atom, const std::string& id, const connection_actor& conn) {
-      auto& es = self->state.entries;
-      auto i = std::find_if(es.begin(), es.end(),
-                            [&](auto& e) { return e.id == id && e.conn == conn; });
-      if (i != es.end()) {
-        self->state.ids.erase(id);
-        es.erase(i);
+      auto& st = self->state;
+      auto i = st.by_id.find(id);
+      if (i != st.by_id.end() && i->second->conn == conn) {
+        st.erase(i->second);
         tell_watchers(self, id, notice::kind::unready);
         tell_cluster_down(self, id);
         routes_changed(self);
@@ -346,9 +379,11 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
       return e->conn;
     },
     [self](drain_atom) {
+      // Each connection once, in the order of its first registration.
       std::vector<connection_actor> conns;
+      std::unordered_set<caf::actor_addr> seen;
       for (auto& e : self->state.entries)
-        if (std::find(conns.begin(), conns.end(), e.conn) == conns.end())
+        if (seen.insert(e.conn.address()).second)
           conns.push_back(e.conn);
       return conns;
     },

@@ -4,6 +4,7 @@
 
 #include "actors/call/call_request.hpp"
 #include "actors/call/errors.hpp"
+#include "actors/dispatch/runtime_directory.hpp"
 #include "actors/manager/manager_supervisor.hpp"
 #include "obs/metrics.hpp"
 #include "wire/iii_protocol.hpp"
@@ -156,6 +157,50 @@ CAF_TEST(a dying connection removes only the entries it still owns) {
   CAF_CHECK(!ok);
   CAF_CHECK_EQUAL(member(err, {"data", "code"}), "14");
   CAF_CHECK_EQUAL(registered_runtimes.load(), 0);
+}
+
+// The directory finds an entry by id and a dead connection's entries by
+// the connection (a fleet dropping at once was a scan per disconnect): both
+// indexes follow every move and deregistration, so a connection that comes
+// and goes leaves nothing in them.
+CAF_TEST(the indexes by id and by connection follow every change) {
+  using directory_impl = std::remove_pointer_t<directory_actor::stateful_pointer<directory_state>>;
+  auto& st = dynamic_cast<directory_impl&>(*caf::actor_cast<caf::abstract_actor*>(dir)).state;
+  auto only = [&](const caf::actor& conn, std::vector<std::string> ids) {
+    auto i = st.ids_of_conn.find(conn.address());
+    CAF_REQUIRE(i != st.ids_of_conn.end());
+    CAF_CHECK_EQUAL(i->second, ids);
+  };
+  // Connections that come, register, deregister and go leave nothing.
+  for (int round = 0; round < 3; ++round) {
+    auto c = spawn_dummy();
+    reg("a", c);
+    reg("b", c);
+    only(c, {"a", "b"});
+    caf::anon_send(dir, deregister_atom_v, std::string{"b"}, as_conn(c));
+    sched.run();
+    only(c, {"a"});
+    stop(c);
+    CAF_CHECK(st.entries.empty());
+    CAF_CHECK(st.by_id.empty());
+    CAF_CHECK(st.ids_of_conn.empty());
+  }
+  // An id taken over by a new connection (the old one does not answer its
+  // probe and is stopped) is the new one's alone.
+  auto c1 = spawn_dummy();
+  auto c2 = spawn_dummy();
+  reg("a", c1);
+  reg("b", c2);
+  reg("a", c2);
+  CAF_CHECK_EQUAL(st.ids_of_conn.count(c1.address()), 0u);
+  only(c2, {"b", "a"});
+  CAF_CHECK_EQUAL(st.by_id.size(), 2u);
+  CAF_CHECK_EQUAL(list(), "[" + info("a") + "," + info("b") + "]");
+  stop(c2);
+  CAF_CHECK(st.entries.empty());
+  CAF_CHECK(st.by_id.empty());
+  CAF_CHECK(st.ids_of_conn.empty());
+  stop(c1);
 }
 
 CAF_TEST(bidi open find and close) {
