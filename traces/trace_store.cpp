@@ -258,10 +258,33 @@ bool trace_store::write_span(const run_span& span, std::int64_t now_ms) {
     return true;
   if (row->has_lone && !stmts_->spill(row->id))
     return false;
-  put_span.bind(1, row->id).bind_static(2, span.span_id).bind(3, std::int64_t{span.end_ms > 0});
-  put_span.bind_static(4, packed_);
-  bool ok = put_span.step() == SQLITE_DONE;
+  const std::int64_t is_ended = span.end_ms > 0;
+  auto& add_span = stmts_->add_span;
+  add_span.bind(1, row->id).bind_static(2, span.span_id).bind(3, is_ended);
+  bool ok = add_span.bind_static(4, packed_).step() == SQLITE_DONE;
+  add_span.reset();
+  if (!ok || sqlite3_changes(db_) == 1)
+    return ok;
+  // Stored before (a retry, a span a document brought, the lone span just
+  // spilled): put_trace added `bytes`, but the span replaces what was there,
+  // or, running where the stored one has ended, is dropped. The trace counts
+  // what it keeps (retention drops traces by that count).
+  auto& old_span = stmts_->old_span;
+  std::int64_t counted_twice = 0;
+  if (old_span.bind(1, row->id).bind_static(2, span.span_id).step() == SQLITE_ROW)
+    counted_twice = old_span.int64(1) == 1 && !is_ended
+                      ? bytes
+                      : counted_size(old_span.view(0), span.trace_id, span.span_id);
+  old_span.reset();
+  put_span.bind(1, row->id).bind_static(2, span.span_id).bind(3, is_ended);
+  ok = put_span.bind_static(4, packed_).step() == SQLITE_DONE;
   put_span.reset();
+  if (!ok)
+    return false;
+  auto& add_bytes = stmts_->add_bytes;
+  ok = add_bytes.bind(1, -counted_twice).bind(2, row->id).step() == SQLITE_DONE;
+  add_bytes.reset();
+  pending_ -= counted_twice;
   return ok;
 }
 

@@ -3,6 +3,8 @@
 #include "test_support.hpp"
 
 #include "actors/tracing/trace_keeper.hpp"
+#include "obs/metrics.hpp"
+#include "traces/trace_store.hpp"
 
 // The manager's own span of a routed run: stored under the run's root span
 // once the runtime's spans are in (before or after it), or as the trace's
@@ -133,6 +135,55 @@ CAF_TEST(the roots the keeper remembers are capped) {
   CAF_CHECK_EQUAL(member(load(), {"spans", "bbbbbbbbbbbbbbbb"}), "<missing>");
   advance_time(route_span_wait);
   CAF_CHECK_EQUAL(member(load(), {"spans", "bbbbbbbbbbbbbbbb", "parentSpanId"}), "<missing>");
+}
+
+// A store at its size limit drops its oldest traces as the keeper writes,
+// and its age limit at the keeper's prune: both are counted in
+// actor_host_traces_dropped_total as they happen (the log line comes once
+// a minute).
+CAF_TEST(the traces retention drops are counted in the metrics) {
+  traces::retention r;
+  r.max_age = std::chrono::hours(1);
+  r.max_bytes = 4000; // a few route spans' worth
+  std::string error;
+  std::shared_ptr<traces::trace_store> store = traces::trace_store::open(":memory:", r, error);
+  CAF_REQUIRE(store != nullptr);
+  auto small = sys.spawn(trace_keeper, store, caf::actor{});
+  sched.run();
+  auto& dropped = obs::global().traces_dropped;
+  const auto before = dropped.load();
+  // Ten batches of four: a batch keeps what it writes, the older go.
+  constexpr std::size_t n = 40;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto s = route_span();
+    auto id = std::to_string(i);
+    s.trace_id = std::string(32 - id.size(), '0') + id;
+    caf::anon_send(small, route_span_atom_v, std::move(s));
+    sched.run();
+    if (i % 4 == 3) {
+      advance_time(route_span_wait); // no roots came: stored as their own
+      sched.run();
+    }
+  }
+  const auto by_size = dropped.load() - before;
+  CAF_CHECK_GREATER(by_size, 0u);
+  CAF_CHECK_EQUAL(by_size + store->trace_count(), n);
+  stop(small);
+  // The age limit, at the keeper's prune: traces last written two hours
+  // ago (the store's clock is the wall clock's).
+  r.max_bytes = std::uint64_t{1} << 30;
+  auto aged = traces::trace_store::open(":memory:", r, error);
+  CAF_REQUIRE(aged != nullptr);
+  const auto two_hours_ago = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch()
+                               - std::chrono::hours(2))
+                               .count();
+  CAF_REQUIRE_EQUAL(aged->save_spans({route_span()}, two_hours_ago), "");
+  small = sys.spawn(trace_keeper, std::shared_ptr<traces::trace_store>{std::move(aged)},
+                    caf::actor{});
+  sched.run(); // its first prune, at start
+  CAF_CHECK_EQUAL(dropped.load() - before, by_size + 1);
+  stop(small);
 }
 
 CAF_TEST(posted documents are committed together and each poster hears its own outcome) {

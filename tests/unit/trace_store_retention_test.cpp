@@ -307,3 +307,38 @@ CAF_TEST(dropping the oldest walks the index of update times) {
   }
   sqlite3_close(db);
 }
+
+// A route span stored again (the same trace and span id: a keeper's retry,
+// a span the runtime's document had already brought) replaces what was
+// there, so the trace counts its bytes once; a running copy of an ended
+// span keeps the ended one and changes nothing. Retention drops traces by
+// this count: counted twice, a trace went before its time.
+CAF_TEST(a span written again counts once) {
+  auto store = store_of_size(std::uint64_t{1} << 30);
+  auto id = counted_id(1);
+  auto root = test_route_span(id, "1000000000000001", "");
+  auto child = test_route_span(id, "2000000000000002", "1000000000000001");
+  CAF_REQUIRE_EQUAL(store->save_spans({root}, 1), "");
+  auto lone = store->stored_bytes();
+  // The lone root again: it leaves the trace's row for `spans` on the way.
+  CAF_REQUIRE_EQUAL(store->save_spans({root}, 2), "");
+  CAF_CHECK_EQUAL(store->stored_bytes(), lone);
+  CAF_REQUIRE_EQUAL(store->save_spans({child}, 3), "");
+  auto both = store->stored_bytes();
+  CAF_CHECK_GREATER(both, lone);
+  CAF_REQUIRE_EQUAL(store->save_spans({child, root}, 4), "");
+  CAF_CHECK_EQUAL(store->stored_bytes(), both);
+  auto running = child;
+  running.end_ms = 0;
+  CAF_REQUIRE_EQUAL(store->save_spans({running}, 5), "");
+  CAF_CHECK_EQUAL(store->stored_bytes(), both);
+  // A longer name replaces the span: the count is what the trace written
+  // once with it counts.
+  auto renamed = child;
+  renamed.name += " again";
+  CAF_REQUIRE_EQUAL(store->save_spans({renamed}, 6), "");
+  auto fresh = store_of_size(std::uint64_t{1} << 30);
+  CAF_REQUIRE_EQUAL(fresh->save_spans({root, renamed}, 1), "");
+  CAF_CHECK_EQUAL(store->stored_bytes(), fresh->stored_bytes());
+  CAF_CHECK_EQUAL(store->counted_bytes(), store->stored_bytes());
+}

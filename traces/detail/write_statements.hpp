@@ -18,7 +18,10 @@ namespace actor_host::traces {
 // them once saves SQLite's parse and plan of each statement per run.
 struct trace_store::statements {
   explicit statements(sqlite3* db)
-    : put_span{db, "INSERT INTO spans(trace, span_id, ended, json) VALUES(?,?,?,?) "
+    : // A span new to its trace (nearly every one): OR IGNORE leaves one
+      // stored before to put_span, after its size is looked up.
+      add_span{db, "INSERT OR IGNORE INTO spans(trace, span_id, ended, json) VALUES(?,?,?,?)"},
+      put_span{db, "INSERT INTO spans(trace, span_id, ended, json) VALUES(?,?,?,?) "
                    "ON CONFLICT(trace, span_id) DO UPDATE SET ended=excluded.ended, "
                    "json=excluded.json WHERE NOT (spans.ended=1 AND excluded.ended=0)"},
       // What a span already stored holds: the trace's byte count changes by
@@ -59,7 +62,7 @@ struct trace_store::statements {
                     "LENGTH(CAST(COALESCE(end_time,'') AS BLOB)) FROM traces WHERE id_text=?"} {
   }
   explicit operator bool() const {
-    return put_span && old_span && put_trace && find_trace && spill_lone && clear_lone
+    return add_span && put_span && old_span && put_trace && find_trace && spill_lone && clear_lone
            && add_bytes && stored_by_id_text && row_texts;
   }
   struct row {
@@ -72,18 +75,20 @@ struct trace_store::statements {
   /// RETURNING a statement journal, a temporary file written 3 pages a
   /// statement (19 us per route span against 3.4 without, counted ids).
   std::optional<row> trace_row(sqlite3* db, std::string_view trace_id) {
-    auto before = sqlite3_last_insert_rowid(db);
+    // 0 is no rowid SQLite gives a new row (the largest + 1, or a random
+    // positive one past 2^63 - 1), so an insert always changes it and an
+    // update never does: even a new row given the rowid of the last insert
+    // (the last trace made, dropped since) is known as made.
+    sqlite3_set_last_insert_rowid(db, 0);
     bool ok = put_trace.step() == SQLITE_DONE;
     put_trace.reset();
     if (!ok)
       return std::nullopt;
     // A new trace's row (every route span of a run without the runtime's
     // spans) is the last one inserted: no lookup.
-    if (auto id = sqlite3_last_insert_rowid(db); id != before)
+    if (auto id = sqlite3_last_insert_rowid(db); id != 0)
       return row{id, true, false};
-    // Updated (stored before), or a new row given the id the last insert
-    // had: then its lone span, if one was bound, counts as one it holds
-    // (moved to `spans` by the writer, as any other: the same rows).
+    // Updated: stored before.
     std::optional<row> r;
     if (find_trace.bind(1, trace_id).step() == SQLITE_ROW)
       r = row{find_trace.int64(0), false, find_trace.int64(1) != 0};
@@ -109,7 +114,7 @@ struct trace_store::statements {
     q.reset();
     return n;
   }
-  detail::statement put_span, old_span, put_trace, find_trace, spill_lone, clear_lone, add_bytes;
+  detail::statement add_span, put_span, old_span, put_trace, find_trace, spill_lone, clear_lone, add_bytes;
   detail::statement stored_by_id_text, row_texts;
 };
 
