@@ -44,6 +44,14 @@ bool iequals_prefix(std::string_view line, std::string_view name) {
   return true;
 }
 
+std::string trim(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
+    v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r'))
+    v.remove_suffix(1);
+  return std::string{v};
+}
+
 struct http_load;
 
 struct slot {
@@ -56,6 +64,9 @@ struct slot {
   std::size_t remaining = 0; // body bytes (length) / chunk bytes left
   int status = 0;
   bool busy = false;        // a request is out
+  bool is_cancel = false;   // a cancelAction of one stream (end_streams), not a call
+  bool cancel_sent = false; // stream: cancelAction sent for it
+  std::string trace;        // stream: X-Genkit-Trace-Id of its response, to cancel it by
   std::string body;         // echo: whole body; stream: current partial line
   std::string last;         // stream: the final result line, if newline-terminated
   std::uint64_t seq = 0;
@@ -68,6 +79,7 @@ struct http_load : load_run {
   const load_options& o;
   asio::io_context io;
   std::vector<std::unique_ptr<slot>> slots;
+  std::vector<std::unique_ptr<slot>> cancels; // end_streams' connections
   asio::steady_timer timer{io};
   std::size_t connected = 0;
   long inflight = 0;
@@ -95,6 +107,7 @@ struct http_load : load_run {
     s.req = head_prefix + std::to_string(body.size()) + "\r\n\r\n" + body;
     s.busy = true;
     s.got = 0;
+    s.trace.clear();
     s.body.clear();
     s.last.clear();
     s.t0 = bench::clock::now();
@@ -138,11 +151,14 @@ struct http_load : load_run {
     s.sock.async_read_some(asio::buffer(s.rbuf.data() + old, 64 * 1024),
                            [this, &s, old](error_code ec, std::size_t n) {
                              s.rbuf.resize(old + n);
+                             if (!s.sock.is_open())
+                               return; // closed by us (drop, a cancel's end): nothing more to read
                              if (ec)
                                return lost(s, "read: " + ec.message());
                              if (!parse(s))
                                return lost(s, "bad HTTP response");
-                             read(s);
+                             if (s.sock.is_open())
+                               read(s);
                            });
   }
 
@@ -182,8 +198,14 @@ struct http_load : load_run {
             else if (iequals_prefix(line, "transfer-encoding:")
                      && line.find("chunked") != std::string_view::npos)
               chunked = true;
+            else if (stream && !s.is_cancel && iequals_prefix(line, "x-genkit-trace-id:"))
+              s.trace = trim(line.substr(18));
             p = e + 2;
           }
+          if (stream && !s.is_cancel && ph == phase::drain && s.busy && !s.cancel_sent)
+            end_stream(s); // sent just before the window ended
+          if (!s.sock.is_open())
+            return true;
           if (chunked) {
             s.st = rstate::chunk_size;
           } else if (length >= 0) {
@@ -240,13 +262,13 @@ struct http_load : load_run {
           break;
         }
       }
-      if (s.rbegin == s.rbuf.size())
-        return true;
+      if (s.rbegin == s.rbuf.size() || !s.sock.is_open())
+        return true; // all parsed, or a cancel's connection closed on its answer
     }
   }
 
   void on_body(slot& s, std::string_view piece) {
-    if (!stream) {
+    if (!stream || s.is_cancel) {
       s.body.append(piece);
       return;
     }
@@ -292,7 +314,19 @@ struct http_load : load_run {
     s.busy = false;
     --inflight;
     std::string_view b{s.body.empty() ? s.last : s.body};
-    if (s.status != 200 || b.rfind("{\"error\"", 0) == 0) {
+    if (s.is_cancel) {
+      // Refused only if the stream ended first (its own answer says how);
+      // the drain waits for the stream either way.
+      if ((s.status != 200 || b.rfind("{\"error\"", 0) == 0)
+          && b.find("already completed") == std::string_view::npos)
+        error("stream cancel failed: " + std::to_string(s.status) + " "
+              + std::string{b.substr(0, 200)});
+      error_code ignored;
+      s.sock.close(ignored);
+    } else if (s.cancel_sent && b.rfind("{\"error\"", 0) == 0
+               && b.find("cancel") != std::string_view::npos) {
+      // Cancelled at the end of the window: its chunks so far were counted.
+    } else if (s.status != 200 || b.rfind("{\"error\"", 0) == 0) {
       error((stream ? "stream failed: " : "echo failed: ") + std::to_string(s.status) + " "
             + std::string{b.substr(0, 200)});
     } else if (stream) {
@@ -352,11 +386,71 @@ struct http_load : load_run {
   }
 
   void end_measure() {
-    snapshot(false);
+    snapshot(false); // the window's end (clock, CPU) before anything is closed
     ph = phase::drain;
+    end_streams();
     if (inflight == 0)
       return finish();
     after(o.drain_timeout, [this] { io.stop(); });
+  }
+
+  // Streams still running when the window ends are cancelled the way the Genkit
+  // tools API lets a client cancel one: POST /api/cancelAction {traceId} (its
+  // tRPC route, which actor-host's HTTP door serves too) with the trace id of
+  // the response's X-Genkit-Trace-Id header (one whose response head has not
+  // come yet, when it comes), on a connection of its own. The drain then waits
+  // for the cancels' answers and for the streams to end; a stream counts as
+  // ended well if it completed (all --stream-n chunks) or ended with the
+  // cancellation error after our cancel, as in the WebSocket mode; echo calls in
+  // flight still drain. Waiting for the rest of --stream-n chunks instead takes
+  // a slow system longer than any fixed drain timeout (ours-http streamed 4 x
+  // 200,000 chunks at ~32,000 chunks/s under load: "drain timed out"). Closing
+  // the stream's connection would not do: actor-host's HTTP door cancels the run
+  // of a client that leaves, but the tools server (tools-common 1.43) does not,
+  // and its run would go on unread, loading the next phase. Nothing after the
+  // window is counted, so what is measured stays the chunks received inside it.
+  void end_streams() {
+    if (!stream)
+      return;
+    for (auto& s : slots)
+      if (s->busy && !s->cancel_sent && (!s->trace.empty() || s->st != rstate::head))
+        end_stream(*s);
+  }
+
+  // One stream: cancelled by its trace id, or, if its response came without
+  // one, dropped (its connection closed: the only other way an HTTP client
+  // ends a call).
+  void end_stream(slot& s) {
+    if (s.trace.empty()) {
+      error_code ignored;
+      s.sock.close(ignored);
+      s.busy = false;
+      --inflight;
+      if (inflight == 0)
+        finish();
+      return;
+    }
+    s.cancel_sent = true;
+    cancels.push_back(std::make_unique<slot>(io));
+    auto& c = *cancels.back();
+    c.is_cancel = true;
+    c.busy = true;
+    ++inflight;
+    auto body = R"({"traceId":")" + s.trace + "\"}";
+    c.req = "POST /api/cancelAction HTTP/1.1\r\nHost: " + o.host + ":" + std::to_string(o.port)
+            + "\r\nContent-Type: application/json\r\nContent-Length: "
+            + std::to_string(body.size()) + "\r\n\r\n" + body;
+    tcp::endpoint ep{asio::ip::make_address(o.host), o.port};
+    c.sock.async_connect(ep, [this, &c](error_code ec) {
+      if (ec)
+        return lost(c, "cancel connect: " + ec.message());
+      c.sock.set_option(tcp::no_delay(true));
+      read(c);
+      asio::async_write(c.sock, asio::buffer(c.req), [this, &c](error_code ec, std::size_t) {
+        if (ec)
+          lost(c, "cancel write: " + ec.message());
+      });
+    });
   }
 
   void finish() {

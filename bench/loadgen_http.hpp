@@ -14,8 +14,10 @@ namespace bench {
 /// /api/runAction {key:/flow/echo, input:{i,s}}; stream: POST
 /// /api/streamAction {key:/flow/streamCount, input:{n}}, rate = chunks/s
 /// (newline-delimited lines before the final result), latency = time to
-/// first chunk. Prints the same JSON result line as the WebSocket mode;
-/// returns the exit status.
+/// first chunk; streams still running when the window ends are cancelled
+/// (POST /api/cancelAction {traceId}, from their X-Genkit-Trace-Id header).
+/// Prints the same JSON result line as the WebSocket mode; returns the exit
+/// status.
 int run_http_load(const load_options& o);
 
 } // namespace bench
