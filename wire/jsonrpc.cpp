@@ -342,15 +342,26 @@ const std::string* object_members::find(std::string_view name) const {
   return nullptr;
 }
 
-wire::expected<object_members> split_object(std::string_view json) {
-  padded p{json};
+namespace {
+
+// `json` with room for the parser's padding after it, made once.
+void pad(std::string& json) {
+  if (json.capacity() < json.size() + simdjson::SIMDJSON_PADDING)
+    json.reserve(json.size() + simdjson::SIMDJSON_PADDING);
+}
+
+wire::expected<object_members> split_at(const char* data, std::size_t size,
+                                        std::size_t readable) {
   od::document doc;
-  if (auto e = thread_parser().iterate(p.buf.data(), p.buf.size(), p.buf.capacity()).get(doc))
+  if (auto e = thread_parser().iterate(data, size, readable).get(doc))
     return wire::unexpected{describe(e)};
   od::object obj;
   if (doc.get_object().get(obj))
     return wire::unexpected{"expected a JSON object"};
   object_members out;
+  // A call's params have a handful of members: one allocation, not one per
+  // doubling.
+  out.members.reserve(8);
   for (auto field : obj) {
     std::string_view key;
     if (auto e = field.unescaped_key().get(key))
@@ -364,6 +375,28 @@ wire::expected<object_members> split_object(std::string_view json) {
   if (!at_end(doc))
     return wire::unexpected{"trailing content after the JSON object"};
   return out;
+}
+
+bool validate_at(const char* data, std::size_t size, std::size_t readable, std::string* why) {
+  od::document doc;
+  auto e = thread_parser().iterate(data, size, readable).get(doc);
+  if (!e)
+    e = walk_document(doc);
+  if (e && why)
+    *why = describe(e);
+  return !e;
+}
+
+} // namespace
+
+wire::expected<object_members> split_object(std::string_view json) {
+  padded p{json};
+  return split_at(p.buf.data(), p.buf.size(), p.buf.capacity());
+}
+
+wire::expected<object_members> split_object_in_place(std::string& json) {
+  pad(json);
+  return split_at(json.data(), json.size(), json.capacity());
 }
 
 namespace {
@@ -428,13 +461,12 @@ bool find_members(const std::string& owner, std::string_view part,
 
 bool validate(std::string_view json, std::string* why) {
   padded p{json};
-  od::document doc;
-  auto e = thread_parser().iterate(p.buf.data(), p.buf.size(), p.buf.capacity()).get(doc);
-  if (!e)
-    e = walk_document(doc);
-  if (e && why)
-    *why = describe(e);
-  return !e;
+  return validate_at(p.buf.data(), p.buf.size(), p.buf.capacity(), why);
+}
+
+bool validate_in_place(std::string& json, std::string* why) {
+  pad(json);
+  return validate_at(json.data(), json.size(), json.capacity(), why);
 }
 
 bool string_value(std::string_view raw, std::string& out) {

@@ -56,6 +56,9 @@ struct object_members {
 /// Splits an object into its members; the reason on invalid JSON or a
 /// non-object.
 wire::expected<object_members> split_object(std::string_view json);
+/// The same on `json` itself: its capacity grows by the parser's padding
+/// (views into it taken earlier are invalid afterwards), no copy is made.
+wire::expected<object_members> split_object_in_place(std::string& json);
 
 /// Raw JSON of the named top-level members of the object in `json`, as views
 /// into it (left empty when absent; the first occurrence counts), in one pass
@@ -73,6 +76,8 @@ bool find_members(const std::string& owner, std::string_view part,
 
 /// True if `json` is one complete, valid JSON value (checks every scalar).
 bool validate(std::string_view json, std::string* why = nullptr);
+/// The same on `json` itself, as split_object_in_place.
+bool validate_in_place(std::string& json, std::string* why = nullptr);
 
 /// Decodes a raw JSON string literal; false if `raw` is not a string.
 bool string_value(std::string_view raw, std::string& out);
@@ -90,6 +95,8 @@ inline bool is_bool(std::string_view raw, bool& out) {
 
 /// JSON string literal for `text`.
 std::string quote(std::string_view text);
+/// The same, appended to `out` (no string of its own).
+void append_quoted(std::string& out, std::string_view text);
 
 std::string request(std::string_view method, std::string_view params, std::string_view id);
 std::string notification(std::string_view method, std::string_view params);

@@ -7,7 +7,12 @@ namespace actor_host::wire::jsonrpc {
 
 std::string quote(std::string_view text) {
   std::string out;
-  out.reserve(text.size() + 2);
+  append_quoted(out, text);
+  return out;
+}
+
+void append_quoted(std::string& out, std::string_view text) {
+  out.reserve(out.size() + text.size() + 2);
   out += '"';
   for (char c : text) {
     switch (c) {
@@ -29,7 +34,6 @@ std::string quote(std::string_view text) {
     }
   }
   out += '"';
-  return out;
 }
 
 namespace {

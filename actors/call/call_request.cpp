@@ -50,10 +50,11 @@ std::optional<call_error> parse_run_action(std::string params, const call_policy
     return invalid("runAction needs a JSON object {key, input?, ...}; 'key' is missing");
   // One full pass checks the JSON all the way down (the params reach the
   // runtime as written), a second splits the top level.
+  // Both on the params themselves (padded once), not on copies.
   std::string why;
-  if (!rpc::validate(params, &why))
+  if (!rpc::validate_in_place(params, &why))
     return manager_errors::rpc_error(rpc::code::parse_error, "Parse error: " + why);
-  auto split = rpc::split_object(params);
+  auto split = rpc::split_object_in_place(params);
   if (!split)
     return invalid("runAction params must be a JSON object {key, input?, ...}");
   auto& p = *split;
@@ -79,11 +80,18 @@ std::optional<call_error> parse_run_action(std::string params, const call_policy
   }
   // As Genkit's manager does ({...request, stream, streamInput}): the
   // caller's members, with the flags this door decides.
-  out.params = "{";
+  // Appended in place: a temporary per member was most of a call's
+  // allocations here.
+  out.params.clear();
+  out.params.reserve(params.size() + 40);
+  out.params += '{';
   for (auto& [k, v] : p.members) {
     if (k == "stream" || k == "streamInput")
       continue;
-    out.params += rpc::quote(k) + ":" + v + ",";
+    rpc::append_quoted(out.params, k);
+    out.params += ':';
+    out.params += v;
+    out.params += ',';
   }
   out.params += out.stream ? R"("stream":true,)" : R"("stream":false,)";
   out.params += out.stream_input ? R"("streamInput":true})" : R"("streamInput":false})";

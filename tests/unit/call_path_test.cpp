@@ -50,6 +50,14 @@ CAF_TEST(flags the door decides replace the callers flags) {
   CAF_CHECK_EQUAL(member(c.params, {"streamInput"}), "true");
   CAF_CHECK_EQUAL(member(c.params, {"input"}), "1");
   CAF_CHECK_EQUAL(member_str(c.params, {"key"}), "/flow/echo");
+  // The caller's members as they came, in order, the door's flags last; a
+  // member name is written again as JSON, escapes and all.
+  call_request d;
+  CAF_CHECK_EQUAL(parse(R"({"key":"/flow/echo", "input" : {"a":[1,2]},"q\"t\n":0})",
+                        {false, false}, d),
+                  "");
+  CAF_CHECK_EQUAL(d.params, R"({"key":"/flow/echo","input":{"a":[1,2]},"q\"t\n":0,)"
+                            R"("stream":false,"streamInput":false})");
 }
 
 CAF_TEST(bad runAction params get the error a person can act on) {

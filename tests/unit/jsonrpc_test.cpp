@@ -258,6 +258,32 @@ CAF_TEST(split_object returns raw members) {
   CAF_CHECK(esc->find("key") != nullptr);
 }
 
+// The in-place forms (parse_run_action's, on params it owns) read what the
+// copying forms read, leave the text as it was, and pad it once.
+CAF_TEST(validate and split_object in place agree with their copying forms) {
+  for (std::string text : {std::string{R"({"key":"/flow/x","input":{"a":[1,"\u00e9"]},"n":null})"},
+                           std::string{R"({"a":tru})"}, std::string{"[1]"},
+                           std::string{R"({"a":1} 2)"}, std::string{}}) {
+    CAF_MESSAGE("text: " << text);
+    auto own = text;
+    own.shrink_to_fit();
+    std::string why_copy, why_own;
+    CAF_CHECK_EQUAL(rpc::validate_in_place(own, &why_own), rpc::validate(text, &why_copy));
+    CAF_CHECK_EQUAL(why_own, why_copy);
+    auto a = rpc::split_object(text);
+    auto b = rpc::split_object_in_place(own);
+    CAF_CHECK_EQUAL(own, text);
+    CAF_REQUIRE_EQUAL(static_cast<bool>(a), static_cast<bool>(b));
+    if (a)
+      CAF_CHECK(a->members == b->members);
+    else
+      CAF_CHECK_EQUAL(a.error(), b.error());
+    auto* at = own.data();
+    CAF_CHECK(rpc::validate_in_place(own) == rpc::validate(text));
+    CAF_CHECK(own.data() == at); // padded already: no second allocation
+  }
+}
+
 CAF_TEST(find_members returns views of the named members in one pass) {
   std::string params = R"({"requestId":"7", "chunk" : {"a":[1,2]} ,"state":{"x":1,"traceId":"t\"1"},"requestId":"8"})";
   std::string_view f[4];
