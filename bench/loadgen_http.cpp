@@ -2,6 +2,7 @@
 
 #include "bench/loadgen_result.hpp"
 #include "bench/measure.hpp"
+#include "registry/runtime_info.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -418,10 +419,11 @@ struct http_load : load_run {
   }
 
   // One stream: cancelled by its trace id, or, if its response came without
-  // one, dropped (its connection closed: the only other way an HTTP client
+  // one (or with one unfit to send back), dropped (its connection closed: the only other way an HTTP client
   // ends a call).
   void end_stream(slot& s) {
-    if (s.trace.empty()) {
+    // The header's text goes into our request body: only an id's characters.
+    if (!actor_host::registry::valid_trace_id(s.trace)) {
       error_code ignored;
       s.sock.close(ignored);
       s.busy = false;

@@ -226,12 +226,18 @@ struct padded {
   std::string buf;
 };
 
+// `json` itself with room for the parser's padding after it (a copy's worth
+// of capacity at most once; views into it taken earlier are invalid after).
+void pad(std::string& json) {
+  if (json.capacity() < json.size() + simdjson::SIMDJSON_PADDING)
+    json.reserve(json.size() + simdjson::SIMDJSON_PADDING);
+}
+
 } // namespace
 
 bool decode(std::string& frame, message& out, decode_error& err) {
   out = message{}; // nothing of an earlier frame may pass for this one's
-  if (frame.capacity() < frame.size() + simdjson::SIMDJSON_PADDING)
-    frame.reserve(frame.size() + simdjson::SIMDJSON_PADDING);
+  pad(frame);
   auto fail = [&](int c, std::string m) {
     err.code = c;
     err.message = std::move(m);
@@ -344,12 +350,6 @@ const std::string* object_members::find(std::string_view name) const {
 
 namespace {
 
-// `json` with room for the parser's padding after it, made once.
-void pad(std::string& json) {
-  if (json.capacity() < json.size() + simdjson::SIMDJSON_PADDING)
-    json.reserve(json.size() + simdjson::SIMDJSON_PADDING);
-}
-
 wire::expected<object_members> split_at(const char* data, std::size_t size,
                                         std::size_t readable) {
   od::document doc;
@@ -439,8 +439,7 @@ bool find_members_at(const char* data, std::size_t size, std::size_t readable,
 
 bool find_members(std::string& json, std::initializer_list<std::string_view> names,
                   std::string_view* out) {
-  if (json.capacity() < json.size() + simdjson::SIMDJSON_PADDING)
-    json.reserve(json.size() + simdjson::SIMDJSON_PADDING);
+  pad(json);
   return find_members_at(json.data(), json.size(), json.capacity(), names, out);
 }
 

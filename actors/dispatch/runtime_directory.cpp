@@ -38,11 +38,10 @@ void forget_conn_of(std::unordered_map<caf::actor_addr, std::vector<std::string>
 
 } // namespace
 
-std::list<directory_state::entry>::iterator
-directory_state::erase(std::list<entry>::iterator i) {
+void directory_state::erase(std::list<entry>::iterator i) {
   forget_conn_of(ids_of_conn, *i);
   by_id.erase(i->id);
-  return entries.erase(i);
+  entries.erase(i);
 }
 
 void directory_state::set_conn(entry& e, const connection_actor& conn) {
@@ -172,8 +171,7 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
     if (auto c = st.ids_of_conn.find(dm.source); c != st.ids_of_conn.end()) {
-      auto ids = std::move(c->second);
-      st.ids_of_conn.erase(c);
+      auto ids = c->second; // erase() takes each from the original
       for (auto& id : ids) {
         auto i = st.by_id.find(id);
         // ids_of_conn follows every change of an entry's conn; the compare
@@ -181,12 +179,11 @@ directory_actor::behavior_type runtime_directory(self_ptr self, route_board_ptr 
         if (i == st.by_id.end() || i->second->conn.compare(dm.source) != 0)
           continue;
         spdlog::info("Runtime {} disconnected ({})", id, caf::to_string(dm.reason));
-        auto at = i->second;
-        st.by_id.erase(i);
-        st.entries.erase(at);
+        st.erase(i->second);
         tell_watchers(self, id, notice::kind::unready);
         tell_cluster_down(self, id);
       }
+      st.ids_of_conn.erase(dm.source); // a dead connection holds nothing
       routes_changed(self);
     }
     publish_count(self);

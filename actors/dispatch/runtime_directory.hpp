@@ -112,8 +112,8 @@ struct directory_state {
 
   entry* find(const std::string& id);
   entry& add(entry e);
-  /// Removes the entry and returns what follows it.
-  std::list<entry>::iterator erase(std::list<entry>::iterator i);
+  /// Removes the entry from the list and both indexes.
+  void erase(std::list<entry>::iterator i);
   /// Moves the entry to connection `conn` (a re-registration on a new socket).
   void set_conn(entry& e, const connection_actor& conn);
 
